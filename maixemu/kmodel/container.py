@@ -1,0 +1,171 @@
+"""Recognise what a model file is and hand it to the right version's loader.
+
+MaixPy users pass around V3 and V4 kmodels, byte-swapped V3 files meant for ``kpu.load_flash``,
+``.kfpkg`` flash zips, V5 files from nncase 1.x and things that are not models at all. Each gets
+either a loaded Model or a KmodelError that says what the file looks like and what to do.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import zipfile
+from dataclasses import dataclass
+
+from .errors import KmodelFormatError, KmodelVersionError
+from .model import Model
+
+LDMK = 0x4B4D444C
+ZIP_MAGIC = 0x04034B50
+#: Refuse to read model files larger than anything the K210 (16 MiB flash) could hold, times 4.
+MAX_MODEL_FILE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ContainerKind:
+    """What the first bytes of a file say it is."""
+
+    kind: str  # "v3", "v3-swapped", "v4", "v5", "kfpkg", "v1", "v2", "ldmk-other", "empty", "unknown"
+    version: int | None
+    description: str
+
+
+_IMAGE_MAGICS = {
+    b"\xff\xd8\xff": "a JPEG image",
+    b"\x89PNG": "a PNG image",
+    b"BM": "a BMP image",
+    b"GIF8": "a GIF image",
+    b"TFL3": "a TensorFlow Lite model",
+}
+
+
+def sniff_container(data: bytes) -> ContainerKind:
+    """Classify model bytes by their first words, without parsing further."""
+    if len(data) == 0:
+        return ContainerKind("empty", None, "an empty file")
+    if len(data) >= 8 and data[4:8] == b"TFL3":
+        return ContainerKind("unknown", None, "a TensorFlow Lite model (.tflite); convert it with nncase to a kmodel")
+    for magic, what in _IMAGE_MAGICS.items():
+        if data.startswith(magic):
+            return ContainerKind("unknown", None, what)
+    if len(data) < 4:
+        return ContainerKind("unknown", None, f"a {len(data)}-byte file, too short to be a kmodel")
+    (word0,) = struct.unpack_from("<I", data, 0)
+    if word0 == 3:
+        return ContainerKind("v3", 3, "kmodel V3 (nncase v0.1)")
+    if word0 == 0x03000000:
+        return ContainerKind("v3-swapped", 3, "kmodel V3 with every 32-bit word byte-swapped (the form kpu.load_flash reads)")
+    if word0 in (1, 2):
+        return ContainerKind(f"v{word0}", word0, f"kmodel version {word0} (pre-nncase format)")
+    if word0 == ZIP_MAGIC:
+        return ContainerKind("kfpkg", None, "a zip archive (a .kfpkg flash package?)")
+    if word0 == LDMK:
+        version = struct.unpack_from("<I", data, 4)[0] if len(data) >= 8 else None
+        if version == 4:
+            return ContainerKind("v4", 4, "kmodel V4 (nncase v0.2)")
+        if version == 5:
+            return ContainerKind("v5", 5, "kmodel V5 (nncase v1.x)")
+        return ContainerKind("ldmk-other", version, f"a 'KMDL' model of version {version}")
+    return ContainerKind("unknown", None, f"not a kmodel (first word 0x{word0:08x})")
+
+
+def swap_words(data: bytes) -> bytes:
+    """Reverse the bytes of every 32-bit word (the ``model_le2be.py`` transform, its own inverse)."""
+    import numpy as np
+
+    usable = len(data) - len(data) % 4
+    words = np.frombuffer(data, dtype="<u4", count=usable // 4).byteswap()
+    return words.tobytes() + data[usable:]
+
+
+def kmodel_from_kfpkg(data: bytes) -> tuple[str, bytes]:
+    """Return (member name, bytes) of the single kmodel inside a .kfpkg zip."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = [i for i in archive.infolist() if not i.is_dir()]
+    except zipfile.BadZipFile as exc:
+        raise KmodelFormatError(f"the file starts like a zip (.kfpkg) but is not a valid zip: {exc}", offset=0, field="zip") from exc
+    models = [i for i in members if i.filename.lower().endswith(".kmodel")]
+    if len(models) != 1:
+        names = ", ".join(i.filename for i in members) or "nothing"
+        raise KmodelFormatError(
+            f"a .kfpkg zip must hold exactly one .kmodel member to be loaded as a model; it holds {names}. "
+            "Extract the .kmodel, or map the package with --flash-image",
+            offset=0,
+            field="zip members",
+        )
+    info = models[0]
+    if info.file_size > MAX_MODEL_FILE_BYTES:
+        raise KmodelFormatError(
+            f"zip member {info.filename} declares {info.file_size} bytes, more than any K210 model",
+            offset=0,
+            field="zip member size",
+        )
+    with archive.open(info) as member:
+        payload = member.read(MAX_MODEL_FILE_BYTES + 1)
+    return info.filename, payload
+
+
+def read_model_bytes(source: str | os.PathLike | bytes | bytearray | memoryview) -> tuple[bytes, str]:
+    """Bytes of a model given as a path or a buffer, plus a name for messages."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), "<bytes>"
+    path = os.fspath(source)
+    size = os.path.getsize(path)
+    if size > MAX_MODEL_FILE_BYTES:
+        raise KmodelFormatError(f"{path} is {size} bytes, far larger than any K210 model (16 MiB flash)", offset=0, field="file size")
+    with open(path, "rb") as fh:
+        return fh.read(), path
+
+
+def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview) -> Model:
+    """Load a kmodel (V3, byte-swapped V3, V4, or a .kfpkg holding one) from a path or bytes."""
+    data, name = read_model_bytes(source)
+    notes: list[str] = []
+    kind = sniff_container(data)
+    if kind.kind == "kfpkg":
+        member, data = kmodel_from_kfpkg(data)
+        notes.append(f"loaded from .kfpkg member {member}")
+        kind = sniff_container(data)
+        if kind.kind == "kfpkg":
+            raise KmodelFormatError("a .kfpkg inside a .kfpkg is not a model", offset=0, field="zip member")
+    if kind.kind == "v3-swapped":
+        data = swap_words(data)
+        notes.append("byte-swapped V3 file (load_flash form); words swapped back on load")
+        kind = sniff_container(data)
+    if kind.kind == "v3":
+        from .v3 import load_v3
+
+        model = load_v3(data)
+    elif kind.kind == "v4":
+        from .v4 import load_v4
+
+        model = load_v4(data)
+    elif kind.kind in ("v1", "v2"):
+        raise KmodelVersionError(
+            f"kmodel version {kind.version} (pre-nncase format) is not supported; recompile with "
+            "nncase v0.1.0-rc5 (V3) or v0.2.x (V4)",
+            offset=0,
+            field="version",
+        )
+    elif kind.kind == "v5":
+        raise KmodelVersionError(
+            "kmodel V5 (nncase v1.x) cannot run here: MaixPy's kpu.load says "
+            f"'{KmodelVersionError.firmware_message}'. Recompile the model with nncase v0.2 (V4) or "
+            "v0.1 (V3); `maixemu info` can still list a V5 file",
+            offset=4,
+            field="version",
+        )
+    elif kind.kind == "ldmk-other":
+        raise KmodelVersionError(
+            f"kmodel version {kind.version} is not a K210 format; only V3/V4 run on MaixPy",
+            offset=4,
+            field="version",
+        )
+    elif kind.kind == "empty":
+        raise KmodelFormatError(f"{name} is empty", offset=0, field="file")
+    else:
+        raise KmodelFormatError(f"{name} is {kind.description}, not a kmodel", offset=0, field="magic")
+    model.notes = list(getattr(model, "notes", [])) + notes
+    return model
