@@ -1,0 +1,127 @@
+"""The ``maixemu`` command: ``run`` a MaixPy script, plus the model tools in ``maixemu.commands``.
+
+``run`` lives here because it is the main job; every other subcommand is a module in
+``maixemu/commands/`` with ``add_arguments(parser)`` and ``run(args) -> int``, found at start-up,
+so a new tool needs no edit here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+
+from . import __version__
+
+
+def parse_flash_mapping(text: str) -> tuple[int, Path]:
+    """``0x300000=face.kmodel`` → (0x300000, Path)."""
+    address, sep, path = text.partition("=")
+    if not sep or not path:
+        raise argparse.ArgumentTypeError(f"--flash takes ADDRESS=FILE (e.g. 0x300000=face.kmodel), got {text!r}")
+    try:
+        value = int(address, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--flash address {address!r} is not a number (e.g. 0x300000)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("--flash address must be > 0, as kpu.load requires")
+    file = Path(path)
+    if not file.is_file():
+        raise argparse.ArgumentTypeError(f"--flash {text}: no such file {path}")
+    return value, file
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", nargs="?", type=Path, help="MaixPy script (default: the bundled sample)")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("--camera", help="0 (webcam index) | VIDEO | DIR of images | IMAGE | synthetic (default: webcam 0, else synthetic)")
+    parser.add_argument("--lcd", help="window | none | record:PATH (.mp4/.avi or a folder of PNGs) (default: window if a display exists)")
+    parser.add_argument("--sd", dest="sd_dir", type=Path, help="local folder mapped to /sd (default: the script's folder)")
+    parser.add_argument("--flash-dir", type=Path, help="local folder mapped to /flash (default: the script's folder)")
+    parser.add_argument("--flash", action="append", type=parse_flash_mapping, default=[], metavar="ADDR=FILE", help="map a flash address to a model file, e.g. 0x300000=face.kmodel (repeatable)")
+    parser.add_argument("--flash-image", type=Path, help="a .kfpkg flash package; its flash-list.json gives the addresses")
+    parser.add_argument("--frames", type=int, help="end cleanly after N camera frames (LCD frames for scripts without a camera)")
+    parser.add_argument("--timeout", type=float, help="end cleanly after S seconds")
+    parser.add_argument("--ai-memory", choices=["device", "warn", "strict"], default="device", help="what happens when the KPU reads AI memory older than the pixels")
+    parser.add_argument("--firmware", choices=["full", "minimum", "none"], default="full", help="memory budget of the emulated firmware for models")
+    parser.add_argument("--debug", action="store_true", help="show maixemu's own frames in tracebacks")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no [maixemu] notices")
+
+
+def command_run(args: argparse.Namespace) -> int:
+    from .runner import RunOptions, default_sample, run_script
+
+    script = args.script or default_sample()
+    if args.frames is not None and args.frames < 0:
+        print("maixemu: --frames must be >= 0", file=sys.stderr)
+        return 2
+    options = RunOptions(
+        script=script,
+        camera=args.camera,
+        lcd=args.lcd,
+        sd_dir=args.sd_dir,
+        flash_dir=args.flash_dir,
+        flash=dict(args.flash),
+        flash_image=args.flash_image,
+        frames=args.frames,
+        timeout=args.timeout,
+        ai_memory=args.ai_memory,
+        firmware=args.firmware,
+        debug=args.debug,
+        quiet=args.quiet,
+        argv=list(args.script_args or []),
+    )
+    if args.script is None and not args.quiet:
+        print(f"[maixemu] no script given: running the bundled sample {script.name}", file=sys.stderr)
+    if args.flash_image is not None:
+        from .host.flash_image import FlashImageError, read_flash_image
+
+        try:
+            read_flash_image(args.flash_image)
+        except FlashImageError as exc:
+            print(f"maixemu: {exc}", file=sys.stderr)
+            return 2
+    return run_script(options)
+
+
+def _discover_commands() -> dict[str, object]:
+    from . import commands
+
+    found = {}
+    for info in pkgutil.iter_modules(commands.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+        if hasattr(module, "add_arguments") and hasattr(module, "run"):
+            found[info.name] = module
+    return found
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    parser = argparse.ArgumentParser(prog="maixemu", description="Run MaixPy (K210) scripts and kmodels on a PC.")
+    parser.add_argument("--version", action="version", version=f"maixemu {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run_parser = sub.add_parser("run", help="run a MaixPy script (default: the bundled sample)")
+    add_run_arguments(run_parser)
+    commands = _discover_commands()
+    for name, module in sorted(commands.items()):
+        doc = (module.__doc__ or "").strip().splitlines()
+        sub_parser = sub.add_parser(name, help=doc[0] if doc else None, description=(module.__doc__ or "").strip())
+        module.add_arguments(sub_parser)
+    return parser, commands
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, commands = build_parser()
+    args = parser.parse_args(argv)
+    if args.command in (None, "run"):
+        if args.command is None:
+            args = parser.parse_args(["run", *(argv if argv is not None else sys.argv[1:])])
+        return command_run(args)
+    return int(commands[args.command].run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
