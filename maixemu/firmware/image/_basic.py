@@ -1,0 +1,256 @@
+"""Pixel access, copies, conversions and file output of ``image.Image`` (maixpy-api.md §2.5-2.6).
+
+AI-buffer rules implemented here (§0): ``copy``/``crop``/``cut``/``resize`` results have none;
+in-place format changes keep the pointer but its contents go stale; ``to_grayscale(copy=True)``
+gets a fresh zero-filled buffer (allocated, never filled, as on the device).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _args, _color, _resize
+from ._core import GRAYSCALE, RGB565, _alloc, _host_path, _main_frame
+
+_F = np.float32
+
+
+class BasicMixin:
+    # ------------------------------------------------------------------ pixels
+    def get_pixel(self, *args, **kwargs):
+        """RGB565: (r8, g8, b8) through the 5->8/6->8 tables, raw value with ``rgbtuple=False``;
+        grayscale: int (tuple of the gray's RGB565 expansion with ``rgbtuple=True``); outside: None."""
+        (x, y), rest = _args.consume(args, 2)
+        fmt = self._fmt
+        rgbtuple = bool(_args.to_int(_args.pick(rest, 0, kwargs, "rgbtuple", fmt == RGB565)))
+        if not (0 <= x < self.width() and 0 <= y < self.height()):
+            return None
+        p = self._pix[y, x]
+        if fmt == RGB565:
+            if not rgbtuple:
+                return int(p)
+            return tuple(int(v) for v in _color.rgb565_to_888(p))
+        if rgbtuple:
+            return tuple(int(v) for v in _color.rgb565_to_888(_color.gray_to_rgb565(p)))
+        return int(p)
+
+    def set_pixel(self, *args, **kwargs):
+        (x, y), rest = _args.consume(args, 2)
+        c = _color.color_value(_args.pick(rest, 0, kwargs, "color", -1), self._fmt)
+        if 0 <= x < self.width() and 0 <= y < self.height():
+            self._pix[y, x] = c
+            self._touch()
+        return self
+
+    def __getitem__(self, index):
+        """``img[i]``: pixel ``i`` in row-major order (raw value, like the firmware's subscript)."""
+        n = self.width() * self.height()
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(n))]
+        i = _args.to_int(index)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("image index out of range")
+        y, x = divmod(i, self.width())
+        if self._fmt == RGB565:
+            return tuple(int(v) for v in _color.rgb565_to_888(self._pix[y, x]))
+        return int(self._pix[y, x])
+
+    def __setitem__(self, index, value):
+        n = self.width() * self.height()
+        i = _args.to_int(index)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("image index out of range")
+        y, x = divmod(i, self.width())
+        self._pix[y, x] = _color.color_value(value, self._fmt)
+        self._touch()
+
+    def clear(self):
+        """Zero the pixels (black). AI buffer untouched (stale)."""
+        self._pix[...] = 0
+        self._touch()
+        return self
+
+    # ------------------------------------------------------------------ copies
+    def _copy_int(self, args, kwargs, crop: bool):
+        rest = args
+        x, y, w, h = _args.roi(self.width(), self.height(), _args.pick(rest, 0, kwargs, "roi", None))
+        xs = _F(_args.to_float(_args.pick(rest, 1, kwargs, "x_scale", 1.0)))
+        if not xs >= 0:
+            raise OSError("Error: 0.0 <= x_scale!")
+        ys = _F(_args.to_float(_args.pick(rest, 2, kwargs, "y_scale", 1.0)))
+        if not ys >= 0:
+            raise OSError("Error: 0.0 <= y_scale!")
+        target = _args.pick(rest, 3, kwargs, "copy" if crop else "copy_to_fb", None)
+        ow = int(np.floor(_F(w) * xs))
+        if ow < 1:
+            raise OSError("Output image width is 0!")
+        oh = int(np.floor(_F(h) * ys))
+        if oh < 1:
+            raise OSError("Output image height is 0!")
+        over_x = _F(1.0 / float(xs))  # IM_DIV(1.0, x_scale): double division stored in a float
+        over_y = _F(1.0) / ys
+        sx = (np.arange(ow, dtype=_F) * over_x).astype(np.int64) + x
+        sy = (np.arange(oh, dtype=_F) * over_y).astype(np.int64) + y
+        pix = self._pix[sy[:, None], sx[None, :]].copy()
+        fmt = self._fmt
+        nbytes = pix.nbytes
+
+        to_fb = False
+        other = self if crop else None
+        if target is not None:
+            if isinstance(target, (bool, int)):
+                if not crop:
+                    to_fb = bool(target)
+                elif target:
+                    other = None
+            elif isinstance(target, BasicMixin):
+                other = target
+            else:
+                raise TypeError("Image expected")
+        if to_fb:
+            fb = _main_frame()
+            fb._replace(fmt, pix, keep_ai=False)
+            return fb._alias()
+        if other is not None:
+            if nbytes > other.size():
+                raise OSError("The new image won't fit in the target frame buffer!")
+            other._replace(fmt, pix, keep_ai=False)
+            return other._alias() if other is not self else self
+        return type(self)._wrap(fmt, pix)
+
+    def copy(self, *args, **kwargs):
+        """New image (nearest scaling ``int(dst * (1/scale)) + roi offset``); no AI buffer."""
+        return self._copy_int(args, kwargs, crop=False)
+
+    def crop(self, *args, **kwargs):
+        """Like ``copy`` but in place by default (``copy=True`` -> new image, ``copy=img`` -> into img)."""
+        return self._copy_int(args, kwargs, crop=True)
+
+    def scale(self, *args, **kwargs):
+        """OpenMV alias of ``crop``."""
+        return self._copy_int(args, kwargs, crop=True)
+
+    def cut(self, x, y, w, h):
+        """New w x h image copied from (x, y); parts outside the source stay 0 (uninitialised on the
+        device); no AI buffer."""
+        x, y, w, h = (_args.to_int(v) for v in (x, y, w, h))
+        fmt = self._fmt
+        if w <= 0 or h <= 0:
+            raise OSError("Output image width is 0!" if w <= 0 else "Output image height is 0!")
+        out = _alloc(fmt, w, h)
+        W, H = self.width(), self.height()
+        x0, y0 = max(x, 0), max(y, 0)
+        x1, y1 = min(x + w, W), min(y + h, H)
+        if x1 > x0 and y1 > y0:
+            out[y0 - y:y1 - y, x0 - x:x1 - x] = self._pix[y0:y1, x0:x1]
+        return type(self)._wrap(fmt, out)
+
+    def resize(self, w, h):
+        """New image with the K210 firmware's resampling (see ``_resize``); no AI buffer."""
+        w, h = _args.to_int(w), _args.to_int(h)
+        if w <= 0 or h <= 0:
+            raise MemoryError(f"memory allocation failed, allocating {max(w * h, 0)} bytes")
+        if self._fmt == RGB565:
+            return type(self)._wrap(RGB565, _resize.resize_rgb565(self._pix, w, h))
+        return type(self)._wrap(GRAYSCALE, _resize.resize_gray(self._pix, w, h))
+
+    # ------------------------------------------------------------------ formats
+    def to_grayscale(self, *args, **kwargs):
+        """Gray via §2.4. In place (AI pointer kept, contents stale) unless ``copy`` (fresh zero AI)."""
+        copy = bool(_args.to_int(_args.pick(args, 0, kwargs, "copy", False)))
+        gray = self._pix.copy() if self._fmt == GRAYSCALE else _color.rgb565_to_gray(self._pix)
+        if copy:
+            return type(self)._wrap(GRAYSCALE, gray, np.zeros((3,) + gray.shape, np.uint8))
+        if self._fmt != GRAYSCALE:
+            self._replace(GRAYSCALE, gray, keep_ai=True)
+        return self._alias()
+
+    def to_rgb565(self, *args, **kwargs):
+        """RGB565 (gray expanded R=G=B through the 8->5/6 tables); in place unless ``copy``."""
+        copy = bool(_args.to_int(_args.pick(args, 0, kwargs, "copy", False)))
+        pix = self._pix.copy() if self._fmt == RGB565 else _color.gray_to_rgb565(self._pix)
+        if copy:
+            return type(self)._wrap(RGB565, pix, np.zeros((3,) + pix.shape, np.uint8))
+        if self._fmt != RGB565:
+            self._replace(RGB565, pix, keep_ai=True)
+        return self._alias()
+
+    # ------------------------------------------------------------------ simple filters
+    def invert(self):
+        """Bitwise NOT of every pixel (in place; AI untouched)."""
+        np.invert(self._pix, out=self._pix)
+        self._touch()
+        return self
+
+    def negate(self):
+        """Per-channel ``max - v`` (OpenMV ``negate``): same as inverting the 5/6/8-bit fields."""
+        return self.invert()
+
+    # ------------------------------------------------------------------ output
+    def save(self, path, *args, **kwargs):
+        """Write by extension (.jpg/.jpeg quality 1-100, .bmp, .ppm/.pgm, .png) to a device path."""
+        if not isinstance(path, str):
+            raise TypeError(f"can't convert {type(path).__name__} to str")
+        x, y, w, h = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
+        q = _args.to_int(_args.pick(args, 1, kwargs, "quality", 50))
+        if not 1 <= q <= 100:
+            raise OSError("Error: 1 <= quality <= 100!")
+        from PIL import Image as PILImage
+
+        host = _host_path(path)
+        ext = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+        if self._fmt == GRAYSCALE:
+            im = PILImage.fromarray(np.ascontiguousarray(self._pix[y:y + h, x:x + w]), "L")
+        else:
+            im = PILImage.fromarray(np.ascontiguousarray(self._rgb888()[y:y + h, x:x + w]), "RGB")
+        if ext in ("jpg", "jpeg"):
+            im.save(host, "JPEG", quality=q)
+        elif ext == "bmp":
+            im.save(host, "BMP")
+        elif ext in ("ppm", "pgm", "pbm"):
+            im.save(host, "PPM")
+        elif ext == "png":
+            im.save(host, "PNG")
+        else:
+            raise OSError("Unsupported format!")
+        return self
+
+    def compressed(self, quality: int = 50, **kwargs) -> bytes:
+        """JPEG bytes of the image (the emulator returns ``bytes`` rather than a JPEG image object)."""
+        import io
+
+        from PIL import Image as PILImage
+
+        q = _args.to_int(kwargs.pop("quality", quality))
+        if not 1 <= q <= 100:
+            raise OSError("Error: 1 <= quality <= 100!")
+        buf = io.BytesIO()
+        if self._fmt == GRAYSCALE:
+            PILImage.fromarray(self._pix, "L").save(buf, "JPEG", quality=q)
+        else:
+            PILImage.fromarray(self._rgb888(), "RGB").save(buf, "JPEG", quality=q)
+        return buf.getvalue()
+
+    def close(self):
+        """Frees the image memory on the device; here only the reference is dropped."""
+        return None
+
+    def is_grayscale(self) -> bool:
+        return self._fmt == GRAYSCALE
+
+    def is_rgb565(self) -> bool:
+        return self._fmt == RGB565
+
+    def is_bayer(self) -> bool:
+        return False
+
+    def is_jpeg(self) -> bool:
+        return False
+
+    def is_binary(self) -> bool:
+        return False
+

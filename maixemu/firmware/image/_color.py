@@ -1,0 +1,121 @@
+"""Colour arithmetic of the MaixPy firmware: the 5/6<->8-bit tables, byte-swapped RGB565, grayscale.
+
+Everything here is a pure function of numpy arrays so that sensor, lcd and the image methods share one
+definition. The tables are the firmware's (``rgb2rgb_tab.c``): "round half up" of the linear
+rescale, *not* bit replication or shifts — models and colour tests are sensitive to the difference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import pixformat
+
+# --- conversion tables (maixpy-api.md §2.2); floor(a/b + 1/2) == (2a + b) // 2b for integers ---
+T5TO8 = np.array([(2 * v * 255 + 31) // 62 for v in range(32)], dtype=np.uint8)
+T6TO8 = np.array([(2 * v * 255 + 63) // 126 for v in range(64)], dtype=np.uint8)
+T8TO5 = np.array([(2 * v * 31 + 255) // 510 for v in range(256)], dtype=np.uint8)
+T8TO6 = np.array([(2 * v * 63 + 255) // 510 for v in range(256)], dtype=np.uint8)
+
+
+def split565(p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(R5, G6, B5) of byte-swapped RGB565 values (uint16 as read little-endian from memory)."""
+    p = np.asarray(p, dtype=np.uint16)
+    r5 = (p >> 3) & 31
+    g6 = ((p & 7) << 3) | (p >> 13)
+    b5 = (p >> 8) & 31
+    return r5, g6, b5
+
+
+def pack565(r5, g6, b5) -> np.ndarray:
+    """Byte-swapped RGB565 value(s) from 5/6/5-bit fields."""
+    r5 = np.asarray(r5, dtype=np.uint16)
+    g6 = np.asarray(g6, dtype=np.uint16)
+    b5 = np.asarray(b5, dtype=np.uint16)
+    return ((r5 << 3) | (g6 >> 3) | ((g6 & 7) << 13) | (b5 << 8)).astype(np.uint16)
+
+
+def rgb888_to_565(rgb: np.ndarray) -> np.ndarray:
+    """(..., 3) uint8 RGB -> byte-swapped RGB565 through the 8->5/6 rounding tables."""
+    rgb = np.asarray(rgb, dtype=np.uint8)
+    return pack565(T8TO5[rgb[..., 0]], T8TO6[rgb[..., 1]], T8TO5[rgb[..., 2]])
+
+
+def rgb565_to_888(p: np.ndarray) -> np.ndarray:
+    """Byte-swapped RGB565 -> (..., 3) uint8 RGB through the 5/6->8 tables."""
+    r5, g6, b5 = split565(p)
+    return np.stack([T5TO8[r5], T6TO8[g6], T5TO8[b5]], axis=-1)
+
+
+def rgb565_to_planes(p: np.ndarray) -> np.ndarray:
+    """(H, W) byte-swapped RGB565 -> (3, H, W) planar RGB888, the layout of the AI buffer (§2.3)."""
+    r5, g6, b5 = split565(p)
+    return np.stack([T5TO8[r5], T6TO8[g6], T5TO8[b5]], axis=0)
+
+
+def planes_to_rgb565(planes: np.ndarray) -> np.ndarray:
+    """(3, H, W) planar RGB888 -> (H, W) byte-swapped RGB565 (``ai_to_pix``)."""
+    planes = np.asarray(planes, dtype=np.uint8)
+    return pack565(T8TO5[planes[0]], T8TO6[planes[1]], T8TO5[planes[2]])
+
+
+def rgb888_to_gray(rgb: np.ndarray) -> np.ndarray:
+    """(..., 3) 8-bit RGB -> gray, §2.4: ``trunc(0.299R + 0.587G + 0.114B - 128) + 128``.
+
+    Evaluated in float64 in the reference formula's order; ``trunc`` rounds toward zero, so values
+    just below 128 are pulled up (the firmware's signed-luma quirk).
+    """
+    rgb = np.asarray(rgb)
+    r = rgb[..., 0].astype(np.float64)
+    g = rgb[..., 1].astype(np.float64)
+    b = rgb[..., 2].astype(np.float64)
+    y = np.trunc(0.299 * r + 0.587 * g + 0.114 * b - 128.0)
+    return np.clip(y + 128.0, 0, 255).astype(np.uint8)
+
+
+def rgb565_to_gray(p: np.ndarray) -> np.ndarray:
+    """Byte-swapped RGB565 -> gray (table expansion, then §2.4)."""
+    return rgb888_to_gray(rgb565_to_888(p))
+
+
+def gray_to_rgb565(g: np.ndarray) -> np.ndarray:
+    """Gray -> byte-swapped RGB565 with R8=G8=B8=gray packed through the 8->5/6 tables."""
+    g = np.asarray(g, dtype=np.uint8)
+    return pack565(T8TO5[g], T8TO6[g], T8TO5[g])
+
+
+def _clamp8(v) -> int:
+    return max(0, min(255, int(v)))
+
+
+def color_value(color, fmt: int):
+    """A script's ``color`` argument as the raw pixel value for an image of format ``fmt``.
+
+    * ``None``/``-1`` (the firmware default): white — 0xFFFF on RGB565, 255 on grayscale.
+    * int: the raw value — byte-swapped RGB565 on colour images (``lcd.RED == 0x00F8``), the gray
+      level on grayscale images (never reinterpreted as 0xRRGGBB or standard RGB565).
+    * (r, g, b): clamped to 0..255, through the 8->5/6 tables; on grayscale then to gray (§2.4).
+    """
+    if color is None:
+        color = -1
+    if isinstance(color, bool):
+        color = int(color)
+    if isinstance(color, (int, np.integer)):
+        color = int(color)
+        return (color & 0xFF) if fmt == pixformat.GRAYSCALE else (color & 0xFFFF)
+    if isinstance(color, (tuple, list)):
+        if len(color) != 3:
+            raise ValueError(f"requested length 3 but object has length {len(color)}")
+        r, g, b = (_clamp8(_to_int(c)) for c in color)
+        p = int(rgb888_to_565(np.array([r, g, b], dtype=np.uint8)))
+        if fmt == pixformat.GRAYSCALE:
+            return int(rgb565_to_gray(np.array(p, dtype=np.uint16)))
+        return p
+    raise TypeError(f"object '{type(color).__name__}' isn't a tuple or list")
+
+
+def _to_int(v) -> int:
+    """MicroPython's ``mp_obj_get_int``: ints and bools only (floats are a TypeError)."""
+    if isinstance(v, (bool, int, np.integer)):
+        return int(v)
+    raise TypeError(f"can't convert {type(v).__name__} to int")

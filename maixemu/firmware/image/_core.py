@@ -1,0 +1,370 @@
+"""The ``image.Image`` object: pixel buffer + separate AI buffer, as on the K210 (maixpy-api.md §0).
+
+Storage
+-------
+* ``RGB565``: numpy ``uint16`` (H, W) holding the **byte-swapped** raw values exactly as the device
+  memory reads little-endian (``lcd.RED == 0x00F8`` is stored as 0x00F8).
+* ``GRAYSCALE``: numpy ``uint8`` (H, W).
+* AI buffer (what the KPU reads): ``uint8`` (3, H, W) planar RGB888 or (1, H, W) gray, or ``None``.
+
+The arrays live in a small :class:`_Buffer` shared by every Python object that aliases the same
+device memory — ``sensor.snapshot()`` hands out new objects pointing at one frame buffer, so an old
+reference changes when the next frame arrives. Generation counters on the buffer let the KPU module
+detect stale AI memory (``--ai-memory warn|strict``): every pixel write bumps ``_pix_gen``;
+``pix_to_ai`` (and snapshot filling) set ``_ai_gen = _pix_gen``. For a grayscale snapshot the AI
+plane *is* the pixel memory (a numpy view), so it can never be stale.
+
+Internal hooks for sensor / lcd / KPU (underscore names, not MaixPy API):
+``Image._from_rgb888``, ``img._load_frame``, ``img._rgb888``, ``img._ai_array``,
+``img._ai_is_stale``, ``img._alias``, ``image._main_frame``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .. import pixformat as _pf
+from . import _color
+
+RGB565 = _pf.RGB565
+GRAYSCALE = _pf.GRAYSCALE
+
+_FORMATS = (RGB565, GRAYSCALE)
+
+
+class _Buffer:
+    """One piece of device image memory: pixels, AI buffer, format and generation counters."""
+
+    __slots__ = ("fmt", "pix", "ai", "pix_gen", "ai_gen", "ai_shared")
+
+    def __init__(self, fmt: int, pix: np.ndarray, ai: np.ndarray | None = None):
+        self.fmt = fmt
+        self.pix = pix
+        self.ai = ai
+        self.pix_gen = 0
+        self.ai_gen = 0
+        self.ai_shared = False
+
+
+def _alloc(fmt: int, w: int, h: int) -> np.ndarray:
+    dtype = np.uint16 if fmt == RGB565 else np.uint8
+    return np.zeros((h, w), dtype=dtype)
+
+
+def _storage_format(fmt: int) -> int:
+    """Formats the emulator stores: YUV422 frames are shown/stored as RGB565 (as the display treats them)."""
+    if fmt in (RGB565, _pf.YUV422):
+        return RGB565
+    if fmt == GRAYSCALE:
+        return GRAYSCALE
+    raise OSError("Image format is not supported!")
+
+
+class ImageBase:
+    """Storage, constructors, internal hooks and format basics; the methods live in mixins."""
+
+    # ------------------------------------------------------------------ construction
+    def __init__(self, path=None, copy_to_fb=False, *, size=None, from_bytes=False):
+        """``Image()`` 320x240 black RGB565; ``Image(size=(w,h))``; ``Image(path)``; ``Image(copy_to_fb=True)``.
+
+        Why no AI buffer: on the device only the camera (and ``pix_to_ai``) fill it; a loaded or
+        allocated image has ``pix_ai == NULL`` and ``kpu.forward`` refuses it.
+        """
+        if path is not None:
+            if isinstance(path, (bytes, bytearray, memoryview)) or from_bytes:
+                data = bytes(path)
+                self._buf = _Buffer(*_decode_file(io.BytesIO(data), ""))
+            else:
+                if not isinstance(path, (str, os.PathLike)):
+                    raise TypeError(f"can't convert {type(path).__name__} to str")
+                self._buf = _Buffer(*_load_path(os.fspath(path)))
+            return
+        if size is not None:
+            try:
+                w, h = (int(v) for v in size)
+            except (TypeError, ValueError):
+                raise TypeError("size must be a (w, h) tuple") from None
+            if w <= 0 or h <= 0:
+                raise OSError("Image size must be > 0!")
+        else:
+            w, h = 320, 240
+        if copy_to_fb:
+            fb = _main_frame()
+            if fb.width() != w or fb.height() != h or fb._fmt != RGB565:
+                fb._buf.fmt = RGB565
+                fb._buf.pix = _alloc(RGB565, w, h)
+                fb._buf.ai = None
+                fb._buf.ai_shared = False
+                fb._touch()
+            self._buf = fb._buf
+            return
+        self._buf = _Buffer(RGB565, _alloc(RGB565, w, h))
+
+    @classmethod
+    def _wrap(cls, fmt: int, pix: np.ndarray, ai: np.ndarray | None = None):
+        """A new image around existing arrays (no copy); AI generation matches when ``ai`` given."""
+        obj = cls.__new__(cls)
+        obj._buf = _Buffer(fmt, pix, ai)
+        return obj
+
+    @classmethod
+    def _from_rgb888(cls, rgb: np.ndarray, pixformat: int = RGB565):
+        """New image from an (H, W, 3) uint8 RGB array (sensor / file loading); no AI buffer.
+
+        RGB565 packs through the firmware's 8->5/6 rounding tables; GRAYSCALE applies the §2.4 luma
+        formula to the 8-bit RGB directly (a camera in grayscale mode delivers luminance, not a
+        re-quantised RGB565 frame).
+        """
+        fmt = _storage_format(pixformat)
+        return cls._wrap(fmt, _convert_rgb888(np.asarray(rgb), fmt))
+
+    def _alias(self):
+        """Another Python object for the same device memory (what each ``snapshot()`` returns)."""
+        obj = type(self).__new__(type(self))
+        obj._buf = self._buf
+        return obj
+
+    # ------------------------------------------------------------------ internal hooks
+    def _load_frame(self, rgb888: np.ndarray, pixformat: int = RGB565, fill_ai: bool = True) -> None:
+        """Put a new camera frame into this image's memory **in place** (all aliases see it).
+
+        ``fill_ai``: fill the AI buffer as the DVP does — RGB565: planar table expansion of the new
+        pixels (so ``pix_to_ai()`` on an unmodified snapshot is a no-op); GRAYSCALE: the AI plane
+        becomes a view of the pixels. With ``fill_ai=False`` the AI memory is left as it was
+        (dropped if its shape no longer fits).
+        """
+        fmt = _storage_format(pixformat)
+        rgb888 = np.asarray(rgb888)
+        new = _convert_rgb888(rgb888, fmt)
+        b = self._buf
+        if b.fmt == fmt and b.pix.shape == new.shape:
+            b.pix[...] = new
+        else:
+            b.pix = new
+            b.fmt = fmt
+            if b.ai is not None and (b.ai.shape[1:] != new.shape or b.ai_shared):
+                b.ai = None
+            b.ai_shared = False
+        b.pix_gen += 1
+        if not fill_ai:
+            if b.ai_shared:
+                b.ai_gen = b.pix_gen
+            return
+        if fmt == GRAYSCALE:
+            b.ai = b.pix[np.newaxis]
+            b.ai_shared = True
+        else:
+            planes = _color.rgb565_to_planes(b.pix)
+            if b.ai is not None and not b.ai_shared and b.ai.shape == planes.shape:
+                b.ai[...] = planes
+            else:
+                b.ai = planes
+            b.ai_shared = False
+        b.ai_gen = b.pix_gen
+
+    def _rgb888(self) -> np.ndarray:
+        """(H, W, 3) uint8 RGB of the pixel buffer for the display (5/6->8 tables; gray replicated)."""
+        b = self._buf
+        if b.fmt == GRAYSCALE:
+            return np.repeat(b.pix[:, :, np.newaxis], 3, axis=2)
+        return _color.rgb565_to_888(b.pix)
+
+    def _ai_array(self) -> np.ndarray | None:
+        """The AI buffer as (C, H, W) uint8, or None. Grayscale images return plane 0 only (C=1).
+
+        Returned without copying: this is the memory the KPU reads.
+        """
+        ai = self._buf.ai
+        if ai is None:
+            return None
+        if self._buf.fmt == GRAYSCALE and ai.shape[0] != 1:
+            return ai[:1]
+        return ai
+
+    def _ai_is_stale(self) -> bool:
+        """True if the pixels were written after the AI buffer was last filled (KPU sees old data)."""
+        b = self._buf
+        return b.ai is not None and not b.ai_shared and b.ai_gen != b.pix_gen
+
+    def _touch(self) -> None:
+        """Record a pixel write (every method that changes pixels calls this once)."""
+        b = self._buf
+        b.pix_gen += 1
+        if b.ai_shared:
+            b.ai_gen = b.pix_gen
+
+    def _replace(self, fmt: int, pix: np.ndarray, *, keep_ai: bool) -> None:
+        """Swap in new pixel memory (in-place crop / format change). ``keep_ai``: pointer kept, stale."""
+        b = self._buf
+        if b.ai_shared:
+            # The old AI plane was the old pixel memory: it keeps the old contents.
+            b.ai = b.ai.copy() if keep_ai else None
+            b.ai_shared = False
+        if not keep_ai:
+            b.ai = None
+        b.fmt = fmt
+        b.pix = pix
+        self._touch()
+
+    # generation counters and arrays, read through the shared buffer
+    @property
+    def _pix(self) -> np.ndarray:
+        return self._buf.pix
+
+    @property
+    def _ai(self) -> np.ndarray | None:
+        return self._buf.ai
+
+    @property
+    def _fmt(self) -> int:
+        return self._buf.fmt
+
+    @property
+    def _pix_gen(self) -> int:
+        return self._buf.pix_gen
+
+    @property
+    def _ai_gen(self) -> int:
+        return self._buf.ai_gen
+
+    # ------------------------------------------------------------------ basics
+    def width(self) -> int:
+        return int(self._buf.pix.shape[1])
+
+    def height(self) -> int:
+        return int(self._buf.pix.shape[0])
+
+    def format(self) -> int:
+        return self._buf.fmt
+
+    def size(self) -> int:
+        """Bytes of pixel data: w*h*2 for RGB565, w*h for grayscale."""
+        return int(self._buf.pix.nbytes)
+
+    def bpp(self) -> int:
+        return 2 if self._buf.fmt == RGB565 else 1
+
+    def to_bytes(self) -> bytes:
+        """Raw pixel memory (byte-swapped RGB565 / gray bytes)."""
+        return self._buf.pix.astype("<u2" if self._buf.fmt == RGB565 else np.uint8).tobytes()
+
+    def __len__(self) -> int:
+        return self.width() * self.height()
+
+    def __repr__(self) -> str:
+        fmt = _pf.NAMES.get(self._buf.fmt, str(self._buf.fmt))
+        return f'{{"w":{self.width()}, "h":{self.height()}, "type"="{fmt.lower()}", "size":{self.size()}}}'
+
+    # ------------------------------------------------------------------ AI buffer
+    def pix_to_ai(self):
+        """(Re)compute the AI buffer from the current pixels (§2.3); allocated on first use.
+
+        An existing buffer (e.g. a snapshot's camera AI frame) is overwritten in place.
+        """
+        b = self._buf
+        if b.fmt == RGB565:
+            planes = _color.rgb565_to_planes(b.pix)
+            if b.ai is not None and not b.ai_shared and b.ai.shape == planes.shape:
+                b.ai[...] = planes
+            else:
+                b.ai = planes
+                b.ai_shared = False
+        elif b.fmt == GRAYSCALE:
+            if not b.ai_shared:
+                if b.ai is not None and b.ai.shape[1:] == b.pix.shape:
+                    b.ai[0] = b.pix
+                else:
+                    b.ai = b.pix[np.newaxis].copy()
+        else:  # pragma: no cover - only RGB565/GRAYSCALE images exist in the emulator
+            print("only support grayscale now\r")
+            return None
+        b.ai_gen = b.pix_gen
+        return None
+
+    def ai_to_pix(self):
+        """Pixels recomputed from the AI buffer (8->5/6 tables; gray copy); nothing if there is none."""
+        b = self._buf
+        if b.ai is None:
+            return None
+        if b.fmt == RGB565:
+            if b.ai.shape[0] >= 3:
+                b.pix[...] = _color.planes_to_rgb565(b.ai[:3])
+            else:  # a single plane behind an RGB565 header: expand as gray
+                b.pix[...] = _color.gray_to_rgb565(b.ai[0])
+        else:
+            if not b.ai_shared:
+                b.pix[...] = b.ai[0]
+        b.pix_gen += 1
+        b.ai_gen = b.pix_gen
+        return None
+
+
+# ---------------------------------------------------------------------- helpers
+def _convert_rgb888(rgb: np.ndarray, fmt: int) -> np.ndarray:
+    if rgb.ndim == 2:
+        rgb = np.repeat(rgb[:, :, np.newaxis], 3, axis=2)
+    if rgb.ndim != 3 or rgb.shape[2] < 3:
+        raise ValueError(f"expected an (H, W, 3) RGB array, got shape {rgb.shape}")
+    rgb = np.ascontiguousarray(rgb[:, :, :3], dtype=np.uint8)
+    if fmt == GRAYSCALE:
+        return _color.rgb888_to_gray(rgb)
+    return _color.rgb888_to_565(rgb)
+
+
+def _decode_file(fp, name: str) -> tuple[int, np.ndarray]:
+    """(format, pixels) of an image file: JPEG/colour -> RGB565, PGM / 8-bit gray -> GRAYSCALE."""
+    from PIL import Image as PILImage, UnidentifiedImageError
+
+    try:
+        with PILImage.open(fp) as im:
+            im.load()
+            gray = im.mode in ("L", "1", "I;16", "I") and (im.format in ("PPM", "BMP", "PNG"))
+            if gray:
+                arr = np.asarray(im.convert("L"), dtype=np.uint8)
+                return GRAYSCALE, arr.copy()
+            rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
+    except (UnidentifiedImageError, SyntaxError, ValueError) as e:
+        raise OSError(f"Unsupported format! ({name or 'bytes'}: {e})") from None
+    return RGB565, _color.rgb888_to_565(rgb)
+
+
+def _load_path(path: str) -> tuple[int, np.ndarray]:
+    from ...host import storage
+
+    host = storage.resolve(path)
+    if not host.is_file():
+        raise storage.enoent(path)
+    with open(host, "rb") as fp:
+        return _decode_file(fp, path)
+
+
+_MAIN_FB: ImageBase | None = None
+
+
+def _main_frame():
+    """The board's main frame buffer image (``sensor.snapshot()`` memory, ``Image(copy_to_fb=True)``).
+
+    Sensor code fills it with ``_main_frame()._load_frame(...)`` and returns ``_main_frame()._alias()``.
+    """
+    global _MAIN_FB
+    if _MAIN_FB is None:
+        from . import Image  # the full class with all mixins
+
+        _MAIN_FB = Image._wrap(RGB565, _alloc(RGB565, 320, 240))
+    return _MAIN_FB
+
+
+def _reset_main_frame() -> None:
+    """Forget the main frame buffer (between runs / tests)."""
+    global _MAIN_FB
+    _MAIN_FB = None
+
+
+def _host_path(path: str) -> Path:
+    from ...host import storage
+
+    return storage.resolve(path)
