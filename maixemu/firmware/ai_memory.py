@@ -1,0 +1,119 @@
+"""What the KPU reads from an image: its AI buffer, checked as the firmware checks it.
+
+On the device ``kpu.forward`` and ``kpu.run_yolo2`` read only the planar RGB888 "AI memory" of an
+image, never its RGB565 pixels. ``sensor.snapshot()`` fills it, ``pix_to_ai()`` refreshes it,
+and everything else (loading a file, ``resize``, drawing) leaves it absent or stale. This module
+reproduces the firmware's checks and messages and, in ``warn``/``strict`` mode, tells the user
+(once per line of their script) when the KPU read AI memory older than the pixels.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import pixformat
+from .kpu_errors import CHECK_IMG_FORMAT_ERR, PIX_AI_NULL
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODES = ("device", "warn", "strict")
+
+
+class StaleAIMemoryError(RuntimeError):
+    """``--ai-memory strict``: the KPU was about to read AI memory older than the image's pixels."""
+
+
+@dataclass
+class AIMemoryPolicy:
+    mode: str = "device"
+    warned_sites: set[tuple[str, int]] = field(default_factory=set)
+
+
+policy = AIMemoryPolicy()
+
+
+def set_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"--ai-memory must be one of {', '.join(MODES)}, not {mode!r}")
+    policy.mode = mode
+    policy.warned_sites.clear()
+
+
+def script_call_site() -> tuple[str, int]:
+    """File and line of the innermost frame outside maixemu: the user's call."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(_PACKAGE_DIR + os.sep):
+            return frame.f_code.co_filename, frame.f_lineno
+        frame = frame.f_back
+    return "<unknown>", 0
+
+
+def _stale_message(call: str, site: tuple[str, int]) -> str:
+    where = f"{os.path.basename(site[0])}:{site[1]}"
+    return (
+        f"{where}: {call} read the image's AI memory, which is older than its pixels (the image was "
+        "changed after its AI buffer was filled, e.g. by draw_image/resize into it, drawing or a "
+        "new frame copied in). The KPU sees the old picture, as on the device. Call img.pix_to_ai() "
+        "right before the KPU call to refresh it"
+    )
+
+
+def _check_stale(img, call: str) -> None:
+    if policy.mode == "device":
+        return
+    is_stale = getattr(img, "_ai_is_stale", None)
+    if is_stale is None or not is_stale():
+        return
+    site = script_call_site()
+    message = _stale_message(call, site)
+    if policy.mode == "strict":
+        raise StaleAIMemoryError(f"[maixemu] {message}")
+    if site not in policy.warned_sites:
+        policy.warned_sites.add(site)
+        print(f"[maixemu] warning: {message}", file=sys.stderr, flush=True)
+
+
+def read_ai_input(img, model_chw: tuple[int, int, int], call: str = "kpu.forward") -> np.ndarray:
+    """The (C,H,W) uint8 AI buffer the KPU will read, after the firmware's ``check_img_format``.
+
+    Problems print the firmware's line and raise ``ValueError("[MAIXPY]kpu: check img format err!")``.
+    """
+    channels, height, width = model_chw
+    ai = img._ai_array()
+    fmt = img.format()
+    problem = None
+    if ai is None:
+        problem = PIX_AI_NULL
+    elif img.width() != width or img.height() != height:
+        problem = f"[MAIXPY]kpu: img w={img.width()},h={img.height()}, but model w={width},h={height}\r\n"
+    elif fmt == pixformat.GRAYSCALE and channels != 1:
+        problem = f"[MAIXPY]kpu: grayscale img, but model channel={channels}\r\n"
+    elif fmt == pixformat.RGB565 and channels != 3:
+        problem = f"[MAIXPY]kpu: RGB img, but model channel={channels}\r\n"
+    elif fmt not in (pixformat.GRAYSCALE, pixformat.RGB565):
+        problem = "[MAIXPY]kpu: img bpp not support yet!\r\n"
+    if problem is not None:
+        print(problem, end="")
+        if ai is None:
+            _advise_missing_ai(call)
+        raise ValueError(CHECK_IMG_FORMAT_ERR)
+    _check_stale(img, call)
+    return np.asarray(ai, dtype=np.uint8).reshape(channels, height, width)
+
+
+def _advise_missing_ai(call: str) -> None:
+    if policy.mode == "device":
+        return
+    site = script_call_site()
+    print(
+        f"[maixemu] {os.path.basename(site[0])}:{site[1]}: {call} got an image without AI memory: "
+        "image.Image(path), resize(), cut(), copy() and kpu.fmap() images have none. "
+        "Call img.pix_to_ai() first (sensor.snapshot() images have it)",
+        file=sys.stderr,
+        flush=True,
+    )

@@ -1,0 +1,148 @@
+"""Loading a model the way MaixPy's KPU library does: from a path or a flash address, within a budget.
+
+The device keeps loaded models in its 6 MiB of RAM next to the firmware, the camera and LCD
+buffers; how much is left depends on the firmware build. Loading past that fails with
+``ERR_NO_MEM`` (2006), loading a sixth model with ``ERR_MODELS_FULL`` (2009). This module maps
+every way a load can fail to the firmware's code, and adds maixemu's advice for the PC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..host import storage
+from ..kmodel import KmodelError, KmodelVersionError, Model, load_kmodel, sniff_container
+from . import kpu_errors as codes
+
+MIB = 1024 * 1024
+#: Room left for models by each firmware variant (maixpy-api.md §1.1 "How much model fits").
+FIRMWARE_BUDGETS = {"full": 2 * MIB, "minimum": 4 * MIB, "none": 6 * MIB}
+MAX_MODELS = 5
+
+
+@dataclass
+class MemoryBudget:
+    firmware: str = "full"
+    used: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def limit(self) -> int:
+        return FIRMWARE_BUDGETS[self.firmware]
+
+    def free(self) -> int:
+        return self.limit - sum(self.used.values())
+
+
+budget = MemoryBudget()
+
+
+def set_firmware(name: str) -> None:
+    if name not in FIRMWARE_BUDGETS:
+        raise ValueError(f"--firmware must be one of {', '.join(FIRMWARE_BUDGETS)}, not {name!r}")
+    budget.firmware = name
+
+
+def model_cost(model: Model, file_size: int, streamed: bool) -> int:
+    """RAM a loaded model takes: the file (V3/V4 keep it whole) plus main-memory working buffers.
+
+    ``load_flash`` streams weights from flash, so only the largest layer's parameters count.
+    """
+    working = model.memory.main_memory_bytes
+    if streamed:
+        largest = max((layer.param_bytes for layer in model.layers), default=0)
+        return working + largest
+    return working + file_size
+
+
+def _read_source(source: int | str, *, flash: bool) -> tuple[bytes, str]:
+    """Bytes of the model at a flash address or device path, or the firmware's load error."""
+    if isinstance(source, int):
+        path = storage.current().flash_file(source)
+        if path is None:
+            raise codes.load_error(
+                codes.KMODEL_VERSION,
+                f"nothing is mapped at flash address 0x{source:x}; map a model there with "
+                f"`maixemu run --flash 0x{source:x}=MODEL.kmodel` or `--flash-image PACKAGE.kfpkg`",
+                flash=flash,
+            )
+        label = f"flash 0x{source:x} ({path.name})"
+    else:
+        try:
+            path = storage.current().resolve(source)
+        except OSError:
+            path = None
+        if path is None or not path.is_file():
+            where = storage.current()
+            raise codes.load_error(
+                codes.PARAM,
+                f"no file {source!r} (device path {where.device_path(source)}); /sd is {where.sd_dir} and "
+                f"/flash is {where.flash_dir} on this PC (set them with --sd/--flash-dir)",
+                flash=flash,
+            )
+        label = str(source)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise codes.load_error(codes.READ_FILE, f"could not read {path}: {exc}", flash=flash) from exc
+    return data, label
+
+
+def load_model(source: int | str, *, flash: bool = False) -> tuple[Model, int, str]:
+    """Load and budget a model; returns (model, file size, label). Raises the firmware's ValueError."""
+    data, label = _read_source(source, flash=flash)
+    kind = sniff_container(data[:16])
+    if flash and kind.kind == "v3":
+        raise codes.load_error(
+            codes.KMODEL_VERSION,
+            f"{label} is an ordinary V3 kmodel; kpu.load_flash needs the byte-swapped form "
+            "(model_le2be.py) — or use kpu.load for this file",
+            flash=True,
+        )
+    if not flash and kind.kind == "v3-swapped":
+        raise codes.load_error(
+            codes.KMODEL_VERSION,
+            f"{label} is a byte-swapped V3 kmodel, the form only kpu.load_flash reads; "
+            "load it with kpu.load_flash or use the ordinary file",
+        )
+    if kind.kind in ("v5", "ldmk-other", "v1", "v2", "kfpkg", "unknown", "empty"):
+        advice = f"{label} is {kind.description}"
+        if kind.kind == "v5":
+            advice += "; MaixPy's kpu module runs V3/V4 only: recompile with nncase v0.2 (V4)"
+        elif kind.kind == "kfpkg":
+            advice += "; map the package with `maixemu run --flash-image FILE.kfpkg` and load its address"
+        raise codes.load_error(codes.KMODEL_VERSION, advice, flash=flash)
+    try:
+        model = load_kmodel(data)
+    except KmodelVersionError as exc:
+        raise codes.load_error(codes.KMODEL_VERSION, f"{label}: {exc}", flash=flash) from exc
+    except KmodelError as exc:
+        raise codes.load_error(codes.KMODEL_FORMAT, f"{label} is damaged or not supported: {exc}", flash=flash) from exc
+    return model, len(data), label
+
+
+def reserve(key: int, model: Model, file_size: int, *, streamed: bool, flash: bool) -> int:
+    """Count a loaded model against the budget, or raise the firmware's 2009/2006 errors."""
+    if len(budget.used) >= MAX_MODELS:
+        raise codes.load_error(codes.MODELS_FULL, "call kpu.deinit(task) on models you no longer use", flash=flash)
+    cost = model_cost(model, file_size, streamed)
+    if cost > budget.free():
+        free_kib = max(budget.free(), 0) // 1024
+        hint = (
+            f"the model needs about {cost // 1024} KiB and the '{budget.firmware}' firmware has "
+            f"{free_kib} KiB left for models"
+        )
+        if budget.firmware != "none":
+            bigger = "minimum" if budget.firmware == "full" else "none"
+            hint += f"; on the board flash a leaner firmware (here: `--firmware {bigger}`)"
+        if not streamed:
+            hint += ", use kpu.load_flash, or kpu.deinit() other models"
+        raise codes.load_error(codes.NO_MEM, hint, flash=flash)
+    budget.used[key] = cost
+    return cost
+
+
+def release(key: int) -> None:
+    budget.used.pop(key, None)
+
+
+__all__ = ["FIRMWARE_BUDGETS", "budget", "set_firmware", "load_model", "reserve", "release"]
