@@ -1,0 +1,218 @@
+"""V4's K210 nodes (``kpu_upload``, ``kpu_conv2d``) as a thin adapter over the shared KPU engine.
+
+The convolution itself is ``kpu.KpuConv`` (the same engine V3 uses); this module only decodes the
+V4 body (tables reached by relative skip counts, ``batches``, the optional dense copy to main
+memory) and keeps the KPU RAM state:
+
+* ``KpuState.ram`` is the 2 MiB arena that memory ranges of type KPU address in bytes;
+* every access to KPU RAM a model makes is recorded at load time and ``kpu.plan_kpu_ram`` decides
+  which conv outputs really have to be written into the arena in row layout and which conv inputs
+  may take the previous conv's (centred float32) array directly. Reads that are not provably
+  served by the cache go to the arena, so aliasing behaves as on the chip.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import kpu as kpu_engine
+from .errors import KmodelFormatError, KmodelRuntimeError
+from .model import K210_KPU_RAM_BYTES
+from .v4_format import BodyReader, MEM_KPU, check_range
+from .v4_nodes import DecodeContext, Node
+
+F32 = np.float32
+_CENTER = F32(128)
+
+
+def kpu_map_bytes(shape_nchw) -> int:
+    """Bytes a dense ``[N,C,H,W]`` map takes in KPU RAM with the row layout (all batches)."""
+    n, c, h, w = (int(v) for v in shape_nchw)
+    return n * kpu_engine.kpu_bytes(c, h, w)
+
+
+class KpuState:
+    """The KPU RAM of one model plus the cache of conv outputs that the RAM plan allows."""
+
+    #: step numbers: model inputs first, then nodes, then the final output reads
+    INPUT_STEP = 0
+    NODE_STEP0 = 1 << 16
+    OUTPUT_STEP = 1 << 30
+
+    def __init__(self) -> None:
+        self.kram = kpu_engine.KpuRam(K210_KPU_RAM_BYTES)
+        self.ram = self.kram.arena
+        self.accesses: list[kpu_engine.KpuAccess] = []
+        self.cache: dict[int, np.ndarray] = {}
+        self.plan = kpu_engine.KpuRamPlan()
+
+    # --- load time -----------------------------------------------------------------------------
+
+    def record(self, kind: str, addr: int, shape, step: int, conv: bool = False) -> None:
+        self.accesses.append(kpu_engine.KpuAccess(kind, int(addr), tuple(int(v) for v in shape), step, conv))
+
+    def record_bytes(self, kind: str, addr: int, nbytes: int, step: int) -> None:
+        """A plain byte range (a non-KPU node or an output touching KPU memory)."""
+        if nbytes > 0:
+            self.record(kind, addr, (1, 1, nbytes), step)
+
+    def finalize(self) -> None:
+        self.plan = kpu_engine.plan_kpu_ram(self.accesses, K210_KPU_RAM_BYTES)
+
+    # --- run time ------------------------------------------------------------------------------
+
+    def upload(self, x: np.ndarray, start: int) -> None:
+        """Write a dense NCHW u8 tensor at byte ``start`` in row layout (batch n at n*map bytes)."""
+        x = np.asarray(x, dtype=np.uint8)
+        if x.ndim == 3:
+            x = x[None]
+        n, c, h, w = x.shape
+        step = kpu_engine.kpu_bytes(c, h, w)
+        for i in range(n):
+            self.kram.upload(start + i * step, x[i])
+
+    def download(self, start: int, shape_nchw) -> np.ndarray:
+        n, c, h, w = shape_nchw
+        step = kpu_engine.kpu_bytes(c, h, w)
+        return np.stack([self.kram.download(start + i * step, (c, h, w)) for i in range(n)])
+
+
+def decode_kpu_upload(r: BodyReader, ctx: DecodeContext) -> Node:
+    state: KpuState = ctx.kpu  # type: ignore[assignment]
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    s = r.shape("in_shape")
+    node = r.node
+    if ro.memory_type != MEM_KPU:
+        raise r.fail(f"output {ro} must be in KPU memory", "output.memory_type")
+    if min(s) <= 0:
+        raise r.fail(f"in_shape {list(s)} is empty", "in_shape")
+    check_range(ri, ctx.sizes, "input", node=node)
+    check_range(ro, ctx.sizes, "output", writable=True, node=node)
+    count = int(np.prod(s))
+    if count > ri.size:
+        raise r.fail(f"input {ri} holds {ri.size} bytes, the shape {list(s)} needs {count}", "input.size")
+    need = kpu_map_bytes(s)
+    if ro.start + need > K210_KPU_RAM_BYTES:
+        raise r.fail(f"a {list(s)} map at KPU byte {ro.start} runs past the 2 MiB KPU RAM", "output.start")
+    src = ctx.memory.view(ri, np.uint8, count).reshape(s)
+    step = KpuState.NODE_STEP0 + node.index
+    if ri.memory_type == MEM_KPU:
+        state.record_bytes("r", ri.start, count, step)
+    for i in range(s[0]):
+        state.record("w", ro.start + i * kpu_engine.kpu_bytes(*s[1:]), s[1:], step)
+    start = ro.start
+
+    def run() -> None:
+        state.upload(src, start)
+
+    def result() -> np.ndarray:
+        return state.download(start, s)
+
+    ctx.shapes[(ro.memory_type, ro.start, ro.size)] = s
+    return Node(node.index, node.name, (ri,), ro, (s,), s, run, result, out_dtype=np.dtype(np.uint8),
+                details={"kpu_end": start + need})
+
+
+def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
+    state: KpuState = ctx.kpu  # type: ignore[assignment]
+    node = r.node
+    main_out = r.memory_range("main_mem_output")
+    batches = r.i32("batches")
+    r.i32("reserved0")
+    regs_at = r.offset
+    words = [r.u64(f"layer[{i}]") for i in range(12)]
+    regs = kpu_engine.decode_registers(words, offset=node.body_offset + regs_at)
+    regs.validate_layout(offset=node.body_offset + regs_at, strict=True)
+    if not 1 <= batches <= 1024:
+        raise r.fail(f"batches {batches} is not plausible", "batches")
+    oc = regs.out_channels
+    r.skip(regs.bwsx_base_addr, "bwsx_base_addr (skip before batch-norm table)")
+    bn_words = r.array(np.uint64, oc, "batch_norm")
+    r.skip(regs.active_addr, "active_addr (skip before activation table)")
+    act = r.bytes(144, "activation")
+    r.skip(regs.para_start_addr, "para_start_addr (skip before weights)")
+    weights = r.array(np.uint8, regs.weight_count, "weights")
+    conv = kpu_engine.KpuConv.prepare(regs, weights, bn_words, act, weight_bytes=1)
+
+    ic, ih, iw = regs.in_shape
+    oc, oh, ow = regs.out_shape
+    in_shape = (batches, ic, ih, iw)
+    out_shape = (batches, oc, oh, ow)
+    src, dst = conv.src_addr, conv.dst_addr
+    in_step, out_step = kpu_engine.kpu_bytes(ic, ih, iw), kpu_engine.kpu_bytes(oc, oh, ow)
+    for what, base, stride in (("input", src, in_step), ("output", dst, out_step)):
+        if base + batches * stride > K210_KPU_RAM_BYTES:
+            raise KmodelFormatError(
+                f"node {node.index} (kpu_conv2d): {what} map of {batches} x {stride} bytes at KPU byte {base} runs past the 2 MiB KPU RAM",
+                offset=node.body_offset + regs_at + 8, field=f"node[{node.index}].layer.image_addr")
+    main_view = None
+    dense = int(np.prod(out_shape))
+    if main_out.size:
+        check_range(main_out, ctx.sizes, "main_mem_output", writable=True, node=node)
+        if main_out.size < dense:
+            raise r.fail(f"main_mem_output {main_out} holds {main_out.size} bytes, the layer writes {dense}", "main_mem_output.size")
+        main_view = ctx.memory.view(main_out, np.uint8, dense).reshape(out_shape)
+        ctx.shapes[(main_out.memory_type, main_out.start, main_out.size)] = out_shape
+        if main_out.memory_type == MEM_KPU:
+            raise r.fail("main_mem_output must not be in KPU memory", "main_mem_output.memory_type")
+
+    step = KpuState.NODE_STEP0 + node.index
+    single = batches == 1
+    for b in range(batches):
+        state.record("r", src + b * in_step, (ic, ih, iw), step, conv=single)
+    for b in range(batches):
+        state.record("w", dst + b * out_step, (oc, oh, ow), step, conv=single)
+    cache = state.cache
+    last: dict[str, np.ndarray] = {}
+
+    def run() -> None:
+        plan = state.plan
+        if single:
+            producer = plan.reuse.get(step)
+            xc = cache.get(producer) if producer is not None else None
+            if xc is None:
+                x = state.kram.download(src, (ic, ih, iw))
+                xc = np.subtract(x, _CENTER, dtype=F32)
+            yc = conv.run_centered(xc)
+            cache[step] = yc
+            y = None
+            if step in plan.materialize or main_view is not None:
+                y = (yc + _CENTER).astype(np.uint8)
+            if step in plan.materialize:
+                state.kram.upload(dst, y)
+            if main_view is not None:
+                main_view[0] = y
+            last["yc"] = yc
+        else:
+            x = state.download(src, in_shape)
+            y = conv.run(x)
+            state.upload(y, dst)
+            if main_view is not None:
+                main_view[...] = y
+            last["y"] = y
+
+    def result() -> np.ndarray:
+        if single:
+            return (last["yc"] + _CENTER).astype(np.uint8)[None]
+        return last["y"].copy()
+
+    param_bytes = weights.size + 8 * oc + 144
+    details = {
+        "kernel": conv.k,
+        "depthwise": conv.depthwise,
+        "pool": kpu_engine.POOL_NAMES.get(regs.pool_type, str(regs.pool_type)),
+        "kpu_src": src,
+        "kpu_dst": dst,
+        "main_output": str(main_out) if main_out.size else None,
+        "batches": batches,
+        "fast_path": conv.fast,
+        "kpu_end": max(src + batches * in_step, dst + batches * out_step),
+    }
+    writes = main_out if main_out.size else None
+    return Node(node.index, node.name, (), writes, (in_shape,), out_shape, run, result, on_kpu=True,
+                param_bytes=param_bytes, macs=conv.macs * batches, out_dtype=np.dtype(np.uint8), details=details)
+
+
+KPU_DECODERS = {0x2001: decode_kpu_upload, 0x2002: decode_kpu_conv2d}
+
+__all__ = ["KPU_DECODERS", "KpuState", "kpu_map_bytes", "KmodelRuntimeError"]

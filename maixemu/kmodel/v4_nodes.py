@@ -1,0 +1,712 @@
+"""Decoders for every V4 node body; each turns the bytes into a prepared step.
+
+A step holds numpy views of the memory ranges it reads and writes (the arenas live as long as the
+model), its constant parameters already converted (weights reshaped, index plans built), and a
+``run`` closure that does only numpy work. Decoding also validates every size against the ranges
+and memories, and infers output shapes (V4 files record none) so outputs and traces can be shaped.
+Kernels are in ``ops/v4_*``; KPU nodes are in ``v4_kpu``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .nnil import compile_nnil
+from .ops import v4_float as vf
+from .ops import v4_layout as vl
+from .ops import v4_quant as vq
+from .v4_format import (
+    DT_FLOAT32,
+    DT_UINT8,
+    MAX_ELEMENTS,
+    MEM_KPU,
+    BodyReader,
+    MemoryRange,
+    NodeHeader,
+    check_range,
+)
+
+F32 = np.float32
+U8 = np.uint8
+
+
+class Memory:
+    """The three V4 memories as byte arenas addressed exactly as the kmodel addresses them."""
+
+    def __init__(self, constants: bytes, main_mem: int, kpu: np.ndarray):
+        const = np.frombuffer(constants, dtype=U8)
+        self.arenas: dict[int, np.ndarray] = {0: const, 1: np.zeros(main_mem, dtype=U8), 2: kpu}
+
+    def view(self, mr: MemoryRange, dtype=None, count: int | None = None) -> np.ndarray:
+        """Typed 1-D view of a range (``count`` elements, default: all whole elements)."""
+        dt = np.dtype(dtype) if dtype is not None else mr.dtype
+        n = mr.size // dt.itemsize if count is None else count
+        return self.arenas[mr.memory_type][mr.start : mr.start + n * dt.itemsize].view(dt)
+
+
+@dataclass
+class Node:
+    """One prepared V4 node."""
+
+    index: int
+    kind: str
+    reads: tuple[MemoryRange, ...]
+    writes: MemoryRange | None
+    in_shapes: tuple[tuple[int, ...], ...]
+    out_shape: tuple[int, ...]
+    run: Callable[[], None]
+    #: returns the node's output as the reference dump shows it (typed copy of its output range)
+    result: Callable[[], np.ndarray] | None = None
+    on_kpu: bool = False
+    param_bytes: int = 0
+    macs: int = 0
+    out_dtype: np.dtype = field(default_factory=lambda: np.dtype(F32))
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class DecodeContext:
+    """What every decoder needs: memories, their sizes, known shapes, options."""
+
+    memory: Memory
+    sizes: dict[int, int]
+    #: (memory_type, start, size) -> shape of the tensor last written there
+    shapes: dict[tuple[int, int, int], tuple[int, ...]]
+    float_mode: str = "host"
+    kpu: object | None = None  # v4_kpu.KpuState, set by the loader
+
+    def shape_of(self, mr: MemoryRange) -> tuple[int, ...] | None:
+        return self.shapes.get((mr.memory_type, mr.start, mr.size))
+
+
+class _Builder:
+    """Small helper shared by the decoders: validated views and the default trace result."""
+
+    def __init__(self, r: BodyReader, ctx: DecodeContext):
+        self.r, self.ctx, self.node = r, ctx, r.node
+
+    def fail(self, msg: str, fld: str):
+        return self.r.fail(msg, fld)
+
+    def src(self, mr: MemoryRange, fld: str, nbytes: int, dtype=None) -> np.ndarray:
+        check_range(mr, self.ctx.sizes, fld, node=self.node)
+        if nbytes > mr.size:
+            raise self.fail(f"{fld} {mr} holds {mr.size} bytes, the node reads {nbytes}", fld)
+        dt = np.dtype(dtype) if dtype is not None else mr.dtype
+        self._record("r", mr, nbytes)
+        return self.ctx.memory.view(mr, dt, nbytes // dt.itemsize)
+
+    def _record(self, kind: str, mr: MemoryRange, nbytes: int) -> None:
+        """Tell the KPU RAM planner about a plain access to KPU memory by a CPU node."""
+        if mr.memory_type == MEM_KPU and self.ctx.kpu is not None:
+            self.ctx.kpu.record_bytes(kind, mr.start, nbytes, self.ctx.kpu.NODE_STEP0 + self.node.index)
+
+    def dst(self, mr: MemoryRange, fld: str, nbytes: int, dtype=None) -> np.ndarray:
+        check_range(mr, self.ctx.sizes, fld, writable=True, node=self.node)
+        if nbytes > mr.size:
+            raise self.fail(f"{fld} {mr} holds {mr.size} bytes, the node writes {nbytes}", fld)
+        dt = np.dtype(dtype) if dtype is not None else mr.dtype
+        self._record("w", mr, nbytes)
+        return self.ctx.memory.view(mr, dt, nbytes // dt.itemsize)
+
+    def make(self, reads, writes: MemoryRange, in_shapes, out_shape, run, out_dtype=None, **kw) -> Node:
+        out_shape = tuple(int(d) for d in out_shape)
+        dt = np.dtype(out_dtype) if out_dtype is not None else writes.dtype
+        mem = self.ctx.memory
+
+        def result() -> np.ndarray:
+            flat = mem.view(writes, dt).copy()
+            n = vl.shape_size(out_shape)
+            return flat.reshape(out_shape) if flat.size == n else flat
+
+        self.ctx.shapes[(writes.memory_type, writes.start, writes.size)] = out_shape
+        return Node(self.node.index, self.node.name, tuple(reads), writes, tuple(tuple(s) for s in in_shapes),
+                    out_shape, run, result, out_dtype=dt, **kw)
+
+    def elem(self, mr: MemoryRange) -> int:
+        return mr.dtype.itemsize
+
+
+def _known_shape(ctx: DecodeContext, mr: MemoryRange, count: int) -> tuple[int, ...]:
+    s = ctx.shape_of(mr)
+    return s if s is not None and vl.shape_size(s) == count else (count,)
+
+
+def _op_name(r: BodyReader, table, value: int, fld: str) -> str:
+    if not 0 <= value < len(table):
+        raise r.fail(f"{fld} {value} is not one of {', '.join(f'{i} {n}' for i, n in enumerate(table))}", fld)
+    return table[value]
+
+
+# --- neutral float ops -----------------------------------------------------------------------
+
+
+def decode_binary(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ra, rb, ro = r.memory_range("input_a"), r.memory_range("input_b"), r.memory_range("output")
+    op = _op_name(r, vf.BINARY_OPS, r.u32("binary_op"), "binary_op")
+    sa, sb, so = r.shape("in_a_shape"), r.shape("in_b_shape"), r.shape("out_shape")
+    lo, hi = r.value_range("fused_activation")
+    if sa == sb:  # the runtime's linear path: out_shape is not used
+        n = vl.shape_size(sa)
+        a, bb, o = b.src(ra, "input_a", 4 * n, F32), b.src(rb, "input_b", 4 * n, F32), b.dst(ro, "output", 4 * n, F32)
+
+        def run():
+            o[:] = vf.binary(a, bb, op, lo, hi)
+
+        out_shape = sa
+    else:
+        a = b.src(ra, "input_a", 4 * vl.shape_size(sa), F32).reshape(sa)
+        bb = b.src(rb, "input_b", 4 * vl.shape_size(sb), F32).reshape(sb)
+        o = b.dst(ro, "output", 4 * vl.shape_size(so), F32).reshape(so)
+        ia, ib = vl.broadcast_index(sa, so), vl.broadcast_index(sb, so)
+
+        def run():
+            o[...] = vf.binary(vl.read_broadcast(a, ia, so), vl.read_broadcast(bb, ib, so), op, lo, hi)
+
+        out_shape = so
+    return b.make((ra, rb), ro, (sa, sb), out_shape, run, F32, details={"op": op, "activation": (lo, hi)})
+
+
+def decode_concat(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ro = r.memory_range("output")
+    inner, outer, n = r.u32("inner_size"), r.u32("outer_size"), r.u32("inputs_count")
+    if n == 0 or n > 4096:
+        raise r.fail(f"inputs_count {n} is not plausible", "inputs_count")
+    ins = [r.memory_range(f"inputs[{i}]") for i in range(n)]
+    dims = [r.i32(f"dims[{i}]") for i in range(n)]
+    if any(d < 0 for d in dims):
+        raise r.fail(f"negative concat dims {dims}", "dims")
+    total = sum(dims)
+    if inner * total * outer > ctx.sizes[ro.memory_type]:
+        raise r.fail(f"concat of {outer}x{inner}x{total} bytes exceeds the {ro.memory} memory", "inner_size")
+    srcs = [b.src(mr, f"inputs[{i}]", outer * inner * d, U8).reshape(outer, inner * d) for i, (mr, d) in enumerate(zip(ins, dims))]
+    o = b.dst(ro, "output", outer * inner * total, U8).reshape(outer, inner * total)
+
+    def run():
+        o[...] = np.concatenate(srcs, axis=1)
+
+    # shape: the axis of input 0 that the sizes describe, else the [outer, concat, inner] view
+    # the sizes themselves define (e.g. SSD heads: [1, 4420, 4])
+    es = ro.dtype.itemsize
+    out_shape: tuple[int, ...] = (outer * inner * total // es,)
+    if inner % es == 0:
+        out_shape = (outer, total, inner // es)
+    s0 = ctx.shape_of(ins[0])
+    if s0 is not None and inner % es == 0:
+        for axis in range(len(s0)):
+            if (vl.shape_size(s0[:axis]) == outer and s0[axis] == dims[0]
+                    and vl.shape_size(s0[axis + 1 :]) * es == inner):
+                out_shape = tuple(s0[:axis]) + (total,) + tuple(s0[axis + 1 :])
+                break
+    in_shapes = tuple(ctx.shape_of(mr) or (mr.count,) for mr in ins)
+    return b.make(ins, ro, in_shapes, out_shape, run, ro.dtype,
+                  details={"inner_bytes": inner, "outer": outer, "dims": dims})
+
+
+def _conv_geometry(r: BodyReader):
+    pad_h, pad_w = r.padding("padding_h"), r.padding("padding_w")
+    kh, kw = r.i32("filter_h"), r.i32("filter_w")
+    sh, sw = r.i32("stride_h"), r.i32("stride_w")
+    dh, dw = r.i32("dilation_h"), r.i32("dilation_w")
+    if min(kh, kw, sh, sw, dh, dw) <= 0 or max(kh, kw) > 1024:
+        raise r.fail(f"filter {kh}x{kw}, stride {sh}x{sw}, dilation {dh}x{dw} must be positive", "filter_h")
+    return pad_h, pad_w, kh, kw, sh, sw, dh, dw
+
+
+def _check_out(r: BodyReader, oh: int, ow: int) -> None:
+    if oh <= 0 or ow <= 0:
+        raise r.fail(f"output size {oh}x{ow} is empty", "padding_h")
+
+
+def decode_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    s = r.shape("in_shape")
+    groups, oc = r.i32("groups"), r.i32("out_channels")
+    pad_h, pad_w, kh, kw, sh, sw, dh, dw = _conv_geometry(r)
+    lo, hi = r.value_range("fused_activation")
+    if groups <= 0 or s[1] % groups or oc <= 0 or oc % groups:
+        raise r.fail(f"groups {groups} does not divide in {s[1]} / out {oc} channels", "groups")
+    gic = s[1] // groups
+    w = r.array(np.float32, oc * gic * kh * kw, "weights").reshape(oc, gic, kh, kw)
+    bias = r.array(np.float32, oc, "bias")
+    oh, ow = vf.out_size(s[2], kh, sh, dh, pad_h), vf.out_size(s[3], kw, sw, dw, pad_w)
+    _check_out(r, oh, ow)
+    out_shape = (s[0], oc, oh, ow)
+    x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
+    o = b.dst(ro, "output", 4 * vl.shape_size(out_shape), F32).reshape(out_shape)
+
+    def run():
+        o[...] = vf.conv2d(x, w, bias, groups, sh, sw, dh, dw, pad_h, pad_w, lo, hi, "ckk")
+
+    return b.make((ri,), ro, (s,), out_shape, run, F32, param_bytes=4 * (w.size + oc),
+                  macs=vl.shape_size(out_shape) * gic * kh * kw,
+                  details={"kernel": (kh, kw), "stride": (sh, sw), "groups": groups})
+
+
+def decode_dequantize(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    zp, scale = r.i32("zero_point"), r.f32("scale")
+    n = ri.size  # u8 elements
+    q = b.src(ri, "input", n, U8)
+    o = b.dst(ro, "output", 4 * n, F32)
+    mode = ctx.float_mode
+
+    def run():
+        o[:] = vf.dequantize(q, zp, scale, mode)
+
+    shape = _known_shape(ctx, ri, n)
+    return b.make((ri,), ro, (shape,), shape, run, F32, details={"zero_point": zp, "scale": scale})
+
+
+def decode_quantize(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    zp, scale = r.i32("zero_point"), r.f32("scale")
+    n = ri.size // 4
+    x = b.src(ri, "input", 4 * n, F32)
+    o = b.dst(ro, "output", n, U8)
+    mode = ctx.float_mode
+
+    def run():
+        o[:] = vf.quantize(x, zp, scale, mode)
+
+    shape = _known_shape(ctx, ri, n)
+    return b.make((ri,), ro, (shape,), shape, run, U8, details={"zero_point": zp, "scale": scale})
+
+
+def decode_matmul(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ra, rb, ro = r.memory_range("input_a"), r.memory_range("input_b"), r.memory_range("output")
+    rows, cols, bcols = r.i32("a_rows"), r.i32("a_cols"), r.i32("b_cols")
+    if min(rows, cols, bcols) <= 0:
+        raise r.fail(f"matmul {rows}x{cols} @ {cols}x{bcols} has an empty dimension", "a_rows")
+    lo, hi = r.value_range("fused_activation")
+    bias = r.array(np.float32, bcols, "bias")
+    a = b.src(ra, "input_a", 4 * rows * cols, F32).reshape(rows, cols)
+    bm = b.src(rb, "input_b", 4 * cols * bcols, F32).reshape(cols, bcols)
+    o = b.dst(ro, "output", 4 * rows * bcols, F32).reshape(rows, bcols)
+
+    def run():
+        o[...] = vf.matmul(a, bm, bias, lo, hi)
+
+    return b.make((ra, rb), ro, ((rows, cols), (cols, bcols)), (rows, bcols), run, F32,
+                  param_bytes=4 * bcols + (rb.size if rb.memory_type == 0 else 0), macs=rows * cols * bcols)
+
+
+def decode_pad(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    s = r.shape("in_shape")
+    pads = [r.padding(f"paddings[{i}]") for i in range(4)]
+    _vt = r.u32("pad_value.datatype")
+    raw = r.bytes(4, "pad_value.storage")
+    dt = ri.dtype
+    pad_value = np.frombuffer(raw, dtype=dt, count=1)[0] if dt.itemsize == 4 else np.uint8(raw[0])
+    try:
+        plan = vl.plan_pad(s, pads)
+    except ValueError as exc:
+        raise r.fail(str(exc), "paddings") from None
+    es = dt.itemsize
+    x = b.src(ri, "input", es * vl.shape_size(s), dt).reshape(s)
+    o = b.dst(ro, "output", es * vl.shape_size(plan.out_shape), dt).reshape(plan.out_shape)
+
+    def run():
+        o[...] = vl.run_pad(x, plan, pad_value)
+
+    return b.make((ri,), ro, (s,), plan.out_shape, run, dt, details={"paddings": pads})
+
+
+def decode_reduce(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    op = _op_name(r, vf.REDUCE_OPS, r.u32("reduce_op"), "reduce_op")
+    s, so = r.shape("in_shape"), r.shape("out_shape")
+    init = r.f32("init_value")
+    if any(o != i and o != 1 for i, o in zip(s, so)):
+        raise r.fail(f"out_shape {list(so)} is not in_shape {list(s)} with reduced axes set to 1", "out_shape")
+    x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
+    o = b.dst(ro, "output", 4 * vl.shape_size(so), F32).reshape(so)
+
+    def run():
+        o[...] = vf.reduce(x, so, op, init)
+
+    return b.make((ri,), ro, (s,), so, run, F32, details={"op": op})
+
+
+def _reduce_window(r: BodyReader, ctx: DecodeContext, layout: str) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    ops = vf.REDUCE_OPS if layout == "NCHW" else ("mean", "min", "max")
+    op = _op_name(r, ops, r.u32("reduce_op"), "reduce_op")
+    s = r.shape("in_shape")
+    pad_h, pad_w, kh, kw, sh, sw, dh, dw = _conv_geometry(r)
+    init = r.f32("init_value")
+    lo, hi = r.value_range("fused_activation")
+    H, W = (s[2], s[3]) if layout == "NCHW" else (s[1], s[2])
+    oh, ow = vf.out_size(H, kh, sh, dh, pad_h), vf.out_size(W, kw, sw, dw, pad_w)
+    _check_out(r, oh, ow)
+    out_shape = (s[0], s[1], oh, ow) if layout == "NCHW" else (s[0], oh, ow, s[3])
+    x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
+    o = b.dst(ro, "output", 4 * vl.shape_size(out_shape), F32).reshape(out_shape)
+
+    def run():
+        o[...] = vf.reduce_window2d(x, op, init, kh, kw, sh, sw, dh, dw, pad_h, pad_w, lo, hi, layout)
+
+    return b.make((ri,), ro, (s,), out_shape, run, F32,
+                  details={"op": op, "kernel": (kh, kw), "stride": (sh, sw), "padding": (pad_h, pad_w)})
+
+
+def decode_reduce_window2d(r: BodyReader, ctx: DecodeContext) -> Node:
+    return _reduce_window(r, ctx, "NCHW")
+
+
+def decode_cpu_reduce_window2d(r: BodyReader, ctx: DecodeContext) -> Node:
+    return _reduce_window(r, ctx, "NHWC")
+
+
+def decode_memory_copy(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    n = ri.size // 4
+    x = b.src(ri, "input", 4 * n, U8)
+    o = b.dst(ro, "output", 4 * n, U8)
+
+    def run():
+        o[:] = x
+
+    shape = _known_shape(ctx, ri, n if ri.datatype == DT_FLOAT32 else ri.size)
+    return b.make((ri,), ro, (shape,), shape, run, ri.dtype)
+
+
+def decode_resize_image(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    s = r.shape("in_shape")
+    oh, ow = r.i32("out_h"), r.i32("out_w")
+    mode = _op_name(r, ("bilinear", "nearest"), r.u32("mode"), "mode")
+    align = bool(r.u8("align_corners"))
+    if oh <= 0 or ow <= 0 or vl.shape_size((s[0], s[1], oh, ow)) > MAX_ELEMENTS:
+        raise r.fail(f"output size {oh}x{ow} is not valid", "out_h")
+    dt = ri.dtype
+    out_shape = (s[0], s[1], oh, ow)
+    x = b.src(ri, "input", dt.itemsize * vl.shape_size(s), dt).reshape(s)
+    o = b.dst(ro, "output", dt.itemsize * vl.shape_size(out_shape), dt).reshape(out_shape)
+
+    def run():
+        o[...] = vf.resize(x, oh, ow, mode, align)
+
+    return b.make((ri,), ro, (s,), out_shape, run, dt, details={"mode": mode, "align_corners": align})
+
+
+def decode_softmax(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    inner, outer, beta = r.i32("inner_size"), r.i32("outer_size"), r.f32("beta")
+    if inner <= 0 or outer <= 0:
+        raise r.fail(f"softmax {outer}x{inner} is empty", "inner_size")
+    x = b.src(ri, "input", 4 * inner * outer, F32).reshape(outer, inner)
+    o = b.dst(ro, "output", 4 * inner * outer, F32).reshape(outer, inner)
+
+    def run():
+        o[...] = vf.softmax(x, beta)
+
+    shape = _known_shape(ctx, ri, inner * outer)
+    return b.make((ri,), ro, (shape,), shape, run, F32, details={"beta": beta})
+
+
+def decode_transpose(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    s = r.shape("in_shape")
+    try:
+        perm = vl.check_perm(r.struct("4i", "perm"))
+    except ValueError as exc:
+        raise r.fail(str(exc), "perm") from None
+    dt = ri.dtype
+    out_shape = vl.transpose_shape(s, perm)
+    x = b.src(ri, "input", dt.itemsize * vl.shape_size(s), dt).reshape(s)
+    o = b.dst(ro, "output", dt.itemsize * vl.shape_size(s), dt).reshape(out_shape)
+
+    def run():
+        o[...] = np.transpose(x, perm)
+
+    return b.make((ri,), ro, (s,), out_shape, run, dt, details={"perm": perm})
+
+
+def decode_strided_slice(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    s = r.shape("in_shape")
+    begin = r.shape("begin", allow_negative=True)
+    end = r.shape("end", allow_negative=True)
+    strides = r.shape("strides", allow_negative=True)
+    r.struct("5i", "masks")  # folded into begin/end by the compiler, ignored at run time
+    try:
+        out_shape, index = vl.plan_strided_slice(s, begin, end, strides)
+    except ValueError as exc:
+        raise r.fail(str(exc), "begin") from None
+    dt = ri.dtype
+    x = b.src(ri, "input", dt.itemsize * vl.shape_size(s), dt).reshape(s)
+    o = b.dst(ro, "output", dt.itemsize * vl.shape_size(out_shape), dt).reshape(out_shape)
+
+    def run():
+        o[...] = x[index]
+
+    return b.make((ri,), ro, (s,), out_shape, run, dt, details={"begin": begin, "end": end, "strides": strides})
+
+
+def decode_unary(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    op = _op_name(r, vf.UNARY_OPS, r.u32("unary_op"), "unary_op")
+    n = ri.size // 4
+    x = b.src(ri, "input", 4 * n, F32)
+    o = b.dst(ro, "output", 4 * n, F32)
+    fn = vf.UNARY_FUNCS[op]
+
+    def run():
+        with np.errstate(all="ignore"):
+            o[:] = fn(x)
+
+    shape = _known_shape(ctx, ri, n)
+    return b.make((ri,), ro, (shape,), shape, run, F32, details={"op": op})
+
+
+def decode_nnil_unary_method(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    code_at = r.offset
+    prog = compile_nnil(r.remaining_bytes(), r.node.body_offset + code_at)
+    n = ri.size // 4
+    x = b.src(ri, "input", 4 * n, F32)
+    o = b.dst(ro, "output", 4 * n, F32)
+
+    def run():
+        o[:] = prog(x)
+
+    shape = _known_shape(ctx, ri, n)
+    return b.make((ri,), ro, (shape,), shape, run, F32, details={"nnil": list(prog.listing)})
+
+
+# --- quantised ops -----------------------------------------------------------------------------
+
+
+def _check_shift(r: BodyReader, value: int, fld: str) -> int:
+    shift = value & 0xFF  # the runtime passes it as uint8_t
+    if shift > 62:
+        raise r.fail(f"shift {value} is outside 0..62 (undefined in the runtime)", fld)
+    return shift
+
+
+def decode_quantized_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    s = r.shape("in_shape")
+    groups, oc = r.i32("groups"), r.i32("out_channels")
+    pad_h, pad_w, kh, kw, sh, sw, dh, dw = _conv_geometry(r)
+    in_off, w_off, mul = r.i32("input_offset"), r.i32("filter_offset"), r.i32("output_mul")
+    shift = _check_shift(r, r.i32("output_shift"), "output_shift")
+    out_off = r.i32("output_offset")
+    if groups <= 0 or s[1] % groups or oc <= 0 or oc % groups:
+        raise r.fail(f"groups {groups} does not divide in {s[1]} / out {oc} channels", "groups")
+    gic = s[1] // groups
+    bias = r.array(np.int32, oc, "bias")
+    w = r.array(np.uint8, oc * gic * kh * kw, "weights").reshape(oc, gic, kh, kw)
+    oh, ow = vf.out_size(s[2], kh, sh, dh, pad_h), vf.out_size(s[3], kw, sw, dw, pad_w)
+    _check_out(r, oh, ow)
+    out_shape = (s[0], oc, oh, ow)
+    x = b.src(ri, "input", vl.shape_size(s), U8).reshape(s)
+    o = b.dst(ro, "output", vl.shape_size(out_shape), U8).reshape(out_shape)
+
+    def run():
+        o[...] = vq.quantized_conv2d(x, w, bias, groups, sh, sw, dh, dw, pad_h, pad_w, in_off, w_off, mul, shift, out_off)
+
+    return b.make((ri,), ro, (s,), out_shape, run, U8, param_bytes=w.size + 4 * oc,
+                  macs=vl.shape_size(out_shape) * gic * kh * kw, details={"kernel": (kh, kw), "groups": groups})
+
+
+def decode_quantized_matmul(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ra, rb, ro = r.memory_range("input_a"), r.memory_range("input_b"), r.memory_range("output")
+    rows, cols, bcols = r.i32("a_rows"), r.i32("a_cols"), r.i32("b_cols")
+    a_off, b_off, mul = r.i32("input_a_offset"), r.i32("input_b_offset"), r.i32("output_mul")
+    shift = _check_shift(r, r.i32("output_shift"), "output_shift")
+    out_off = r.i32("output_offset")
+    if min(rows, cols, bcols) <= 0:
+        raise r.fail(f"matmul {rows}x{cols} @ {cols}x{bcols} has an empty dimension", "a_rows")
+    bias = r.array(np.int32, bcols, "bias")
+    a = b.src(ra, "input_a", rows * cols, U8).reshape(rows, cols)
+    bm = b.src(rb, "input_b", cols * bcols, U8).reshape(cols, bcols)
+    o = b.dst(ro, "output", rows * bcols, U8).reshape(rows, bcols)
+
+    def run():
+        o[...] = vq.quantized_matmul(a, bm, bias, a_off, b_off, mul, shift, out_off)
+
+    return b.make((ra, rb), ro, ((rows, cols), (cols, bcols)), (rows, bcols), run, U8,
+                  param_bytes=4 * bcols, macs=rows * cols * bcols)
+
+
+def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ra, rb, ro = r.memory_range("input_a"), r.memory_range("input_b"), r.memory_range("output")
+    op = _op_name(r, vf.BINARY_OPS, r.u32("binary_op"), "binary_op")
+    sa, sb, so = r.shape("in_a_shape"), r.shape("in_b_shape"), r.shape("out_shape")
+    a_off, a_mul = r.i32("input_a_offset"), r.i32("input_a_mul")
+    a_shift = _check_shift(r, r.i32("input_a_shift"), "input_a_shift")
+    b_off, b_mul = r.i32("input_b_offset"), r.i32("input_b_mul")
+    b_shift = _check_shift(r, r.i32("input_b_shift"), "input_b_shift")
+    out_off, out_mul = r.i32("output_offset"), r.i32("output_mul")
+    out_shift = _check_shift(r, r.i32("output_shift"), "output_shift")
+    params = (a_off, a_mul, a_shift, b_off, b_mul, b_shift, out_mul, out_shift, out_off)
+    if sa == sb:
+        n = vl.shape_size(sa)
+        a, bb, o = b.src(ra, "input_a", n, U8), b.src(rb, "input_b", n, U8), b.dst(ro, "output", n, U8)
+
+        def run():
+            o[:] = vq.quantized_binary(a, bb, op, *params)
+
+        out_shape = sa
+    else:
+        a = b.src(ra, "input_a", vl.shape_size(sa), U8).reshape(sa)
+        bb = b.src(rb, "input_b", vl.shape_size(sb), U8).reshape(sb)
+        o = b.dst(ro, "output", vl.shape_size(so), U8).reshape(so)
+        ia, ib = vl.broadcast_index(sa, so), vl.broadcast_index(sb, so)
+
+        def run():
+            o[...] = vq.quantized_binary(vl.read_broadcast(a, ia, so), vl.read_broadcast(bb, ib, so), op, *params)
+
+        out_shape = so
+    return b.make((ra, rb), ro, (sa, sb), out_shape, run, U8, details={"op": op})
+
+
+def decode_table_lookup1d(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, rt, ro = r.memory_range("input"), r.memory_range("table"), r.memory_range("output")
+    if ri.datatype != DT_UINT8:
+        raise r.fail("input must be uint8 (the runtime rejects other types)", "input.datatype")
+    n = ri.size
+    x = b.src(ri, "input", n, U8)
+    table = b.src(rt, "table", 256, U8)
+    o = b.dst(ro, "output", n, U8)
+
+    def run():
+        o[:] = table[x]
+
+    shape = _known_shape(ctx, ri, n)
+    return b.make((ri, rt), ro, (shape, (256,)), shape, run, U8)
+
+
+def decode_conv2d_transpose(r: BodyReader, ctx: DecodeContext) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    s, so = r.shape("in_shape"), r.shape("out_shape")
+    groups = r.i32("groups")
+    pad_h, pad_w, kh, kw, sh, sw, dh, dw = _conv_geometry(r)
+    lo, hi = r.value_range("fused_activation")
+    if groups <= 0 or s[1] % groups or so[1] % groups or so[0] != s[0]:
+        raise r.fail(f"groups {groups} does not divide in {s[1]} / out {so[1]} channels", "groups")
+    gic = s[1] // groups
+    w = r.array(np.float32, so[1] * gic * kh * kw, "weights").reshape(so[1], gic, kh, kw)
+    r.array(np.float32, so[1], "bias")  # read but never applied by nncase v0.2
+    x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
+    o = b.dst(ro, "output", 4 * vl.shape_size(so), F32).reshape(so)
+
+    def run():
+        o[...] = vf.conv2d_transpose(x, w, so, groups, sh, sw, dh, dw, pad_h, pad_w, lo, hi)
+
+    return b.make((ri,), ro, (s,), so, run, F32, param_bytes=4 * (w.size + so[1]),
+                  macs=vl.shape_size(s) * (so[1] // groups) * kh * kw, details={"kernel": (kh, kw), "stride": (sh, sw)})
+
+
+# --- cpu_* ops (NHWC) -----------------------------------------------------------------------
+
+
+def _cpu_conv(r: BodyReader, ctx: DecodeContext, depthwise: bool, quantized: bool) -> Node:
+    b = _Builder(r, ctx)
+    ri, ro = r.memory_range("input"), r.memory_range("output")
+    s = r.shape("in_shape")  # NHWC
+    n, h, wd, c = s
+    oc = c if depthwise else r.i32("out_channels")
+    pad_h, pad_w, kh, kw, sh, sw, dh, dw = _conv_geometry(r)
+    if oc <= 0:
+        raise r.fail(f"out_channels {oc} is not positive", "out_channels")
+    if quantized:
+        in_off, w_off, mul = r.i32("input_offset"), r.i32("filter_offset"), r.i32("output_mul")
+        shift = _check_shift(r, r.i32("output_shift"), "output_shift")
+        out_off = r.i32("output_offset")
+        wcount = oc * kh * kw * (1 if depthwise else c)
+        w_raw = r.array(np.uint8, wcount, "weights")
+        bias = r.array(np.int32, oc, "bias")
+    else:
+        lo, hi = r.value_range("fused_activation")
+        wcount = oc * kh * kw * (1 if depthwise else c)
+        w_raw = r.array(np.float32, wcount, "weights")
+        bias = r.array(np.float32, oc, "bias")
+    # weights [oc][kh][kw][ic] -> [oc][ic][kh][kw] (depthwise: groups = c, one input per group)
+    if depthwise:
+        w = w_raw.reshape(oc, 1, kh, kw)
+        groups = c
+    else:
+        w = np.ascontiguousarray(w_raw.reshape(oc, kh, kw, c).transpose(0, 3, 1, 2))
+        groups = 1
+    oh, ow = vf.out_size(h, kh, sh, dh, pad_h), vf.out_size(wd, kw, sw, dw, pad_w)
+    _check_out(r, oh, ow)
+    out_shape = (n, oh, ow, oc)
+    es = 1 if quantized else 4
+    dt = U8 if quantized else F32
+    x = b.src(ri, "input", es * vl.shape_size(s), dt).reshape(s)
+    o = b.dst(ro, "output", es * vl.shape_size(out_shape), dt).reshape(out_shape)
+
+    if quantized:
+        def run():
+            xc = np.transpose(x, (0, 3, 1, 2))
+            # cpu ops subtract their offsets: (x - in_off)(w - w_off)
+            y = vq.quantized_conv2d(xc, w, bias, groups, sh, sw, dh, dw, pad_h, pad_w, -in_off, -w_off, mul, shift, out_off)
+            o[...] = np.transpose(y, (0, 2, 3, 1))
+    else:
+        def run():
+            xc = np.transpose(x, (0, 3, 1, 2))
+            y = vf.conv2d(xc, w, bias, groups, sh, sw, dh, dw, pad_h, pad_w, lo, hi, "kkc")
+            o[...] = np.transpose(y, (0, 2, 3, 1))
+
+    return b.make((ri,), ro, (s,), out_shape, run, dt, param_bytes=w_raw.nbytes + bias.nbytes,
+                  macs=vl.shape_size(out_shape) * kh * kw * (1 if depthwise else c),
+                  details={"kernel": (kh, kw), "stride": (sh, sw), "layout": "NHWC", "depthwise": depthwise})
+
+
+def decode_cpu_conv2d(r, ctx):
+    return _cpu_conv(r, ctx, depthwise=False, quantized=False)
+
+
+def decode_cpu_depthwise_conv2d(r, ctx):
+    return _cpu_conv(r, ctx, depthwise=True, quantized=False)
+
+
+def decode_cpu_quantized_conv2d(r, ctx):
+    return _cpu_conv(r, ctx, depthwise=False, quantized=True)
+
+
+def decode_cpu_quantized_depthwise_conv2d(r, ctx):
+    return _cpu_conv(r, ctx, depthwise=True, quantized=True)
+
+
+DECODERS: dict[int, Callable[[BodyReader, DecodeContext], Node]] = {
+    0x00: decode_binary, 0x01: decode_concat, 0x02: decode_conv2d, 0x03: decode_dequantize,
+    0x04: decode_matmul, 0x05: decode_pad, 0x06: decode_quantize, 0x07: decode_reduce,
+    0x08: decode_reduce_window2d, 0x09: decode_memory_copy, 0x0A: decode_resize_image,
+    0x0B: decode_softmax, 0x0C: decode_transpose, 0x0D: decode_strided_slice, 0x0E: decode_unary,
+    0x0F: decode_quantized_conv2d, 0x10: decode_quantized_matmul, 0x11: decode_quantized_binary,
+    0x12: decode_table_lookup1d, 0x13: decode_conv2d_transpose, 0x14: decode_nnil_unary_method,
+    0x1001: decode_cpu_conv2d, 0x1002: decode_cpu_depthwise_conv2d,
+    0x1003: decode_cpu_reduce_window2d, 0x1004: decode_cpu_quantized_conv2d,
+    0x1005: decode_cpu_quantized_depthwise_conv2d,
+}
+
+__all__ = ["DECODERS", "DecodeContext", "Memory", "Node", "MEM_KPU"]

@@ -1,0 +1,117 @@
+"""Every V4 golden case of ../shared/golden/MANIFEST.json, bit for bit, and the per-node dump.
+
+The golden outputs come from the nncase v0.2.0-beta4 runtime (host float kernels, simulated KPU).
+uint8 outputs must be identical; float32 outputs are compared bitwise too (``tobytes``), because
+the emulator performs the same float32 operation sequence as the reference. When the shared
+folder is absent the tests skip with a reason; when it is present a mismatch fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from _shared import SHARED_DIR, shared_path
+from maixemu.kmodel import load_kmodel
+
+
+def _v4_cases():
+    manifest = SHARED_DIR / "golden" / "MANIFEST.json"
+    if not manifest.exists():
+        return [pytest.param(None, None, id="shared-data-absent")]
+    data = json.loads(manifest.read_text())
+    out = []
+    for entry in data["models"]:
+        if entry["kmodel_version"] != 4:
+            continue
+        for case in entry["cases"]:
+            name = entry["model"].split("/")[-1].removesuffix(".kmodel") + "/" + case["file"].split("/")[-1]
+            out.append(pytest.param(entry, case, id=name))
+    return out
+
+
+_MODELS: dict[str, object] = {}
+
+
+def _model(rel: str):
+    if rel not in _MODELS:
+        _MODELS[rel] = load_kmodel(shared_path(rel.split("/", 1)[0], rel.split("/", 1)[1]))
+    return _MODELS[rel]
+
+
+def _bitwise_report(got: np.ndarray, want: np.ndarray) -> str:
+    a, b = got.reshape(-1), want.reshape(-1)
+    if a.size != b.size:
+        return f"size {a.size} != {b.size}"
+    diff = a != b
+    md = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if diff.any() else 0.0
+    return f"{int(diff.sum())} of {a.size} elements differ, max abs diff {md:g}"
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("entry,case", _v4_cases())
+def test_v4_golden_case(entry, case):
+    if entry is None:
+        pytest.skip(f"{SHARED_DIR} not found: no golden vectors to compare with")
+    model = _model(entry["model"])
+    z = np.load(shared_path("golden", case["file"]))
+    x = z["input"]
+    assert tuple(x.shape) == tuple(entry["input"]["shape"])
+    assert model.inputs[0].shape == tuple(entry["input"]["shape"])
+    assert model.input_is_kpu == (entry["input"]["memory"] == "k210_kpu")
+    outs = model.run(x)
+    assert len(outs) == len(entry["outputs"])
+    for i, (got, spec) in enumerate(zip(outs, entry["outputs"])):
+        want = z[f"output_{i}"]
+        assert got.dtype == np.dtype(spec["dtype"])
+        # the reference derived output shapes from the graph; so do we
+        assert got.shape == tuple(spec["shape"]), f"output {i}: shape {got.shape} vs {spec['shape']}"
+        assert model.outputs[i].size * got.dtype.itemsize == spec["bytes"]
+        assert model.outputs[i].address == spec["main_memory_address"]
+        assert got.tobytes() == want.tobytes(), f"output {i}: {_bitwise_report(got, want)}"
+        assert hashlib.sha256(got.tobytes()).hexdigest() == case["output_sha256"][i]
+
+
+@pytest.mark.golden
+def test_v4_golden_repeat_runs_are_identical():
+    """Main memory and KPU RAM persist between runs (as on the device); results must not drift."""
+    model = _model("models/v4/yolo_20class.kmodel")
+    z = np.load(shared_path("golden", "v4", "yolo_20class", "case_dog.npz"))
+    r = np.load(shared_path("golden", "v4", "yolo_20class", "case_random_seed1.npz"))
+    first = model.run(z["input"])[0]
+    model.run(r["input"])
+    again = model.run(z["input"])[0]
+    assert first.tobytes() == again.tobytes() == z["output_0"].tobytes()
+
+
+@pytest.mark.golden
+def test_v4_yolo_layer_dump_node_by_node():
+    """layers_case_dog.npz: every node's output, KPU layers as downloaded [N,C,H,W] u8 maps."""
+    dump = np.load(shared_path("golden", "v4", "yolo_20class", "layers_case_dog.npz"))
+    index = json.loads(str(dump["index_json"]))
+    model = _model("models/v4/yolo_20class.kmodel")
+    steps = list(model.trace(dump["input"]))
+    assert len(steps) == len(index) == len(model.layers)
+    opnames = {"KPUConv2D": "kpu_conv2d", "KPUUpload": "kpu_upload", "Dequantize": "dequantize",
+               "Quantize": "quantize", "ReduceWindow2D": "reduce_window2d"}
+    for step, meta in zip(steps, index):
+        want = dump[meta["name"]]
+        node_no, opname = int(meta["name"].split("_")[1]), meta["name"].split("_", 2)[2]
+        assert step.index == node_no
+        assert step.kind == opnames[opname]
+        assert step.on_kpu == (opname == "KPUConv2D")
+        assert step.output.dtype == want.dtype, meta["name"]
+        assert step.output.shape == want.shape, meta["name"]
+        assert step.output.tobytes() == want.tobytes(), f"{meta['name']}: {_bitwise_report(step.output, want)}"
+
+
+@pytest.mark.golden
+def test_v4_trace_limit_stops_early():
+    model = _model("models/v4/yolo_20class.kmodel")
+    x = np.zeros(model.inputs[0].shape, dtype=np.uint8)
+    steps = list(model.trace(x, limit=3))
+    assert [s.index for s in steps] == [0, 1, 2]
+    assert steps[-1].output.shape == (1, 32, 60, 80)
