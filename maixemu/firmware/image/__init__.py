@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..pixformat import BINARY, GRAYSCALE, JPEG, RGB565  # noqa: F401  (re-exported for scripts)
 from . import _color
 from ._basic import BasicMixin
+from ._draw import DrawMixin
 from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
 
 
@@ -38,7 +39,7 @@ _MISSING_METHODS = (
     "bilateral", "cartoon", "mode", "midpoint", "median", "gaussian", "laplacian", "sharpen",
     "unsharp_mask", "histeq", "gamma_corr", "mean_pool", "midpoint_pool", "to_bitmap",
     "to_rainbow", "to_ironbow", "compress", "compress_for_ide", "compressed_for_ide",
-    "draw_ellipse", "find_blobs", "find_qrcodes", "find_lines", "find_circles", "find_rects",
+    "find_blobs", "find_qrcodes", "find_lines", "find_circles", "find_rects",
     "find_features", "find_eye", "get_histogram", "get_statistics", "get_percentile",
     "get_threshold", "binary", "mean", "conv3", "strech_char", "stretch", "dump_roi",
 )
@@ -46,7 +47,7 @@ _MISSING_METHODS = (
 _methods: dict = {}
 
 
-class Image(BasicMixin, ImageBase):
+class Image(DrawMixin, BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 
 

@@ -15,7 +15,7 @@ detect stale AI memory (``--ai-memory warn|strict``): every pixel write bumps ``
 plane *is* the pixel memory (a numpy view), so it can never be stale.
 
 Internal hooks for sensor / lcd / KPU (underscore names, not MaixPy API):
-``Image._from_rgb888``, ``img._load_frame``, ``img._rgb888``, ``img._ai_array``,
+``Image._from_rgb888``, ``Image._from_gray_view``, ``img._load_frame``, ``img._rgb888``, ``img._ai_array``,
 ``img._ai_is_stale``, ``img._alias``, ``image._main_frame``.
 """
 
@@ -121,6 +121,17 @@ class ImageBase:
         """
         fmt = _storage_format(pixformat)
         return cls._wrap(fmt, _convert_rgb888(np.asarray(rgb), fmt))
+
+    @classmethod
+    def _from_gray_view(cls, plane: np.ndarray):
+        """Grayscale image whose pixels **are** ``plane`` (H, W) uint8 — no copy, no AI buffer.
+
+        ``kpu.fmap(fmap, ch)`` uses it: on the device the image header points into the feature map.
+        """
+        plane = np.asarray(plane)
+        if plane.ndim != 2 or plane.dtype != np.uint8:
+            raise ValueError(f"expected an (H, W) uint8 plane, got {plane.shape} {plane.dtype}")
+        return cls._wrap(GRAYSCALE, plane)
 
     def _alias(self):
         """Another Python object for the same device memory (what each ``snapshot()`` returns)."""

@@ -1,0 +1,445 @@
+"""Drawing methods of ``image.Image`` (maixpy-api.md §2.7), following the MaixPy v0.6.2 ``draw.c`` /
+``font.c`` geometry.
+
+All drawing writes only the pixel buffer (the AI buffer goes stale, §0) and returns the image.
+Loops run over shapes (line points, circle rows, characters), never over all pixels.
+
+Note on rounding: in MaixPy v0.6.2 ``fast_roundf``/``fast_floorf`` (``omv/img/include/fmath.h``)
+are plain ``(int)x`` truncations, so glyph sizes, source rows/columns of scaled glyphs, proportional
+advances, arrow heads and ``draw_image`` sampling all *truncate* (``int(8*1.9) == 15``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from . import _args, _color, _font8x12
+from ._core import GRAYSCALE
+
+_F = np.float32
+
+
+def _ftrunc(v) -> int:
+    """The firmware's ``fast_roundf``/``fast_floorf`` on a float32 value: truncation toward zero."""
+    return int(np.trunc(_F(v)))
+
+
+class DrawMixin:
+    # ------------------------------------------------------------------ low level
+    def _plot(self, xs: np.ndarray, ys: np.ndarray, c) -> None:
+        """Set pixels at coordinate arrays (clipped to the image, like ``imlib_set_pixel``)."""
+        xs = np.asarray(xs, dtype=np.int64).ravel()
+        ys = np.asarray(ys, dtype=np.int64).ravel()
+        keep = (xs >= 0) & (xs < self.width()) & (ys >= 0) & (ys < self.height())
+        if keep.any():
+            self._pix[ys[keep], xs[keep]] = c
+
+    def _fill(self, x0: int, x1: int, y0: int, y1: int, c) -> None:
+        """Fill the inclusive box [x0, x1] x [y0, y1], clipped."""
+        x0, y0 = max(x0, 0), max(y0, 0)
+        x1, y1 = min(x1, self.width() - 1), min(y1, self.height() - 1)
+        if x1 >= x0 and y1 >= y0:
+            self._pix[y0:y1 + 1, x0:x1 + 1] = c
+
+    def _color(self, rest, kwargs, index: int = 0):
+        return _color.color_value(_args.pick(rest, index, kwargs, "color", -1), self._fmt)
+
+    # ------------------------------------------------------------------ primitives (no touch)
+    @staticmethod
+    def _disc_offsets(r0: int, r1: int) -> tuple[np.ndarray, np.ndarray]:
+        """``point_fill``: offsets (x, y) in [r0, r1]^2 with x^2 + y^2 <= r0^2."""
+        rng = np.arange(r0, r1 + 1)
+        yy, xx = np.meshgrid(rng, rng, indexing="ij")
+        inside = xx * xx + yy * yy <= r0 * r0
+        return xx[inside], yy[inside]
+
+    def _line(self, x0: int, y0: int, x1: int, y1: int, c, thickness: int) -> None:
+        if thickness <= 0:
+            return
+        t0 = thickness // 2
+        t1 = (thickness - 1) // 2
+        dx, sx = abs(x1 - x0), (1 if x0 < x1 else -1)
+        dy, sy = abs(y1 - y0), (1 if y0 < y1 else -1)
+        err = int((dx if dx > dy else -dy) / 2)  # C integer division truncates toward zero
+        px, py = [], []
+        while True:
+            px.append(x0)
+            py.append(y0)
+            if x0 == x1 and y0 == y1:
+                break
+            e2 = err
+            if e2 > -dx:
+                err -= dy
+                x0 += sx
+            if e2 < dy:
+                err += dx
+                y0 += sy
+        ox, oy = self._disc_offsets(-t0, t1)
+        px = np.asarray(px)[:, None] + ox[None, :]
+        py = np.asarray(py)[:, None] + oy[None, :]
+        self._plot(px, py, c)
+
+    def _rect(self, rx: int, ry: int, rw: int, rh: int, c, thickness: int, fill: bool) -> None:
+        if fill:
+            if rw > 0 and rh > 0:
+                self._fill(rx, rx + rw - 1, ry, ry + rh - 1, c)
+            return
+        if thickness <= 0:
+            return
+        t0 = thickness // 2
+        t1 = (thickness - 1) // 2
+        k = ry + rh - 1
+        if rx + rw + t1 > rx - t0:  # top and bottom bands
+            self._fill(rx - t0, rx + rw + t1 - 1, ry - t0, ry + t1, c)
+            self._fill(rx - t0, rx + rw + t1 - 1, k - t0, k + t1, c)
+        k = rx + rw - 1
+        if ry + rh + t1 > ry - t0:  # left and right bands
+            self._fill(rx - t0, rx + t1, ry - t0, ry + rh + t1 - 1, c)
+            self._fill(k - t0, k + t1, ry - t0, ry + rh + t1 - 1, c)
+
+    def _circle(self, cx: int, cy: int, r: int, c, thickness: int, fill: bool) -> None:
+        if fill:
+            ox, oy = self._disc_offsets(-r, r)
+            self._plot(cx + ox, cy + oy, c)
+            return
+        if thickness <= 0:
+            return
+        t0 = thickness // 2
+        t1 = (thickness - 1) // 2
+        xo = r + t0
+        xi = max(r - t1, 0)
+        xi_tmp = xi
+        y = 0
+        erro = 1 - xo
+        erri = 1 - xi
+        while xo >= y:
+            # xLine(x1, x2, row) / yLine(col, y1, y2) spans of the firmware's thick-circle loop
+            self._fill(cx + xi, cx + xo, cy + y, cy + y, c)
+            self._fill(cx + y, cx + y, cy + xi, cy + xo, c)
+            self._fill(cx - xo, cx - xi, cy + y, cy + y, c)
+            self._fill(cx - y, cx - y, cy + xi, cy + xo, c)
+            self._fill(cx - xo, cx - xi, cy - y, cy - y, c)
+            self._fill(cx - y, cx - y, cy - xo, cy - xi, c)
+            self._fill(cx + xi, cx + xo, cy - y, cy - y, c)
+            self._fill(cx + y, cx + y, cy - xo, cy - xi, c)
+            y += 1
+            if erro < 0:
+                erro += 2 * y + 1
+            else:
+                xo -= 1
+                erro += 2 * (y - xo + 1)
+            if y > xi_tmp:
+                xi = y
+            else:
+                if erri < 0:
+                    erri += 2 * y + 1
+                else:
+                    xi -= 1
+                    erri += 2 * (y - xi + 1)
+
+    # ------------------------------------------------------------------ public drawing
+    def draw_line(self, *args, **kwargs):
+        """``draw_line(x0, y0, x1, y1, color=white, thickness=1)`` (or one 4-tuple)."""
+        (x0, y0, x1, y1), rest = _args.consume(args, 4)
+        c = self._color(rest, kwargs, 0)
+        t = _args.to_int(_args.pick(rest, 1, kwargs, "thickness", 1))
+        self._line(x0, y0, x1, y1, c, t)
+        self._touch()
+        return self
+
+    def draw_rectangle(self, *args, **kwargs):
+        """``draw_rectangle(x, y, w, h, color, thickness=1, fill=False)``; thick borders are centred
+        on the outline (``thickness//2`` outside, ``(thickness-1)//2`` inside) as in ``draw.c``."""
+        (x, y, w, h), rest = _args.consume(args, 4)
+        c = self._color(rest, kwargs, 0)
+        t = _args.to_int(_args.pick(rest, 1, kwargs, "thickness", 1))
+        fill = bool(_args.to_int(_args.pick(rest, 2, kwargs, "fill", False)))
+        self._rect(x, y, w, h, c, t, fill)
+        self._touch()
+        return self
+
+    def draw_circle(self, *args, **kwargs):
+        """``draw_circle(x, y, r, color, thickness=1, fill=False)``."""
+        (x, y, r), rest = _args.consume(args, 3)
+        c = self._color(rest, kwargs, 0)
+        t = _args.to_int(_args.pick(rest, 1, kwargs, "thickness", 1))
+        fill = bool(_args.to_int(_args.pick(rest, 2, kwargs, "fill", False)))
+        self._circle(x, y, r, c, t, fill)
+        self._touch()
+        return self
+
+    def draw_cross(self, *args, **kwargs):
+        """``draw_cross(x, y, color, size=5, thickness=1)``: two lines of length 2*size."""
+        (x, y), rest = _args.consume(args, 2)
+        c = self._color(rest, kwargs, 0)
+        s = _args.to_int(_args.pick(rest, 1, kwargs, "size", 5))
+        t = _args.to_int(_args.pick(rest, 2, kwargs, "thickness", 1))
+        self._line(x - s, y, x + s, y, c, t)
+        self._line(x, y - s, x, y + s, c, t)
+        self._touch()
+        return self
+
+    def draw_arrow(self, *args, **kwargs):
+        """``draw_arrow(x0, y0, x1, y1, color, size=10, thickness=1)``: shaft plus two head strokes."""
+        (x0, y0, x1, y1), rest = _args.consume(args, 4)
+        c = self._color(rest, kwargs, 0)
+        s = _args.to_int(_args.pick(rest, 1, kwargs, "size", 10))
+        t = _args.to_int(_args.pick(rest, 2, kwargs, "thickness", 1))
+        dx, dy = x1 - x0, y1 - y0
+        length = np.sqrt(_F(dx * dx + dy * dy), dtype=_F)
+        ux = _F(dx) / length if length else _F(0)
+        uy = _F(dy) / length if length else _F(0)
+        vx, vy = -uy, ux
+
+        def head(base, u, v, sign):
+            # float expression, the `0.5` literal makes the last term double precision
+            return _ftrunc(float(_F(base) - _F(s) * u) + sign * float(_F(s) * v) * 0.5)
+
+        a0x, a0y = head(x1, ux, vx, 1), head(y1, uy, vy, 1)
+        a1x, a1y = head(x1, ux, vx, -1), head(y1, uy, vy, -1)
+        self._line(x0, y0, x1, y1, c, t)
+        self._line(x1, y1, a0x, a0y, c, t)
+        self._line(x1, y1, a1x, a1y, c, t)
+        self._touch()
+        return self
+
+    def draw_ellipse(self, *args, **kwargs):
+        """``draw_ellipse(cx, cy, rx, ry, rotation=0, color, thickness=1, fill=False)``.
+
+        Approximation: drawn with OpenCV on a mask (the firmware's sheared-ellipse rasteriser is not
+        reproduced pixel for pixel).
+        """
+        import cv2
+
+        (cx, cy, rx, ry), rest = _args.consume(args, 4)
+        rot = _args.to_int(_args.pick(rest, 0, kwargs, "rotation", 0))
+        c = self._color(rest, kwargs, 1)
+        t = _args.to_int(_args.pick(rest, 2, kwargs, "thickness", 1))
+        fill = bool(_args.to_int(_args.pick(rest, 3, kwargs, "fill", False)))
+        mask = np.zeros((self.height(), self.width()), np.uint8)
+        cv2.ellipse(mask, (cx, cy), (max(rx, 0), max(ry, 0)), rot, 0, 360, 1, -1 if fill else max(t, 1))
+        self._pix[mask.astype(bool)] = c
+        self._touch()
+        return self
+
+    # ------------------------------------------------------------------ text
+    def draw_string(self, *args, **kwargs):
+        """``draw_string(x, y, text, color=white, scale=1.0, x_spacing=0, y_spacing=2, mono_space=False)``.
+
+        Built-in 8x12 font, transparent background, proportional by default, ``\\n``/``\\r``/``\\r\\n``
+        start a new line at ``x``; bytes outside 0x20..0x7E (including every byte of a UTF-8
+        sequence) draw an outlined box and do not advance the pen (firmware behaviour).
+        """
+        if args and isinstance(args[0], (tuple, list)):
+            vec = _args.fixed_array(args[0], 3)
+            rest = args[1:]
+        else:
+            if len(args) < 3:
+                raise OSError("Not enough positional arguments!")
+            vec, rest = list(args[:3]), args[3:]
+        x, y = _args.to_int(vec[0]), _args.to_int(vec[1])
+        text = vec[2]
+        if isinstance(text, str):
+            data = text.encode("utf-8")
+        elif isinstance(text, (bytes, bytearray)):
+            data = bytes(text)
+        else:
+            raise TypeError(f"can't convert '{type(text).__name__}' object to str implicitly")
+        c = self._color(rest, kwargs, 0)
+        scale = _F(_args.to_float(_args.pick(rest, 1, kwargs, "scale", 1.0)))
+        if not scale > 0:
+            raise OSError("Error: 0 < scale!")
+        x_spacing = _args.to_int(_args.pick(rest, 2, kwargs, "x_spacing", 0))
+        y_spacing = _args.to_int(_args.pick(rest, 3, kwargs, "y_spacing", 2))
+        mono = bool(_args.to_int(_args.pick(rest, 4, kwargs, "mono_space", False)))
+        self._draw_ascii(x, y, data, c, scale, x_spacing, y_spacing, mono)
+        self._touch()
+        return self
+
+    def _draw_ascii(self, x_off, y_off, data: bytes, c, scale, x_spacing, y_spacing, mono) -> None:
+        W, H = _font8x12.WIDTH, _font8x12.HEIGHT
+        anchor = x_off
+        last = 0
+        s3 = _ftrunc(scale * _F(3))
+        for ch in data:
+            prev, last = last, ch
+            if prev == 0x0D and ch == 0x0A:
+                continue
+            if ch in (0x0A, 0x0D):
+                x_off = anchor
+                y_off += _ftrunc(_F(H) * scale) + y_spacing
+                continue
+            if ch < 0x20 or ch > 0x7E:
+                # unknown character: outlined box, width/height swapped as in the firmware, no advance
+                inset = s3 // 2
+                self._rect(x_off + inset, y_off + inset,
+                           _ftrunc(_F(H) * scale) - inset * 2, _ftrunc(_F(W) * scale) - inset * 2,
+                           c, _ftrunc(scale), False)
+                continue
+            first, lastcol = _glyph_extent(ch)
+            if not mono and first is not None:
+                x_off -= _ftrunc(_F(first) * scale)
+            ys, xs = _scaled_glyph(ch, float(scale))
+            if xs.size:
+                self._plot(xs + x_off, ys + y_off, c)
+            if mono:
+                x_off += _ftrunc(_F(W) * scale) + x_spacing
+            elif lastcol is not None:
+                x_off += _ftrunc(_F(lastcol + 2) * scale) + x_spacing
+            else:
+                x_off += s3  # space: no x_spacing added
+
+    def draw_font(self, *args, **kwargs):
+        """``draw_font(x, y, width, height, glyph_bytes, scale=1, color=white)``: one raw 1-bit glyph.
+
+        Rows are bytes; for 16/24/32-wide glyphs the firmware joins ``height//8`` bytes per row taken
+        ``height`` bytes apart (left 8 columns of all rows first). Bytes past the buffer read as 0.
+        """
+        if args and isinstance(args[0], (tuple, list)):
+            vec = _args.fixed_array(args[0], 5)
+            rest = args[1:]
+        else:
+            if len(args) < 5:
+                raise OSError("Not enough positional arguments!")
+            vec, rest = list(args[:5]), args[5:]
+        x, y, fw, fh = (_args.to_int(v) for v in vec[:4])
+        font = vec[4]
+        font = font.encode("utf-8") if isinstance(font, str) else bytes(font)
+        if not (fw % 8 == 0 and fw <= 32):
+            raise OSError("Error: font arg_w_font %% 8 == 0 && arg_w_font <= 32!")
+        if int((fw / 8)) * int((fh / 8)) * 8 != len(font):
+            raise OSError("Error: font (arg_w_font / 8) * (arg_h_font / 8) * 8 == font_len!")
+        c = self._color(rest, kwargs, 0)
+        scale = _F(_args.to_float(_args.pick(rest, 1, kwargs, "scale", 1.0)))
+        if not scale > 0:
+            raise OSError("Error: 0 < scale!")
+        buf = np.frombuffer(font, np.uint8)
+        rows = _ftrunc(_F(fh) * scale)
+        cols = _ftrunc(_F(fw) * scale)
+        if rows > 0 and cols > 0:
+            pos = (np.arange(rows, dtype=_F) / scale).astype(np.int64) & 0xFF  # uint8_t pos
+            padded = np.concatenate([buf, np.zeros(4 * 256 + 64, np.uint8)]).astype(np.uint64)
+            tmp = padded[pos]
+            for i in range(1, fh // 8):
+                tmp = ((tmp << np.uint64(8)) | padded[pos + i * fh]) & np.uint64(0xFFFFFFFF)
+            col = (np.arange(cols, dtype=_F) / scale).astype(np.int64)
+            shift = fw - 1 - col
+            valid = (shift >= 0) & (shift < 32)
+            bits = (tmp[:, None] >> np.where(valid, shift, 0).astype(np.uint64)[None, :]) & np.uint64(1)
+            on = (bits == 1) & valid[None, :]
+            ys, xs = np.nonzero(on)
+            self._plot(xs + x, ys + y, c)
+        self._touch()
+        return self
+
+    # ------------------------------------------------------------------ images
+    def draw_image(self, *args, **kwargs):
+        """``draw_image(img, x, y, x_scale=1.0, y_scale=1.0, alpha=256, mask=None)``.
+
+        As in MaixPy v0.6.2 the source pixel is taken as a raw value and treated as RGB565 whatever
+        the source format (a grayscale source is *not* converted — it shows in false colours on an
+        RGB565 image, like on the device); sampling is ``int(x * (1/x_scale))``. With ``alpha < 256``
+        the firmware's brightness-weighted blend is used.
+        """
+        if not args:
+            raise TypeError("function missing required positional argument")
+        other = args[0]
+        if not isinstance(other, DrawMixin):
+            raise TypeError("Image expected")
+        (x_off, y_off), rest = _args.consume(args[1:], 2)
+        xs = _F(_args.to_float(_args.pick(rest, 0, kwargs, "x_scale", 1.0)))
+        if not xs >= 0:
+            raise OSError("Error: 0.0 <= x_scale!")
+        ys = _F(_args.to_float(_args.pick(rest, 1, kwargs, "y_scale", 1.0)))
+        if not ys >= 0:
+            raise OSError("Error: 0.0 <= y_scale!")
+        alpha = _F(_args.to_int(_args.pick(rest, 2, kwargs, "alpha", 256)) / _F(256.0))
+        if not (0 <= alpha <= 1):
+            raise OSError("Error: 0 <= alpha <= 256!")
+        mask = _args.pick(rest, 3, kwargs, "mask", None)
+        ow = _ftrunc(_F(other.width()) * xs)
+        oh = _ftrunc(_F(other.height()) * ys)
+        if ow <= 0 or oh <= 0:
+            self._touch()
+            return self
+        over_x = _F(1.0 / float(xs)) if xs else _F(0)
+        over_y = _F(1.0) / ys if ys else _F(0)
+        sx = (np.arange(ow, dtype=_F) * over_x).astype(np.int64)
+        sy = (np.arange(oh, dtype=_F) * over_y).astype(np.int64)
+        inside = (sx[None, :] < other.width()) & (sy[:, None] < other.height())
+        src = other._pix[np.minimum(sy, other.height() - 1)[:, None],
+                         np.minimum(sx, other.width() - 1)[None, :]].astype(np.int64)
+        src = np.where(inside, src, -1)  # imlib_get_pixel returns -1 outside
+        sel = np.ones(src.shape, bool)
+        if mask is not None:
+            if not isinstance(mask, DrawMixin):
+                raise TypeError("Image expected")
+            sel = _mask_bits(mask, sx, sy)
+        raw = (src & 0xFFFF).astype(np.uint16)
+        if alpha == 1:
+            value = _color.rgb888_to_565(_color.rgb565_to_888(raw))
+        else:
+            dst_x = np.arange(ow) + x_off
+            dst_y = np.arange(oh) + y_off
+            din = ((dst_x[None, :] >= 0) & (dst_x[None, :] < self.width())
+                   & (dst_y[:, None] >= 0) & (dst_y[:, None] < self.height()))
+            dst = self._pix[np.clip(dst_y, 0, self.height() - 1)[:, None],
+                            np.clip(dst_x, 0, self.width() - 1)[None, :]].astype(np.int64)
+            dst = np.where(din, dst, -1)
+            s8 = _color.rgb565_to_888(raw).astype(np.uint16)
+            d8 = _color.rgb565_to_888((dst & 0xFFFF).astype(np.uint16)).astype(_F)
+            tmp = ((s8[..., 0] | s8[..., 1] | s8[..., 2]).astype(np.float64) / 256.0).astype(_F)
+            t_alpha = alpha * tmp
+            beta = _F(1) - t_alpha
+            mixed = (s8.astype(_F) * t_alpha[..., None] + d8 * beta[..., None])
+            mixed = np.minimum(np.trunc(mixed).astype(np.int64) & 0xFFFF, 255).astype(np.uint8)
+            value = _color.rgb888_to_565(mixed)
+        if self._fmt == GRAYSCALE:
+            value = (value & 0xFF).astype(np.uint8)  # imlib_set_pixel stores the low byte
+        yy, xx = np.nonzero(sel)
+        self._plot(xx + x_off, yy + y_off, value[yy, xx])
+        self._touch()
+        return self
+
+
+def _mask_bits(mask, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
+    """``image_get_mask_pixel``: gray > 127 (RGB565: its gray > 127); outside the mask -> False."""
+    inside = (sx[None, :] < mask.width()) & (sy[:, None] < mask.height())
+    p = mask._pix[np.minimum(sy, mask.height() - 1)[:, None], np.minimum(sx, mask.width() - 1)[None, :]]
+    g = p if mask._fmt == GRAYSCALE else _color.rgb565_to_gray(p)
+    return inside & (g > 127)
+
+
+@lru_cache(maxsize=None)
+def _glyph_extent(code: int) -> tuple[int | None, int | None]:
+    """(first, last) non-empty column of a glyph, None/None for an empty glyph (space)."""
+    m = _font8x12.MASKS[code - _font8x12.FIRST]
+    cols = np.nonzero(m.any(axis=0))[0]
+    if cols.size == 0:
+        return None, None
+    return int(cols[0]), int(cols[-1])
+
+
+@lru_cache(maxsize=4096)
+def _scaled_glyph(code: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """(ys, xs) of the set pixels of glyph ``code`` drawn at ``scale`` (``imlib_draw_font``).
+
+    Output row ``y`` shows source row ``int(y/scale)``, column ``x`` source column ``int(x/scale)``;
+    rows past the glyph read the next glyph's first row, as the firmware's table is contiguous.
+    """
+    s = _F(scale)
+    rows = _ftrunc(_F(_font8x12.HEIGHT) * s)
+    cols = _ftrunc(_F(_font8x12.WIDTH) * s)
+    table = np.concatenate([_font8x12.GLYPHS.reshape(-1), np.zeros(256, np.uint8)])
+    base = (code - _font8x12.FIRST) * _font8x12.HEIGHT
+    pos = (np.arange(rows, dtype=_F) / s).astype(np.int64) & 0xFF
+    col = (np.arange(cols, dtype=_F) / s).astype(np.int64)
+    row_bytes = table[base + pos]
+    valid = col < 8
+    bits = (row_bytes[:, None] >> np.where(valid, 7 - col, 0)[None, :]) & 1
+    on = (bits == 1) & valid[None, :]
+    ys, xs = np.nonzero(on)
+    return ys, xs
+
