@@ -1,0 +1,316 @@
+"""Display sinks on the PC: where the emulated LCD's pixels go.
+
+``maixemu.firmware.lcd`` keeps the panel's framebuffer and pushes it as an RGB ``(H, W, 3) uint8``
+array after every change; a :class:`DisplaySink` shows, records or drops it. Sinks, chosen by
+:func:`open_sink` from the ``--lcd`` value:
+
+* ``"window"`` — an OpenCV window titled ``maixemu LCD`` (scaled x2 for panels up to 400 pixels wide,
+  so a 320x240 LCD is readable on a PC screen). ESC or closing the window ends the run: the sink sets
+  ``closed`` and :meth:`DisplaySink.show` raises :class:`WindowClosed`.
+* ``"record:PATH"`` — ``PATH`` ending ``.mp4``/``.avi`` is written with ``cv2.VideoWriter`` (always
+  finalised by ``close()``, also at interpreter exit); any other ``PATH`` is a folder of numbered PNGs
+  (``frame_000001.png`` ...).
+* ``"none"`` — frames are counted and dropped.
+* ``None`` / ``"auto"`` — a window when a display exists (``DISPLAY``/``WAYLAND_DISPLAY`` set, or not
+  Linux), otherwise ``none`` with one notice.
+
+This module imports nothing from ``maixemu.firmware``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+Notice = Callable[[str], None]
+
+WINDOW_TITLE = "maixemu LCD"
+LCD_HINT = "use --lcd window|none|record:OUT.mp4|record:OUT.avi|record:FOLDER"
+
+#: Frame rate written into recorded videos (MaixPy camera loops run at roughly this speed).
+RECORD_FPS = 15.0
+
+#: Panels up to this width are shown at twice their size in the window.
+SMALL_PANEL_WIDTH = 400
+
+_ESC = 27
+
+
+class DisplayError(RuntimeError):
+    """A display sink could not be opened or written; the text says what to do."""
+
+
+class WindowClosed(BaseException):
+    """The user closed the LCD window (or pressed ESC): the run should end cleanly.
+
+    Why ``BaseException``: MaixPy scripts often wrap their main loop in ``try: ... except Exception:``
+    and would otherwise swallow the request and keep running. Like ``KeyboardInterrupt`` it passes
+    through those handlers to the runner, which treats it as a normal end of the run (exit 0).
+    """
+
+
+class DisplaySink:
+    """Base of all sinks: ``show(rgb)`` one LCD frame, ``close()`` at the end, ``frames_shown``.
+
+    ``closed`` becomes True when the user asked to stop (window sinks) or after ``close()``.
+    """
+
+    name = "sink"
+
+    def __init__(self) -> None:
+        self.frames_shown = 0
+        self.closed = False
+
+    def show(self, rgb: np.ndarray) -> None:
+        """Take one frame (the sink must not keep a reference: the LCD reuses its buffer)."""
+        if self.closed:
+            raise WindowClosed(f"{self.name} is closed")
+        self._show(_check_frame(rgb))
+        self.frames_shown += 1
+
+    def _show(self, rgb: np.ndarray) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def pump(self, delay_ms: int = 1) -> None:
+        """Let a window process its events (keys, close button, repaint); a no-op for other sinks."""
+
+    def close(self) -> None:
+        """Finish (finalise files, destroy windows). Safe to call twice."""
+        self.closed = True
+
+    def __enter__(self) -> "DisplaySink":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} frames_shown={self.frames_shown}>"
+
+
+def _check_frame(rgb: np.ndarray) -> np.ndarray:
+    rgb = np.asarray(rgb)
+    if rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
+        raise DisplayError(f"a display frame must be an (H, W, 3) uint8 RGB array, got {rgb.dtype} {rgb.shape}")
+    return rgb
+
+
+class NullSink(DisplaySink):
+    """Counts frames and drops them (no display, tests, benchmarks of the script alone)."""
+
+    name = "none"
+
+    def _show(self, rgb: np.ndarray) -> None:
+        pass
+
+
+class PngFolderSink(DisplaySink):
+    """Writes every frame as ``frame_000001.png``, ``frame_000002.png``, ... into a folder."""
+
+    def __init__(self, folder: str | os.PathLike):
+        super().__init__()
+        self.folder = Path(folder)
+        self.name = f"record:{self.folder}"
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise DisplayError(f"cannot create the recording folder {self.folder}: {e}; {LCD_HINT}") from None
+
+    def _show(self, rgb: np.ndarray) -> None:
+        path = self.folder / f"frame_{self.frames_shown + 1:06d}.png"
+        if not cv2.imwrite(str(path), cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)):
+            raise DisplayError(f"cannot write {path} (disk full or no permission?)")
+
+
+def _release_writer(writer: cv2.VideoWriter) -> None:
+    writer.release()
+
+
+class VideoFileSink(DisplaySink):
+    """Writes frames into an ``.mp4`` (MPEG-4, ``mp4v``) or ``.avi`` (Motion-JPEG) file.
+
+    The video's size is fixed by the first frame; later frames of another size (``lcd.init`` with a
+    different panel) are scaled to it. Odd sizes are padded by one black row/column because common
+    codecs need even dimensions. The file is finalised by ``close()`` and, as a safety net, when the
+    sink is garbage collected or the interpreter exits.
+    """
+
+    FOURCC = {".mp4": "mp4v", ".avi": "MJPG"}
+
+    def __init__(self, path: str | os.PathLike, fps: float = RECORD_FPS):
+        super().__init__()
+        self.path = Path(path)
+        self.name = f"record:{self.path}"
+        self.fps = float(fps)
+        suffix = self.path.suffix.lower()
+        if suffix not in self.FOURCC:
+            raise DisplayError(f"cannot record video to {self.path}: use a name ending .mp4 or .avi")
+        if not self.path.parent.exists():
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise DisplayError(f"cannot create {self.path.parent}: {e}") from None
+        self._fourcc = cv2.VideoWriter_fourcc(*self.FOURCC[suffix])
+        self._writer: cv2.VideoWriter | None = None
+        self._size: tuple[int, int] | None = None  # (w, h) of the video
+        self._finalizer: weakref.finalize | None = None
+
+    def _open(self, w: int, h: int) -> None:
+        vw, vh = w + (w & 1), h + (h & 1)
+        writer = cv2.VideoWriter(str(self.path), self._fourcc, self.fps, (vw, vh))
+        if not writer.isOpened():
+            raise DisplayError(f"OpenCV cannot write {self.path} (no {self.path.suffix} encoder in this OpenCV "
+                               f"build?); try record:OUT.avi or record:FOLDER for PNG frames")
+        self._writer, self._size = writer, (vw, vh)
+        self._finalizer = weakref.finalize(self, _release_writer, writer)
+
+    def _show(self, rgb: np.ndarray) -> None:
+        h, w = rgb.shape[:2]
+        if self._writer is None:
+            self._open(w, h)
+        vw, vh = self._size
+        bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+        if (w, h) == (vw, vh):
+            frame = bgr
+        elif (vw - w, vh - h) in ((1, 0), (0, 1), (1, 1)):  # the odd-size padding of this very panel
+            frame = cv2.copyMakeBorder(bgr, 0, vh - h, 0, vw - w, cv2.BORDER_CONSTANT, value=(0, 0, 0))
+        else:
+            frame = cv2.resize(bgr, (vw, vh), interpolation=cv2.INTER_NEAREST)
+        self._writer.write(frame)
+
+    def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()  # releases the writer exactly once
+            self._finalizer = None
+        self._writer = None
+        super().close()
+
+
+def display_available() -> bool:
+    """True when an OpenCV window can be shown: not Linux, or an X11/Wayland display is set."""
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _quiet_qt_fonts() -> None:
+    """opencv-python's Qt ships no fonts and warns on every window unless told where fonts are."""
+    if "QT_QPA_FONTDIR" in os.environ or not sys.platform.startswith("linux"):
+        return
+    for folder in ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/truetype", "/usr/share/fonts"):
+        if Path(folder).is_dir():
+            os.environ["QT_QPA_FONTDIR"] = folder
+            return
+
+
+class WindowSink(DisplaySink):
+    """An OpenCV window showing the LCD. ESC or the window's close button end the run.
+
+    The window is created with the first frame (its size follows the panel); ``scale`` defaults to 2
+    for panels up to :data:`SMALL_PANEL_WIDTH` pixels wide and 1 otherwise. Scaling is nearest
+    neighbour, so every LCD pixel stays a sharp block of exactly one colour.
+    """
+
+    name = "window"
+
+    def __init__(self, title: str = WINDOW_TITLE, scale: int | None = None):
+        super().__init__()
+        if not display_available():
+            raise DisplayError("no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset); "
+                               "use --lcd record:OUT.mp4 or --lcd none")
+        self.title = title
+        self.scale = scale
+        self._created = False
+
+    def _create(self, w: int, h: int) -> None:
+        _quiet_qt_fonts()
+        try:
+            # GUI_NORMAL: no toolbar/status bar in Qt builds, the window is just the panel.
+            cv2.namedWindow(self.title, cv2.WINDOW_AUTOSIZE | cv2.WINDOW_GUI_NORMAL)
+        except cv2.error as e:
+            raise DisplayError(f"OpenCV cannot open a window ({e.msg.strip() if hasattr(e, 'msg') else e}); "
+                               f"is opencv-python-headless installed instead of opencv-python? {LCD_HINT}") from None
+        self._created = True
+
+    def _show(self, rgb: np.ndarray) -> None:
+        h, w = rgb.shape[:2]
+        if not self._created:
+            self._create(w, h)
+        scale = self.scale or (2 if w <= SMALL_PANEL_WIDTH else 1)
+        bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+        if scale != 1:
+            bgr = cv2.resize(bgr, (w * scale, h * scale), interpolation=cv2.INTER_NEAREST)
+        cv2.imshow(self.title, bgr)
+        self.pump(1)
+        if self.closed:
+            raise WindowClosed("the LCD window was closed")
+
+    def pump(self, delay_ms: int = 1) -> None:
+        if not self._created or self.closed:
+            return
+        key = cv2.waitKey(max(1, int(delay_ms)))
+        if key & 0xFF == _ESC:
+            self.closed = True
+        else:
+            try:
+                visible = cv2.getWindowProperty(self.title, cv2.WND_PROP_VISIBLE)
+            except cv2.error:
+                visible = 0
+            if visible < 1:
+                self.closed = True
+        if self.closed:
+            self._destroy()
+
+    def _destroy(self) -> None:
+        if self._created:
+            try:
+                cv2.destroyWindow(self.title)
+                cv2.waitKey(1)
+            except cv2.error:
+                pass
+            self._created = False
+
+    def close(self) -> None:
+        self._destroy()
+        super().close()
+
+
+def open_sink(spec: str | None, *, on_notice: Notice = print) -> DisplaySink:
+    """The display sink for a ``--lcd`` value (see the module docstring for the forms).
+
+    Raises :class:`DisplayError` with what to pass instead when the choice cannot be honoured.
+    ``None``/``"auto"`` never raises for a missing display: it falls back to ``none`` with one notice.
+    """
+    text = (spec or "auto").strip()
+    low = text.lower()
+    if low == "auto":
+        if display_available():
+            try:
+                return WindowSink()
+            except DisplayError as e:
+                on_notice(f"maixemu: {e}; the LCD is not shown")
+                return NullSink()
+        on_notice("maixemu: no display found (DISPLAY is unset): the LCD is not shown; "
+                  "use --lcd record:OUT.mp4 to save it")
+        return NullSink()
+    if low == "window":
+        return WindowSink()
+    if low == "none":
+        return NullSink()
+    if low.startswith("record:"):
+        target = text[len("record:"):].strip()
+        if not target:
+            raise DisplayError(f"record: needs a path, e.g. record:out.mp4 or record:frames/; {LCD_HINT}")
+        path = Path(target).expanduser()
+        if path.suffix.lower() in VideoFileSink.FOURCC:
+            return VideoFileSink(path)
+        if path.exists() and not path.is_dir():
+            raise DisplayError(f"cannot record into {path}: it is a file but not .mp4/.avi; {LCD_HINT}")
+        return PngFolderSink(path)
+    raise DisplayError(f"unknown LCD output {spec!r}; {LCD_HINT}")
