@@ -1,0 +1,86 @@
+"""Which module a MaixPy ``import`` name gets, and how firmware code ends a script cleanly.
+
+The runner serves a script's imports from :data:`MAIXPY_MODULES` (MaixPy name → dotted path of the
+maixemu module) through the script's own ``__import__``; nothing is put into ``sys.modules`` under
+the MaixPy name, so CPython's ``time``, ``os``, ``sys`` and ``gc`` stay intact for every library.
+
+``os`` and ``sys`` are mapped on purpose: on the device ``import os`` *is* ``uos`` (device paths,
+``listdir("/") == ['flash', 'sd']``) and ``import sys`` has ``print_exception``; our ``usys`` forwards
+every other attribute to the real ``sys``. ``json`` and ``struct`` are left to CPython: the device's
+weak links point them at ``ujson``/``ustruct``, whose behaviour CPython's modules already cover.
+"""
+
+from __future__ import annotations
+
+_F = "maixemu.firmware."
+
+#: MaixPy import name -> maixemu module path (imported lazily by the runner).
+MAIXPY_MODULES: dict[str, str] = {
+    # helpers (this file's neighbours)
+    "time": _F + "utime",
+    "utime": _F + "utime",
+    "gc": _F + "mgc",
+    "Maix": _F + "Maix",
+    "fpioa_manager": _F + "fpioa_manager",
+    "board": _F + "board",
+    "machine": _F + "machine",
+    "uos": _F + "uos",
+    "os": _F + "uos",
+    "ujson": _F + "ujson",
+    "ustruct": _F + "ustruct",
+    "micropython": _F + "micropython",
+    "usys": _F + "usys",
+    "sys": _F + "usys",
+    # camera / LCD / image / KPU
+    "image": _F + "image",
+    "sensor": _F + "sensor",
+    "lcd": _F + "lcd",
+    "KPU": _F + "KPU",
+}
+
+#: MaixPy names that are also CPython standard modules: never install these in ``sys.modules``.
+SHADOWS_STDLIB: frozenset[str] = frozenset({"time", "gc", "os", "sys"})
+
+
+class ScriptReset(BaseException):
+    """The script asked the board to reboot (``machine.reset()``, ``Maix.freq.set`` with a change).
+
+    On the device the script simply stops and the board restarts; on the PC the run ends cleanly
+    (exit 0). A BaseException so a script's ``except Exception:`` does not swallow the reboot.
+    ``reason`` names the call that rebooted.
+    """
+
+    def __init__(self, reason: str = "machine.reset()"):
+        super().__init__(f"{reason}: the board reboots here, so the run ends")
+        self.reason = reason
+
+
+#: Exceptions raised by helper modules that mean "the script ended normally".
+CLEAN_END_EXCEPTIONS: tuple[type[BaseException], ...] = (ScriptReset,)
+
+
+def reset_state() -> None:
+    """Back to a freshly booted board: ticks from 0, RTC unset, pins/FPIOA/fm empty, notices again.
+
+    Call at the start of each run when several runs share one process (tests, ``maixemu.testing``).
+    Only modules already imported are reset; importing one later gives fresh state anyway.
+    """
+    import importlib
+    import sys
+
+    from . import notices
+
+    notices.reset()
+    for name in ("utime", "mgc", "Maix", "fpioa_manager", "board", "machine", "uos", "micropython"):
+        module = sys.modules.get(_F + name)
+        if module is None:
+            continue
+        hook = getattr(module, "_reset_state", None)
+        if hook is not None:
+            hook()
+    # Maix submodules keep their own state.
+    for sub in ("gpio", "fpioa", "utils", "freq"):
+        module = sys.modules.get(_F + "Maix." + sub)
+        if module is not None and hasattr(module, "_reset_state"):
+            module._reset_state()
+    importlib.invalidate_caches()
