@@ -1,0 +1,579 @@
+"""The MaixPy ``sensor`` module: the board camera, fed by a PC frame source (maixpy-api.md §3).
+
+A frame travels like on the board: the PC source (webcam, video, folder, still image, synthetic —
+``maixemu.host.camera``) plays the image sensor; :func:`fit_frame` scales it to the frame size the
+way the camera's scaler would (cover the frame, keep the aspect ratio, crop the middle, ``INTER_AREA``);
+mirror/flip happen "in the sensor" on the whole frame; the window is cut out of that frame; and the
+image module's ``_load_frame`` writes the RGB565 pixels and the AI buffer of the **one** main frame
+buffer, exactly as the DVP block writes both copies on the K210. Every ``snapshot()`` returns a new
+Python object over that memory, so an older snapshot changes when the next frame arrives.
+
+Device rules kept on purpose (scripts and teaching material depend on them):
+
+* ``set_windowing`` on the usual OV2640 boards keeps the **top-left** w×h corner and ignores the
+  offsets (sipeed/MaixPy-v1 issue #191). ``configure(windowing="centred")`` gives the GC0328
+  behaviour, which honours ``(x, y)`` and the centring of the ``(w, h)`` form.
+* ``sensor.width()/height()`` report the frame size, never the window.
+* Error types and texts are the firmware's (``TypeError("not found sensor")``, ``RuntimeError("Not
+  init!")``, ``OSError`` for OpenMV assertions, ``ValueError("Sensor control failed!")`` ...).
+
+Emulator choices:
+
+* Pacing: nothing sleeps. ``snapshot()`` returns as soon as the source has a frame (a webcam paces
+  itself; files and the synthetic pattern are as fast as the script). ``skip_frames(time=t)`` does not
+  wait ``t`` ms: it discards ``ceil(t / 33.3)`` frames (30 fps), at most :data:`SKIP_TIME_MAX_FRAMES`,
+  which is what a webcam needs to settle its exposure and keeps tests fast. ``skip_frames(n)`` discards
+  exactly ``n`` frames (a video or folder advances by ``n``).
+* Frame sizes are the firmware's ``resolution[]`` table (``omv/sensor.c``). Note HQQQVGA = 60×40 and
+  HQQVGA = 120×80 there, while OpenMV (and the comments in ``py_sensor.c``) say 80×40 / 160×80: the
+  table is what the board delivers.
+* ``set_special_effect(sensor.NEGATIVE)`` inverts the frames; brightness/contrast/saturation, gain,
+  exposure and white balance are accepted and remembered but do not change the pixels.
+
+Runner hooks (not MaixPy API): :func:`configure` (frame source factory, a frame hook called after
+every snapshot, windowing behaviour) and :func:`close`.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+from collections.abc import Callable
+from typing import Any
+
+import cv2
+import numpy as np
+
+from . import pixformat as _pf
+
+# ------------------------------------------------------------------------------------ constants
+RGB565 = _pf.RGB565
+GRAYSCALE = _pf.GRAYSCALE
+YUV422 = _pf.YUV422
+BAYER = _pf.BAYER
+JPEG = _pf.JPEG
+
+OV9650 = _pf.OV9650
+OV2640 = _pf.OV2640
+OV7725 = _pf.OV7725
+MT9V034 = _pf.MT9V034
+LEPTON = _pf.LEPTON
+
+NORMAL = 0
+NEGATIVE = 1
+
+# Frame sizes: the firmware's framesize_t values and its resolution[] table (omv/sensor.c).
+QQCIF, QCIF, CIF, QQSIF, QSIF, SIF = 1, 2, 3, 4, 5, 6
+QQQQVGA, QQQVGA, QQVGA, QVGA, VGA, HQQQVGA, HQQVGA, HQVGA = 7, 8, 9, 10, 11, 12, 13, 14
+B64X32, B64X64, B128X64, B128X128, B240X240 = 15, 16, 17, 18, 19
+LCD, QQVGA2, WVGA, WVGA2, SVGA, SXGA, UXGA = 20, 21, 22, 23, 24, 25, 26
+
+#: framesize constant -> (width, height), as the firmware's ``resolution[]`` table.
+RESOLUTION: dict[int, tuple[int, int]] = {
+    0: (0, 0),
+    QQCIF: (88, 72), QCIF: (176, 144), CIF: (352, 288),
+    QQSIF: (88, 60), QSIF: (176, 120), SIF: (352, 240),
+    QQQQVGA: (40, 30), QQQVGA: (80, 60), QQVGA: (160, 120), QVGA: (320, 240), VGA: (640, 480),
+    HQQQVGA: (60, 40), HQQVGA: (120, 80), HQVGA: (240, 160),
+    B64X32: (64, 32), B64X64: (64, 64), B128X64: (128, 64), B128X128: (128, 128), B240X240: (240, 240),
+    LCD: (128, 160), QQVGA2: (128, 160), WVGA: (720, 480), WVGA2: (752, 480),
+    SVGA: (800, 600), SXGA: (1280, 1024), UXGA: (1600, 1200),
+}
+
+#: Pixel formats ``set_pixformat`` accepts on the K210 (BAYER/JPEG are refused by the DVP driver).
+SUPPORTED_PIXFORMATS = (RGB565, YUV422, GRAYSCALE)
+
+#: ``skip_frames(time=t)`` discards ceil(t / FRAME_MS) frames, at most this many (see module doc).
+SKIP_TIME_MAX_FRAMES = 10
+FRAME_MS = 1000.0 / 30.0
+
+WINDOWING_MODES = ("ov2640", "centred")
+
+_FRAMERATES = (2, 8, 15, 25, 30, 60)
+_GAINCEILINGS = (2, 4, 8, 16, 32, 64, 128)
+
+_KEEP: Any = object()
+
+
+# ------------------------------------------------------------------------------------ frame shaping
+def fit_frame(rgb: np.ndarray, width: int, height: int) -> np.ndarray:
+    """Scale an RGB frame to ``width``×``height`` the way a camera delivers a frame size.
+
+    The source is scaled to *cover* the frame (aspect ratio kept) and the middle is kept — a 16:9
+    webcam frame loses its sides at QVGA, it is never squashed. ``cv2.INTER_AREA`` averages the pixels
+    a sensor's binning/scaler would. Frames already of the right size are returned as they are.
+    """
+    rgb = np.asarray(rgb)
+    if rgb.ndim == 2:
+        rgb = np.repeat(rgb[:, :, np.newaxis], 3, axis=2)
+    sh, sw = rgb.shape[:2]
+    if (sw, sh) == (width, height):
+        return rgb
+    if sw <= 0 or sh <= 0:
+        raise ValueError(f"the camera source delivered an empty frame ({sw}x{sh})")
+    scale = max(width / sw, height / sh)
+    cw = min(sw, max(1, round(width / scale)))
+    ch = min(sh, max(1, round(height / scale)))
+    x0, y0 = (sw - cw) // 2, (sh - ch) // 2
+    crop = rgb[y0 : y0 + ch, x0 : x0 + cw, :3]
+    return cv2.resize(np.ascontiguousarray(crop), (width, height), interpolation=cv2.INTER_AREA)
+
+
+# ------------------------------------------------------------------------------------ state
+def _default_source_factory():
+    """In-process use without the runner: the deterministic synthetic pattern (never a webcam)."""
+    from ..host.camera import SyntheticSource
+
+    return SyntheticSource()
+
+
+class _Sensor:
+    """Everything the firmware keeps about the camera (``sensor_t`` + the main frame buffer header)."""
+
+    def __init__(self) -> None:
+        self.found = False  # reset() probed a camera (the driver's function pointers exist)
+        self.size_set = False  # set_framesize() succeeded at least once
+        self.running = False  # DVP interrupts on: frames arrive
+        self.framesize = 0  # what width()/height() report
+        self.fb_size = (0, 0)  # the frame buffer's full frame size (kept across reset())
+        self.window: tuple[int, int, int, int] | None = None
+        self.pixformat = RGB565
+        self.hmirror = False
+        self.vflip = False
+        self.sde = NORMAL
+        self.have_frame = False
+        self.controls: dict[str, Any] = {
+            "contrast": 0, "brightness": 0, "saturation": 0, "gainceiling": 8, "colorbar": False,
+            "auto_gain": True, "gain_db": 0.0, "auto_exposure": True, "exposure_us": 10000,
+            "auto_whitebal": True, "rgb_gain_db": (0.0, 0.0, 0.0), "framerate": 30, "jb_quality": 95,
+            "lens_correction": False,
+        }
+        self.registers: dict[int, int] = {}
+
+
+_state = _Sensor()
+_source = None  # the open FrameSource
+_source_factory: Callable[[], Any] = _default_source_factory
+_frame_hook: Callable[[], None] | None = None
+_windowing = "ov2640"
+
+
+def configure(*, source_factory: Callable[[], Any] | None = _KEEP, frame_hook: Callable[[], None] | None = _KEEP,
+              windowing: str | None = _KEEP) -> None:
+    """Runner hook: plug a camera into a freshly powered board.
+
+    * ``source_factory()`` returns a ``maixemu.host.camera.FrameSource``; it is called at the first
+      ``sensor.reset()`` (so a script without camera never opens the webcam). ``None`` restores the
+      default, the synthetic pattern.
+    * ``frame_hook()`` is called once per ``snapshot()``, after the frame was captured and before the
+      image is returned (not for ``skip_frames``). It may raise to end the run (``--frames N``: raise
+      on the N+1-th call so the script gets exactly N frames). ``None`` removes it.
+    * ``windowing``: ``"ov2640"`` (default; top-left window, offsets ignored, as on the common boards)
+      or ``"centred"`` (GC0328 behaviour, offsets honoured). ``None`` restores the default.
+
+    Arguments left out keep their current value. Every call closes the open source and resets the
+    camera and the main frame buffer to power-on state.
+    """
+    global _source_factory, _frame_hook, _windowing
+    if source_factory is not _KEEP:
+        _source_factory = source_factory or _default_source_factory
+    if frame_hook is not _KEEP:
+        _frame_hook = frame_hook
+    if windowing is not _KEEP:
+        mode = (windowing or "ov2640").lower()
+        if mode in ("gc0328", "center", "centered"):
+            mode = "centred"
+        if mode not in WINDOWING_MODES:
+            raise ValueError(f"windowing must be one of {WINDOWING_MODES}, got {windowing!r}")
+        _windowing = mode
+    close()
+
+
+def close() -> None:
+    """Release the frame source and forget all camera state (end of a run, between tests)."""
+    global _source, _state
+    src, _source = _source, None
+    if src is not None:
+        src.close()
+    _state = _Sensor()
+    _image_module()._reset_main_frame()
+
+
+def _image_module():
+    from . import image
+
+    return image
+
+
+def _open_source():
+    global _source
+    if _source is None:
+        from ..host.camera import CameraError
+
+        try:
+            _source = _source_factory()
+        except CameraError as e:
+            raise OSError(f"Reset Failed ({e})") from None
+    return _source
+
+
+# ------------------------------------------------------------------------------------ capture
+def _read_frame() -> np.ndarray:
+    """One frame from the source, shaped like the sensor delivers it (size, mirror, effect, window)."""
+    from ..host.camera import CameraError
+
+    st = _state
+    try:
+        raw = _open_source().read()
+    except CameraError as e:
+        raise RuntimeError(f"Sensor timeout! ({e})") from None
+    w, h = st.fb_size
+    frame = fit_frame(raw, w, h)
+    if st.hmirror:
+        frame = frame[:, ::-1]
+    if st.vflip:
+        frame = frame[::-1]
+    if st.window is not None:
+        x, y, ww, wh = st.window
+        if _windowing == "ov2640":
+            x = y = 0  # the DVP only shrinks its capture size: the top-left corner (issue #191)
+        frame = frame[y : y + wh, x : x + ww]
+    if st.sde == NEGATIVE:
+        frame = 255 - frame
+    return frame
+
+
+def _load(frame: np.ndarray):
+    fb = _image_module()._main_frame()
+    fb._load_frame(frame, _state.pixformat, fill_ai=True)
+    _state.have_frame = True
+    return fb
+
+
+def _check_capture(timeout_msg: str) -> None:
+    st = _state
+    if not st.found:
+        raise TypeError("not found sensor")
+    if st.pixformat == JPEG:
+        raise OSError("Operation not supported on JPEG")
+    if not st.size_set:
+        raise RuntimeError("Not init!")
+    if not st.running:
+        raise RuntimeError(timeout_msg)
+
+
+# ------------------------------------------------------------------------------------ MaixPy API
+def reset(freq: int = 24000000, set_regs: bool = True, dual_buff: bool = False, choice: int = 0) -> None:
+    """Probe the camera (open the PC source), default registers, start capture if a size is set.
+
+    Keeps the frame buffer size and window of an earlier ``set_framesize`` (the firmware does), but
+    ``width()``/``height()`` read 0 again until the next ``set_framesize``. Mirror/flip are cleared.
+    """
+    _open_source()
+    st = _state
+    st.found = True
+    st.hmirror = st.vflip = False
+    st.sde = NORMAL
+    st.framesize = 0
+    st.pixformat = RGB565
+    if st.size_set:
+        st.running = True
+
+
+def binocular_reset(freq: int = 24000000) -> None:
+    """Dual-sensor boards: both sensors come from the one PC source."""
+    reset(freq)
+
+
+def deinit() -> None:
+    """Stop capture and free the frame buffers: snapshots fail until reset + set_framesize again."""
+    st = _state
+    st.running = False
+    st.size_set = False
+
+
+def shutdown(enable: bool) -> None:
+    """Select/power a sensor on dual-camera boards; one PC source serves both, so nothing changes."""
+
+
+def sleep(enable: bool) -> None:
+    """Sensor sleep mode: accepted, frames keep coming from the PC source."""
+
+
+def flush() -> None:
+    """Drop buffered frames: the PC sources hold none."""
+
+
+def set_pixformat(*args: int, set_regs: bool = True) -> bool:
+    """RGB565, YUV422 (delivered as RGB565) or GRAYSCALE; others: ``OSError("Pixel format is not supported!")``."""
+    if len(args) != 1:
+        raise ValueError("arg err")
+    fmt = _int(args[0])
+    if not _state.found or fmt not in SUPPORTED_PIXFORMATS:
+        raise OSError("Pixel format is not supported!")
+    _state.pixformat = fmt
+    return True
+
+
+def set_framesize(*args: int, set_regs: bool = True) -> None:
+    """Choose the frame size (resets any window); starts capture when ``reset()`` was done."""
+    if len(args) != 1:
+        raise ValueError("arg err")
+    size = _int(args[0])
+    st = _state
+    if not st.found or size not in RESOLUTION or size == 0:
+        raise OSError(errno.EIO, "EIO")
+    st.framesize = size
+    st.fb_size = RESOLUTION[size]
+    st.window = None
+    st.size_set = True
+    st.running = True
+
+
+def set_windowing(roi) -> bool:
+    """Capture a w×h window: ``(w, h)`` (centred) or ``(x, y, w, h)``; multiples of 8, at least 8×8.
+
+    Checks run against the frame size, in the firmware's order and with its messages. What is
+    captured afterwards depends on the board: top-left corner (OV2640, default) or at ``(x, y)``
+    (``configure(windowing="centred")``). ``snapshot()`` then returns w×h images.
+    """
+    items = _array(roi)
+    res_w, res_h = RESOLUTION.get(_state.framesize, (0, 0))
+    if len(items) == 4:
+        x, y, w, h = (_int(v) for v in items)
+    elif len(items) == 2:
+        w, h = (_int(v) for v in items)
+        x = res_w // 2 - w // 2
+        y = res_h // 2 - h // 2
+    else:
+        raise ValueError("The tuple/list must either be (x, y, w, h) or (w, h)")
+    if w < 8 or h < 8:
+        raise ValueError("The selected window is too small")
+    if x < 0 or x + w > res_w or y < 0 or y + h > res_h:
+        raise ValueError("The selected window is outside the bounds of the frame")
+    if w % 8 != 0 or h % 8 != 0:
+        raise ValueError("value must be multiple of 8")
+    _state.window = (x, y, w, h)
+    return True
+
+
+def set_hmirror(enable) -> None:
+    """Mirror left-right in the sensor (both the pixels and the AI buffer)."""
+    _control_or_fail()
+    _state.hmirror = bool(enable)
+
+
+def set_vflip(enable) -> None:
+    """Flip upside down in the sensor (both the pixels and the AI buffer)."""
+    _control_or_fail()
+    _state.vflip = bool(enable)
+
+
+def run(enable) -> bool:
+    """``run(1)`` starts/continues capture, ``run(0)`` stops it (snapshots then time out)."""
+    _state.running = bool(_int(enable))
+    return True
+
+
+def snapshot(update_jb: bool = True):
+    """Capture one frame into the main frame buffer and return a new image object over it.
+
+    Raises like the firmware: ``TypeError("not found sensor")`` before ``reset()``,
+    ``RuntimeError("Not init!")`` before ``set_framesize()``, ``OSError("Operation not supported on
+    JPEG")``, ``RuntimeError("Sensor timeout!")`` after ``run(0)`` (at once, no 300 ms wait).
+    """
+    _check_capture("Sensor timeout!")
+    fb = _load(_read_frame())
+    if _frame_hook is not None:
+        _frame_hook()
+    return fb._alias()
+
+
+def skip_frames(n: int | None = None, time: int | None = None) -> None:
+    """Discard frames so the exposure settles; see the module docstring for the pacing choice.
+
+    Before ``reset()``/``set_framesize()`` it does nothing (the firmware silently returns, too).
+    After ``run(0)``: ``RuntimeError("Sensor Timeout!!")``.
+    """
+    st = _state
+    if not st.found or not st.size_set:
+        return None
+    if not st.running:
+        raise RuntimeError("Sensor Timeout!!")
+    if n is None:
+        t = 300 if time is None else _int(time)
+        count = min(SKIP_TIME_MAX_FRAMES, math.ceil(t / FRAME_MS)) if t > 0 else 0
+    else:
+        count = _int(n)
+        if time is not None:
+            t = _int(time)
+            count = min(count, math.ceil(t / FRAME_MS)) if t > 0 else 0
+    frame = None
+    for _ in range(count):
+        frame = _read_frame()
+    if frame is not None:
+        _load(frame)
+    return None
+
+
+def width() -> int:
+    """Width of the current frame size (ignores the window; 0 before ``set_framesize``)."""
+    return RESOLUTION.get(_state.framesize, (0, 0))[0]
+
+
+def height() -> int:
+    """Height of the current frame size (ignores the window; 0 before ``set_framesize``)."""
+    return RESOLUTION.get(_state.framesize, (0, 0))[1]
+
+
+def get_fb():
+    """The main frame buffer as an image (the last frame), or ``None`` before the first frame."""
+    if not _state.have_frame:
+        return None
+    return _image_module()._main_frame()._alias()
+
+
+def get_id() -> int:
+    """The camera id: ``sensor.OV2640`` (GC0328's id in ``"centred"`` windowing mode); 0 before reset."""
+    if not _state.found:
+        return 0
+    return _pf.GC0328 if _windowing == "centred" else OV2640
+
+
+# --- image tuning: accepted and remembered; return values as on an OV2640 --------------------
+def _level_setter(name: str) -> Callable[[int], bool]:
+    def setter(level) -> bool:
+        level = _int(level)
+        if not _state.found or not -2 <= level <= 2:
+            return False
+        _state.controls[name] = level
+        return True
+
+    setter.__name__ = f"set_{name}"
+    setter.__doc__ = f"{name.capitalize()} level -2..+2 → True; out of range or no camera → False (pixels unchanged)."
+    return setter
+
+
+set_contrast = _level_setter("contrast")
+set_brightness = _level_setter("brightness")
+set_saturation = _level_setter("saturation")
+
+
+def set_gainceiling(gainceiling) -> bool:
+    """2, 4, 8, 16, 32, 64 or 128 (else ``ValueError("Invalid gainceiling")``)."""
+    g = _int(gainceiling)
+    if g not in _GAINCEILINGS:
+        raise ValueError("Invalid gainceiling")
+    if not _state.found:
+        return False
+    _state.controls["gainceiling"] = g
+    return True
+
+
+def set_colorbar(enable) -> bool:
+    """The sensor's colour-bar test mode: remembered (use ``--camera synthetic`` for a pattern)."""
+    if not _state.found:
+        return False
+    _state.controls["colorbar"] = bool(enable)
+    return True
+
+
+def set_auto_gain(enable, gain_db: float | None = None, gain_db_ceiling: float | None = None) -> None:
+    _control_or_fail()
+    _state.controls["auto_gain"] = bool(_int(enable))
+    if gain_db is not None:
+        _state.controls["gain_db"] = float(gain_db)
+
+
+def get_gain_db() -> float:
+    _control_or_fail()
+    return float(_state.controls["gain_db"])
+
+
+def set_auto_exposure(enable, exposure_us: int | None = None) -> None:
+    _control_or_fail()
+    _state.controls["auto_exposure"] = bool(_int(enable))
+    if exposure_us is not None:
+        _state.controls["exposure_us"] = _int(exposure_us)
+
+
+def get_exposure_us() -> int:
+    _control_or_fail()
+    return int(_state.controls["exposure_us"])
+
+
+def set_auto_whitebal(enable, rgb_gain_db=None) -> None:
+    _control_or_fail()
+    _state.controls["auto_whitebal"] = bool(_int(enable))
+    if rgb_gain_db is not None:
+        r, g, b = (float(v) for v in _array(rgb_gain_db, 3))
+        _state.controls["rgb_gain_db"] = (r, g, b)
+
+
+def get_rgb_gain_db() -> tuple[float, float, float]:
+    _control_or_fail()
+    return tuple(_state.controls["rgb_gain_db"])
+
+
+def set_framerate(rate) -> None:
+    """2, 8, 15, 25, 30 or 60 (else ``ValueError("Invalid framerate")``); pacing is not emulated."""
+    r = _int(rate)
+    if r not in _FRAMERATES:
+        raise ValueError("Invalid framerate")
+    if not _state.found:
+        raise ValueError("Fail")
+    _state.controls["framerate"] = r
+
+
+def set_special_effect(sde) -> bool:
+    """``sensor.NORMAL`` or ``sensor.NEGATIVE`` (inverts the frames) → True; others → False."""
+    value = _int(sde)
+    if not _state.found or value not in (NORMAL, NEGATIVE):
+        return False
+    _state.sde = value
+    return True
+
+
+def set_lens_correction(enable, radi, coef) -> bool:
+    if not _state.found:
+        return False
+    _state.controls["lens_correction"] = (bool(enable), _int(radi), _int(coef))
+    return True
+
+
+def set_jb_quality(quality) -> None:
+    """JPEG quality of the IDE preview buffer; must be an int (``ValueError("must be int")``)."""
+    if isinstance(quality, bool) or not isinstance(quality, (int, np.integer)):
+        raise ValueError("must be int")
+    _state.controls["jb_quality"] = int(quality)
+
+
+def __write_reg(addr, val) -> None:
+    """Raw register write: remembered so ``__read_reg`` returns it; the PC camera is not affected."""
+    _state.registers[_int(addr)] = _int(val) & 0xFF
+
+
+def __read_reg(addr) -> int:
+    return _state.registers.get(_int(addr), 0)
+
+
+
+# ------------------------------------------------------------------------------------ helpers
+def _control_or_fail() -> None:
+    if not _state.found:
+        raise ValueError("Sensor control failed!")
+
+
+def _int(v) -> int:
+    """MicroPython's ``mp_obj_get_int``: ints and bools, not floats or strings."""
+    if isinstance(v, (bool, int, np.integer)):
+        return int(v)
+    raise TypeError(f"can't convert {type(v).__name__} to int")
+
+
+def _array(v, n: int | None = None) -> list:
+    if not isinstance(v, (tuple, list)):
+        raise TypeError(f"object '{type(v).__name__}' isn't a tuple or list")
+    if n is not None and len(v) != n:
+        raise ValueError(f"requested length {n} but object has length {len(v)}")
+    return list(v)
