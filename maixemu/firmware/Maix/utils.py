@@ -1,0 +1,57 @@
+"""``Maix.utils``: the MicroPython heap size setting, free C-heap bytes, raw flash reads.
+
+``gc_heap_size(size)`` only stores the setting (the firmware writes it to its config file and it
+takes effect after a reboot — scripts follow it with ``machine.reset()``). ``heap_free()`` reports
+4640 KB like the ``demo_view_mem.py`` sample on a board. ``flash_read`` reads the flash contents
+the runner mapped (``--flash ADDR=FILE``, ``.kfpkg`` images); unmapped flash reads as erased
+(0xFF), like blank flash.
+"""
+
+from __future__ import annotations
+
+DEFAULT_GC_HEAP_SIZE = 0x80000  # 512 KB
+HEAP_FREE = 4640 * 1024  # bytes free in the C heap of a board running a typical script
+
+_gc_heap_size = DEFAULT_GC_HEAP_SIZE
+
+
+def _reset_state() -> None:
+    global _gc_heap_size
+    _gc_heap_size = DEFAULT_GC_HEAP_SIZE
+
+
+def gc_heap_size(size: int | None = None) -> int | None:
+    """Get the configured MicroPython heap size, or set it (applies after a reboot; returns None)."""
+    global _gc_heap_size
+    if size is None:
+        return _gc_heap_size
+    _gc_heap_size = int(size)
+    return None
+
+
+def heap_free() -> int:
+    """Free bytes in the system (C) heap."""
+    return HEAP_FREE
+
+
+def flash_read(addr: int, length: int) -> bytes:
+    """``length`` bytes of SPI flash from ``addr``: mapped files where mapped, 0xFF elsewhere."""
+    from ...host import storage
+
+    start, size = int(addr), int(length)
+    if size < 0:
+        raise MemoryError("memory allocation failed")
+    data = bytearray(b"\xff" * size)
+    for base, path in storage.current().flash_map.items():
+        try:
+            file_size = path.stat().st_size
+        except OSError:
+            continue
+        lo, hi = max(start, base), min(start + size, base + file_size)
+        if lo >= hi:
+            continue
+        with open(path, "rb") as handle:
+            handle.seek(lo - base)
+            chunk = handle.read(hi - lo)
+        data[lo - start : lo - start + len(chunk)] = chunk
+    return bytes(data)
