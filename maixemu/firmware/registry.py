@@ -51,7 +51,7 @@ class ScriptReset(BaseException):
     """
 
     def __init__(self, reason: str = "machine.reset()"):
-        super().__init__(f"{reason}: the board reboots here, so the run ends")
+        super().__init__(f"{reason} rebooted the board")
         self.reason = reason
 
 
