@@ -1,0 +1,337 @@
+"""Every KPU configuration the real models do not cover, against the direct-loop reference.
+
+Each case writes a small V3 file with ``maixemu.kmodel.build``, loads it with the real loader,
+and compares the emulator's bytes with ``tests/kpu_reference.py`` (a plain-Python transcription
+of docs/kpu-hardware.md with its own 2 MiB KPU RAM). Parameters are calibrated so outputs spread
+over many values (asserted), so a case cannot pass by saturating everything to 0 or 255.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+import kpu_reference as ref
+from maixemu.kmodel import load_kmodel
+from maixemu.kmodel import kpu as K
+from maixemu.kmodel.build import Activation, ConvSpec, V3Builder
+
+
+def _calibrate(spec: ConvSpec, x: np.ndarray, rng, spread: int = 200, weight_bytes: int = 1) -> ConvSpec:
+    """Pick batch-norm mul/shift/add so that the activation input spans the table's active range."""
+    regs = K.decode_registers(spec.registers(weight_bytes))
+    conv = K.KpuConv.prepare(regs, spec.weights.reshape(-1).astype(np.int64), np.zeros(spec.out_channels, np.uint64),
+                             Activation.relu().encode(), fast=False)
+    acc = conv.accumulate_reference(x)
+    oc = spec.out_channels
+    muls, adds, shifts = [], [], []
+    for o in range(oc):
+        a = acc[o].astype(np.int64)
+        lo, hi = int(np.percentile(a, 5)), int(np.percentile(a, 95))
+        width = max(hi - lo, 1)
+        shift = int(rng.integers(8, 16))
+        # bn ≈ (acc - lo) * spread*1024 / width  → out ≈ 0..spread through the ReLU table
+        mul = max(1, min((1 << 23) - 1, round(spread * 1024 * (1 << shift) / width)))
+        if mul >= (1 << 23) - 1:
+            shift = 0
+            mul = max(1, min((1 << 23) - 1, round(spread * 1024 / width)))
+        add = -((lo * mul) >> shift) - int(rng.integers(0, 20000))
+        add = max(-(1 << 31), min((1 << 31) - 1, add))
+        muls.append(mul)
+        adds.append(add)
+        shifts.append(shift)
+    spec.bn_mul, spec.bn_add, spec.bn_shift = muls, adds, shifts
+    return spec
+
+
+def _run_reference(spec_list: list[ConvSpec], x: np.ndarray, ram: bytearray | None = None, weight_bytes: int = 1):
+    ram = ram if ram is not None else bytearray(2 * 1024 * 1024)
+    first = spec_list[0]
+    ref.upload(ram, first.src_row * 64, x.tolist())
+    outs = []
+    for spec in spec_list:
+        regs = spec.registers(weight_bytes)
+        wfmt = "<u1" if weight_bytes == 1 else "<u2"
+        from maixemu.kmodel.build import encode_batchnorm
+
+        bn = encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift)
+        out = ref.conv_layer(ram, regs, spec.weights.astype(wfmt).tobytes(), bn, spec.activation.encode(), weight_bytes)
+        outs.append(np.array(out, dtype=np.uint8))
+    return outs, ram
+
+
+def _model_from(specs: list[ConvSpec], weight_bytes: int = 1):
+    last = specs[-1]
+    n = int(np.prod(last.out_shape))
+    last.main_out = 0
+    b = V3Builder(main_mem_usage=max(n, 8), eight_bit=weight_bytes == 1)
+    for s in specs:
+        b.add_conv(s)
+    b.add_output(0, n)
+    return load_kmodel(b.build())
+
+
+def _weights(rng, oc, ic, k, dw, hi=256):
+    return rng.integers(0, hi, size=(oc, 1 if dw else ic, k, k)).astype(np.uint16 if hi > 256 else np.uint8)
+
+
+def _check(specs, x, weight_bytes=1, min_distinct=8):
+    model = _model_from(specs, weight_bytes)
+    steps = list(model.trace(x))
+    expected, _ = _run_reference(specs, x, weight_bytes=weight_bytes)
+    for i, (step, exp) in enumerate(zip(steps, expected)):
+        assert step.output.shape == exp.shape
+        diff = int((step.output != exp).sum())
+        assert diff == 0, f"layer {i}: {diff} of {exp.size} bytes differ"
+        conv = model.steps[i].conv
+        # the exact int64 path of the engine agrees too
+        inp = x if i == 0 else expected[i - 1]
+        np.testing.assert_array_equal(conv.run_reference(inp), exp)
+    assert len(np.unique(expected[-1])) >= min_distinct, "calibration failed: the case would not test much"
+    out = model.run(x)[0]
+    np.testing.assert_array_equal(out, expected[-1])
+    return model
+
+
+@pytest.mark.parametrize("pool_type", range(10))
+def test_every_pool_type(pool_type):
+    rng = np.random.default_rng(100 + pool_type)
+    x = rng.integers(0, 256, size=(3, 12, 16), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(3, 12, 16), out_channels=5, weights=_weights(rng, 5, 3, 3, False), kernel=3,
+                    pool_type=pool_type, arg_x=-120 << 15, shr_x=15, src_row=10, dst_row=200)
+    _check([_calibrate(spec, x, rng)], x)
+
+
+@pytest.mark.parametrize("width", [8, 16, 20, 32, 40, 70])
+@pytest.mark.parametrize("kernel", [1, 3])
+def test_depthwise_widths(width, kernel):
+    rng = np.random.default_rng(width * 10 + kernel)
+    x = rng.integers(0, 256, size=(5, 6, width), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(5, 6, width), out_channels=5, weights=_weights(rng, 5, 5, kernel, True), kernel=kernel,
+                    depthwise=True, arg_x=-100 << 15, shr_x=15, pad_value=int(rng.integers(0, 256)), src_row=0, dst_row=300)
+    _check([_calibrate(spec, x, rng)], x)
+
+
+@pytest.mark.parametrize("width", [12, 32, 33, 64, 100])
+def test_pointwise_widths_and_layouts(width):
+    rng = np.random.default_rng(width)
+    x = rng.integers(0, 256, size=(6, 5, width), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(6, 5, width), out_channels=7, weights=_weights(rng, 7, 6, 1, False), kernel=1,
+                    arg_x=-128 << 15, shr_x=15, src_row=1000, dst_row=2000)
+    _check([_calibrate(spec, x, rng)], x)
+
+
+def test_offsets_pad_value_and_arg_add():
+    """yolo-style quantisation: non-zero pad_value, arg_w with shr_w, arg_add counted once per input channel."""
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 256, size=(4, 9, 18), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(4, 9, 18), out_channels=6, weights=_weights(rng, 6, 4, 3, False), kernel=3,
+                    pad_value=37, arg_x=-134 << 15, shr_x=15, arg_w=-(23 << 15) - 12345, shr_w=15, arg_add=3887,
+                    src_row=50, dst_row=400)
+    _check([_calibrate(spec, x, rng)], x)
+
+
+def test_arg_x_not_a_multiple_takes_the_exact_path():
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 256, size=(3, 8, 8), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(3, 8, 8), out_channels=4, weights=_weights(rng, 4, 3, 3, False), kernel=3,
+                    arg_x=-(120 << 15) + 777, shr_x=15, arg_w=-5000, shr_w=3, arg_add=-99, src_row=0, dst_row=64)
+    model = _check([_calibrate(spec, x, rng)], x)
+    assert not model.steps[0].conv.fast
+
+
+def test_negative_batchnorm_mul_and_large_shifts():
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 256, size=(3, 10, 10), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(3, 10, 10), out_channels=4, weights=_weights(rng, 4, 3, 3, False), kernel=3,
+                    pool_type=1, arg_x=-128 << 15, shr_x=15, src_row=0, dst_row=64)
+    spec = _calibrate(spec, x, rng)
+    spec.bn_mul = [-m for m in spec.bn_mul[:2]] + list(spec.bn_mul[2:])
+    spec.bn_add = [-a + 200 * 1024 for a in spec.bn_add[:2]] + list(spec.bn_add[2:])
+    _check([spec], x)
+
+
+def _leaky(rng) -> Activation:
+    """A 16-segment table like the V3 leaky ReLU: stepped biases, some segments non-monotone."""
+    xs = sorted(int(v) for v in rng.integers(-300_000, 300_000, size=15))
+    xs = [-(1 << 35)] + xs
+    ym = [int(v) for v in rng.integers(50, 900, size=16)]
+    ym[3] = -int(rng.integers(1, 500))  # a negative slope (simulation rounding quirk applies)
+    sh = [int(v) for v in rng.integers(18, 22, size=16)]
+    bias = [int(v) for v in rng.integers(0, 120, size=16)]
+    return Activation(xs, ym, sh, bias)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_activation_segments(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 256, size=(3, 8, 12), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(3, 8, 12), out_channels=4, weights=_weights(rng, 4, 3, 3, False), kernel=3,
+                    pool_type=[0, 1, 9][seed - 1], arg_x=-128 << 15, shr_x=15, src_row=0, dst_row=64)
+    spec = _calibrate(spec, x, rng, spread=300)
+    spec.activation = _leaky(rng)
+    _check([spec], x)
+
+
+def test_activation_ties_round_half_to_even():
+    """bn values that land exactly on .5 after the shift: half-to-even, as nncase's simulation."""
+    act = K.decode_activation(Activation.relu().encode())
+    bn = np.array([512, 1536, 2560, 513, 1535, 0, 1], dtype=np.int64)
+    got = K.activate(bn, act)
+    want = [ref.activation(int(v), Activation.relu().encode()) for v in bn]
+    assert got.tolist() == want == [0, 2, 2, 1, 1, 0, 0]
+
+
+def test_sixteen_bit_weights():
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 256, size=(2, 6, 6), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(2, 6, 6), out_channels=3, weights=_weights(rng, 3, 2, 3, False, hi=65536), kernel=3,
+                    arg_x=-(30000 << 4), shr_x=4, src_row=0, dst_row=64)
+    _check([_calibrate(spec, x, rng, weight_bytes=2)], x, weight_bytes=2)
+
+
+def test_weight_load_tiling_does_not_change_results():
+    rng = np.random.default_rng(12)
+    x = rng.integers(0, 256, size=(4, 6, 6), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(4, 6, 6), out_channels=9, weights=_weights(rng, 9, 4, 1, False), kernel=1,
+                    arg_x=-128 << 15, shr_x=15, src_row=0, dst_row=64, o_ch_num_coef=4)
+    _check([_calibrate(spec, x, rng)], x)
+
+
+def test_large_sums_are_chunked_exactly():
+    """512 input channels × 3×3 with extreme weights: |G| bound beyond 2**24 forces K chunks."""
+    rng = np.random.default_rng(13)
+    x = rng.integers(0, 256, size=(512, 4, 4), dtype=np.uint8)
+    w = np.where(rng.random((2, 512, 3, 3)) < 0.5, 0, 255).astype(np.uint8)
+    spec = ConvSpec(in_shape=(512, 4, 4), out_channels=2, weights=w, kernel=3, arg_x=0, shr_x=0, src_row=0, dst_row=20000)
+    spec = _calibrate(spec, x, rng)
+    model = _check([spec], x, min_distinct=4)
+    conv = model.steps[0].conv
+    assert conv.fast and (len(conv._gemm_chunks) > 1 or conv._gemm_dtype == np.float64)
+
+
+def test_chain_with_aliasing_and_persistence():
+    """conv2 overwrites part of conv1's output; conv3 reads the mixture from the arena; memories persist."""
+    rng = np.random.default_rng(14)
+    x1 = rng.integers(0, 256, size=(2, 8, 8), dtype=np.uint8)
+    s1 = ConvSpec(in_shape=(2, 8, 8), out_channels=2, weights=_weights(rng, 2, 2, 3, False), kernel=3,
+                  arg_x=-128 << 15, shr_x=15, src_row=0, dst_row=100)
+    s1 = _calibrate(s1, x1, rng)
+    y1 = _run_reference([s1], x1)[0][0]
+    s2 = ConvSpec(in_shape=(2, 8, 8), out_channels=1, weights=_weights(rng, 1, 2, 1, False), kernel=1,
+                  arg_x=-128 << 15, shr_x=15, src_row=100, dst_row=104)
+    s2 = _calibrate(s2, y1, rng)
+    ram = bytearray(2 * 1024 * 1024)
+    ref.upload(ram, 0, x1.tolist())
+    ref.conv_layer(ram, s1.registers(), s1.weights.tobytes(), _bn(s1), s1.activation.encode())
+    ref.conv_layer(ram, s2.registers(), s2.weights.tobytes(), _bn(s2), s2.activation.encode())
+    mixed = np.array(ref.download(ram, 100 * 64, 2, 8, 8), dtype=np.uint8)
+    s3 = ConvSpec(in_shape=(2, 8, 8), out_channels=3, weights=_weights(rng, 3, 2, 3, False), kernel=3,
+                  arg_x=-128 << 15, shr_x=15, src_row=100, dst_row=300, main_out=0)
+    s3 = _calibrate(s3, mixed, rng)
+    b = V3Builder(main_mem_usage=3 * 64)
+    for s in (s1, s2, s3):
+        b.add_conv(s)
+    b.add_output(0, 3 * 64)
+    model = load_kmodel(b.build())
+    assert 2 in model._plan.materialize and 1 in model._plan.materialize
+    ram = bytearray(2 * 1024 * 1024)
+    for run in range(2):
+        x = rng.integers(0, 256, size=(2, 8, 8), dtype=np.uint8)
+        exp, ram = _run_reference([s1, s2, s3], x, ram)
+        got = model.run(x)[0]
+        np.testing.assert_array_equal(got, exp[-1], err_msg=f"run {run}")
+    # a partial run (kpu.set_layers) then a full run still match the device
+    x = rng.integers(0, 256, size=(2, 8, 8), dtype=np.uint8)
+    steps = list(model.trace(x, limit=1))
+    exp, ram = _run_reference([s1], x, ram)
+    np.testing.assert_array_equal(steps[-1].output, exp[0])
+    x = rng.integers(0, 256, size=(2, 8, 8), dtype=np.uint8)
+    exp, ram = _run_reference([s1, s2, s3], x, ram)
+    np.testing.assert_array_equal(model.run(x)[0], exp[-1])
+
+
+def _bn(spec):
+    from maixemu.kmodel.build import encode_batchnorm
+
+    return encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift)
+
+
+def test_fully_connected_on_the_kpu_through_padding():
+    """mnist-style tail: QUANTIZE → ADD_PADDING (4×4 layout, stale pixels kept) → 1×1 conv → REMOVE_PADDING."""
+    rng = np.random.default_rng(15)
+    c_in, c_out = 6, 5
+    w = _weights(rng, c_out, c_in, 1, False)
+    spec = ConvSpec(in_shape=(c_in, 4, 4), out_channels=c_out, weights=w, kernel=1, arg_x=-128 << 15, shr_x=15,
+                    src_row=500, dst_row=600, main_out=64)
+    probe = rng.integers(0, 256, size=(c_in, 4, 4), dtype=np.uint8)
+    spec = _calibrate(spec, probe, rng)
+    b = V3Builder(main_mem_usage=256)
+    # input enters as floats through FULLY_CONNECTED (identity) then QUANTIZE
+    b.add_fully_connected(0, 32 * 4 // 4 * 0 + 128, np.eye(c_in, dtype=np.float32), np.zeros(c_in, np.float32))
+    b.add_quantize(128, 160, c_in, 1.0, 0.0)
+    b.add_padding(160, 500, c_in)
+    b.add_conv(spec)
+    b.remove_padding(64, 200, c_out)
+    b.add_output(200, c_out)
+    model = load_kmodel(b.build())
+    vals = rng.integers(0, 256, size=c_in).astype(np.float32)
+    ram = bytearray(2 * 1024 * 1024)
+    got = model.run(vals)[0]
+    # reference: ADD_PADDING writes pixel (0,0) of each channel into zeroed KPU RAM
+    for c in range(c_in):
+        ram[500 * 64 + (c // 4) * 256 + (c % 4) * 16] = int(vals[c])
+    out = ref.conv_layer(ram, spec.registers(), w.tobytes(), _bn(spec), spec.activation.encode())
+    np.testing.assert_array_equal(got, [out[c][0][0] for c in range(c_out)])
+
+
+def test_batches_on_kpuconv_directly():
+    rng = np.random.default_rng(16)
+    x = rng.integers(0, 256, size=(3, 2, 8, 8), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(2, 8, 8), out_channels=3, weights=_weights(rng, 3, 2, 3, False), kernel=3,
+                    pool_type=1, arg_x=-128 << 15, shr_x=15, src_row=0, dst_row=64)
+    spec = _calibrate(spec, x[0], rng)
+    conv = K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                             np.frombuffer(_bn(spec), "<u8"), spec.activation.encode())
+    got = conv.run(x)
+    assert got.shape == (3, 3, 4, 4)
+    for n in range(3):
+        np.testing.assert_array_equal(got[n], _run_reference([spec], x[n])[0][0])
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 5), (3, 4, 16), (5, 2, 17), (3, 3, 32), (2, 2, 33), (2, 3, 130)])
+def test_kpu_ram_layout_matches_the_document(shape):
+    rng = np.random.default_rng(sum(shape))
+    chw = rng.integers(0, 256, size=shape, dtype=np.uint8)
+    ram = K.KpuRam()
+    ram.upload(640, chw)
+    mirror = bytearray(2 * 1024 * 1024)
+    ref.upload(mirror, 640, chw.tolist())
+    assert bytes(ram.arena) == bytes(mirror)
+    np.testing.assert_array_equal(ram.download(640, shape), chw)
+    assert K.kpu_bytes(*shape) >= int(K.layout_indices(640, shape).max()) + 1 - 640
+
+
+def test_register_sign_extension_and_rejections():
+    spec = ConvSpec(in_shape=(1, 8, 8), out_channels=1, weights=np.zeros((1, 1, 3, 3), np.uint8), arg_x=-(1 << 23),
+                    arg_w=(1 << 23) - 1, arg_add=-(1 << 39), shr_x=15, shr_w=3)
+    words = spec.registers()
+    regs = K.decode_registers(words)
+    assert (regs.arg_x, regs.arg_w, regs.arg_add) == (-(1 << 23), (1 << 23) - 1, -(1 << 39))
+    garbage = list(words)
+    garbage[10] |= 0xFFFF << 40  # reserved bits above arg_add are masked
+    assert K.decode_registers(garbage).arg_add == -(1 << 39)
+    from maixemu.kmodel.errors import KmodelUnsupportedError
+
+    for word, bit, name in [(0, 2, "full_add"), (4, 3, "pad_type"), (4, 8, "first_stride"), (4, 9, "bypass_conv")]:
+        bad = list(words)
+        bad[word] |= 1 << bit
+        with pytest.raises(KmodelUnsupportedError, match=name):
+            K.decode_registers(bad)
+    act = Activation.relu().encode()
+    words18 = list(struct.unpack("<18Q", act))
+    words18[10] |= 0xC << 60  # garbage in reserved bits 60-63 of a segment
+    table = K.decode_activation(struct.pack("<18Q", *words18))
+    assert int(table.x_start[10]) == 0 and int(table.y_mul[10]) == 1024
