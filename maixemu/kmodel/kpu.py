@@ -670,9 +670,13 @@ class KpuConv:
         *,
         weight_bytes: int = 1,
         fast: bool = True,
+        lut_max_entries: int | None = None,
     ) -> "KpuConv":
         self = cls()
         self.regs = regs
+        # callers that accept more memory for speed (V4 layers with wide batch-norm ranges) may
+        # raise the activation-table limit; the default keeps LUT_MAX_ENTRIES
+        self._lut_max_entries = LUT_MAX_ENTRIES if lut_max_entries is None else int(lut_max_entries)
         ic, ih, iw = regs.in_shape
         oc = regs.out_channels
         k = regs.kernel_size
@@ -784,7 +788,7 @@ class KpuConv:
                 else:
                     a = mid + 1
             hi = max(a, lo)
-        if hi - lo + 1 > LUT_MAX_ENTRIES:
+        if hi - lo + 1 > self._lut_max_entries:
             raise _NoFastPath(f"activation table would need {hi - lo + 1} entries")
         lut = activation_lut(act, lo, hi).astype(np.float32) - np.float32(128)
         # per-channel affine map G -> bn - lo, exactness check

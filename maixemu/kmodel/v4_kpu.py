@@ -24,6 +24,12 @@ from .v4_nodes import DecodeContext, Node
 F32 = np.float32
 _CENTER = F32(128)
 
+#: Activation lookup-table limit for V4 layers. nncase v0.2 quantises layer inputs with wider
+#: batch-norm ranges than v0.1 (yolo_20class V4: 5.7M and 8.3M possible values in two layers),
+#: which the engine's default limit sends to the slow exact int64 path (60 ms for one layer).
+#: A table of up to 16M float32 entries (64 MB) keeps them on the exact fast path.
+V4_LUT_MAX_ENTRIES = 1 << 24
+
 
 def kpu_map_bytes(shape_nchw) -> int:
     """Bytes a dense ``[N,C,H,W]`` map takes in KPU RAM with the row layout (all batches)."""
@@ -132,7 +138,7 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     act = r.bytes(144, "activation")
     r.skip(regs.para_start_addr, "para_start_addr (skip before weights)")
     weights = r.array(np.uint8, regs.weight_count, "weights")
-    conv = kpu_engine.KpuConv.prepare(regs, weights, bn_words, act, weight_bytes=1)
+    conv = kpu_engine.KpuConv.prepare(regs, weights, bn_words, act, weight_bytes=1, lut_max_entries=V4_LUT_MAX_ENTRIES)
 
     ic, ih, iw = regs.in_shape
     oc, oh, ow = regs.out_shape
