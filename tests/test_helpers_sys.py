@@ -145,3 +145,14 @@ def test_ujson_ustruct_micropython():
     seen = []
     micropython.schedule(seen.append, 5)
     assert seen == [5]
+
+
+def test_boot_globals_are_the_helper_objects():
+    from maixemu.firmware import board, fpioa_manager, utime, uos
+    from maixemu.firmware.Maix import GPIO
+
+    values = registry.boot_globals()
+    assert set(values) == {"os", "sys", "time", "gc", "machine", "board_info", "fm", "FPIOA", "GPIO"}
+    assert values["sys"] is usys and values["os"] is uos and values["time"] is utime
+    assert values["board_info"] is board.board_info and values["fm"] is fpioa_manager.fm
+    assert values["GPIO"] is GPIO

@@ -12,6 +12,8 @@ weak links point them at ``ujson``/``ustruct``, whose behaviour CPython's module
 
 from __future__ import annotations
 
+from typing import Any
+
 _F = "maixemu.firmware."
 
 #: MaixPy import name -> maixemu module path (imported lazily by the runner).
@@ -38,8 +40,35 @@ MAIXPY_MODULES: dict[str, str] = {
     "KPU": _F + "KPU",
 }
 
+#: Names the firmware's frozen ``_boot.py`` leaves in the globals ``main.py`` runs in, so scripts use
+#: them without importing (``hello_wrold.py`` calls ``sys.implementation`` with no ``import sys``).
+#: Value: ``"module"`` or ``"module:attribute"`` in MaixPy import names.
+BOOT_GLOBALS: dict[str, str] = {
+    "os": "os",
+    "sys": "sys",
+    "time": "time",
+    "gc": "gc",
+    "machine": "machine",
+    "board_info": "board:board_info",
+    "fm": "fpioa_manager:fm",
+    "FPIOA": "Maix:FPIOA",
+    "GPIO": "Maix:GPIO",
+}
+
 #: MaixPy names that are also CPython standard modules: never install these in ``sys.modules``.
 SHADOWS_STDLIB: frozenset[str] = frozenset({"time", "gc", "os", "sys"})
+
+
+def boot_globals() -> dict[str, Any]:
+    """The objects of :data:`BOOT_GLOBALS`, for the runner to put into a script's globals."""
+    import importlib
+
+    values: dict[str, Any] = {}
+    for name, spec in BOOT_GLOBALS.items():
+        module_name, _, attribute = spec.partition(":")
+        module = importlib.import_module(MAIXPY_MODULES[module_name])
+        values[name] = getattr(module, attribute) if attribute else module
+    return values
 
 
 class ScriptReset(BaseException):
