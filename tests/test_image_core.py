@@ -258,3 +258,93 @@ def test_not_emulated_methods_raise_with_name():
     img = image.Image(size=(4, 4))
     with pytest.raises(NotImplementedError, match="image.Image.find_apriltags"):
         img.find_apriltags()
+
+
+# ---------------------------------------------------------------- K210 additions
+def test_get_affine_transform_matches_similarity_least_squares():
+    src = [(0, 0), (240, 0), (240, 240)]
+    dst = [(60, 60), (240, 0), (220, 200)]
+    m = image.get_affine_transform(src, dst)
+    assert len(m) == 9 and m[6:] == (0.0, 0.0, 1.0)
+    # Umeyama similarity mapping dst -> src, computed independently in float64
+    P = np.array(dst, float)
+    Q = np.array(src, float)
+    mp, mq = P.mean(0), Q.mean(0)
+    cov = (Q - mq).T @ (P - mp) / len(P)
+    U, S, Vt = np.linalg.svd(cov)
+    d = np.sign(np.linalg.det(U @ Vt))
+    D = np.diag([1, d])
+    R = U @ D @ Vt
+    c = (S * np.diag(D)).sum() / ((P - mp) ** 2).sum(1).mean()
+    t = mq - c * R @ mp
+    expect = [c * R[0, 0], c * R[0, 1], t[0], c * R[1, 0], c * R[1, 1], t[1]]
+    assert np.allclose(m[:6], expect, atol=1e-3)
+    with pytest.raises(OSError, match="Need input"):
+        image.get_affine_transform(tuple(src), dst)
+
+
+def test_warp_affine_ai_identity_and_shift():
+    rgb = _frame(6, 8, seed=11)
+    src = image.Image._from_rgb888(rgb)
+    src.pix_to_ai()
+    dst = image.Image(size=(8, 6))
+    dst.pix_to_ai()
+    image.warp_affine_ai(src, dst, (1, 0, 0, 0, 1, 0, 0, 0, 1))
+    a, b = src._ai_array(), dst._ai_array()
+    assert np.array_equal(b, a)  # weights (256,0) -> exact copy, last row/col included
+    image.warp_affine_ai(src, dst, (1, 0, 2.5, 0, 1, 0, 0, 0, 1))
+    b = dst._ai_array()
+    # x = 2.5 + j: fraction 128 -> ((128*c00 + 128*c10) * 256) >> 16
+    for j in range(0, 5):
+        for i in range(6):
+            for k in range(3):
+                c00 = int(a[k, i, j + 2])
+                c10 = int(a[k, i, j + 3]) if j + 3 < 8 else int(a.reshape(-1)[k * 48 + i * 8 + j + 3])
+                assert b[k, i, j] == ((128 * 256 * c00 + 128 * 256 * c10) >> 16)
+    assert not b[:, :, 6:].any()  # source x >= 8 -> left at 0
+    with pytest.raises(ValueError, match="only support ai image affine"):
+        image.warp_affine_ai(src, image.Image(size=(8, 6)), (1, 0, 0, 0, 1, 0, 0, 0, 1))
+
+
+def test_conv3_reads_ai_buffer_and_rebuilds_pixels_with_shifts(capsys):
+    img = image.Image._from_rgb888(np.full((4, 4, 3), 100, np.uint8))
+    assert img.conv3([0, 0, 0, 0, 1, 0, 0, 0, 0]) is None
+    assert "pix_ai or pixels is NULL!" in capsys.readouterr().out
+    img.pix_to_ai()
+    img.draw_rectangle(0, 0, 4, 4, color=(255, 255, 255), fill=True)  # AI still the old frame
+    img.conv3([0, 0, 0, 0, 1, 0, 0, 0, 0])
+    ai = img._ai_array()
+    # identity kernel on the *AI* planes (the old frame, not the white rectangle)
+    assert tuple(int(v) for v in ai[:, 1, 1]) == (t5(f5(100)), t6(f6(100)), t5(f5(100)))
+    R, G, B = (int(ai[c, 2, 2]) for c in range(3))
+    expect = ((R >> 3) << 3) + (G >> 5) + ((B >> 3) << 8) + ((G & 0x1C) << 11)
+    assert int(img._pix[2, 2]) == expect
+
+
+def test_strech_char_formula():
+    g = image.Image(size=(4, 2)).to_grayscale(True)
+    vals = [10, 20, 30, 40, 50, 60, 70, 80]
+    for i, v in enumerate(vals):
+        g.set_pixel(i % 4, i // 4, v)
+    assert g.strech_char(0) is None
+    gate = sum(vals) // 4 // 2
+    for i, v in enumerate(vals):
+        num = (v - gate) * 255
+        q = int(num / (80 - gate))  # C truncation toward zero
+        assert g.get_pixel(i % 4, i // 4) == max(0, min(255, q))
+
+
+def test_rgb_to_grayscale_and_back():
+    assert image.rgb_to_grayscale((255, 255, 255)) == 255
+    assert image.grayscale_to_rgb(0) == (0, 0, 0)
+    assert image.rgb_to_lab((255, 0, 0))[0] in (53, 54)
+
+
+def test_copy_to_fb_aliases_main_frame():
+    image._reset_main_frame()
+    a = image.Image(copy_to_fb=True)
+    b = image.Image(copy_to_fb=1)
+    a.set_pixel(0, 0, 0x1234)
+    assert b.get_pixel(0, 0, rgbtuple=False) == 0x1234
+    assert image._main_frame().get_pixel(0, 0, rgbtuple=False) == 0x1234
+    image._reset_main_frame()

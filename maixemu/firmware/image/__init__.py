@@ -10,11 +10,16 @@ Methods that exist on the device but are not emulated yet raise
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..pixformat import BINARY, GRAYSCALE, JPEG, RGB565  # noqa: F401  (re-exported for scripts)
-from . import _color
+from . import _args, _color, _lab
+from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
-from ._draw import DrawMixin
 from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
+from ._draw import DrawMixin
+from ._filters import FilterMixin, Histogram, Statistics  # noqa: F401
+from ._find import Blob, Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # noqa: F401
 
 
 def _not_emulated(qualname: str):
@@ -23,31 +28,25 @@ def _not_emulated(qualname: str):
 
     method.__name__ = qualname.rsplit(".", 1)[-1]
     method.__qualname__ = qualname
-    method.__doc__ = f"Exists on the device; not emulated yet (raises NotImplementedError)."
+    method.__doc__ = "Exists on the device; not emulated yet (raises NotImplementedError)."
     return method
 
 
 #: Image methods of the MaixPy firmware that the emulator does not implement (yet).
 _MISSING_METHODS = (
     "find_template", "find_displacement", "find_lbp", "find_keypoints", "find_edges", "find_hog",
-    "find_apriltags", "find_datamatrices", "find_barcodes", "find_line_segments",
-    "find_number", "classify_object", "selective_search", "get_regression", "get_similarity",
-    "match_descriptor", "draw_keypoints", "draw_edges", "mask_rectangle", "mask_circle",
-    "mask_ellipse", "flood_fill", "replace", "assign", "set", "add", "sub", "mul", "div", "min",
-    "max", "difference", "blend", "top_hat", "black_hat", "morph", "erode", "dilate", "open",
-    "close_", "chrominvar", "illuminvar", "linpolar", "logpolar", "lens_corr", "rotation_corr",
-    "bilateral", "cartoon", "mode", "midpoint", "median", "gaussian", "laplacian", "sharpen",
-    "unsharp_mask", "histeq", "gamma_corr", "mean_pool", "midpoint_pool", "to_bitmap",
-    "to_rainbow", "to_ironbow", "compress", "compress_for_ide", "compressed_for_ide",
-    "find_blobs", "find_qrcodes", "find_lines", "find_circles", "find_rects",
-    "find_features", "find_eye", "get_histogram", "get_statistics", "get_percentile",
-    "get_threshold", "binary", "mean", "conv3", "strech_char", "stretch", "dump_roi",
+    "find_apriltags", "find_datamatrices", "find_barcodes", "find_number", "classify_object",
+    "selective_search", "get_regression", "get_similarity", "draw_keypoints", "draw_edges",
+    "mask_rectangle", "mask_circle", "mask_ellipse", "flood_fill", "replace", "assign", "set",
+    "add", "sub", "mul", "div", "min", "max", "blend", "top_hat", "black_hat", "morph", "erode",
+    "dilate", "open", "chrominvar", "illuminvar", "sharpen", "unsharp_mask", "mean_pool",
+    "midpoint_pool", "to_bitmap", "to_rainbow", "to_ironbow", "compress", "compress_for_ide",
+    "compressed_for_ide", "find_eye", "get_percentile", "get_threshold", "dump_roi",
+    "cartoon_", "b_and", "b_nand", "b_or", "b_nor", "b_xor", "b_xnor", "awb", "remove_shadows",
 )
 
-_methods: dict = {}
 
-
-class Image(DrawMixin, BasicMixin, ImageBase):
+class Image(FindMixin, FilterMixin, DrawMixin, BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 
 
@@ -56,15 +55,83 @@ for _name in _MISSING_METHODS:
     if not hasattr(Image, _pub):
         setattr(Image, _pub, _not_emulated(f"Image.{_pub}"))
 
+# ---------------------------------------------------------------------- module constants
+SEARCH_EX, SEARCH_DS = 0, 1
+EDGE_CANNY, EDGE_SIMPLE = 0, 1
+CORNER_FAST, CORNER_AGAST = 0, 1
+TAG16H5, TAG25H7, TAG25H9, TAG36H10, TAG36H11, ARTOOLKIT = 1, 2, 4, 8, 16, 32
+EAN2, EAN5, EAN8, UPCE, ISBN10, UPCA, EAN13, ISBN13 = 0, 1, 2, 3, 4, 5, 6, 7
+I25, DATABAR, DATABAR_EXP, CODABAR, CODE39, PDF417, CODE93, CODE128 = 8, 9, 10, 11, 12, 13, 14, 15
+QRCODE = 16
+ASCII, UTF8, Unicode, GBK, GB2312 = 0, 1, 2, 3, 4  # font encodings (image.font_load)
 
+
+# ---------------------------------------------------------------------- module functions
 def rgb_to_grayscale(rgb_tuple) -> int:
     """(r, g, b) -> gray via RGB565 and §2.4 (the firmware converts through RGB565)."""
-    return _color.color_value(tuple(rgb_tuple), GRAYSCALE)
+    return _color.color_value(tuple(_args.fixed_array(rgb_tuple, 3)), GRAYSCALE)
 
 
 def grayscale_to_rgb(g) -> tuple[int, int, int]:
     """gray -> (r, g, b) through RGB565 and the 5/6->8 tables."""
-    import numpy as np
-
-    p = _color.gray_to_rgb565(np.array(int(g) & 0xFF, dtype=np.uint8))
+    p = _color.gray_to_rgb565(np.array(_args.to_int(g) & 0xFF, dtype=np.uint8))
     return tuple(int(v) for v in _color.rgb565_to_888(p))
+
+
+def rgb_to_lab(rgb_tuple) -> tuple[int, int, int]:
+    """(r, g, b) -> (L, A, B) through RGB565, as the firmware's LAB table does."""
+    p = _color.color_value(tuple(_args.fixed_array(rgb_tuple, 3)), RGB565)
+    L, A, B = _lab.lab_of(np.array([p], np.uint16))
+    return int(L[0]), int(A[0]), int(B[0])
+
+
+def lab_to_rgb(lab_tuple) -> tuple[int, int, int]:
+    """(L, A, B) -> (r, g, b) (inverse CIELAB/sRGB formulas, clamped)."""
+    L, A, B = (float(_args.to_int(v)) for v in _args.fixed_array(lab_tuple, 3))
+    fy = (L + 16) / 116
+    fx, fz = fy + A / 500, fy - B / 200
+
+    def finv(t):
+        return t ** 3 if t ** 3 > 0.008856 else (t - 16 / 116) / 7.787
+
+    x, y, z = finv(fx) * 0.95047, finv(fy), finv(fz) * 1.08883
+    lin = (3.2406 * x - 1.5372 * y - 0.4986 * z, -0.9689 * x + 1.8758 * y + 0.0415 * z,
+           0.0557 * x - 0.2040 * y + 1.0570 * z)
+
+    def gam(c):
+        c = max(0.0, min(1.0, c))
+        return 12.92 * c if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055
+
+    return tuple(int(round(gam(c) * 255)) for c in lin)
+
+
+def font_load(*args, **kwargs):
+    """Only the built-in ASCII font is emulated; loading ASCII is accepted (it is the default)."""
+    if args and args[0] == ASCII:
+        return None
+    raise NotImplementedError("image.font_load is not emulated yet (UTF-8/GBK fonts from flash or file)")
+
+
+def font_free():
+    """Back to the built-in 8x12 ASCII font (the only one the emulator has)."""
+    return None
+
+
+def load_descriptor(*args, **kwargs):
+    raise NotImplementedError("image.load_descriptor is not emulated yet")
+
+
+def save_descriptor(*args, **kwargs):
+    raise NotImplementedError("image.save_descriptor is not emulated yet")
+
+
+def match_descriptor(*args, **kwargs):
+    raise NotImplementedError("image.match_descriptor is not emulated yet")
+
+
+def ImageWriter(*args, **kwargs):  # noqa: N802 - MaixPy name
+    raise NotImplementedError("image.ImageWriter is not emulated yet")
+
+
+def ImageReader(*args, **kwargs):  # noqa: N802 - MaixPy name
+    raise NotImplementedError("image.ImageReader is not emulated yet")

@@ -1,0 +1,118 @@
+"""image vision approximations: blobs, QR codes, lines, circles, rects, statistics, filters.
+
+These are OpenCV/numpy approximations; the tests pin the object interfaces and clear-cut cases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from maixemu.firmware import image, pixformat
+
+GREEN = (0, 80, -70, -10, -0, 30)
+
+
+def make(rgb):
+    return image.Image._from_rgb888(np.asarray(rgb, np.uint8))
+
+
+def test_find_blobs_rect_centroid_and_indexing():
+    rgb = np.zeros((120, 160, 3), np.uint8)
+    rgb[30:60, 40:90] = (60, 140, 70)
+    rgb[90:100, 10:20] = (60, 140, 70)
+    img = make(rgb)
+    blobs = img.find_blobs([GREEN], pixels_threshold=20)
+    assert len(blobs) == 2
+    b = max(blobs, key=lambda b: b.pixels())
+    assert b.rect() == (40, 30, 50, 30) and b[0:4] == (40, 30, 50, 30)
+    assert (b.cx(), b.cy()) == (64, 44) and (b[5], b[6]) == (64, 44)
+    assert b.pixels() == 1500 and b.area() == 1500 and b.code() == 1 and b.count() == 1
+    merged = img.find_blobs([GREEN], merge=True, margin=100)
+    assert len(merged) == 1 and merged[0].count() == 2
+    assert img.find_blobs([GREEN], area_threshold=2000) == []
+
+
+def test_find_blobs_grayscale_thresholds():
+    g = image.Image(size=(20, 20)).to_grayscale(True)
+    g.draw_rectangle(5, 5, 4, 4, color=200, fill=True)
+    blobs = g.find_blobs([(150, 255)], pixels_threshold=1, area_threshold=1)
+    assert [b.rect() for b in blobs] == [(5, 5, 4, 4)]
+
+
+def test_find_qrcodes_payload():
+    import cv2
+
+    qr = cv2.QRCodeEncoder.create().encode("maixemu")
+    qr = cv2.resize(qr, None, fx=4, fy=4, interpolation=cv2.INTER_NEAREST)
+    qr = np.pad(qr, 16, constant_values=255)
+    img = make(np.repeat(qr[:, :, None], 3, 2))
+    res = img.find_qrcodes()
+    assert len(res) == 1 and res[0].payload() == "maixemu" and res[0][4] == "maixemu"
+    assert len(res[0].rect()) == 4 and len(res[0].corners()) == 4
+    assert image.Image(size=(40, 40)).find_qrcodes() == []
+
+
+def test_find_lines_circles_rects_shapes():
+    img = image.Image(size=(160, 120))
+    img.draw_line(0, 60, 159, 60, color=(255, 255, 255), thickness=3)
+    lines = img.find_lines(threshold=1000)
+    assert any(abs(l.theta() - 90) <= 2 and abs(l.rho() - 60) <= 2 for l in lines)
+    assert len(lines[0].line()) == 4
+    c = image.Image(size=(160, 120)).draw_circle(80, 60, 30, color=(255, 255, 255), thickness=3)
+    circles = c.find_circles(threshold=2000, r_min=10, r_max=50)
+    assert circles and any(abs(k.x() - 80) <= 3 and abs(k.y() - 60) <= 3 and abs(k.r() - 30) <= 4 for k in circles)
+    r = image.Image(size=(160, 120)).draw_rectangle(30, 20, 60, 50, color=(255, 255, 255), fill=True)
+    rects = r.find_rects(threshold=10000)
+    assert rects and abs(rects[0].x() - 30) <= 2 and abs(rects[0].w() - 60) <= 3
+    assert len(rects[0].corners()) == 4
+
+
+def test_haar_cascade_without_data_raises_not_implemented_or_works():
+    try:
+        cascade = image.HaarCascade("frontalface", stages=25)
+    except NotImplementedError as e:
+        assert "HaarCascade" in str(e)
+        return
+    assert image.Image(size=(64, 64)).find_features(cascade) == []
+
+
+def test_statistics_gray_and_lab():
+    g = image.Image(size=(10, 10)).to_grayscale(True)
+    g.draw_rectangle(0, 0, 10, 5, color=100, fill=True)
+    s = g.get_statistics()
+    assert (s.mean(), s.min(), s.max(), s.median()) == (50, 0, 100, 100)
+    assert s.l_mean() == 50
+    rgb = make(np.full((4, 4, 3), 255, np.uint8)).get_statistics()
+    assert rgb.l_mean() == 100 and abs(rgb.a_mean()) <= 1
+
+
+def test_binary_and_mean_filters():
+    g = image.Image(size=(6, 1)).to_grayscale(True)
+    for x, v in enumerate([0, 50, 100, 150, 200, 250]):
+        g.set_pixel(x, 0, v)
+    g.binary([(100, 200)])
+    assert [g.get_pixel(x, 0) for x in range(6)] == [0, 0, 255, 255, 255, 0]
+    m = image.Image(size=(3, 1)).to_grayscale(True)
+    for x, v in enumerate([0, 30, 90]):
+        m.set_pixel(x, 0, v)
+    m.mean(1)  # in-image windows: (0+30)/2, (0+30+90)/3, (30+90)/2
+    assert [m.get_pixel(x, 0) for x in range(3)] == [15, 40, 60]
+
+
+@pytest.mark.parametrize("name,args", [
+    ("median", (1,)), ("mode", (1,)), ("midpoint", (1,)), ("gaussian", (1,)), ("laplacian", (1,)),
+    ("bilateral", (1,)), ("cartoon", ()), ("histeq", ()), ("gamma_corr", ()), ("lens_corr", ()),
+    ("rotation_corr", ()), ("linpolar", ()), ("logpolar", ()), ("negate", ()),
+])
+def test_filters_run_in_place_and_return_image(name, args):
+    img = make(np.random.default_rng(0).integers(0, 256, (24, 32, 3)))
+    out = getattr(img, name)(*args)
+    assert out is img and img.format() == pixformat.RGB565 and img.width() == 32
+
+
+def test_rotation_corr_180_about_x_flips_vertically():
+    img = image.Image(size=(32, 24))
+    img.draw_rectangle(0, 0, 32, 4, color=(255, 0, 0), fill=True)
+    img.rotation_corr(x_rotation=180, fov=2)
+    assert img.get_pixel(16, 22) == (255, 0, 0) and img.get_pixel(16, 1) == (0, 0, 0)
