@@ -335,3 +335,25 @@ def test_register_sign_extension_and_rejections():
     words18[10] |= 0xC << 60  # garbage in reserved bits 60-63 of a segment
     table = K.decode_activation(struct.pack("<18Q", *words18))
     assert int(table.x_start[10]) == 0 and int(table.y_mul[10]) == 1024
+
+
+@pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 3, False), (2, 1, False), (3, 3, True), (4, 1, False),
+                                                 (5, 3, False), (7, 1, True), (8, 3, False), (9, 3, True)])
+def test_row_tiling_matches_untiled(monkeypatch, pool_type, kernel, dw):
+    """Large maps are processed in row tiles; forcing tiny tiles must not change a byte."""
+    rng = np.random.default_rng(200 + pool_type)
+    c, h, w = 4, 22, 36
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=4, weights=_weights(rng, 4, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    pool_type=pool_type, pad_value=9, arg_x=-110 << 15, shr_x=15, src_row=0, dst_row=4000)
+    spec = _calibrate(spec, x, rng)
+    from maixemu.kmodel.build import encode_batchnorm
+
+    conv = K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                             np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"), spec.activation.encode())
+    whole = conv.run(x)
+    monkeypatch.setattr(K.KpuConv, "TILE_BYTES", 1)
+    assert conv._tile_rows() < h or pool_type in (8, 9)
+    np.testing.assert_array_equal(conv.run(x), whole)
+    np.testing.assert_array_equal(whole, conv.run_reference(x))
+    assert len(np.unique(whole)) >= 8

@@ -60,6 +60,7 @@ Why the fast path is exact (the proof the tests check numerically):
 
 from __future__ import annotations
 
+import threading
 import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -655,6 +656,9 @@ class _FastPlan:
 class KpuConv:
     """One prepared KPU convolution layer. See the module docstring for the contract."""
 
+    #: Target size of one row tile's intermediates (bytes); tests lower it to exercise tiling.
+    TILE_BYTES = 1 << 20
+
     def __init__(self) -> None:  # use prepare()
         self.regs: KpuRegisters
         self.notes: list[str] = []
@@ -845,56 +849,124 @@ class KpuConv:
         if tuple(x.shape) != tuple(self.in_shape):
             raise KmodelRuntimeError(f"KPU layer expects a {self.in_shape} [C,H,W] input, got {tuple(x.shape)}")
 
-    def _taps_centered(self, xc: np.ndarray, dtype) -> np.ndarray:
-        """im2col of the centered input, pad taps = pad_value − 128: [IC, k*k, H*W]."""
+    def _padded_flat(self, xc: np.ndarray, dtype) -> np.ndarray:
+        """The centered input with its 1-pixel pad_value border, flattened per channel.
+
+        Layout ``[IC, (H+2)*(W+2) + 2]``: tap (ky, kx) of every output on the padded-width grid
+        ``[H, W+2]`` is the contiguous slice starting at ``ky*(W+2) + kx`` (the two extra columns
+        per row are computed and dropped; the two trailing elements keep the last slice in bounds).
+        """
         ic, h, w = self.in_shape
-        if self.k == 1:
-            return xc.reshape(ic, 1, h * w).astype(dtype, copy=False)
-        xp = np.empty((ic, h + 2, w + 2), dtype=dtype)
+        wp = w + 2
+        flat = _scratch("pad", ic * ((h + 2) * wp + 2), dtype).reshape(ic, (h + 2) * wp + 2)
+        grid = flat[:, : (h + 2) * wp].reshape(ic, h + 2, wp)
         padc = float(self.pad_value) - 128.0
-        xp[:, 0, :] = padc
-        xp[:, -1, :] = padc
-        xp[:, :, 0] = padc
-        xp[:, :, -1] = padc
-        xp[:, 1:-1, 1:-1] = xc
-        cols = np.empty((ic, 9, h, w), dtype=dtype)
+        grid[:, 0, :] = padc
+        grid[:, h + 1, :] = padc
+        grid[:, 1 : h + 1, 0] = padc
+        grid[:, 1 : h + 1, w + 1] = padc
+        flat[:, (h + 2) * wp :] = padc
+        grid[:, 1 : h + 1, 1 : w + 1] = xc
+        return flat
+
+    def _conv_source(self, xc: np.ndarray):
+        """What :meth:`_conv_rows` slices: the padded flat input (3×3) or the [IC, H*W] matrix (1×1)."""
+        if self.k == 3:
+            return self._padded_flat(xc, self._gemm_dtype)
+        ic, h, w = self.in_shape
+        mat = xc.reshape(ic, h * w)
+        return mat if mat.dtype == self._gemm_dtype else mat.astype(self._gemm_dtype)
+
+    def _conv_rows(self, src: np.ndarray, y0: int, y1: int) -> np.ndarray:
+        """``G = Σ x'·(w+ax)`` for output rows ``y0:y1``, [OC, y1-y0, W] (possibly a strided view)."""
+        ic, h, w = self.in_shape
+        oc = self.conv_shape[0]
+        rows = y1 - y0
+        if self.k == 1:
+            mat = src[:, y0 * w : y1 * w]
+            if self.depthwise:
+                return (mat * self._wfast).reshape(oc, rows, w)
+            return self._gemm(mat).reshape(oc, rows, w)
+        wp = w + 2
+        length = rows * wp
+        base = y0 * wp
+        cols = _scratch("cols", ic * 9 * length, self._gemm_dtype).reshape(ic, 9, length)
+        t = 0
         for ky in range(3):
             for kx in range(3):
-                cols[:, ky * 3 + kx] = xp[:, ky : ky + h, kx : kx + w]
-        return cols.reshape(ic, 9, h * w)
+                off = base + ky * wp + kx
+                cols[:, t] = src[:, off : off + length]
+                t += 1
+        if self.depthwise:
+            g = np.matmul(self._wfast_dw, cols).reshape(oc, rows, wp)
+        else:
+            g = self._gemm(cols.reshape(ic * 9, length)).reshape(oc, rows, wp)
+        return g[:, :, :w]
+
+    def _conv_sums(self, xc: np.ndarray) -> np.ndarray:
+        """``G`` for the whole map, [OC, H, W]."""
+        return self._conv_rows(self._conv_source(xc), 0, self.in_shape[1])
+
+    def _gemm(self, mat: np.ndarray) -> np.ndarray:
+        chunks = self._gemm_chunks
+        if len(chunks) == 1:
+            return self._wfast @ mat
+        g = np.zeros((self._wfast.shape[0], mat.shape[1]), dtype=np.float64)
+        for k0, k1 in chunks:
+            g += self._wfast[:, k0:k1] @ mat[k0:k1]
+        return g
+
+    def _tile_rows(self) -> int:
+        """Rows per tile so that a tile's intermediates stay cache-sized (~1 MiB)."""
+        ic, h, w = self.in_shape
+        oc = self.conv_shape[0]
+        per_row = (w + 2) * max(oc, ic * self.k * self.k if not self.depthwise else ic * self.k * self.k) * 4
+        rows = max(1, self.TILE_BYTES // max(per_row, 1))
+        if self.pool_type in (8, 9) or rows >= h:
+            return h
+        return max(4, rows - rows % 4)
+
+    def _lut_stage(self, g: np.ndarray) -> np.ndarray:
+        plan = self._fast
+        oc, ph, pw = g.shape
+        n = oc * ph * pw
+        buf = _scratch("bn", n, np.float64).reshape(oc, ph, pw)
+        np.multiply(g, plan.m[:, :, None], out=buf)
+        buf += plan.c[:, :, None]
+        np.clip(buf, 0.0, plan.span, out=buf)
+        idx = _scratch("idx", n, np.intp).reshape(oc, ph, pw)
+        np.copyto(idx, buf, casting="unsafe")
+        return plan.lut.take(idx)
 
     def run_centered(self, xc: np.ndarray) -> np.ndarray:
-        """float32 ``x − 128`` ``[IC,IH,IW]`` → float32 ``out − 128`` ``[OC,OH,OW]`` (fast path)."""
+        """float32 ``x − 128`` ``[IC,IH,IW]`` → float32 ``out − 128`` ``[OC,OH,OW]`` (fast path).
+
+        Large maps are processed in row tiles so the im2col block, the sums and the table lookups
+        stay in cache. Scratch buffers are per thread, so concurrent runs on threads are safe.
+        """
         plan = self._fast
         if plan is None:
             x = (xc + np.float32(128)).astype(np.uint8)
             return self.run_reference(x).astype(np.float32) - np.float32(128)
-        oc, h, w = self.conv_shape
-        cols = self._taps_centered(xc, self._gemm_dtype)
-        if self.depthwise:
-            g = np.matmul(self._wfast_dw, cols) if self.k == 3 else cols * self._wfast_dw
-            g = g.reshape(oc, h, w)
-        else:
-            ic = self.in_shape[0]
-            mat = cols.reshape(ic * self.k * self.k, h * w)
-            chunks = self._gemm_chunks
-            if len(chunks) == 1:
-                g = self._wfast @ mat
+        src = self._conv_source(xc)
+        h = self.in_shape[1]
+        step = self._tile_rows()
+        _, stride = POOL_GEOMETRY[self.pool_type]
+        out = None
+        for y0 in range(0, h, step):
+            y1 = min(h, y0 + step)
+            g = self._conv_rows(src, y0, y1)
+            if plan.pool_first:
+                y = self._lut_stage(pool(g, self.pool_type))
             else:
-                g = np.zeros((oc, h * w), dtype=np.float64)
-                for k0, k1 in chunks:
-                    g += self._wfast[:, k0:k1] @ mat[k0:k1]
-            g = g.reshape(oc, h, w)
-        if plan.pool_first:
-            g = pool(g, self.pool_type)
-        _, ph, pw = g.shape
-        buf = np.multiply(g, plan.m[:, :, None] if g.ndim == 3 else plan.m, dtype=np.float64)
-        buf += plan.c[:, :, None]
-        np.clip(buf, 0.0, plan.span, out=buf)
-        y = plan.lut.take(buf.astype(np.intp))
-        if not plan.pool_first:
-            y = pool(y, self.pool_type)
-        return y
+                y = pool(self._lut_stage(g), self.pool_type)
+            if step >= h:
+                return y
+            if out is None:
+                out = np.empty(self.out_shape, dtype=np.float32)
+            r0 = y0 // stride
+            out[:, r0 : r0 + y.shape[1]] = y
+        return out
 
     def accumulate_reference(self, x: np.ndarray) -> np.ndarray:
         """The exact int64 ``acc`` of kpu-hardware.md §5.1 at full resolution, [OC, H, W]."""
@@ -933,6 +1005,23 @@ class KpuConv:
 
 class _NoFastPath(Exception):
     pass
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(name: str, size: int, dtype) -> np.ndarray:
+    """A per-thread reusable flat buffer (grown on demand) for intermediates never returned."""
+    dtype = np.dtype(dtype)
+    key = (name, dtype.str)
+    pool_ = getattr(_SCRATCH, "buffers", None)
+    if pool_ is None:
+        pool_ = _SCRATCH.buffers = {}
+    buf = pool_.get(key)
+    if buf is None or buf.size < size:
+        buf = np.empty(max(size, 1), dtype=dtype)
+        pool_[key] = buf
+    return buf[:size]
 
 
 # --------------------------------------------------------------------------------------------

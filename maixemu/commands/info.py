@@ -1,0 +1,33 @@
+"""Show a kmodel's layers, shapes, which run on the KPU, and its memory against the K210's budget.
+
+Prints one row per layer (index, kind, KPU/CPU, input/output shapes, parameter bytes, MACs) and
+the memory summary: file, main-memory scratch and KPU RAM, whether ``kpu.load`` fits it on the
+full/minimum MaixPy firmware. Works for V3 (including byte-swapped files and .kfpkg packages) and
+V4 models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", type=Path, help="a .kmodel (V3/V4) or a .kfpkg holding one")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..kmodel import KmodelError, load_kmodel
+    from ..kmodel.inspect import format_model
+
+    try:
+        model = load_kmodel(args.model)
+    except FileNotFoundError:
+        print(f"maixemu info: no such file: {args.model}", file=sys.stderr)
+        return 2
+    except KmodelError as exc:
+        print(f"maixemu info: {args.model}: {exc}", file=sys.stderr)
+        return 2
+    print(format_model(model, str(args.model)))
+    return 0
