@@ -63,10 +63,11 @@ class Activation:
         return cls(xs, ym, sh, [0] * 16)
 
     @classmethod
-    def identity(cls, bias: int = 0) -> "Activation":
-        """One linear segment ``out = bn + bias`` (clamped to 0..255)."""
+    def identity(cls) -> "Activation":
+        """``out = clamp(bn, 0, 255)``: segment 1 starts at 0 with slope 1 (bn ≤ 0 gives 0)."""
         lowest = -(1 << 35)
-        return cls([lowest] + [(1 << 35) - 16 + i for i in range(15)], [1] + [0] * 15, [0] * 16, [bias] + [0] * 15)
+        xs = [lowest, 0] + [(1 << 35) - 16 + i for i in range(14)]
+        return cls(xs, [0, 1] + [0] * 14, [0] * 16, [0] * 16)
 
     def encode(self) -> bytes:
         words = []
@@ -125,6 +126,16 @@ class ConvSpec:
         coef = self.o_ch_num_coef if self.o_ch_num_coef is not None else oc
         per_oc = (1 if self.depthwise else ic) * k * k * weight_bytes
         load_time = -(-oc // coef) - 1
+        limits = [
+            ("i_ch_num", ic - 1, 10), ("o_ch_num", oc - 1, 10), ("i_row_wid", iw - 1, 10), ("i_col_high", ih - 1, 9),
+            ("o_row_wid", ow - 1, 10), ("o_col_high", oh - 1, 9), ("channel_switch_addr", rli * ih, 15),
+            ("wb_channel_switch_addr", rlo * oh, 15), ("channel_byte_num", ow * oh - 1, 16),
+            ("para_size", coef * per_oc, 17), ("load_time", load_time, 6), ("pad_value", self.pad_value, 8),
+            ("src_row", self.src_row, 15), ("dst_row", self.dst_row, 15), ("shr_x", self.shr_x, 4), ("shr_w", self.shr_w, 4),
+        ]
+        for name, value, bits in limits:
+            if not 0 <= value < (1 << bits):
+                raise ValueError(f"{name}={value} does not fit its {bits}-bit register field")
         w = [0] * 12
         w[0] = (1 if self.depthwise else 0) << 3
         w[1] = self.src_row | (self.dst_row << 32)
