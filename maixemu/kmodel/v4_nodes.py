@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from .errors import KmodelUnsupportedError
 from .nnil import compile_nnil
 from .ops import v4_float as vf
 from .ops import v4_layout as vl
@@ -218,6 +219,20 @@ def _conv_geometry(r: BodyReader):
     return pad_h, pad_w, kh, kw, sh, sw, dh, dw
 
 
+#: Limits of what the emulator agrees to run: Python-level loop steps and multiply-adds per node.
+MAX_LOOP_STEPS = 1 << 16
+MAX_NODE_WORK = 1 << 34
+
+
+def _check_work(r: BodyReader, out_elems: int, steps: int) -> None:
+    """Refuse nodes whose geometry would make the emulator loop or allocate without bound (a
+    corrupt file, or a layer far beyond anything a K210 runs)."""
+    if steps > MAX_LOOP_STEPS or out_elems * max(steps, 1) > MAX_NODE_WORK:
+        raise KmodelUnsupportedError(
+            f"node {r.node.index} ({r.node.name}): {out_elems} outputs x {steps} taps is beyond what a K210 model needs",
+            offset=r.node.body_offset, field=f"node[{r.node.index}].filter")
+
+
 def _check_out(r: BodyReader, oh: int, ow: int) -> None:
     if oh <= 0 or ow <= 0:
         raise r.fail(f"output size {oh}x{ow} is empty", "padding_h")
@@ -238,6 +253,7 @@ def decode_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     oh, ow = vf.out_size(s[2], kh, sh, dh, pad_h), vf.out_size(s[3], kw, sw, dw, pad_w)
     _check_out(r, oh, ow)
     out_shape = (s[0], oc, oh, ow)
+    _check_work(r, vl.shape_size(out_shape), gic * kh * kw)
     x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
     o = b.dst(ro, "output", 4 * vl.shape_size(out_shape), F32).reshape(out_shape)
 
@@ -288,6 +304,7 @@ def decode_matmul(r: BodyReader, ctx: DecodeContext) -> Node:
     if min(rows, cols, bcols) <= 0:
         raise r.fail(f"matmul {rows}x{cols} @ {cols}x{bcols} has an empty dimension", "a_rows")
     lo, hi = r.value_range("fused_activation")
+    _check_work(r, rows * bcols, cols)
     bias = r.array(np.float32, bcols, "bias")
     a = b.src(ra, "input_a", 4 * rows * cols, F32).reshape(rows, cols)
     bm = b.src(rb, "input_b", 4 * cols * bcols, F32).reshape(cols, bcols)
@@ -331,6 +348,8 @@ def decode_reduce(r: BodyReader, ctx: DecodeContext) -> Node:
     init = r.f32("init_value")
     if any(o != i and o != 1 for i, o in zip(s, so)):
         raise r.fail(f"out_shape {list(so)} is not in_shape {list(s)} with reduced axes set to 1", "out_shape")
+    if op in ("min", "max"):  # folded with a Python loop over the reduced elements
+        _check_work(r, vl.shape_size(so), vl.shape_size(s) // max(1, vl.shape_size(so)))
     x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
     o = b.dst(ro, "output", 4 * vl.shape_size(so), F32).reshape(so)
 
@@ -353,6 +372,7 @@ def _reduce_window(r: BodyReader, ctx: DecodeContext, layout: str) -> Node:
     oh, ow = vf.out_size(H, kh, sh, dh, pad_h), vf.out_size(W, kw, sw, dw, pad_w)
     _check_out(r, oh, ow)
     out_shape = (s[0], s[1], oh, ow) if layout == "NCHW" else (s[0], oh, ow, s[3])
+    _check_work(r, vl.shape_size(out_shape), kh * kw)
     x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
     o = b.dst(ro, "output", 4 * vl.shape_size(out_shape), F32).reshape(out_shape)
 
@@ -411,6 +431,7 @@ def decode_softmax(r: BodyReader, ctx: DecodeContext) -> Node:
     inner, outer, beta = r.i32("inner_size"), r.i32("outer_size"), r.f32("beta")
     if inner <= 0 or outer <= 0:
         raise r.fail(f"softmax {outer}x{inner} is empty", "inner_size")
+    _check_work(r, outer, inner)
     x = b.src(ri, "input", 4 * inner * outer, F32).reshape(outer, inner)
     o = b.dst(ro, "output", 4 * inner * outer, F32).reshape(outer, inner)
 
@@ -522,6 +543,7 @@ def decode_quantized_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     oh, ow = vf.out_size(s[2], kh, sh, dh, pad_h), vf.out_size(s[3], kw, sw, dw, pad_w)
     _check_out(r, oh, ow)
     out_shape = (s[0], oc, oh, ow)
+    _check_work(r, vl.shape_size(out_shape), kh * kw)
     x = b.src(ri, "input", vl.shape_size(s), U8).reshape(s)
     o = b.dst(ro, "output", vl.shape_size(out_shape), U8).reshape(out_shape)
 
@@ -615,6 +637,7 @@ def decode_conv2d_transpose(r: BodyReader, ctx: DecodeContext) -> Node:
     gic = s[1] // groups
     w = r.array(np.float32, so[1] * gic * kh * kw, "weights").reshape(so[1], gic, kh, kw)
     r.array(np.float32, so[1], "bias")  # read but never applied by nncase v0.2
+    _check_work(r, vl.shape_size(s) * (so[1] // groups), gic * kh * kw)
     x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
     o = b.dst(ro, "output", 4 * vl.shape_size(so), F32).reshape(so)
 
@@ -659,6 +682,7 @@ def _cpu_conv(r: BodyReader, ctx: DecodeContext, depthwise: bool, quantized: boo
     oh, ow = vf.out_size(h, kh, sh, dh, pad_h), vf.out_size(wd, kw, sw, dw, pad_w)
     _check_out(r, oh, ow)
     out_shape = (n, oh, ow, oc)
+    _check_work(r, vl.shape_size(out_shape), kh * kw * (1 if depthwise else c))
     es = 1 if quantized else 4
     dt = U8 if quantized else F32
     x = b.src(ri, "input", es * vl.shape_size(s), dt).reshape(s)

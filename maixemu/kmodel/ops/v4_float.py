@@ -162,17 +162,29 @@ def matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray, lo: float, hi: float)
     return clamp(acc, lo, hi)
 
 
+def sequential_sum(x: np.ndarray, init: float = 0.0) -> np.ndarray:
+    """``((init + x0) + x1) + ...`` along the last axis in float32, one rounding per addition.
+
+    ``np.add.accumulate`` (cumsum) is strictly sequential, unlike ``np.sum`` (pairwise).
+    """
+    start = np.full(x.shape[:-1] + (1,), F32(init), dtype=F32)
+    return np.cumsum(np.concatenate([start, x.astype(F32, copy=False)], axis=-1), axis=-1, dtype=F32)[..., -1]
+
+
 def reduce(x: np.ndarray, out_shape: tuple[int, ...], op: str, init: float) -> np.ndarray:
     """Reduce a 4-D tensor to ``out_shape`` (size-1 axes reduced), folding inputs in row-major
     order; mean multiplies by ``(float)out_count / in_count`` afterwards."""
     axes = [i for i in range(4) if out_shape[i] != x.shape[i]]
     keep = [i for i in range(4) if i not in axes]
     moved = np.transpose(x, keep + axes).reshape([x.shape[i] for i in keep] + [-1])
-    acc = np.full(moved.shape[:-1], F32(init), dtype=F32)
-    fold = {"mean": lambda o, v: o + v, "sum": lambda o, v: o + v, "min": std_min, "max": std_max}[op]
     with np.errstate(all="ignore"):
-        for k in range(moved.shape[-1]):
-            acc = fold(acc, moved[..., k]).astype(F32, copy=False)
+        if op in ("mean", "sum"):
+            acc = sequential_sum(moved, init)
+        else:
+            acc = np.full(moved.shape[:-1], F32(init), dtype=F32)
+            fold = std_min if op == "min" else std_max
+            for k in range(moved.shape[-1]):
+                acc = fold(acc, moved[..., k]).astype(F32, copy=False)
         if op == "mean":
             mul = F32(F32(int(np.prod(out_shape))) / F32(x.size))
             acc = acc * mul
@@ -234,9 +246,7 @@ def softmax(x: np.ndarray, beta: float) -> np.ndarray:
         for i in range(1, x.shape[1]):  # std::max_element: first maximum, comparisons with <
             m = np.where(m < x[:, i : i + 1], x[:, i : i + 1], m)
         e = expf((x - m) * F32(beta))
-        s = np.zeros((x.shape[0], 1), dtype=F32)
-        for i in range(x.shape[1]):
-            s += e[:, i : i + 1]
+        s = sequential_sum(e)[:, None]
         return (e / s).astype(F32)
 
 

@@ -97,21 +97,24 @@ def quantized_conv2d(x: np.ndarray, w: np.ndarray, bias: np.ndarray, groups: int
     goc = oc // groups
     oh, ow, iy, ix, vy, vx = im2col_taps(h, wd, kh, kw, sh, sw, dh, dw, pad_h, pad_w)
     xs = x.astype(I64) + in_off
-    # gather patches [n, c, oh, kh, ow, kw] with invalid taps zeroed
     iyc = np.clip(iy, 0, h - 1)
     ixc = np.clip(ix, 0, wd - 1)
-    patches = xs[:, :, iyc[:, :, None, None], ixc[None, None, :, :]]
-    mask = (vy[:, :, None, None] & vx[None, None, :, :])
-    patches = np.where(mask, patches, 0)
     out = np.empty((n, oc, oh, ow), dtype=np.uint8)
     wv = w.astype(I64) + w_off
-    for g in range(groups):
-        p = patches[:, g * gic : (g + 1) * gic]  # [n, gic, oh, kh, ow, kw]
-        p = np.transpose(p, (0, 2, 4, 1, 3, 5)).reshape(n, oh * ow, gic * kh * kw)
-        wg = wv[g * goc : (g + 1) * goc].reshape(goc, gic * kh * kw)
-        acc = _exact_gemm(p, wg.T) + bias[g * goc : (g + 1) * goc].astype(I64)[None, None, :]
-        q = requantize(acc, out_mul, out_shift, out_off)  # [n, oh*ow, goc]
-        out[:, g * goc : (g + 1) * goc] = np.transpose(q.reshape(n, oh, ow, goc), (0, 3, 1, 2))
+    # im2col over blocks of output rows, so the patch matrix stays below ~2**24 elements
+    rows = max(1, (1 << 24) // max(1, n * gic * ow * kh * kw))
+    for y0 in range(0, oh, rows):
+        y1 = min(oh, y0 + rows)
+        mask = vy[y0:y1, :, None, None] & vx[None, None, :, :]
+        for g in range(groups):
+            # patches [n, gic, oy, kh, ow, kw], invalid taps zeroed
+            p = xs[:, g * gic : (g + 1) * gic][:, :, iyc[y0:y1, :, None, None], ixc[None, None, :, :]]
+            p = np.where(mask, p, 0)
+            p = np.transpose(p, (0, 2, 4, 1, 3, 5)).reshape(n, (y1 - y0) * ow, gic * kh * kw)
+            wg = wv[g * goc : (g + 1) * goc].reshape(goc, gic * kh * kw)
+            acc = _exact_gemm(p, wg.T) + bias[g * goc : (g + 1) * goc].astype(I64)[None, None, :]
+            q = requantize(acc, out_mul, out_shift, out_off)  # [n, rows*ow, goc]
+            out[:, g * goc : (g + 1) * goc, y0:y1] = np.transpose(q.reshape(n, y1 - y0, ow, goc), (0, 3, 1, 2))
     return out
 
 
