@@ -60,6 +60,7 @@ Why the fast path is exact (the proof the tests check numerically):
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -67,6 +68,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .blas_threads import blas_threads
 from .errors import KmodelFormatError, KmodelRuntimeError, KmodelUnsupportedError
 
 KPU_RAM_BYTES = 2 * 1024 * 1024
@@ -877,95 +879,135 @@ class KpuConv:
         mat = xc.reshape(ic, h * w)
         return mat if mat.dtype == self._gemm_dtype else mat.astype(self._gemm_dtype)
 
-    def _conv_rows(self, src: np.ndarray, y0: int, y1: int) -> np.ndarray:
-        """``G = Σ x'·(w+ax)`` for output rows ``y0:y1``, [OC, y1-y0, W] (possibly a strided view)."""
+    def _conv_rows(self, src: np.ndarray, y0: int, y1: int, o0: int = 0, o1: int | None = None) -> np.ndarray:
+        """``G = Σ x'·(w+ax)`` for output rows ``y0:y1`` and channels ``o0:o1``, [O, y1-y0, W]."""
         ic, h, w = self.in_shape
-        oc = self.conv_shape[0]
+        o1 = self.conv_shape[0] if o1 is None else o1
+        oc = o1 - o0
         rows = y1 - y0
         if self.k == 1:
-            mat = src[:, y0 * w : y1 * w]
             if self.depthwise:
-                return (mat * self._wfast).reshape(oc, rows, w)
-            return self._gemm(mat).reshape(oc, rows, w)
+                return (src[o0:o1, y0 * w : y1 * w] * self._wfast[o0:o1]).reshape(oc, rows, w)
+            return self._gemm(src[:, y0 * w : y1 * w], o0, o1).reshape(oc, rows, w)
         wp = w + 2
         length = rows * wp
         base = y0 * wp
-        cols = _scratch("cols", ic * 9 * length, self._gemm_dtype).reshape(ic, 9, length)
+        cin = src[o0:o1] if self.depthwise else src
+        n_in = cin.shape[0]
+        cols = _scratch("cols", n_in * 9 * length, self._gemm_dtype).reshape(n_in, 9, length)
         t = 0
         for ky in range(3):
             for kx in range(3):
                 off = base + ky * wp + kx
-                cols[:, t] = src[:, off : off + length]
+                cols[:, t] = cin[:, off : off + length]
                 t += 1
         if self.depthwise:
-            g = np.matmul(self._wfast_dw, cols).reshape(oc, rows, wp)
+            g = np.matmul(self._wfast_dw[o0:o1], cols).reshape(oc, rows, wp)
         else:
-            g = self._gemm(cols.reshape(ic * 9, length)).reshape(oc, rows, wp)
+            g = self._gemm(cols.reshape(n_in * 9, length), o0, o1).reshape(oc, rows, wp)
         return g[:, :, :w]
 
     def _conv_sums(self, xc: np.ndarray) -> np.ndarray:
         """``G`` for the whole map, [OC, H, W]."""
         return self._conv_rows(self._conv_source(xc), 0, self.in_shape[1])
 
-    def _gemm(self, mat: np.ndarray) -> np.ndarray:
+    def _gemm(self, mat: np.ndarray, o0: int = 0, o1: int | None = None) -> np.ndarray:
+        wm = self._wfast[o0:o1]
         chunks = self._gemm_chunks
         if len(chunks) == 1:
-            return self._wfast @ mat
-        g = np.zeros((self._wfast.shape[0], mat.shape[1]), dtype=np.float64)
+            return wm @ mat
+        g = np.zeros((wm.shape[0], mat.shape[1]), dtype=np.float64)
         for k0, k1 in chunks:
-            g += self._wfast[:, k0:k1] @ mat[k0:k1]
+            g += wm[:, k0:k1] @ mat[k0:k1]
         return g
 
     def _tile_rows(self) -> int:
-        """Rows per tile so that a tile's intermediates stay cache-sized (~1 MiB)."""
+        """Rows per tile so that a tile's intermediates stay cache-sized (``TILE_BYTES``)."""
         ic, h, w = self.in_shape
         oc = self.conv_shape[0]
-        per_row = (w + 2) * max(oc, ic * self.k * self.k if not self.depthwise else ic * self.k * self.k) * 4
+        per_row = (w + 2) * max(oc, ic * self.k * self.k) * 4
         rows = max(1, self.TILE_BYTES // max(per_row, 1))
         if self.pool_type in (8, 9) or rows >= h:
             return h
         return max(4, rows - rows % 4)
 
-    def _lut_stage(self, g: np.ndarray) -> np.ndarray:
+    def work_items(self, workers: int) -> list[tuple[int, int, int, int]]:
+        """Independent pieces ``(row0, row1, oc0, oc1)`` of the layer for ``workers`` threads.
+
+        Big maps split into row tiles (cache-sized); small maps with many channels split their
+        output channels; tiny layers stay whole (a thread hand-off costs more than they do).
+        """
+        ic, h, w = self.in_shape
+        oc = self.conv_shape[0]
+        if self.depthwise:
+            # per-channel work: split channels so each group's im2col block is ~2 MiB and every
+            # worker gets something (row tiles would multiply the per-channel BLAS calls)
+            per_channel = self.k * self.k * (w + 2) * h * 4
+            groups = max(1, min(oc, -(-per_channel * oc // (2 << 20))))
+            if workers > 1 and self.macs >= 200_000:
+                groups = max(groups, min(workers, oc))
+            bounds = [round(i * oc / groups) for i in range(groups + 1)]
+            return [(0, h, bounds[i], bounds[i + 1]) for i in range(groups)]
+        step = self._tile_rows()
+        if step < h:
+            return [(y0, min(h, y0 + step), 0, oc) for y0 in range(0, h, step)]
+        if workers > 1 and oc >= 32 and self.macs >= 1_000_000:
+            parts = min(workers, oc // 16)
+            bounds = [round(i * oc / parts) for i in range(parts + 1)]
+            return [(0, h, bounds[i], bounds[i + 1]) for i in range(parts)]
+        return [(0, h, 0, oc)]
+
+    def _lut_stage(self, g: np.ndarray, o0: int = 0, o1: int | None = None) -> np.ndarray:
         plan = self._fast
         oc, ph, pw = g.shape
         n = oc * ph * pw
         buf = _scratch("bn", n, np.float64).reshape(oc, ph, pw)
-        np.multiply(g, plan.m[:, :, None], out=buf)
-        buf += plan.c[:, :, None]
+        np.multiply(g, plan.m[o0:o1, :, None], out=buf)
+        buf += plan.c[o0:o1, :, None]
         np.clip(buf, 0.0, plan.span, out=buf)
         idx = _scratch("idx", n, np.intp).reshape(oc, ph, pw)
         np.copyto(idx, buf, casting="unsafe")
         return plan.lut.take(idx)
 
-    def run_centered(self, xc: np.ndarray) -> np.ndarray:
+    def _run_item(self, src: np.ndarray, item: tuple[int, int, int, int]) -> tuple[tuple[int, int, int, int], np.ndarray]:
+        y0, y1, o0, o1 = item
+        plan = self._fast
+        g = self._conv_rows(src, y0, y1, o0, o1)
+        if plan.pool_first:
+            y = self._lut_stage(pool(g, self.pool_type), o0, o1)
+        else:
+            y = pool(self._lut_stage(g, o0, o1), self.pool_type)
+        return item, y
+
+    def run_centered(self, xc: np.ndarray, *, parallel: bool = True) -> np.ndarray:
         """float32 ``x − 128`` ``[IC,IH,IW]`` → float32 ``out − 128`` ``[OC,OH,OW]`` (fast path).
 
-        Large maps are processed in row tiles so the im2col block, the sums and the table lookups
-        stay in cache. Scratch buffers are per thread, so concurrent runs on threads are safe.
+        The layer is cut into independent work items (row tiles that keep the im2col block, the
+        sums and the table lookups in cache, or output-channel groups) that run on a small thread
+        pool with single-threaded BLAS each (``parallel=False``: in the calling thread).
+        Scratch buffers are per thread, so concurrent runs on different threads are safe.
         """
         plan = self._fast
         if plan is None:
             x = (xc + np.float32(128)).astype(np.uint8)
             return self.run_reference(x).astype(np.float32) - np.float32(128)
         src = self._conv_source(xc)
-        h = self.in_shape[1]
-        step = self._tile_rows()
+        workers = _workers() if parallel else 1
+        items = self.work_items(workers)
+        if len(items) == 1:
+            with blas_threads(1):
+                return self._run_item(src, items[0])[1]
         _, stride = POOL_GEOMETRY[self.pool_type]
-        out = None
-        for y0 in range(0, h, step):
-            y1 = min(h, y0 + step)
-            g = self._conv_rows(src, y0, y1)
-            if plan.pool_first:
-                y = self._lut_stage(pool(g, self.pool_type))
-            else:
-                y = pool(self._lut_stage(g), self.pool_type)
-            if step >= h:
-                return y
-            if out is None:
-                out = np.empty(self.out_shape, dtype=np.float32)
+        out = np.empty(self.out_shape, dtype=np.float32)
+
+        def task(item):
+            with blas_threads(1):
+                return self._run_item(src, item)
+
+        results = _pool().map(task, items) if workers > 1 else map(task, items)
+        for (y0, y1, o0, o1), y in results:
             r0 = y0 // stride
-            out[:, r0 : r0 + y.shape[1]] = y
+            out[o0:o1, r0 : r0 + y.shape[1]] = y
         return out
 
     def accumulate_reference(self, x: np.ndarray) -> np.ndarray:
@@ -1008,6 +1050,30 @@ class _NoFastPath(Exception):
 
 
 _SCRATCH = threading.local()
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def _workers() -> int:
+    """Threads used per layer: the CPUs this process may use (``MAIXEMU_THREADS`` overrides), ≤ 8."""
+    env = os.environ.get("MAIXEMU_THREADS")
+    if env and env.isdigit() and int(env) > 0:
+        return min(int(env), 8)
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, 8))
+
+
+def _pool():
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _POOL = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="maixemu-kpu")
+        return _POOL
 
 
 def _scratch(name: str, size: int, dtype) -> np.ndarray:
