@@ -11,7 +11,6 @@ arena unless a later read needs the bytes (``kpu.plan_kpu_ram``).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -80,7 +79,9 @@ class _State:
         self.main = np.zeros(main_bytes, dtype=np.uint8)
         self.kpu = K.KpuRam()
         self.cache: dict[int, np.ndarray] = {}
+        #: set by a partial run (kpu.set_layers): write every conv output until a full run ends
         self.materialize_all = False
+        self.plan = K.KpuRamPlan()
 
     # typed main-memory access ------------------------------------------------------------
     def read_u8(self, addr: int, count: int) -> np.ndarray:
@@ -313,7 +314,6 @@ class _Loader:
         if method is None:  # pragma: no cover - every supported code has a method
             raise KmodelUnsupportedError(f"layer type {kind} not implemented", offset=step.body_offset, field="type")
         method(step)
-        step.flags = step.flags
         step.out_dtype = "uint8" if kind in QUANTIZED_OUTPUT else "float32"
 
     def prep_k210_conv(self, step: _Step) -> None:
@@ -374,7 +374,7 @@ class _Loader:
         key = step.index + 1
 
         def run(state: _State, conv=conv, key=key, flags=flags, main_out=main_out) -> np.ndarray:
-            src = self_plan_reuse(state, key)
+            src = _reusable_input(state, key)
             if src is not None:
                 xc = state.cache[src]
             else:
@@ -565,7 +565,6 @@ class _Loader:
         step.in_shapes = ((count,),)
         step.out_shapes = ((count,),)
         step.details = {"scale": scale, "bias": bias, "typecode": "B"}
-        step.shape_from = (main_in, "same")
 
         def run(state: _State) -> np.ndarray:
             v = quantize.quantize_v3(state.read_f32(main_in, count), scale, bias)
@@ -840,7 +839,7 @@ class _Loader:
             model.notes.append(f"conv layers {slow} use the exact int64 path (slower)")
 
 
-def self_plan_reuse(state: _State, key: int) -> int | None:
+def _reusable_input(state: _State, key: int) -> int | None:
     """Which cached conv output (step key) a conv read may take instead of the arena."""
     src = state.plan.reuse.get(key)
     return src if src is not None and src in state.cache else None
