@@ -35,7 +35,6 @@ def parse_flash_mapping(text: str) -> tuple[int, Path]:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", nargs="?", type=Path, help="MaixPy script (default: the bundled sample)")
-    parser.add_argument("script_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     parser.add_argument("--camera", help="0 (webcam index) | VIDEO | DIR of images | IMAGE | synthetic (default: webcam 0, else synthetic)")
     parser.add_argument("--lcd", help="window | none | record:PATH (.mp4/.avi or a folder of PNGs) (default: window if a display exists)")
     parser.add_argument("--sd", dest="sd_dir", type=Path, help="local folder mapped to /sd (default: the script's folder)")
@@ -71,7 +70,7 @@ def command_run(args: argparse.Namespace) -> int:
         firmware=args.firmware,
         debug=args.debug,
         quiet=args.quiet,
-        argv=list(args.script_args or []),
+        argv=list(getattr(args, "script_args", [])),
     )
     if args.script is None and not args.quiet:
         print(f"[maixemu] no script given: running the bundled sample {script.name}", file=sys.stderr)
@@ -114,11 +113,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after a lone "--" goes to the script's sys.argv.
+    script_args: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, script_args = argv[:cut], argv[cut + 1 :]
     parser, commands = build_parser()
-    args = parser.parse_args(argv)
-    if args.command in (None, "run"):
-        if args.command is None:
-            args = parser.parse_args(["run", *(argv if argv is not None else sys.argv[1:])])
+    args = parser.parse_args(argv or ["run"])
+    if args.command == "run":
+        args.script_args = script_args
         return command_run(args)
     return int(commands[args.command].run(args) or 0)
 

@@ -22,6 +22,7 @@ import threading
 import time
 import traceback
 import types
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -218,7 +219,8 @@ class Session:
 
     def notice(self, message: str) -> None:
         if not self.options.quiet:
-            print(f"[maixemu] {message}", file=self.stderr, flush=True)
+            text = message.removeprefix("maixemu: ")
+            print(f"[maixemu] {text}", file=self.stderr, flush=True)
 
     def finalize(self) -> None:
         if self._finalized:
@@ -310,7 +312,10 @@ class Session:
             return 2
         source = script.read_text(encoding="utf-8", errors="replace")
         try:
-            code = compile(source, str(script), "exec")
+            with warnings.catch_warnings():  # MicroPython accepts escapes CPython warns about
+                warnings.simplefilter("ignore", SyntaxWarning)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                code = compile(source, str(script), "exec")
         except SyntaxError as exc:
             print("".join(traceback.format_exception_only(type(exc), exc)), file=self.stderr, end="")
             return 1
@@ -318,14 +323,21 @@ class Session:
         old_argv = sys.argv
         exit_code = 0
         try:
+            from .firmware import notices, registry
+
+            registry.reset_state()
+            notices.set_enabled(not opts.quiet)
+            self._finalizers.append(lambda: notices.set_enabled(True))
             store = self._setup_storage()
             self._setup_devices()
             search_dirs = [script.parent, store.sd_dir, store.flash_dir]
-            run_globals: dict[str, Any] = {
-                "__name__": "__main__",
-                "__file__": str(script),
-                "__builtins__": _script_builtins(list(dict.fromkeys(search_dirs))),
-            }
+            # What the firmware's _boot.py leaves in main.py's globals (sys, os, fm, board_info, ...).
+            run_globals: dict[str, Any] = registry.boot_globals()
+            run_globals.update(
+                __name__="__main__",
+                __file__=str(script),
+                __builtins__=_script_builtins(list(dict.fromkeys(search_dirs))),
+            )
             sys.argv = [str(opts.script), *opts.argv]
             self._start_timeout()
             started = time.monotonic()
