@@ -8,7 +8,7 @@ import struct
 import numpy as np
 import pytest
 
-from _shared import SHARED_DIR, shared_path
+from _shared import shared_path
 from maixemu.kmodel import KmodelError, KmodelFormatError, KmodelUnsupportedError, load_kmodel
 from maixemu.kmodel.v4 import load_v4
 from test_v4_ops import CONST, DF, DU, KPU, MAIN, V4Writer, mr, shp

@@ -15,7 +15,6 @@ import struct
 import numpy as np
 import pytest
 
-from maixemu.kmodel import load_kmodel
 from maixemu.kmodel.v4 import load_v4
 
 F32 = np.float32

@@ -19,9 +19,8 @@ from typing import Iterator
 
 import numpy as np
 
-from .errors import KmodelFormatError, KmodelRuntimeError, KmodelUnsupportedError
+from .errors import KmodelFormatError, KmodelUnsupportedError
 from .model import (
-    K210_KPU_RAM_BYTES,
     LayerInfo,
     MemoryUsage,
     Model,
@@ -73,12 +72,15 @@ class V4Model(Model):
         self._nodes = nodes
         self._mem = mem
         self._kpu = kpu_state
-        self.notes = []
+        self.notes = [f"float outputs follow the nncase v0.2 {float_mode} kernels (float_mode={float_mode!r})"]
+        for n in nodes:
+            for note in n.details.get("notes", ()):
+                self.notes.append(f"node {n.index} ({n.kind}): {note}")
         self.inputs = [self._input_spec(i) for i in range(len(in_ranges))]
         self.outputs = [self._output_spec(i) for i in range(len(out_ranges))]
         self.layers = [self._layer_info(n) for n in nodes]
         self.memory = self._memory_usage(len(data))
-        self._input_views = [self._input_view(i) for i in range(len(in_ranges))]
+        self._feeders = [self._input_feeder(i) for i in range(len(in_ranges))]
         self._output_views = [mem.view(r) for r in out_ranges]
 
     # --- public helpers -----------------------------------------------------------------------
@@ -119,8 +121,7 @@ class V4Model(Model):
     def _feed(self, inputs) -> None:
         arrays = sequence_of_inputs(self.inputs, inputs)
         for i, x in enumerate(arrays):
-            feed = self._input_views[i]
-            feed(x)
+            self._feeders[i](x)
 
     def _fetch(self) -> list[np.ndarray]:
         outs = []
@@ -138,7 +139,7 @@ class V4Model(Model):
         s = tuple(shape) if shape_size(shape) == count else (count,)
         return TensorSpec(s, mr.dtype, "NCHW" if len(s) == 4 else "flat", "main", f"input{i}", mr.start)
 
-    def _input_view(self, i: int):
+    def _input_feeder(self, i: int):
         mr, spec = self._in_ranges[i], self.inputs[i]
         if mr.memory_type == MEM_KPU:
             kpu, start = self._kpu, mr.start
@@ -270,4 +271,4 @@ def load_v4(data: bytes, *, float_mode: str = "host") -> V4Model:
     return V4Model(data, header, in_ranges, in_shapes, out_ranges, nodes, mem, kpu_state, float_mode, dict(ctx.shapes))
 
 
-__all__ = ["V4Model", "load_v4", "OPCODE_NAMES", "KmodelRuntimeError"]
+__all__ = ["FLOAT_MODES", "OPCODE_NAMES", "V4Model", "load_v4"]

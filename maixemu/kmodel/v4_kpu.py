@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import kpu as kpu_engine
-from .errors import KmodelFormatError, KmodelRuntimeError
+from .errors import KmodelFormatError
 from .model import K210_KPU_RAM_BYTES
 from .v4_format import BodyReader, MEM_KPU, check_range
 from .v4_nodes import DecodeContext, Node
@@ -213,6 +213,7 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
         "batches": batches,
         "fast_path": conv.fast,
         "kpu_end": max(src + batches * in_step, dst + batches * out_step),
+        "notes": list(conv.notes),
     }
     writes = main_out if main_out.size else None
     return Node(node.index, node.name, (), writes, (in_shape,), out_shape, run, result, on_kpu=True,
@@ -221,4 +222,4 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
 
 KPU_DECODERS = {0x2001: decode_kpu_upload, 0x2002: decode_kpu_conv2d}
 
-__all__ = ["KPU_DECODERS", "KpuState", "kpu_map_bytes", "KmodelRuntimeError"]
+__all__ = ["KPU_DECODERS", "KpuState", "kpu_map_bytes"]

@@ -26,7 +26,6 @@ from .v4_format import (
     MEM_KPU,
     BodyReader,
     MemoryRange,
-    NodeHeader,
     check_range,
 )
 
@@ -126,9 +125,6 @@ class _Builder:
         self.ctx.shapes[(writes.memory_type, writes.start, writes.size)] = out_shape
         return Node(self.node.index, self.node.name, tuple(reads), writes, tuple(tuple(s) for s in in_shapes),
                     out_shape, run, result, out_dtype=dt, **kw)
-
-    def elem(self, mr: MemoryRange) -> int:
-        return mr.dtype.itemsize
 
 
 def _known_shape(ctx: DecodeContext, mr: MemoryRange, count: int) -> tuple[int, ...]:
@@ -322,7 +318,7 @@ def decode_pad(r: BodyReader, ctx: DecodeContext) -> Node:
     ri, ro = r.memory_range("input"), r.memory_range("output")
     s = r.shape("in_shape")
     pads = [r.padding(f"paddings[{i}]") for i in range(4)]
-    _vt = r.u32("pad_value.datatype")
+    r.u32("pad_value.datatype")  # the runtime reads the value as the input's element type
     raw = r.bytes(4, "pad_value.storage")
     dt = ri.dtype
     pad_value = np.frombuffer(raw, dtype=dt, count=1)[0] if dt.itemsize == 4 else np.uint8(raw[0])
@@ -733,4 +729,4 @@ DECODERS: dict[int, Callable[[BodyReader, DecodeContext], Node]] = {
     0x1005: decode_cpu_quantized_depthwise_conv2d,
 }
 
-__all__ = ["DECODERS", "DecodeContext", "Memory", "Node", "MEM_KPU"]
+__all__ = ["DECODERS", "DecodeContext", "Memory", "Node"]
