@@ -94,6 +94,8 @@ POOL_NAMES = {
 }
 #: pool_type -> (window, stride)
 POOL_GEOMETRY = {0: (1, 1), 1: (2, 2), 2: (2, 2), 3: (4, 4), 4: (4, 4), 5: (2, 2), 6: (2, 2), 7: (4, 4), 8: (2, 1), 9: (2, 1)}
+#: Selection pools: pool_type -> (stride, row offset, column offset) of the kept pixel.
+_SELECTION_POOLS = {5: (2, 0, 0), 6: (2, 0, 1), 7: (4, 0, 0)}
 #: Pools that commute with a non-decreasing function (max and selection pools).
 _POOL_COMMUTES_MONOTONE = {0, 1, 3, 5, 6, 7, 9}
 
@@ -722,6 +724,7 @@ class KpuConv:
         # exact reference GEMM operands (float64; exact, |values| tiny vs 2**53)
         self._wref = self.weights.astype(np.float64)
         self._fast: _FastPlan | None = None
+        self._sample: tuple[int, int, int] | None = None
         self._gemm_chunks: list[tuple[int, int]] | None = None
         if fast:
             try:
@@ -753,6 +756,8 @@ class KpuConv:
             self._gemm_dtype = np.float32
             self._gemm_chunks = chunks
         self._wfast = wf.astype(self._gemm_dtype)
+        # selection pools keep one pixel per window: compute the conv only there (4-16x less work)
+        self._sample = _SELECTION_POOLS.get(self.pool_type)
         if self.depthwise:
             self._wfast_dw = self._wfast.reshape(wf.shape[0], 1, wf.shape[1]) if self.k == 3 else self._wfast.reshape(-1, 1, 1)
         # G bounds per channel (exact: x' in [-128,127])
@@ -873,9 +878,14 @@ class KpuConv:
 
     def _conv_source(self, xc: np.ndarray):
         """What :meth:`_conv_rows` slices: the padded flat input (3×3) or the [IC, H*W] matrix (1×1)."""
-        if self.k == 3:
-            return self._padded_flat(xc, self._gemm_dtype)
         ic, h, w = self.in_shape
+        if self.k == 3:
+            flat = self._padded_flat(xc, self._gemm_dtype)
+            if self._sample is not None:
+                return flat[:, : (h + 2) * (w + 2)].reshape(ic, h + 2, w + 2)
+            return flat
+        if self._sample is not None:
+            return xc if xc.dtype == self._gemm_dtype else xc.astype(self._gemm_dtype)
         mat = xc.reshape(ic, h * w)
         return mat if mat.dtype == self._gemm_dtype else mat.astype(self._gemm_dtype)
 
@@ -885,6 +895,8 @@ class KpuConv:
         o1 = self.conv_shape[0] if o1 is None else o1
         oc = o1 - o0
         rows = y1 - y0
+        if self._sample is not None:
+            return self._conv_rows_sampled(src, y0, y1, o0, o1)
         if self.k == 1:
             if self.depthwise:
                 return (src[o0:o1, y0 * w : y1 * w] * self._wfast[o0:o1]).reshape(oc, rows, w)
@@ -907,6 +919,34 @@ class KpuConv:
             g = self._gemm(cols.reshape(n_in * 9, length), o0, o1).reshape(oc, rows, wp)
         return g[:, :, :w]
 
+    def _conv_rows_sampled(self, grid: np.ndarray, y0: int, y1: int, o0: int, o1: int) -> np.ndarray:
+        """``G`` only at the pixels a selection pool keeps, for pooled rows ``y0:y1``: [O, rows, OW].
+
+        ``grid`` is the centered input [IC, H, W] (1×1) or its padded grid [IC, H+2, W+2] (3×3).
+        """
+        stride, dy, dx = self._sample
+        ow = self.out_shape[2]
+        rows = y1 - y0
+        oc = o1 - o0
+        cin = grid[o0:o1] if self.depthwise else grid
+        n_in = cin.shape[0]
+        k = self.k
+        cols = _scratch("cols", n_in * k * k * rows * ow, self._gemm_dtype).reshape(n_in, k * k, rows, ow)
+        t = 0
+        for ky in range(k):
+            for kx in range(k):
+                r0 = dy + ky + stride * y0
+                c0 = dx + kx
+                cols[:, t] = cin[:, r0 : r0 + stride * (rows - 1) + 1 : stride, c0 : c0 + stride * (ow - 1) + 1 : stride]
+                t += 1
+        if self.depthwise:
+            if k == 1:
+                return cols.reshape(oc, rows, ow) * self._wfast[o0:o1, :, None]
+            g = np.matmul(self._wfast_dw[o0:o1], cols.reshape(oc, 9, rows * ow))
+        else:
+            g = self._gemm(cols.reshape(n_in * k * k, rows * ow), o0, o1)
+        return g.reshape(oc, rows, ow)
+
     def _conv_sums(self, xc: np.ndarray) -> np.ndarray:
         """``G`` for the whole map, [OC, H, W]."""
         return self._conv_rows(self._conv_source(xc), 0, self.in_shape[1])
@@ -923,13 +963,22 @@ class KpuConv:
 
     def _tile_rows(self) -> int:
         """Rows per tile so that a tile's intermediates stay cache-sized (``TILE_BYTES``)."""
-        ic, h, w = self.in_shape
+        ic, h, w = self._g_geometry()
         oc = self.conv_shape[0]
         per_row = (w + 2) * max(oc, ic * self.k * self.k) * 4
         rows = max(1, self.TILE_BYTES // max(per_row, 1))
         if self.pool_type in (8, 9) or rows >= h:
             return h
+        if self._sample is not None:
+            return rows
         return max(4, rows - rows % 4)
+
+    def _g_geometry(self) -> tuple[int, int, int]:
+        """(IC, rows, columns) of the grid the sums are computed on (pooled grid for selection pools)."""
+        ic, h, w = self.in_shape
+        if self._sample is not None:
+            return ic, self.out_shape[1], self.out_shape[2]
+        return ic, h, w
 
     def work_items(self, workers: int) -> list[tuple[int, int, int, int]]:
         """Independent pieces ``(row0, row1, oc0, oc1)`` of the layer for ``workers`` threads.
@@ -937,7 +986,7 @@ class KpuConv:
         Big maps split into row tiles (cache-sized); small maps with many channels split their
         output channels; tiny layers stay whole (a thread hand-off costs more than they do).
         """
-        ic, h, w = self.in_shape
+        ic, h, w = self._g_geometry()
         oc = self.conv_shape[0]
         if self.depthwise:
             # per-channel work: split channels so each group's im2col block is ~2 MiB and every
@@ -973,6 +1022,8 @@ class KpuConv:
         y0, y1, o0, o1 = item
         plan = self._fast
         g = self._conv_rows(src, y0, y1, o0, o1)
+        if self._sample is not None:
+            return item, self._lut_stage(g, o0, o1)
         if plan.pool_first:
             y = self._lut_stage(pool(g, self.pool_type), o0, o1)
         else:
@@ -998,6 +1049,8 @@ class KpuConv:
             with blas_threads(1):
                 return self._run_item(src, items[0])[1]
         _, stride = POOL_GEOMETRY[self.pool_type]
+        if self._sample is not None:
+            stride = 1  # items are already in pooled rows
         out = np.empty(self.out_shape, dtype=np.float32)
 
         def task(item):
