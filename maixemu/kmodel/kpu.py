@@ -764,17 +764,14 @@ class KpuConv:
         gmax = np.where(wf > 0, 127 * wf, -128 * wf).sum(axis=1)
         gmin = np.where(wf > 0, -128 * wf, 127 * wf).sum(axis=1)
         mul, add, shift = self.bn.mul, self.bn.add, self.bn.shift
-        bn_lo: list[int] = []
-        bn_hi: list[int] = []
-        for o in range(wf.shape[0]):
-            a_lo, a_hi = int(gmin[o]) + int(C[o]), int(gmax[o]) + int(C[o])
-            mo, so, ao = int(mul[o]), int(shift[o]), int(add[o])
-            v1, v2 = ((a_lo * mo) >> so) + ao, ((a_hi * mo) >> so) + ao
-            bn_lo.append(min(v1, v2))
-            bn_hi.append(max(v1, v2))
-            if max(abs(a_lo), abs(a_hi)) * abs(mo) >= 1 << 62:
-                raise _NoFastPath("batch-norm product exceeds int64")
-        bmin, bmax = min(bn_lo), max(bn_hi)
+        a_lo, a_hi = gmin + C, gmax + C
+        amax = np.maximum(np.abs(a_lo), np.abs(a_hi))
+        if (amax.astype(np.float64) * np.abs(mul).astype(np.float64) >= 2.0**61).any():
+            raise _NoFastPath("batch-norm product exceeds int64")
+        v1 = ((a_lo * mul) >> shift) + add
+        v2 = ((a_hi * mul) >> shift) + add
+        bn_lo, bn_hi = np.minimum(v1, v2), np.maximum(v1, v2)
+        bmin, bmax = int(bn_lo.min()), int(bn_hi.max())
         act = self.act
         if bmin <= int(act.x_start.min()):
             raise _NoFastPath("batch-norm range reaches below the first activation segment")
@@ -803,16 +800,16 @@ class KpuConv:
             raise _NoFastPath(f"activation table would need {hi - lo + 1} entries")
         lut = activation_lut(act, lo, hi).astype(np.float32) - np.float32(128)
         # per-channel affine map G -> bn - lo, exactness check
-        m = np.empty((wf.shape[0], 1), dtype=np.float64)
-        c = np.empty((wf.shape[0], 1), dtype=np.float64)
-        for o in range(wf.shape[0]):
-            mo, so, ao, co = int(mul[o]), int(shift[o]), int(add[o]), int(C[o])
-            gabs = max(abs(int(gmin[o])), abs(int(gmax[o])))
-            num = co * mo + (ao - lo) * (1 << so)
-            if (gabs + abs(co)) * abs(mo) + abs(ao - lo) * (1 << so) + (1 << so) >= _F64_EXACT:
-                raise _NoFastPath("batch-norm arithmetic exceeds float64's exact range")
-            m[o, 0] = mo / float(1 << so)
-            c[o, 0] = num / float(1 << so)
+        gabs = np.maximum(np.abs(gmin), np.abs(gmax))
+        scale = np.left_shift(np.int64(1), shift)
+        # |C| and max(|gmin|,|gmax|) are at most 1x and 2x max|a|, so with the check above every
+        # product here is < 3 * 2**61 and this int64 bound is exact
+        bound = (gabs + np.abs(C)) * np.abs(mul) + np.abs(add - lo) * scale + scale
+        if (bound >= _F64_EXACT).any():
+            raise _NoFastPath("batch-norm arithmetic exceeds float64's exact range")
+        num = C * mul + (add - lo) * scale  # |num| < 2**53: exact as a float64
+        m = (mul.astype(np.float64) / scale.astype(np.float64)).reshape(-1, 1)
+        c = (num.astype(np.float64) / scale.astype(np.float64)).reshape(-1, 1)
         pool_first = monotone and bool((mul >= 0).all()) and self.pool_type in _POOL_COMMUTES_MONOTONE
         self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=lut, pool_first=pool_first)
 
