@@ -254,10 +254,10 @@ def _v3_fmap(net: kpu_net, output: np.ndarray, layer_index: int, key) -> kpu_fma
     layer = net.model.layers[layer_index]
     if layer.on_kpu:
         data = net._store(key, np.asarray(output, dtype=np.uint8))
-        ch, h, w = (tuple(layer.output_shapes[0]) + (1, 1, 1))[-3:] if layer.output_shapes else (1, 1, data.size)
+        ch, h, w = ((1, 1, 1) + tuple(layer.output_shapes[0]))[-3:] if layer.output_shapes else (1, 1, data.size)
         # nncase stores the DMA byte count as w*h*ch - 1 and the firmware reports it unchanged.
         return kpu_fmap(data, size=max(w * h * ch - 1, 0), index=layer_index, w=w, h=h, ch=ch, typecode="B")
-    typecode = "f" if layer.kind in _V3_FLOAT_KINDS or np.asarray(output).dtype == np.float32 else "B"
+    typecode = (layer.details or {}).get("typecode") or ("f" if layer.kind in _V3_FLOAT_KINDS else "B")
     values = np.asarray(output, dtype=np.float32 if typecode == "f" else np.uint8).reshape(-1)
     data = net._store(key, values)
     nbytes = data.nbytes
@@ -456,14 +456,14 @@ class kpu_netinfo_find:  # noqa: N801
         self._index = index
         self._layer = layer
         details = layer.details or {}
-        self._type = int(details.get("type_code", 0))
+        self._type = int(details.get("code", 0))
         on_kpu = layer.on_kpu
         ins = tuple(layer.input_shapes[0])[-3:] if on_kpu and layer.input_shapes else (0, 0, 0)
         outs = tuple(layer.output_shapes[0])[-3:] if on_kpu and layer.output_shapes else (0, 0, 0)
         self._chi, self._hi, self._wi = (tuple(ins) + (0, 0, 0))[:3]
         self._cho, self._ho, self._wo = (tuple(outs) + (0, 0, 0))[:3]
         self._dw = int(bool(details.get("depthwise", False))) if on_kpu else 0
-        self._kernel = int(details.get("kernel_type", 0)) if on_kpu else 0
+        self._kernel = int(details.get("kernel") == "3x3") if on_kpu else 0
         self._pool = int(details.get("pool_type", 0)) if on_kpu else 0
         self._para = int(layer.param_bytes)
 
