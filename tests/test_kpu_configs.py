@@ -251,6 +251,15 @@ def test_chain_with_aliasing_and_persistence():
     x = rng.integers(0, 256, size=(2, 8, 8), dtype=np.uint8)
     exp, ram = _run_reference([s1, s2, s3], x, ram)
     np.testing.assert_array_equal(model.run(x)[0], exp[-1])
+    # a trace the caller abandons after two layers leaves the memories as the device would
+    x = rng.integers(0, 256, size=(2, 8, 8), dtype=np.uint8)
+    trace = model.trace(x)
+    next(trace), next(trace)
+    trace.close()
+    _, ram = _run_reference([s1, s2], x, ram)
+    x = rng.integers(0, 256, size=(2, 8, 8), dtype=np.uint8)
+    exp, ram = _run_reference([s1, s2, s3], x, ram)
+    np.testing.assert_array_equal(model.run(x)[0], exp[-1])
 
 
 def _bn(spec):

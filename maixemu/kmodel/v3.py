@@ -79,7 +79,7 @@ class _State:
         self.main = np.zeros(main_bytes, dtype=np.uint8)
         self.kpu = K.KpuRam()
         self.cache: dict[int, np.ndarray] = {}
-        #: set by a partial run (kpu.set_layers): write every conv output until a full run ends
+        #: set while tracing: write every conv output into KPU RAM, not only what the plan needs
         self.materialize_all = False
         self.plan = K.KpuRamPlan()
 
@@ -177,27 +177,36 @@ class V3Model(Model):
             )
 
     def _execute(self, inputs: tuple, limit: int | None, collect: bool) -> Iterator[TraceStep]:
+        """Run the layers. ``collect`` (trace) writes every conv output into KPU RAM as it goes, so
+        however the trace ends (limit, caller stops early) the memories are what the device's are.
+        A plain run writes only what the access plan says a later read needs."""
         if len(inputs) != 1:
             raise KmodelRuntimeError(f"a V3 model takes exactly one input, got {len(inputs)}")
         n = len(self.steps)
         if limit is not None and limit > 0:
             n = min(limit, n)
-        partial = n < len(self.steps)
         state = self._state
         state.cache = {}
-        if partial:
-            state.materialize_all = True
+        state.materialize_all = collect
         self._place_input(inputs[0])
-        for step in self.steps[:n]:
-            out = step.fn(state)
-            if collect:
-                if callable(out):
-                    out = out()
-                yield TraceStep(index=step.index, kind=step.kind, output=out, on_kpu=step.on_kpu, name=step.kind)
-        if not partial:
-            # a full run writes what it must; after a partial run everything was written once
+        done = False
+        try:
+            for step in self.steps[:n]:
+                out = step.fn(state)
+                if collect:
+                    if callable(out):
+                        out = out()
+                    yield TraceStep(index=step.index, kind=step.kind, output=out, on_kpu=step.on_kpu, name=step.kind)
+            done = True
+        finally:
+            if not done and not collect:
+                # a run that failed half way: put the conv outputs it made into KPU RAM in order
+                for key in sorted(state.cache):
+                    step = self.steps[key - 1] if key > 0 else None
+                    if step is not None and step.conv is not None:
+                        state.kpu.upload(step.conv.dst_addr, _to_u8(state.cache[key]))
+            state.cache = {}
             state.materialize_all = False
-        state.cache = {}
 
     def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
         for _ in self._execute(inputs, None, collect=False):
