@@ -155,10 +155,16 @@ def binary(a: np.ndarray, b: np.ndarray, op: str, lo: float, hi: float) -> np.nd
 def matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """``out[r,c] = bias[c] + Σ_i a[r,i]*b[i,c]`` summed in increasing ``i``, one rounding each."""
     rows, cols = a.shape[0], b.shape[1]
-    acc = np.broadcast_to(bias.astype(F32), (rows, cols)).copy()
     with np.errstate(all="ignore"):
-        for i in range(a.shape[1]):
-            acc += a[:, i : i + 1] * b[i]
+        if rows * a.shape[1] * cols <= 1 << 22:
+            # all products at once, then a strictly sequential cumsum starting from the bias
+            prods = a[:, :, None].astype(F32) * b[None, :, :].astype(F32)  # [rows, i, cols]
+            start = np.broadcast_to(bias.astype(F32), (rows, 1, cols))
+            acc = np.cumsum(np.concatenate([start, prods], axis=1), axis=1, dtype=F32)[:, -1]
+        else:
+            acc = np.broadcast_to(bias.astype(F32), (rows, cols)).copy()
+            for i in range(a.shape[1]):
+                acc += a[:, i : i + 1] * b[i]
     return clamp(acc, lo, hi)
 
 
@@ -242,9 +248,9 @@ def reduce_window2d(x: np.ndarray, op: str, init: float, kh: int, kw: int, sh: i
 def softmax(x: np.ndarray, beta: float) -> np.ndarray:
     """Rows of ``x`` (2-D): ``e = expf((x - max)*beta)``, sequential f32 sum, then ``e / sum``."""
     with np.errstate(all="ignore"):
-        m = x[:, :1].copy()
-        for i in range(1, x.shape[1]):  # std::max_element: first maximum, comparisons with <
-            m = np.where(m < x[:, i : i + 1], x[:, i : i + 1], m)
+        # std::max_element differs from np.max only for NaN (every output is NaN either way) and
+        # the sign of a zero maximum (exp(+-0) = 1 either way)
+        m = np.max(x, axis=1, keepdims=True)
         e = expf((x - m) * F32(beta))
         s = sequential_sum(e)[:, None]
         return (e / s).astype(F32)
