@@ -567,8 +567,8 @@ def test_conv2d_transpose_ignores_bias():
 
 
 def test_nnil_unary_method_program():
-    # clamp(sin(x)*x + 1/(x*x) , -2, ldc 3.5) with a dup and a pop on the way
-    code = bytes([0x03, 0x01, 0x28, 0x42, 0x05, 0x03, 0x29, 0x43, 0x40, 0x04, 0x02, 0x06]) + struct.pack("<f", -2.0)
+    # clamp(sin(x+1)*(x+1) + 1/(x*x), -2, ldc 3.5) with a dup (of a computed value) and a pop
+    code = bytes([0x03, 0x05, 0x40, 0x01, 0x28, 0x42, 0x05, 0x03, 0x29, 0x43, 0x40, 0x04, 0x02, 0x06]) + struct.pack("<f", -2.0)
     code += bytes([0x06]) + struct.pack("<f", 3.5) + bytes([0x80, 0xA0])
     x = np.concatenate([rand_f32(20), np.array([0.0, -0.0, 1e-20], F32)])
     n = x.size * 4
@@ -578,11 +578,17 @@ def test_nnil_unary_method_program():
     want = []
     for v in x:
         with np.errstate(all="ignore"):
-            s = F32(np.sin(np.float64(v)))
-            t = F32(F32(s * v) + F32(F32(1.0) / F32(v * v)))
+            u = F32(v + F32(1.0))
+            s = F32(np.sin(np.float64(u)))
+            t = F32(F32(s * u) + F32(F32(1.0) / F32(v * v)))
         want.append(cclamp(t, F32(-2.0), F32(3.5)))
     assert same_bits(got.reshape(-1), np.array(want, F32))
     assert "ret" in m.layers[0].details["nnil"][-1]
+    # a second run with other data must not reuse the first run's shared (dup) value
+    (again,) = m.run((x * 2).reshape(1, 1, 1, -1))
+    (fresh,) = single_op(0x14, body, 2 * n, [(mr(MAIN, DF, 0, n), (1, 1, 1, x.size))], [mr(MAIN, DF, n, n)]).run(
+        (x * 2).reshape(1, 1, 1, -1))
+    assert same_bits(again, fresh) and not same_bits(again, got)
 
 
 @pytest.mark.parametrize("code,msg", [(bytes([0x03, 0x40, 0xA0]), "underflow"), (bytes([0x03, 0x07, 0xA0]), "invalid opcode 0x07"),

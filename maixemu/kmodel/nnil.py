@@ -22,7 +22,8 @@ from .ops import v4_float as vf
 F32 = np.float32
 STACK_DEPTH = 64
 
-Expr = Callable[[np.ndarray], np.ndarray]
+#: a compiled sub-expression: (input array, per-call memo of shared values) -> array
+Expr = Callable[[np.ndarray, dict], np.ndarray]
 
 #: byte -> (mnemonic, number of popped operands)
 OPCODES: dict[int, tuple[str, int]] = {
@@ -50,43 +51,43 @@ class NnilProgram:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
-            out = self.fn(np.asarray(x, dtype=F32))
+            out = self.fn(np.asarray(x, dtype=F32), {})
         return np.broadcast_to(np.asarray(out, dtype=F32), np.shape(x)).copy()
+
+
+def _input(x: np.ndarray, memo: dict) -> np.ndarray:
+    return x
 
 
 def _const(v: float) -> Expr:
     c = F32(v)
-    return lambda x: c
+    return lambda x, memo: c
 
 
 def _unary(fn, a: Expr) -> Expr:
-    return lambda x: np.asarray(fn(np.asarray(a(x), dtype=F32)), dtype=F32)
+    return lambda x, memo: np.asarray(fn(np.asarray(a(x, memo), dtype=F32)), dtype=F32)
 
 
 def _binary(fn, a: Expr, b: Expr) -> Expr:
-    return lambda x: np.asarray(fn(np.asarray(a(x), dtype=F32), np.asarray(b(x), dtype=F32)), dtype=F32)
+    return lambda x, memo: np.asarray(fn(np.asarray(a(x, memo), dtype=F32), np.asarray(b(x, memo), dtype=F32)), dtype=F32)
 
 
 def _clamp(v: Expr, lo: Expr, hi: Expr) -> Expr:
-    def f(x):
-        vv, ll, hh = (np.asarray(e(x), dtype=F32) for e in (v, lo, hi))
+    def f(x, memo):
+        vv, ll, hh = (np.asarray(e(x, memo), dtype=F32) for e in (v, lo, hi))
         return np.where(vv < ll, ll, np.where(hh < vv, hh, vv)).astype(F32)
 
     return f
 
 
-def _memo(e: Expr) -> Expr:
-    """Evaluate a shared sub-expression (``dup``) once per call."""
-    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+def _shared(e: Expr) -> Expr:
+    """A value duplicated with ``dup``: evaluated once per call (the memo lives for one call)."""
 
-    def f(x):
-        hit = cache.get(id(x))
-        if hit is not None and hit[0] is x:
-            return hit[1]
-        cache.clear()
-        val = e(x)
-        cache[id(x)] = (x, val)
-        return val
+    def f(x, memo):
+        key = id(f)
+        if key not in memo:
+            memo[key] = e(x, memo)
+        return memo[key]
 
     return f
 
@@ -125,12 +126,12 @@ def compile_nnil(code: bytes, base_offset: int = 0) -> NnilProgram:
         if name == "dup":
             if not stack:
                 raise fail("dup on an empty stack", at)
-            stack[-1] = _memo(stack[-1])
+            stack[-1] = _shared(stack[-1])
             stack.append(stack[-1])
         elif name == "pop":
             stack.pop()
         elif name == "lda_0":
-            stack.append(lambda x: x)
+            stack.append(_input)
         elif name == "ldc_r4_0":
             stack.append(_const(0.0))
         elif name == "ldc_r4_1":
