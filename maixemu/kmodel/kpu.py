@@ -21,9 +21,12 @@ Public API (stable; V3's ``K210_CONV``, V4's ``kpu_conv2d`` and the firmware lay
 ``conv.run(x) -> uint8``
     ``x``: uint8 ``[IC,IH,IW]`` or ``[N,IC,IH,IW]`` → uint8 ``[OC,OH,OW]`` (or ``[N,...]``), i.e.
     conv → batch-norm → activation → pool exactly as kpu-hardware.md §5–§6.
-    ``conv.run_centered(xc)`` is the same on float32 ``x - 128`` in and out (what chains of KPU
-    layers pass along without converting back to uint8). ``conv.run_reference(x)`` is the plain
-    int64 evaluation of the document (slower; used to cross-check the fast path).
+    ``conv.run_centered(xc, parallel=True)`` is the same on float32 ``x - 128`` in and out (what
+    chains of KPU layers pass along without converting back to uint8). ``conv.run_reference(x)``
+    is the plain int64 evaluation of the document (slower; used to cross-check the fast path).
+    Big layers run as independent work items (row tiles / channel groups) on a small thread pool
+    with single-threaded OpenBLAS per item; ``MAIXEMU_THREADS=1`` (or ``parallel=False``) keeps
+    everything in the calling thread. Results never depend on the split.
     ``conv.in_shape``, ``conv.out_shape``, ``conv.macs``, ``conv.src_addr``/``dst_addr`` (bytes).
 
 ``KpuRam()``
@@ -54,6 +57,8 @@ Why the fast path is exact (the proof the tests check numerically):
   interval outside which it is constant (found by bisection when it is monotone), so
   ``out = LUT[clip(bn, L, U) − L]``. When it is monotone and ``mul ≥ 0`` the whole map G → out is
   non-decreasing, so max-type pools are applied to G before the table (4× fewer lookups).
+* Selection pools (left/right-top) keep one pixel per window, so the sums are computed only
+  at those pixels (a stride-2/4 convolution): same bytes, 4-16× less work.
 * Anything outside these conditions (odd ``arg_x``, huge table, negative ``y_mul`` tails, ...)
   takes the exact int64 path, which is the document's arithmetic verbatim.
 """
@@ -1003,6 +1008,12 @@ class KpuConv:
             return [(0, h, bounds[i], bounds[i + 1]) for i in range(parts)]
         return [(0, h, 0, oc)]
 
+    def _worth_threads(self) -> bool:
+        """Hand a layer to the thread pool only when it is big enough to repay the hand-offs
+        (measured: below ~4 M MACs / 200 k outputs the overhead eats the gain)."""
+        oc, h, w = self.conv_shape
+        return self.macs >= 4_000_000 or oc * h * w >= 200_000
+
     def _lut_stage(self, g: np.ndarray, o0: int = 0, o1: int | None = None) -> np.ndarray:
         plan = self._fast
         oc, ph, pw = g.shape
@@ -1040,7 +1051,7 @@ class KpuConv:
             x = (xc + np.float32(128)).astype(np.uint8)
             return self.run_reference(x).astype(np.float32) - np.float32(128)
         src = self._conv_source(xc)
-        workers = _workers() if parallel else 1
+        workers = _workers() if parallel and self._worth_threads() else 1
         items = self.work_items(workers)
         if len(items) == 1:
             with blas_threads(1):
