@@ -29,6 +29,9 @@ _CENTER = F32(128)
 #: which the engine's default limit sends to the slow exact int64 path (60 ms for one layer).
 #: A table of up to 16M float32 entries (64 MB) keeps them on the exact fast path.
 V4_LUT_MAX_ENTRIES = 1 << 24
+#: ... but all such enlarged tables of one model together stay below 32M entries (128 MB), so a
+#: corrupt or hostile file cannot make the loader allocate without bound.
+V4_LUT_BUDGET_ENTRIES = 1 << 25
 
 
 def kpu_map_bytes(shape_nchw) -> int:
@@ -51,6 +54,18 @@ class KpuState:
         self.accesses: list[kpu_engine.KpuAccess] = []
         self.cache: dict[int, np.ndarray] = {}
         self.plan = kpu_engine.KpuRamPlan()
+        self.lut_budget = V4_LUT_BUDGET_ENTRIES
+
+    def prepare_conv(self, regs, weights, bn_words, act) -> "kpu_engine.KpuConv":
+        """``KpuConv.prepare`` with a larger activation-table limit while the model's budget lasts."""
+        default = kpu_engine.LUT_MAX_ENTRIES
+        limit = max(default, min(V4_LUT_MAX_ENTRIES, self.lut_budget))
+        conv = kpu_engine.KpuConv.prepare(regs, weights, bn_words, act, weight_bytes=1, lut_max_entries=limit)
+        lut = getattr(getattr(conv, "_fast", None), "lut", None)
+        used = int(lut.size) if lut is not None else (limit if conv.fast else 0)
+        if used > default:
+            self.lut_budget -= used
+        return conv
 
     # --- load time -----------------------------------------------------------------------------
 
@@ -138,7 +153,7 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     act = r.bytes(144, "activation")
     r.skip(regs.para_start_addr, "para_start_addr (skip before weights)")
     weights = r.array(np.uint8, regs.weight_count, "weights")
-    conv = kpu_engine.KpuConv.prepare(regs, weights, bn_words, act, weight_bytes=1, lut_max_entries=V4_LUT_MAX_ENTRIES)
+    conv = state.prepare_conv(regs, weights, bn_words, act)
 
     ic, ih, iw = regs.in_shape
     oc, oh, ow = regs.out_shape
@@ -154,13 +169,13 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     main_view = None
     dense = int(np.prod(out_shape))
     if main_out.size:
+        if main_out.memory_type == MEM_KPU:
+            raise r.fail("main_mem_output must not be in KPU memory", "main_mem_output.memory_type")
         check_range(main_out, ctx.sizes, "main_mem_output", writable=True, node=node)
         if main_out.size < dense:
             raise r.fail(f"main_mem_output {main_out} holds {main_out.size} bytes, the layer writes {dense}", "main_mem_output.size")
         main_view = ctx.memory.view(main_out, np.uint8, dense).reshape(out_shape)
         ctx.shapes[(main_out.memory_type, main_out.start, main_out.size)] = out_shape
-        if main_out.memory_type == MEM_KPU:
-            raise r.fail("main_mem_output must not be in KPU memory", "main_mem_output.memory_type")
 
     step = KpuState.NODE_STEP0 + node.index
     single = batches == 1
