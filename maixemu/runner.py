@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .host import storage as storage_mod
+from .micropython_source import fix_bytes_literals
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -144,7 +145,8 @@ class ScriptImporter:
                 module.__file__ = str(candidate)
                 module.__dict__["__builtins__"] = self.builtins
                 self.local_modules[name] = module
-                code = compile(candidate.read_text(encoding="utf-8", errors="replace"), str(candidate), "exec")
+                text = fix_bytes_literals(candidate.read_text(encoding="utf-8", errors="replace"))
+                code = compile(text, str(candidate), "exec")
                 exec(code, module.__dict__)
                 return module
         return None
@@ -315,7 +317,7 @@ class Session:
             with warnings.catch_warnings():  # MicroPython accepts escapes CPython warns about
                 warnings.simplefilter("ignore", SyntaxWarning)
                 warnings.simplefilter("ignore", DeprecationWarning)
-                code = compile(source, str(script), "exec")
+                code = compile(fix_bytes_literals(source), str(script), "exec")
         except SyntaxError as exc:
             print("".join(traceback.format_exception_only(type(exc), exc)), file=self.stderr, end="")
             return 1
