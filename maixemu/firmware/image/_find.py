@@ -331,82 +331,49 @@ class FindMixin:
         return out
 
     def find_lines(self, *args, **kwargs):
-        """Infinite lines from a Hough transform (OpenCV), clipped to the ROI."""
-        import cv2
+        """Infinite lines by the firmware's Hough transform (``_hough``), clipped to the ROI."""
+        from . import _hough
 
         rest = args
-        x0, y0, w, h = _args.roi(self.width(), self.height(), _args.pick(rest, 0, kwargs, "roi", None))
-        _args.pick(rest, 1, kwargs, "x_stride", 2)
-        _args.pick(rest, 2, kwargs, "y_stride", 1)
+        roi = _args.roi(self.width(), self.height(), _args.pick(rest, 0, kwargs, "roi", None))
+        x_stride = _args.to_int(_args.pick(rest, 1, kwargs, "x_stride", 2))
+        if x_stride <= 0:
+            raise OSError("x_stride must not be zero.")
+        y_stride = _args.to_int(_args.pick(rest, 2, kwargs, "y_stride", 1))
+        if y_stride <= 0:
+            raise OSError("y_stride must not be zero.")
         threshold = _args.to_int(_args.pick(rest, 3, kwargs, "threshold", 1000))
         theta_margin = _args.to_int(_args.pick(rest, 4, kwargs, "theta_margin", 25))
         rho_margin = _args.to_int(_args.pick(rest, 5, kwargs, "rho_margin", 25))
-        gray = _gray8(self, (x0, y0, w, h))
-        edges = cv2.Canny(gray, 50, 150)
-        gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0)
-        gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1)
-        mag = np.abs(gx) + np.abs(gy)
-        votes = max(10, threshold // 64)
-        found = cv2.HoughLines(edges, 1, np.pi / 180, votes)
-        result: list[Line] = []
-        if found is None:
-            return result
-        for rho, theta in found[:, 0, :]:
-            seg = _clip_line(float(rho), float(theta), 0, 0, w, h)
-            if seg is None:
-                continue
-            ax, ay, bx, by = seg
-            n = max(abs(bx - ax), abs(by - ay)) + 1
-            xs = np.linspace(ax, bx, n).round().astype(int)
-            ys = np.linspace(ay, by, n).round().astype(int)
-            magnitude = int(mag[ys, xs].sum() / 4)
-            if magnitude < threshold:
-                continue
-            deg = int(round(math.degrees(theta))) % 180
-            rho_img = int(round(rho + x0 * math.cos(theta) + y0 * math.sin(theta)))
-            dup = False
-            for other in result:
-                dt = abs(other.theta() - deg)
-                dt = min(dt, 180 - dt)
-                if dt <= theta_margin and abs(abs(other.rho()) - abs(rho_img)) <= rho_margin:
-                    dup = True
-                    break
-            if dup:
-                continue
-            result.append(Line(x1=ax + x0, y1=ay + y0, x2=bx + x0, y2=by + y0,
-                               length=int(round(math.hypot(bx - ax, by - ay))), magnitude=magnitude,
-                               theta=deg, rho=rho_img))
-        return result
+        found = _hough.find_lines(_gray8(self), roi, x_stride, y_stride, threshold, theta_margin, rho_margin)
+        return [Line(**d) for d in found]
 
     def find_line_segments(self, *args, **kwargs):
         raise NotImplementedError("image.Image.find_line_segments is not emulated yet")
 
     def find_circles(self, *args, **kwargs):
-        """Circles from OpenCV's Hough gradient method."""
-        import cv2
+        """Circles by the firmware's gradient Hough transform (``_hough``)."""
+        from . import _hough
 
         rest = args
-        x0, y0, w, h = _args.roi(self.width(), self.height(), _args.pick(rest, 0, kwargs, "roi", None))
-        _args.pick(rest, 1, kwargs, "x_stride", 2)
-        _args.pick(rest, 2, kwargs, "y_stride", 1)
+        roi = _args.roi(self.width(), self.height(), _args.pick(rest, 0, kwargs, "roi", None))
+        x_stride = _args.to_int(_args.pick(rest, 1, kwargs, "x_stride", 2))
+        if x_stride <= 0:
+            raise OSError("x_stride must not be zero.")
+        y_stride = _args.to_int(_args.pick(rest, 2, kwargs, "y_stride", 1))
+        if y_stride <= 0:
+            raise OSError("y_stride must not be zero.")
         threshold = _args.to_int(_args.pick(rest, 3, kwargs, "threshold", 2000))
         x_margin = _args.to_int(_args.pick(rest, 4, kwargs, "x_margin", 10))
         y_margin = _args.to_int(_args.pick(rest, 5, kwargs, "y_margin", 10))
-        _args.pick(rest, 6, kwargs, "r_margin", 10)
-        r_min = _args.to_int(_args.pick(rest, 7, kwargs, "r_min", 2))
-        r_max = _args.to_int(_args.pick(rest, 8, kwargs, "r_max", min(w, h) // 2))
-        _args.pick(rest, 9, kwargs, "r_step", 2)
-        gray = cv2.GaussianBlur(_gray8(self, (x0, y0, w, h)), (5, 5), 1.2)
-        acc = max(12, min(60, threshold // 100))
-        found = cv2.HoughCircles(gray, cv2.HOUGH_GRADIENT, dp=1, minDist=max(x_margin, y_margin, 1),
-                                 param1=100, param2=acc, minRadius=max(r_min, 0), maxRadius=max(r_max, 1))
-        out = []
-        if found is None:
-            return out
-        for cx, cy, r in found[0]:
-            out.append(Circle(x=int(round(cx)) + x0, y=int(round(cy)) + y0, r=int(round(r)),
-                              magnitude=int(threshold + 100 * acc)))
-        return out
+        r_margin = _args.to_int(_args.pick(rest, 6, kwargs, "r_margin", 10))
+        half = min(roi[2] // 2, roi[3] // 2)
+        r_min = max(_args.to_int(_args.pick(rest, 7, kwargs, "r_min", 2)), 2)
+        r_max = min(_args.to_int(_args.pick(rest, 8, kwargs, "r_max", half)), half)
+        r_step = _args.to_int(_args.pick(rest, 9, kwargs, "r_step", 2))
+        found = _hough.find_circles(_gray8(self), roi, x_stride, y_stride, threshold, x_margin, y_margin,
+                                    r_margin, r_min, r_max, max(r_step, 1))
+        return [Circle(**d) for d in found]
 
     def find_rects(self, *args, **kwargs):
         """Quadrilaterals from contours of an edge map (approximation of the AprilTag quad finder)."""

@@ -1,0 +1,261 @@
+"""``find_lines`` / ``find_circles`` following MaixPy v0.6.2 ``hough.c``.
+
+Sobel on the grayscale image at strided sample points, gradient angle through the firmware's
+polynomial ``fast_atan2f`` (range [0, 2*pi)), Hough accumulation of gradient magnitudes, 3x3 local
+maxima above ``threshold``, then the firmware's pairwise merging. ``fast_roundf`` is a truncation in
+this firmware. Known firmware quirk reproduced: for grayscale/RGB565 ``find_lines`` uses
+``x_stride`` as the row stride too (``y_stride`` is ignored).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+F = np.float32
+_DEG = np.arange(360)
+# the firmware's sincos_tab.c tables hold the values rounded to 6 decimals (exact 0 at 90/180/270)
+COS = np.round(np.cos(np.deg2rad(_DEG)), 6).astype(F)
+SIN = np.round(np.sin(np.deg2rad(_DEG)), 6).astype(F)
+_PI = F(3.14159265358979)
+
+
+def _fast_atanf(xx: np.ndarray) -> np.ndarray:
+    xx = xx.astype(F)
+    sign = np.where(xx < 0, F(-1), F(1))
+    x = np.abs(xx)
+    big = x > F(2.414213562373095)
+    mid = (~big) & (x > F(0.4142135623730950))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xr = np.where(big, -(F(1.0) / np.where(x == 0, F(1), x)), np.where(mid, (x - F(1.0)) / (x + F(1.0)), x)).astype(F)
+    y = np.where(big, F(np.pi / 2), np.where(mid, F(np.pi / 4), F(0))).astype(F)
+    z = xr * xr
+    y = y + ((((F(8.05374449538e-2) * z - F(1.38776856032e-1)) * z + F(1.99777106478e-1)) * z
+              - F(3.33329491539e-1)) * z * xr + xr)
+    return (y * sign).astype(F)
+
+
+def fast_atan2f(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The firmware's atan2 (fmath.c): angles in [0, 2*pi); x == 0 gives 0 / +-pi."""
+    y = np.asarray(y, F)
+    x = np.asarray(x, F)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q1 = _fast_atanf(y / np.where(x == 0, F(1), x))
+        qn = _fast_atanf(-y / np.where(x == 0, F(1), x))
+    out = np.where((x > 0) & (y >= 0), q1,
+          np.where((x < 0) & (y >= 0), _PI - qn,
+          np.where((x < 0) & (y < 0), _PI + q1,
+          np.where((x > 0) & (y < 0), F(2) * _PI - qn,
+                   np.where(y == 0, F(0), np.where(y > 0, _PI, -_PI))))))
+    return out.astype(F)
+
+
+def _sobel(gray: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The firmware's Sobel sums at (ys, xs): x_acc = left - right, y_acc = top - bottom."""
+    g = gray.astype(np.int64)
+
+    def p(dy, dx):
+        return g[ys + dy, xs + dx]
+
+    x_acc = p(-1, -1) - p(-1, 1) + 2 * p(0, -1) - 2 * p(0, 1) + p(1, -1) - p(1, 1)
+    y_acc = p(-1, -1) + 2 * p(-1, 0) + p(-1, 1) - p(1, -1) - 2 * p(1, 0) - p(1, 1)
+    return x_acc, y_acc
+
+
+def _angle_deg(x_acc: np.ndarray, y_acc: np.ndarray, modulo: int) -> np.ndarray:
+    ang = np.where(x_acc != 0, fast_atan2f(y_acc, x_acc), F(1.570796))
+    deg = np.trunc((ang.astype(np.float64) * 57.295780).astype(F)).astype(np.int64)
+    deg = np.fmod(deg, modulo)
+    return np.where(deg < 0, deg + modulo, deg)
+
+
+def _magnitude(x_acc, y_acc) -> np.ndarray:
+    return np.trunc(np.sqrt((x_acc * x_acc + y_acc * y_acc).astype(F))).astype(np.int64)
+
+
+def _samples(rx, ry, rw, rh, x_stride, rows) -> tuple[np.ndarray, np.ndarray]:
+    yl, xl = [], []
+    for y in rows:
+        xs = np.arange(rx + (y % x_stride) + 1, rx + rw - 1, x_stride)
+        yl.append(np.full(xs.size, y))
+        xl.append(xs)
+    if not yl:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(yl).astype(np.int64), np.concatenate(xl).astype(np.int64)
+
+
+def _peaks(acc: np.ndarray, threshold: int) -> list[tuple[int, int, int]]:
+    """(row, col, value) of cells >= threshold and >= all 8 neighbours, row-major order."""
+    c = acc[1:-1, 1:-1]
+    ok = c >= threshold
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            if dy or dx:
+                ok &= c >= acc[1 + dy:acc.shape[0] - 1 + dy, 1 + dx:acc.shape[1] - 1 + dx]
+    rr, cc = np.nonzero(ok)
+    return [(int(r) + 1, int(q) + 1, int(c[r, q])) for r, q in zip(rr, cc)]
+
+
+def _ftrunc(v) -> int:
+    return int(np.trunc(F(v)))
+
+
+def _lb_clip(x1, y1, x2, y2, w, h):
+    """Liang-Barsky clip to [0, w-1] x [0, h-1] (imlib ``lb_clip_line``); None if outside."""
+    xd, yd = x2 - x1, y2 - y1
+    p = (-xd, xd, -yd, yd)
+    q = (x1, (w - 1) - x1, y1, (h - 1) - y1)
+    umin, umax = F(0), F(1)
+    for pi, qi in zip(p, q):
+        if pi:
+            u = F(qi) / F(pi)
+            if pi < 0:
+                if u > umax:
+                    return None
+                if u > umin:
+                    umin = u
+            if pi > 0:
+                if u < umin:
+                    return None
+                if u < umax:
+                    umax = u
+        elif qi < 0:
+            return None
+    if umax < umin:
+        return None
+    return (_ftrunc(x1 + F(xd) * umin), _ftrunc(y1 + F(yd) * umin),
+            _ftrunc(x1 + F(xd) * umax), _ftrunc(y1 + F(yd) * umax))
+
+
+def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: int,
+               theta_margin: int, rho_margin: int) -> list[dict]:
+    rx, ry, rw, rh = roi
+    r_diag = _ftrunc(np.sqrt(F(rw * rw + rh * rh)))
+    theta_size = 1 + 180 + 1
+    r_size = 2 * r_diag + 1
+    acc = np.zeros((r_size, theta_size), np.int64)
+    step = x_stride  # firmware bug: the row stride is x_stride for gray/RGB565 images
+    ys, xs = _samples(rx, ry, rw, rh, x_stride, range(ry + 1, ry + rh - 1, step))
+    if ys.size:
+        x_acc, y_acc = _sobel(gray, ys, xs)
+        theta = _angle_deg(x_acc, y_acc, 180)
+        rho = np.trunc(F(1) * (xs - rx).astype(F) * COS[theta] + (ys - ry).astype(F) * SIN[theta]).astype(np.int64) + r_diag
+        mag = _magnitude(x_acc, y_acc)
+        np.add.at(acc, (rho, theta + 1), mag)
+    lines = [dict(magnitude=v, theta=c - 1, rho=r - r_diag) for r, c, v in _peaks(acc, threshold)]
+    while True:  # merge overlapping
+        merged = False
+        out = []
+        while lines:
+            a = lines.pop(0)
+            rest = []
+            for b in lines:
+                t0, t1, r0, r1 = a["theta"], b["theta"], a["rho"], b["rho"]
+                if r0 < 0:
+                    r0, t0 = -r0, t0 + 180
+                if r1 < 0:
+                    r1, t1 = -r1, t1 + 180
+                td = abs(t0 - t1)
+                td = 360 - td if td >= 180 else td
+                if td < theta_margin and abs(r0 - r1) < rho_margin:
+                    m = a["magnitude"] + b["magnitude"]
+                    s_mean = (SIN[t0] * F(a["magnitude"]) + SIN[t1] * F(b["magnitude"])) / F(m)
+                    c_mean = (COS[t0] * F(a["magnitude"]) + COS[t1] * F(b["magnitude"])) / F(m)
+                    th = int(_angle_any(s_mean, c_mean)) % 360
+                    rho = _ftrunc((r0 * a["magnitude"] + r1 * b["magnitude"]) // m)
+                    a = dict(magnitude=m // 2, theta=th, rho=rho)
+                    if a["theta"] >= 180:
+                        a["rho"], a["theta"] = -a["rho"], a["theta"] - 180
+                    merged = True
+                else:
+                    rest.append(b)
+            lines = rest
+            out.append(a)
+        lines = out
+        if not merged:
+            break
+    result = []
+    for ln in lines:
+        th, rho = ln["theta"], ln["rho"]
+        if 45 <= th < 135:
+            x1, x2 = 0, rw - 1
+            y1 = _ftrunc((F(rho) - F(x1) * COS[th]) / SIN[th])
+            y2 = _ftrunc((F(rho) - F(x2) * COS[th]) / SIN[th])
+        else:
+            y1, y2 = 0, rh - 1
+            x1 = _ftrunc((F(rho) - F(y1) * SIN[th]) / COS[th])
+            x2 = _ftrunc((F(rho) - F(y2) * SIN[th]) / COS[th])
+        clipped = _lb_clip(x1, y1, x2, y2, rw, rh)
+        if clipped is None:
+            continue
+        x1, y1, x2, y2 = clipped
+        rho += _ftrunc(F(rx) * COS[th] + F(ry) * SIN[th])
+        dx, dy = x2 - x1, y2 - y1
+        result.append(dict(x1=x1 + rx, y1=y1 + ry, x2=x2 + rx, y2=y2 + ry,
+                           length=_ftrunc(np.sqrt(F(dx * dx + dy * dy))), magnitude=ln["magnitude"],
+                           theta=th, rho=rho))
+    return result
+
+
+def _angle_any(s, c) -> int:
+    ang = fast_atan2f(np.array([s], F), np.array([c], F))[0]
+    return int(np.trunc(F(float(ang) * 57.295780)))
+
+
+def find_circles(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: int, x_margin: int,
+                 y_margin: int, r_margin: int, r_min: int, r_max: int, r_step: int) -> list[dict]:
+    rx, ry, rw, rh = roi
+    # rows as the firmware's two cores split them
+    i_len = (ry + rh - 1) - (ry + 1)
+    span = (i_len + y_stride - 1) // y_stride * y_stride
+    rows = []
+    for core in (0, 1):
+        start = span * core // 2 + ry + 1
+        end = span * (core + 1) // 2 + ry + 1
+        rows += list(range(start, min(end, ry + rh - 1), y_stride))
+    ys, xs = _samples(rx, ry, rw, rh, x_stride, rows)
+    circles: list[dict] = []
+    if ys.size == 0:
+        return circles
+    x_acc, y_acc = _sobel(gray, ys, xs)
+    theta = _angle_deg(x_acc, y_acc, 360)
+    mag = _magnitude(x_acc, y_acc) & 0xFFFF
+    keep = mag != 0
+    px, py, th, mg = (xs - rx)[keep], (ys - ry)[keep], theta[keep], mag[keep]
+    th2 = (th + 180) % 360
+    for r in range(r_min, r_max, r_step):
+        w_size, h_size = rw - 2 * r, rh - 2 * r
+        a_size, b_size = w_size + 2, h_size + 2
+        if a_size <= 2 or b_size <= 2:
+            continue
+        acc = np.zeros(a_size * b_size, np.int64)
+        for t in (th, th2):
+            a = np.trunc(px.astype(F) + F(r) * COS[t]).astype(np.int64) - r
+            b = np.trunc(py.astype(F) + F(r) * SIN[t]).astype(np.int64) - r
+            ok = (a >= 0) & (a < w_size) & (b >= 0) & (b < h_size)
+            idx = (b[ok] + 1) * a_size + (a[ok] + 1)
+            acc += np.bincount(idx, weights=mg[ok], minlength=acc.size).astype(np.int64)
+        for row, col, v in _peaks(acc.reshape(b_size, a_size), threshold):
+            circles.append(dict(x=(col - 1) + r + rx, y=(row - 1) + r + ry, r=r, magnitude=v))
+    while True:
+        merged = False
+        out = []
+        while circles:
+            a = circles.pop(0)
+            rest = []
+            for b in circles:
+                if (abs(a["x"] - b["x"]) < x_margin and abs(a["y"] - b["y"]) < y_margin
+                        and abs(a["r"] - b["r"]) < r_margin):
+                    m = a["magnitude"] + b["magnitude"]
+                    a = dict(x=(a["x"] * a["magnitude"] + b["x"] * b["magnitude"]) // m,
+                             y=(a["y"] * a["magnitude"] + b["y"] * b["magnitude"]) // m,
+                             r=(a["r"] * a["magnitude"] + b["r"] * b["magnitude"]) // m,
+                             magnitude=m // 2)
+                    merged = True
+                else:
+                    rest.append(b)
+            circles = rest
+            out.append(a)
+        circles = out
+        if not merged:
+            break
+    return circles
