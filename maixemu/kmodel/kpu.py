@@ -736,6 +736,12 @@ class KpuConv:
                 self._prepare_fast()
             except _NoFastPath as why:
                 self.notes.append(f"exact int64 path: {why}")
+        if (self.act.y_mul < 0).any():
+            self.notes.append("negative activation y_mul: nncase's rounding quirk for negative products is reproduced (unverified on silicon)")
+        if min(regs.in_shape[1:] + regs.out_shape[1:]) < 4:
+            self.notes.append("maps smaller than 4x4 (the v0.1 compiler never emits them): not verified on hardware")
+        if self.pool_type in (8, 9) or self.pool_type in (2, 4):
+            self.notes.append(f"pool {POOL_NAMES[self.pool_type]}: edge handling / rounding follows the simulation, unverified on silicon")
         acc_bound = int(np.abs(self.weights).sum(axis=1).max(initial=0)) * 255 * 2 + int(np.abs(self.const_w).max(initial=0))
         if acc_bound >= 1 << 35:
             self.notes.append("accumulator may exceed 36 bits (silicon behaviour unknown)")

@@ -856,6 +856,12 @@ class _Loader:
             main_memory_bytes=self.main_usage,
             kpu_ram_bytes=max(0, kpu_hi - kpu_lo) if accesses else 0,
         )
+        seen_notes: set[str] = set()
+        for s in steps:
+            for note in s.conv.notes if s.conv is not None else ():
+                if note not in seen_notes and not note.startswith("exact int64 path"):
+                    seen_notes.add(note)
+                    model.notes.append(f"layer {s.index}: {note}")
         slow = [s.index for s in steps if s.conv is not None and not s.conv.fast]
         if slow:
             model.notes.append(f"conv layers {slow} use the exact int64 path (slower)")
