@@ -366,3 +366,16 @@ def test_row_tiling_matches_untiled(monkeypatch, pool_type, kernel, dw):
     np.testing.assert_array_equal(conv.run(x), whole)
     np.testing.assert_array_equal(whole, conv.run_reference(x))
     assert len(np.unique(whole)) >= 8
+
+
+def test_float64_gemm_when_float32_chunks_would_be_too_many():
+    """16-bit weights near 65535 with no offset: every tap alone nearly fills float32's exact
+    range, so the engine switches to one float64 GEMM (exact below 2**53)."""
+    rng = np.random.default_rng(17)
+    x = rng.integers(0, 256, size=(4, 6, 6), dtype=np.uint8)
+    w = rng.integers(60000, 65536, size=(3, 4, 3, 3)).astype(np.uint16)
+    spec = ConvSpec(in_shape=(4, 6, 6), out_channels=3, weights=w, kernel=3, arg_x=0, shr_x=0, src_row=0, dst_row=64)
+    spec = _calibrate(spec, x, rng, weight_bytes=2)
+    model = _check([spec], x, weight_bytes=2, min_distinct=4)
+    conv = model.steps[0].conv
+    assert conv.fast and conv._gemm_dtype == np.float64
