@@ -45,6 +45,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, help="end cleanly after S seconds")
     parser.add_argument("--ai-memory", choices=["device", "warn", "strict"], default="device", help="what happens when the KPU reads AI memory older than the pixels")
     parser.add_argument("--firmware", choices=["full", "minimum", "none"], default="full", help="memory budget of the emulated firmware for models")
+    parser.add_argument("--kpu-log", type=Path, help="write one JSON line per kpu.forward/run_yolo2 call (model, shapes, boxes)")
     parser.add_argument("--debug", action="store_true", help="show maixemu's own frames in tracebacks")
     parser.add_argument("-q", "--quiet", action="store_true", help="no [maixemu] notices")
 
@@ -69,6 +70,7 @@ def command_run(args: argparse.Namespace) -> int:
         ai_memory=args.ai_memory,
         firmware=args.firmware,
         debug=args.debug,
+        kpu_log=args.kpu_log,
         quiet=args.quiet,
         argv=list(getattr(args, "script_args", [])),
     )

@@ -80,6 +80,7 @@ class RunOptions:
     firmware: str = "full"
     debug: bool = False
     quiet: bool = False
+    kpu_log: Path | None = None
     argv: list[str] = field(default_factory=list)
 
 
@@ -278,12 +279,14 @@ class Session:
         try:
             from .firmware import KPU
 
-            configure = getattr(KPU, "configure", None)
-            if configure is not None:
-                configure(ai_memory=opts.ai_memory, firmware=opts.firmware)
-                self._finalizers.append(lambda: configure(ai_memory="device", firmware="full"))
-        except ImportError:
-            pass
+            from .firmware import kpu_calls
+
+            KPU.configure(ai_memory=opts.ai_memory, firmware=opts.firmware)
+            self._finalizers.append(lambda: KPU.configure(ai_memory="device", firmware="full"))
+            kpu_calls.configure(str(opts.kpu_log) if opts.kpu_log else None)
+            self._finalizers.append(kpu_calls.configure)
+        except ImportError as exc:  # the KPU module needs the kmodel package; say so, don't hide it
+            self.notice(f"the KPU module is unavailable: {exc}")
 
     def _start_timeout(self) -> None:
         """``--timeout S``: end scripts that loop without taking frames (SIGALRM on the main thread)."""

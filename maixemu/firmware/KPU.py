@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import ai_memory as _ai_memory
-from . import kpu_loader
+from . import kpu_calls, kpu_loader
 from . import kpu_errors as codes
 from .kpu_fmap import kpu_fmap
 from .yolo2 import RegionBox, region_layer
@@ -304,6 +304,11 @@ def _run(net: kpu_net, data, out_index: int, call: str) -> kpu_fmap:
     except Exception as exc:  # a model that cannot run: the device's run error, with the reason
         raise OSError(codes.with_advice(codes.error_text(codes.RUN_MODEL), f"{type(exc).__name__}: {exc}")) from exc
     net._last[out_index] = fm
+    if kpu_calls.enabled():
+        kpu_calls.record(
+            call, net._label, input_shape=list(x.shape), out_index=out_index,
+            fmap={"w": fm.w(), "h": fm.h(), "ch": fm.ch(), "typecode": fm.typecode(), "size": fm.size()},
+        )
     return fm
 
 
@@ -446,6 +451,11 @@ def run_yolo2(kpu_net=None, img=None):
         net_w=chw[2],
         net_h=chw[1],
     )
+    if kpu_calls.enabled():
+        kpu_calls.record(
+            "kpu.run_yolo2", net._label, input_shape=list(x.shape),
+            boxes=[{"rect": [b.x, b.y, b.w, b.h], "classid": b.classid, "value": b.value} for b in boxes],
+        )
     if not boxes:
         return None
     return [kpu_yolo2_find(box, i, len(boxes)) for i, box in enumerate(boxes)]
