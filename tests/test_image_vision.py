@@ -25,9 +25,12 @@ def test_find_blobs_rect_centroid_and_indexing():
     blobs = img.find_blobs([GREEN], pixels_threshold=20)
     assert len(blobs) == 2
     b = max(blobs, key=lambda b: b.pixels())
-    assert b.rect() == (40, 30, 50, 30) and b[0:4] == (40, 30, 50, 30)
-    assert (b.cx(), b.cy()) == (64, 44) and (b[5], b[6]) == (64, 44)
-    assert b.pixels() == 1500 and b.area() == 1500 and b.code() == 1 and b.count() == 1
+    # MaixPy v0.6.2 blob.c: w = x2 - x1, h = y2 - y1 (one less than the 50x30 extent)
+    assert b.rect() == (40, 30, 49, 29) and b[0:4] == (40, 30, 49, 29)
+    # integer centroid: sum(x) // pixels
+    assert (b.cx(), b.cy()) == ((40 + 89) * 50 * 30 // 2 // 1500, (30 + 59) * 50 * 30 // 2 // 1500)
+    assert (b[5], b[6]) == (b.cx(), b.cy())
+    assert b.pixels() == 1500 and b.area() == 49 * 29 and b.code() == 1 and b.count() == 1
     merged = img.find_blobs([GREEN], merge=True, margin=100)
     assert len(merged) == 1 and merged[0].count() == 2
     assert img.find_blobs([GREEN], area_threshold=2000) == []
@@ -37,7 +40,19 @@ def test_find_blobs_grayscale_thresholds():
     g = image.Image(size=(20, 20)).to_grayscale(True)
     g.draw_rectangle(5, 5, 4, 4, color=200, fill=True)
     blobs = g.find_blobs([(150, 255)], pixels_threshold=1, area_threshold=1)
-    assert [b.rect() for b in blobs] == [(5, 5, 4, 4)]
+    assert [b.rect() for b in blobs] == [(5, 5, 3, 3)]
+
+
+def test_find_blobs_seeds_and_claimed_pixels():
+    g = image.Image(size=(20, 10)).to_grayscale(True)
+    g.set_pixel(3, 0, 255)  # single pixel at an odd x on row 0: no seed (x = 0, 2, 4, ...)
+    g.set_pixel(4, 5, 255)  # even x on an odd row: seeds there are at odd x -> missed too
+    g.set_pixel(5, 5, 255)  # ... but its neighbour is a seed, so this 2-pixel blob is found
+    blobs = g.find_blobs([(200, 255)], pixels_threshold=1, area_threshold=0)
+    assert [(b.x(), b.y(), b.pixels()) for b in blobs] == [(4, 5, 2)]
+    # a second threshold covering the same pixels finds nothing: they are already taken
+    both = g.find_blobs([(200, 255), (100, 255)], pixels_threshold=1, area_threshold=0)
+    assert [b.code() for b in both] == [1]
 
 
 def test_find_qrcodes_payload():

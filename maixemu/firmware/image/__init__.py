@@ -40,7 +40,7 @@ _MISSING_METHODS = (
     "mask_rectangle", "mask_circle", "mask_ellipse", "flood_fill", "replace", "assign", "set",
     "add", "sub", "mul", "div", "min", "max", "blend", "top_hat", "black_hat", "morph", "erode",
     "dilate", "open", "chrominvar", "illuminvar", "sharpen", "unsharp_mask", "mean_pool",
-    "midpoint_pool", "to_bitmap", "to_rainbow", "to_ironbow", "compress", "compress_for_ide",
+    "midpoint_pool", "to_bitmap", "to_rainbow", "to_ironbow", "compress", "compressed", "compress_for_ide",
     "compressed_for_ide", "find_eye", "get_percentile", "get_threshold", "dump_roi",
     "cartoon_", "b_and", "b_nand", "b_or", "b_nor", "b_xor", "b_xnor", "awb", "remove_shadows",
 )

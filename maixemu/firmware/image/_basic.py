@@ -219,22 +219,6 @@ class BasicMixin:
             raise OSError("Unsupported format!")
         return self
 
-    def compressed(self, quality: int = 50, **kwargs) -> bytes:
-        """JPEG bytes of the image (the emulator returns ``bytes`` rather than a JPEG image object)."""
-        import io
-
-        from PIL import Image as PILImage
-
-        q = _args.to_int(kwargs.pop("quality", quality))
-        if not 1 <= q <= 100:
-            raise OSError("Error: 1 <= quality <= 100!")
-        buf = io.BytesIO()
-        if self._fmt == GRAYSCALE:
-            PILImage.fromarray(self._pix, "L").save(buf, "JPEG", quality=q)
-        else:
-            PILImage.fromarray(self._rgb888(), "RGB").save(buf, "JPEG", quality=q)
-        return buf.getvalue()
-
     def close(self):
         """Frees the image memory on the device; here only the reference is dropped."""
         return None

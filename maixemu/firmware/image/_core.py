@@ -83,15 +83,13 @@ class ImageBase:
                     raise TypeError(f"can't convert {type(path).__name__} to str")
                 self._buf = _Buffer(*_load_path(os.fspath(path)))
             return
+        w, h = 320, 240  # CONFIG_LCD_DEFAULT_WIDTH/HEIGHT
         if size is not None:
-            try:
-                w, h = (int(v) for v in size)
-            except (TypeError, ValueError):
-                raise TypeError("size must be a (w, h) tuple") from None
-            if w <= 0 or h <= 0:
-                raise OSError("Image size must be > 0!")
-        else:
-            w, h = 320, 240
+            from . import _args
+
+            sw, sh = (_args.to_int(v) for v in _args.fixed_array(size, 2))
+            if sw > 0 and sh > 0:  # otherwise the firmware silently keeps 320x240
+                w, h = sw, sh
         if copy_to_fb:
             fb = _main_frame()
             if fb.width() != w or fb.height() != h or fb._fmt != RGB565:

@@ -80,12 +80,6 @@ class Blob(_Result):
     def min_corners(self):
         return self.corners()
 
-    def cxf(self):
-        return float(self._v["cxf"])
-
-    def cyf(self):
-        return float(self._v["cyf"])
-
     def perimeter(self):
         return 2 * (self._v["w"] + self._v["h"])
 
@@ -258,49 +252,77 @@ def _clip_line(rho: float, theta: float, x0: int, y0: int, w: int, h: int):
 
 class FindMixin:
     def find_blobs(self, thresholds, *args, **kwargs):
-        """Connected regions (4-connected) inside LAB (RGB565) or gray thresholds."""
+        """Blobs as MaixPy v0.6.2 ``blob.c`` finds them.
+
+        4-connected regions grown from seed points ``(x, y)`` with ``y`` stepping by ``y_stride``
+        and ``x`` from ``roi.x + y % x_stride`` stepping by ``x_stride`` (regions without a seed are
+        missed); pixels taken by one threshold's blobs are not reused by later thresholds; blobs
+        come out in seed order. Firmware quirks kept: ``w = x2 - x1`` and ``h = y2 - y1`` (one
+        less than the pixel extent), integer centroids, rotation from ``fast_atan2f`` in [0, pi).
+        """
         import cv2
+
+        from . import _hough
 
         rest = args
         invert = bool(_args.to_int(_args.pick(rest, 0, kwargs, "invert", False)))
         x0, y0, w, h = _args.roi(self.width(), self.height(), _args.pick(rest, 1, kwargs, "roi", None))
         x_stride = _args.to_int(_args.pick(rest, 2, kwargs, "x_stride", 2))
+        if x_stride <= 0:
+            raise OSError("x_stride must not be zero.")
         y_stride = _args.to_int(_args.pick(rest, 3, kwargs, "y_stride", 1))
+        if y_stride <= 0:
+            raise OSError("y_stride must not be zero.")
         area_th = _args.to_int(_args.pick(rest, 4, kwargs, "area_threshold", 10))
         pix_th = _args.to_int(_args.pick(rest, 5, kwargs, "pixels_threshold", 10))
         merge = bool(_args.to_int(_args.pick(rest, 6, kwargs, "merge", False)))
         margin = _args.to_int(_args.pick(rest, 7, kwargs, "margin", 0))
         threshold_cb = _args.pick(rest, 8, kwargs, "threshold_cb", None)
         merge_cb = _args.pick(rest, 9, kwargs, "merge_cb", None)
-        if x_stride < 1:
-            raise OSError("x_stride must not be zero.")
-        if y_stride < 1:
-            raise OSError("y_stride must not be zero.")
         ths = _lab.parse_thresholds(thresholds, self._fmt)
         pix = self._pix[y0:y0 + h, x0:x0 + w]
+        # seed points in scan order (roi-relative)
+        seed = np.zeros((h, w), bool)
+        for yy in range(0, h, y_stride):
+            seed[yy, ((yy + y0) % x_stride)::x_stride] = True
+        claimed = np.zeros((h, w), bool)
         blobs = []
-        for idx, th in enumerate(ths):
-            mask = _lab.threshold_mask(pix, self._fmt, th) ^ invert
-            n, labels, stats, cents = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=4)
-            for k in range(1, n):
-                bx, by, bw, bh, cnt = (int(v) for v in stats[k])
-                if bw < x_stride or bh < y_stride:
-                    continue
-                comp = labels[by:by + bh, bx:bx + bw] == k
-                ys, xs = np.nonzero(comp)
-                cxf = float(xs.mean()) + bx + x0
-                cyf = float(ys.mean()) + by + y0
-                mu20 = float(((xs - xs.mean()) ** 2).mean())
-                mu02 = float(((ys - ys.mean()) ** 2).mean())
-                mu11 = float(((xs - xs.mean()) * (ys - ys.mean())).mean())
-                rot = 0.5 * math.atan2(2 * mu11, mu20 - mu02) if (mu20 or mu02 or mu11) else 0.0
-                b = Blob(x=bx + x0, y=by + y0, w=bw, h=bh, pixels=cnt, cx=int(cxf), cy=int(cyf),
-                         rotation=rot % math.pi, code=1 << idx, count=1, cxf=cxf, cyf=cyf)
-                if b.area() < area_th or cnt < pix_th:
-                    continue
-                if threshold_cb is not None and not threshold_cb(b):
-                    continue
-                blobs.append(b)
+        for code, th in enumerate(ths):
+            mask = (_lab.threshold_mask(pix, self._fmt, th) ^ invert) & ~claimed
+            n, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=4)
+            seed_labels = labels[seed]
+            seed_labels = seed_labels[seed_labels > 0]
+            if seed_labels.size == 0:
+                continue
+            found, first = np.unique(seed_labels, return_index=True)
+            order = found[np.argsort(first)]
+            ys_all, xs_all = np.nonzero(labels)
+            lab_all = labels[ys_all, xs_all]
+            srt = np.argsort(lab_all, kind="stable")
+            ys_all, xs_all, lab_all = ys_all[srt], xs_all[srt], lab_all[srt]
+            starts = np.searchsorted(lab_all, np.arange(n + 1))
+            for k in order:
+                ys = ys_all[starts[k]:starts[k + 1]].astype(np.int64) + y0
+                xs = xs_all[starts[k]:starts[k + 1]].astype(np.int64) + x0
+                claimed[ys - y0, xs - x0] = True
+                npx = int(xs.size)
+                sx, sy = int(xs.sum()), int(ys.sum())
+                mx, my = sx // npx, sy // npx
+                a = int((xs * xs).sum()) - 2 * mx * sx + npx * mx * mx
+                b = int((xs * ys).sum()) - (mx * sy + my * sx) + npx * mx * my
+                c = int((ys * ys).sum()) - 2 * my * sy + npx * my * my
+                a, b, c = (_c_int32(v) for v in (a, b, c))
+                if a != c:
+                    ang = _hough.fast_atan2f(np.float32(_c_int32(2 * b)), np.float32(_c_int32(a - c)))
+                    rot = float(np.float32(ang) / np.float32(2.0))
+                else:
+                    rot = 0.0
+                bx1, bx2, by1, by2 = int(xs.min()), int(xs.max()), int(ys.min()), int(ys.max())
+                blob = Blob(x=bx1, y=by1, w=bx2 - bx1, h=by2 - by1, pixels=npx, cx=mx, cy=my,
+                            rotation=rot, code=1 << code, count=1)
+                if blob.w() * blob.h() >= area_th and npx >= pix_th and (
+                        threshold_cb is None or threshold_cb(blob)):
+                    blobs.append(blob)
         if merge:
             blobs = _merge_blobs(blobs, margin, merge_cb)
         return blobs
@@ -422,37 +444,49 @@ class FindMixin:
                 (found if len(found) else [])]
 
 
+def _c_int32(v: int) -> int:
+    """Wrap to a C ``int`` (the firmware keeps the moment sums in 32-bit ints)."""
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
 def _merge_blobs(blobs: list[Blob], margin: int, merge_cb) -> list[Blob]:
-    """Merge blobs whose margin-expanded bounding boxes overlap (OpenMV ``merge=True``)."""
+    """``merge=True``: the firmware's pairwise merge of blobs whose rect overlaps the other's rect
+    grown by ``margin``; integer pixel-weighted centroids, circular mean of the rotations."""
+    import math
+
+    from . import _hough
+
     blobs = list(blobs)
-    changed = True
-    while changed:
-        changed = False
+    while True:
+        merged = False
         out: list[Blob] = []
         while blobs:
             a = blobs.pop(0)
-            i = 0
-            while i < len(blobs):
-                b = blobs[i]
-                if (a.x() - margin < b.x() + b.w() and b.x() - margin < a.x() + a.w()
-                        and a.y() - margin < b.y() + b.h() and b.y() - margin < a.y() + a.h()):
-                    if merge_cb is not None and not merge_cb(a, b):
-                        i += 1
-                        continue
-                    x = min(a.x(), b.x())
-                    y = min(a.y(), b.y())
-                    w = max(a.x() + a.w(), b.x() + b.w()) - x
-                    h = max(a.y() + a.h(), b.y() + b.h()) - y
+            rest = []
+            for b in blobs:
+                tx, ty = b.x() - margin, b.y() - margin
+                tw, th = max(b.w() + 2 * margin, 0), max(b.h() + 2 * margin, 0)
+                overlap = a.x() < tx + tw and a.y() < ty + th and tx < a.x() + a.w() and ty < a.y() + a.h()
+                if overlap and (merge_cb is None or merge_cb(a, b)):
+                    x1, y1 = min(a.x(), b.x()), min(a.y(), b.y())
+                    x2 = max(a.x() + a.w(), b.x() + b.w())
+                    y2 = max(a.y() + a.h(), b.y() + b.h())
                     p = a.pixels() + b.pixels()
-                    cxf = (a.cxf() * a.pixels() + b.cxf() * b.pixels()) / p
-                    cyf = (a.cyf() * a.pixels() + b.cyf() * b.pixels()) / p
-                    a = Blob(x=x, y=y, w=w, h=h, pixels=p, cx=int(cxf), cy=int(cyf),
-                             rotation=a.rotation(), code=a.code() | b.code(), count=a.count() + b.count(),
-                             cxf=cxf, cyf=cyf)
-                    blobs.pop(i)
-                    changed = True
+                    F = np.float32
+                    s_mean = (F(math.sin(a.rotation())) * F(a.pixels()) + F(math.sin(b.rotation())) * F(b.pixels())) / F(p)
+                    c_mean = (F(math.cos(a.rotation())) * F(a.pixels()) + F(math.cos(b.rotation())) * F(b.pixels())) / F(p)
+                    rot = float(_hough.fast_atan2f(np.float32(s_mean), np.float32(c_mean)))
+                    a = Blob(x=x1, y=y1, w=x2 - x1, h=y2 - y1, pixels=p,
+                             cx=(a.cx() * a.pixels() + b.cx() * b.pixels()) // p,
+                             cy=(a.cy() * a.pixels() + b.cy() * b.pixels()) // p,
+                             rotation=rot, code=a.code() | b.code(), count=min(a.count() + b.count(), 65535))
+                    merged = True
                 else:
-                    i += 1
+                    rest.append(b)
+            blobs = rest
             out.append(a)
         blobs = out
+        if not merged:
+            break
     return blobs
