@@ -125,8 +125,15 @@ def test_binary_and_mean_filters():
     m = image.Image(size=(3, 1)).to_grayscale(True)
     for x, v in enumerate([0, 30, 90]):
         m.set_pixel(x, 0, v)
-    m.mean(1)  # in-image windows: (0+30)/2, (0+30+90)/3, (30+90)/2
-    assert [m.get_pixel(x, 0) for x in range(3)] == [15, 40, 60]
+    m.mean(1)  # filter.c: 3x3 window with replicated edges, int(sum * (1/9))
+    rows = [0, 0, 30, 90, 90]
+    expect = [int(np.float32(3 * sum(rows[x:x + 3])) * (np.float32(1) / np.float32(9))) for x in range(3)]
+    assert [m.get_pixel(x, 0) for x in range(3)] == expect
+    z = image.Image(size=(3, 1)).to_grayscale(True)
+    for x, v in enumerate([10, 120, 250]):
+        z.set_pixel(x, 0, v)
+    z.binary([(100, 200)], zero=True)  # passing pixels are zeroed, others kept
+    assert [z.get_pixel(x, 0) for x in range(3)] == [10, 0, 250]
 
 
 @pytest.mark.parametrize("name,args", [

@@ -151,8 +151,8 @@ class FilterMixin:
 
     # ------------------------------------------------------------------ OpenMV filters
     def binary(self, thresholds, *args, **kwargs):
-        """Pixels inside any threshold -> white, others -> black (``zero=True``: others -> 0, kept
-        otherwise); ``invert`` flips the test; ``copy=True`` returns a new image."""
+        """Pixels inside any threshold -> white, others -> black (``zero=True``: pixels inside are
+        set to 0 and the others kept); ``invert`` flips the test; ``copy=True`` returns a new image."""
         invert = bool(_args.to_int(_args.pick(args, 0, kwargs, "invert", False)))
         zero = bool(_args.to_int(_args.pick(args, 1, kwargs, "zero", False)))
         mask_img = _args.pick(args, 2, kwargs, "mask", None)
@@ -168,24 +168,32 @@ class FilterMixin:
         target = self.copy() if copy else self
         white = 255 if self._fmt == GRAYSCALE else 0xFFFF
         sel = np.ones_like(inside) if mask_img is None else _mask_of(mask_img, inside.shape)
-        if zero:
-            target._pix[sel & ~inside] = 0
+        if zero:  # binary.c: pixels that pass are zeroed, the others kept
+            target._pix[sel & inside] = 0
         else:
             target._pix[sel] = np.where(inside, white, 0)[sel]
         target._touch()
         return target
 
     def mean(self, size, *args, **kwargs):
-        """Box mean over (2*size+1)^2 per native channel (border windows count in-image pixels);
-        ``threshold=True``: adaptive binarisation against that mean (``offset``, ``invert``)."""
+        """Box mean over (2*size+1)^2 per native channel (filter.c: edges replicated, result
+        ``int(sum * (1.0f/n))``); ``threshold=True``: white where ``mean - offset < pixel``
+        (``^ invert``), black elsewhere (compared on luminance for RGB565)."""
         r = _args.to_int(size)
         threshold = bool(_args.to_int(_args.pick(args, 0, kwargs, "threshold", False)))
         offset = _args.to_int(_args.pick(args, 1, kwargs, "offset", 0))
         invert = bool(_args.to_int(_args.pick(args, 2, kwargs, "invert", False)))
-        h, w = self.height(), self.width()
-        cnt = _window_count(h, w, r)
+        n = (2 * r + 1) ** 2
+        over_n = np.float32(1.0) / np.float32(n)
         fields = self._fields()
-        means = [_box_sum(f, r) // cnt for f in fields]
+        means = []
+        for f in fields:
+            p = np.pad(f, r, mode="edge")
+            c = np.zeros((p.shape[0] + 1, p.shape[1] + 1), np.int64)
+            c[1:, 1:] = p.cumsum(0).cumsum(1)
+            k = 2 * r + 1
+            s_ = c[k:, k:] - c[:-k, k:] - c[k:, :-k] + c[:-k, :-k]
+            means.append(np.trunc(s_.astype(np.float32) * over_n).astype(np.int64))
         if threshold:
             self._adaptive(fields, means, offset, invert)
         else:
@@ -193,13 +201,14 @@ class FilterMixin:
         return self
 
     def _adaptive(self, fields, filtered, offset, invert) -> None:
+        """filter.c's adaptive threshold: white where ``(filtered - offset) < pixel`` (^ invert)."""
         if self._fmt == GRAYSCALE:
             g, m = fields[0], filtered[0]
         else:
             g = _color.rgb565_to_gray(self._pix).astype(np.int64)
             m = _color.rgb565_to_gray(_color.pack565(*(np.clip(f, 0, mx) for f, mx in
                                                         zip(filtered, (31, 63, 31))))).astype(np.int64)
-        on = ((g - offset) > m) ^ invert
+        on = ((m - offset) < g) ^ invert
         self._pix[...] = np.where(on, 255 if self._fmt == GRAYSCALE else 0xFFFF, 0)
         self._touch()
 
