@@ -379,3 +379,26 @@ def test_float64_gemm_when_float32_chunks_would_be_too_many():
     model = _check([spec], x, weight_bytes=2, min_distinct=4)
     conv = model.steps[0].conv
     assert conv.fast and conv._gemm_dtype == np.float64
+
+
+def test_threaded_work_items_give_the_same_bytes(monkeypatch):
+    """MAIXEMU_THREADS=2 hands big layers to a thread pool: identical output to the sequential run."""
+    rng = np.random.default_rng(18)
+    x = rng.integers(0, 256, size=(8, 100, 256), dtype=np.uint8)
+    results = []
+    for threads in ("1", "2"):
+        monkeypatch.setenv("MAIXEMU_THREADS", threads)
+        for dw, k, oc in ((False, 3, 48), (True, 3, 8), (False, 1, 64)):
+            spec = ConvSpec(in_shape=(8, 100, 256), out_channels=oc, weights=_weights(np.random.default_rng(oc + k), oc, 8, k, dw),
+                            kernel=k, depthwise=dw, pool_type=1, arg_x=-128 << 15, shr_x=15, src_row=0, dst_row=2000)
+            spec = _calibrate(spec, x, np.random.default_rng(5))
+            from maixemu.kmodel.build import encode_batchnorm
+
+            conv = K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                                     np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"),
+                                     spec.activation.encode())
+            if threads == "2":
+                assert conv._worth_threads() and len(conv.work_items(2)) > 1
+            results.append(conv.run(x))
+    for a, b in zip(results[:3], results[3:]):
+        np.testing.assert_array_equal(a, b)
