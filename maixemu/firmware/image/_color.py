@@ -73,9 +73,15 @@ def rgb888_to_gray(rgb: np.ndarray) -> np.ndarray:
     return np.clip(y + 128.0, 0, 255).astype(np.uint8)
 
 
+_GRAY_LUT: np.ndarray | None = None
+
+
 def rgb565_to_gray(p: np.ndarray) -> np.ndarray:
-    """Byte-swapped RGB565 -> gray (table expansion, then §2.4)."""
-    return rgb888_to_gray(rgb565_to_888(p))
+    """Byte-swapped RGB565 -> gray (table expansion, then §2.4), through a 65536-entry table."""
+    global _GRAY_LUT
+    if _GRAY_LUT is None:
+        _GRAY_LUT = rgb888_to_gray(rgb565_to_888(np.arange(65536, dtype=np.uint16)))
+    return _GRAY_LUT[np.asarray(p, dtype=np.uint16)]
 
 
 def gray_to_rgb565(g: np.ndarray) -> np.ndarray:

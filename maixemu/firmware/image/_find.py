@@ -289,39 +289,44 @@ class FindMixin:
         blobs = []
         for code, th in enumerate(ths):
             mask = (_lab.threshold_mask(pix, self._fmt, th) ^ invert) & ~claimed
-            n, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=4)
+            n, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=4)
             seed_labels = labels[seed]
             seed_labels = seed_labels[seed_labels > 0]
             if seed_labels.size == 0:
                 continue
             found, first = np.unique(seed_labels, return_index=True)
             order = found[np.argsort(first)]
-            ys_all, xs_all = np.nonzero(labels)
-            lab_all = labels[ys_all, xs_all]
-            srt = np.argsort(lab_all, kind="stable")
-            ys_all, xs_all, lab_all = ys_all[srt], xs_all[srt], lab_all[srt]
-            starts = np.searchsorted(lab_all, np.arange(n + 1))
+            claimed |= np.isin(labels, found)
+            # moment sums per label (absolute coordinates), exact in int64
+            ys, xs = np.nonzero(labels)
+            lab = labels[ys, xs]
+            xs = xs.astype(np.int64) + x0
+            ys = ys.astype(np.int64) + y0
+
+            cnt = np.bincount(lab, minlength=n).astype(np.int64)
+            sx = _isum(lab, xs, n)
+            sy = _isum(lab, ys, n)
+            sxx = _isum(lab, xs * xs, n)
+            sxy = _isum(lab, xs * ys, n)
+            syy = _isum(lab, ys * ys, n)
             for k in order:
-                ys = ys_all[starts[k]:starts[k + 1]].astype(np.int64) + y0
-                xs = xs_all[starts[k]:starts[k + 1]].astype(np.int64) + x0
-                claimed[ys - y0, xs - x0] = True
-                npx = int(xs.size)
-                sx, sy = int(xs.sum()), int(ys.sum())
-                mx, my = sx // npx, sy // npx
-                a = int((xs * xs).sum()) - 2 * mx * sx + npx * mx * mx
-                b = int((xs * ys).sum()) - (mx * sy + my * sx) + npx * mx * my
-                c = int((ys * ys).sum()) - 2 * my * sy + npx * my * my
-                a, b, c = (_c_int32(v) for v in (a, b, c))
+                npx = int(cnt[k])
+                bx, by, bw, bh = (int(v) for v in stats[k, :4])
+                blob_w, blob_h = bw - 1, bh - 1  # firmware: x2 - x1, y2 - y1
+                if blob_w * blob_h < area_th or npx < pix_th:
+                    continue
+                mx, my = int(sx[k]) // npx, int(sy[k]) // npx
+                a = _c_int32(int(sxx[k]) - 2 * mx * int(sx[k]) + npx * mx * mx)
+                b = _c_int32(int(sxy[k]) - (mx * int(sy[k]) + my * int(sx[k])) + npx * mx * my)
+                c = _c_int32(int(syy[k]) - 2 * my * int(sy[k]) + npx * my * my)
                 if a != c:
                     ang = _hough.fast_atan2f(np.float32(_c_int32(2 * b)), np.float32(_c_int32(a - c)))
                     rot = float(np.float32(ang) / np.float32(2.0))
                 else:
                     rot = 0.0
-                bx1, bx2, by1, by2 = int(xs.min()), int(xs.max()), int(ys.min()), int(ys.max())
-                blob = Blob(x=bx1, y=by1, w=bx2 - bx1, h=by2 - by1, pixels=npx, cx=mx, cy=my,
+                blob = Blob(x=bx + x0, y=by + y0, w=blob_w, h=blob_h, pixels=npx, cx=mx, cy=my,
                             rotation=rot, code=1 << code, count=1)
-                if blob.w() * blob.h() >= area_th and npx >= pix_th and (
-                        threshold_cb is None or threshold_cb(blob)):
+                if threshold_cb is None or threshold_cb(blob):
                     blobs.append(blob)
         if merge:
             blobs = _merge_blobs(blobs, margin, merge_cb)
@@ -442,6 +447,13 @@ class FindMixin:
         found = cascade._cv.detectMultiScale(gray, scaleFactor=scale, minNeighbors=neighbours)
         return [(int(x) + x0, int(y) + y0, int(fw), int(fh)) for x, y, fw, fh in
                 (found if len(found) else [])]
+
+
+def _isum(lab: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
+    """Exact per-label integer sums (np.bincount would go through float64)."""
+    out = np.zeros(n, np.int64)
+    np.add.at(out, lab, v)
+    return out
 
 
 def _c_int32(v: int) -> int:
