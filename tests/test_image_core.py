@@ -348,3 +348,42 @@ def test_copy_to_fb_aliases_main_frame():
     assert b.get_pixel(0, 0, rgbtuple=False) == 0x1234
     assert image._main_frame().get_pixel(0, 0, rgbtuple=False) == 0x1234
     image._reset_main_frame()
+
+
+def test_internal_hooks_contract():
+    rgb = _frame(4, 6, seed=21)
+    img = image.Image._from_rgb888(rgb)
+    assert img._pix.dtype == np.uint16 and img._pix.shape == (4, 6)
+    assert img._rgb888().shape == (4, 6, 3) and img._rgb888().dtype == np.uint8
+    assert img._ai_array() is None and not img._ai_is_stale()
+    # fill_ai=False keeps the old AI memory, which is then older than the pixels
+    img._load_frame(rgb, pixformat.RGB565)
+    old = img._ai_array().copy()
+    img._load_frame(_frame(4, 6, seed=22), pixformat.RGB565, fill_ai=False)
+    assert img._ai_is_stale() and np.array_equal(img._ai_array(), old)
+    # a new frame size replaces the memory; aliases follow
+    alias = img._alias()
+    img._load_frame(_frame(8, 10, seed=23), pixformat.RGB565)
+    assert (alias.width(), alias.height()) == (10, 8) and alias._ai_array().shape == (3, 8, 10)
+    # YUV422 frames are stored and reported as RGB565
+    img._load_frame(rgb, pixformat.YUV422)
+    assert img.format() == pixformat.RGB565
+    # kpu.fmap images: grayscale views without AI memory
+    plane = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    fm = image.Image._from_gray_view(plane)
+    assert fm.format() == pixformat.GRAYSCALE and fm._ai_array() is None
+    assert np.shares_memory(fm._pix, plane) and fm.get_pixel(1, 2) == 9
+
+
+def test_constructor_size_fallback_and_errors():
+    assert (image.Image(size=(0, 5)).width(), image.Image(size=(0, 5)).height()) == (320, 240)
+    with pytest.raises(TypeError):
+        image.Image(size=(1, 2)).get_pixel(0.5, 0)
+    with pytest.raises(OSError, match="ROI does not overlap on the image!"):
+        image.Image(size=(4, 4)).copy(roi=(10, 10, 2, 2))
+    with pytest.raises(OSError, match="Invalid ROI dimensions!"):
+        image.Image(size=(4, 4)).copy(roi=(0, 0, 0, 2))
+    assert image.Image(size=(4, 4)).get_pixel(4, 0) is None
+    img = image.Image(size=(4, 4))
+    assert img.set_pixel(-1, 0, 0x1234) is img and not img._pix.any()
+    assert repr(img) == '{"w":4, "h":4, "type"="rgb565", "size":32}'
