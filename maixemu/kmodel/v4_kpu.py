@@ -24,6 +24,17 @@ from .v4_nodes import DecodeContext, Node
 F32 = np.float32
 _CENTER = F32(128)
 
+
+def _to_centered(x: np.ndarray) -> np.ndarray:
+    """u8 map -> the engine's inter-layer representation ``x - 128`` (int8 in newer engines)."""
+    fn = getattr(kpu_engine, "to_centered", None)
+    return fn(x) if fn is not None else np.subtract(x, _CENTER, dtype=F32)
+
+
+def _from_centered(yc: np.ndarray) -> np.ndarray:
+    fn = getattr(kpu_engine, "from_centered", None)
+    return fn(yc) if fn is not None else (yc + _CENTER).astype(np.uint8)
+
 #: Activation lookup-table limit for V4 layers. nncase v0.2 quantises layer inputs with wider
 #: batch-norm ranges than v0.1 (yolo_20class V4: 5.7M and 8.3M possible values in two layers),
 #: which the engine's default limit sends to the slow exact int64 path (60 ms for one layer).
@@ -192,13 +203,12 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
             producer = plan.reuse.get(step)
             xc = cache.get(producer) if producer is not None else None
             if xc is None:
-                x = state.kram.download(src, (ic, ih, iw))
-                xc = np.subtract(x, _CENTER, dtype=F32)
+                xc = _to_centered(state.kram.download(src, (ic, ih, iw)))
             yc = conv.run_centered(xc)
             cache[step] = yc
             y = None
             if step in plan.materialize or main_view is not None:
-                y = (yc + _CENTER).astype(np.uint8)
+                y = _from_centered(yc)
             if step in plan.materialize:
                 state.kram.upload(dst, y)
             if main_view is not None:
@@ -214,7 +224,7 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
 
     def result() -> np.ndarray:
         if single:
-            return (last["yc"] + _CENTER).astype(np.uint8)[None]
+            return np.asarray(_from_centered(last["yc"]), dtype=np.uint8)[None]
         return last["y"].copy()
 
     param_bytes = weights.size + 8 * oc + 144
