@@ -21,8 +21,9 @@ Public API (stable; V3's ``K210_CONV``, V4's ``kpu_conv2d`` and the firmware lay
 ``conv.run(x) -> uint8``
     ``x``: uint8 ``[IC,IH,IW]`` or ``[N,IC,IH,IW]`` → uint8 ``[OC,OH,OW]`` (or ``[N,...]``), i.e.
     conv → batch-norm → activation → pool exactly as kpu-hardware.md §5–§6.
-    ``conv.run_centered(xc, parallel=True)`` is the same on float32 ``x - 128`` in and out (what
-    chains of KPU layers pass along without converting back to uint8). ``conv.run_reference(x)``
+    ``conv.run_centered(xc, parallel=True)`` is the same on centered values ``x - 128``: in, int8
+    or float32 (any numeric dtype holding those integers); out, int8 ``[OC,OH,OW]`` — what chains
+    of KPU layers pass along. ``to_centered(u8)`` / ``from_centered(xc)`` convert. ``conv.run_reference(x)``
     is the plain int64 evaluation of the document (slower; used to cross-check the fast path).
     Layers run as independent work items (cache-sized row tiles / channel groups) with
     single-threaded OpenBLAS per item; ``MAIXEMU_THREADS=N`` (N > 1) hands big layers' items to
@@ -574,6 +575,19 @@ def _floor_div(s: np.ndarray, d: int) -> np.ndarray:
     return s // d
 
 
+def to_centered(x: np.ndarray) -> np.ndarray:
+    """uint8 → int8 ``x - 128`` (flip the top bit): the engine's inter-layer representation."""
+    return (np.asarray(x, dtype=np.uint8) ^ np.uint8(0x80)).view(np.int8)
+
+
+def from_centered(xc: np.ndarray) -> np.ndarray:
+    """Centered values (int8 or float32 holding integers) → uint8 ``x``."""
+    xc = np.asarray(xc)
+    if xc.dtype == np.int8:
+        return (xc.view(np.uint8) ^ np.uint8(0x80))
+    return (xc + np.float32(128)).astype(np.uint8)
+
+
 def pool(a: np.ndarray, pool_type: int) -> np.ndarray:
     """Apply a KPU pool (kpu-hardware.md §6) over the last two axes of ``a`` (any real dtype).
 
@@ -581,6 +595,9 @@ def pool(a: np.ndarray, pool_type: int) -> np.ndarray:
     """
     if pool_type == 0:
         return a
+    if pool_type in (2, 4, 8) and a.dtype.kind in "iu" and a.dtype.itemsize < 4:
+        # mean pools sum up to 16 values: widen, floor-divide, narrow back (values stay in range)
+        return pool(a.astype(np.int32), pool_type).astype(a.dtype)
     h, w = a.shape[-2:]
     if pool_type in (1, 2, 5, 6):
         oh, ow = h // 2, w // 2
@@ -658,7 +675,7 @@ class _FastPlan:
     m: np.ndarray  # float64 [OC,1]: mul * 2**-shift
     c: np.ndarray  # float64 [OC,1]: (C*mul)*2**-shift + add - L
     span: float  # U - L
-    lut: np.ndarray  # float32 centered outputs, index = bn - L
+    lut: np.ndarray  # int8 centered outputs (out - 128), index = bn - L
     pool_first: bool
 
 
@@ -666,7 +683,7 @@ class KpuConv:
     """One prepared KPU convolution layer. See the module docstring for the contract."""
 
     #: Target size of one row tile's intermediates (bytes); tests lower it to exercise tiling.
-    TILE_BYTES = 1 << 20
+    TILE_BYTES = 1 << 22
 
     def __init__(self) -> None:  # use prepare()
         self.regs: KpuRegisters
@@ -809,7 +826,9 @@ class KpuConv:
             hi = max(a, lo)
         if hi - lo + 1 > self._lut_max_entries:
             raise _NoFastPath(f"activation table would need {hi - lo + 1} entries")
-        lut = activation_lut(act, lo, hi).astype(np.float32) - np.float32(128)
+        # int8 "x - 128" entries: a 4x smaller table stays in cache next to the data streams,
+        # and layer outputs are 4x smaller (the next layer widens them while copying anyway)
+        lut = to_centered(activation_lut(act, lo, hi))
         # per-channel affine map G -> bn - lo, exactness check
         gabs = np.maximum(np.abs(gmin), np.abs(gmax))
         scale = np.left_shift(np.int64(1), shift)
@@ -856,9 +875,7 @@ class KpuConv:
         self._check_shape(x)
         if self._fast is None:
             return self.run_reference(x)
-        xc = np.subtract(x, np.float32(128), dtype=np.float32)
-        y = self.run_centered(xc)
-        return (y + np.float32(128)).astype(np.uint8)
+        return from_centered(self.run_centered(to_centered(x)))
 
     def _check_shape(self, x: np.ndarray) -> None:
         if tuple(x.shape) != tuple(self.in_shape):
@@ -1045,7 +1062,7 @@ class KpuConv:
         return item, y
 
     def run_centered(self, xc: np.ndarray, *, parallel: bool = True) -> np.ndarray:
-        """float32 ``x − 128`` ``[IC,IH,IW]`` → float32 ``out − 128`` ``[OC,OH,OW]`` (fast path).
+        """Centered ``x − 128`` ``[IC,IH,IW]`` (int8 or float32) → int8 ``out − 128`` ``[OC,OH,OW]``.
 
         The layer is cut into independent work items (row tiles that keep the im2col block, the
         sums and the table lookups in cache, or output-channel groups) that run on a small thread
@@ -1054,8 +1071,7 @@ class KpuConv:
         """
         plan = self._fast
         if plan is None:
-            x = (xc + np.float32(128)).astype(np.uint8)
-            return self.run_reference(x).astype(np.float32) - np.float32(128)
+            return to_centered(self.run_reference(from_centered(xc)))
         src = self._conv_source(xc)
         workers = _workers() if parallel and self._worth_threads() else 1
         items = self.work_items(workers)
@@ -1065,7 +1081,7 @@ class KpuConv:
         _, stride = POOL_GEOMETRY[self.pool_type]
         if self._sample is not None:
             stride = 1  # items are already in pooled rows
-        out = np.empty(self.out_shape, dtype=np.float32)
+        out = np.empty(self.out_shape, dtype=np.int8)
 
         def task(item):
             with blas_threads(1):

@@ -176,7 +176,7 @@ class V3Model(Model):
         if first.conv is not None:
             spec = self.inputs[0]
             arr = check_input(spec, x)
-            state.cache[0] = np.subtract(arr, F32(128), dtype=F32)
+            state.cache[0] = K.to_centered(arr)
             if 0 in self._plan.materialize or state.materialize_all:
                 state.kpu.upload(first.conv.src_addr, arr)
         elif first.code == LAYER_CODES["FULLY_CONNECTED"]:
@@ -401,7 +401,7 @@ class _Loader:
                 xc = state.cache[src]
             else:
                 x = state.kpu.download(conv.src_addr, conv.in_shape)
-                xc = np.subtract(x, F32(128), dtype=F32)
+                xc = K.to_centered(x)
             yc = conv.run_centered(xc)
             state.cache[key] = yc
             y8 = None
@@ -874,7 +874,7 @@ def _reusable_input(state: _State, key: int) -> int | None:
 
 
 def _to_u8(yc: np.ndarray) -> np.ndarray:
-    return np.add(yc, F32(128)).astype(np.uint8)
+    return K.from_centered(yc)
 
 
 def _struct_size(fmt: str) -> int:
