@@ -387,3 +387,20 @@ def test_constructor_size_fallback_and_errors():
     img = image.Image(size=(4, 4))
     assert img.set_pixel(-1, 0, 0x1234) is img and not img._pix.any()
     assert repr(img) == '{"w":4, "h":4, "type"="rgb565", "size":32}'
+
+
+def test_conv3_kpu_quantised_edge_kernel():
+    rgb = np.full((7, 9, 3), 100, np.uint8)
+    rgb[3, 4] = (120, 120, 120)
+    img = image.Image._from_rgb888(rgb)
+    img.pix_to_ai()
+    ai0 = img._ai_array().astype(int).copy()
+    img.conv3([-1, -1, -1, -1, 8, -1, -1, -1, -1])
+    ai = img._ai_array().astype(int)
+    for c in range(3):
+        real = 8 * ai0[c, 3, 4] - (ai0[c, 2:5, 3:6].sum() - ai0[c, 3, 4])
+        assert abs(ai[c, 3, 4] - real) <= 1  # 16-bit weights: within one step of the real value
+        assert ai[c, 2, 4] == 0  # negative responses -> 0 (activation segment 0)
+        assert abs(int(ai[c, 5, 5])) <= 1  # flat interior: ~0
+        # the image border sees zero padding: a large positive response, clamped to 255
+        assert ai[c, 0, 0] == 255
