@@ -31,6 +31,10 @@ from .host import storage as storage_mod
 from .micropython_source import fix_bytes_literals
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+#: maixemu's own demo model is "pre-flashed" here (near the end of the 16 MiB flash, an area MaixPy
+#: builds leave free), so samples can ``kpu.load(0xF00000)`` with no option; --flash overrides it.
+DEMO_MODEL_ADDRESS = 0xF00000
+DEMO_MODEL = PACKAGE_DIR / "data" / "edge_filters.kmodel"
 
 #: MicroPython "u" modules that are plain CPython modules under another name.
 MICROPYTHON_ALIASES = {
@@ -243,6 +247,7 @@ class Session:
         opts = self.options
         script_dir = opts.script.resolve().parent
         flash_map = dict(opts.flash)
+        flash_map.setdefault(DEMO_MODEL_ADDRESS, DEMO_MODEL)
         if opts.flash_image is not None:
             from .host.flash_image import read_flash_image
 
