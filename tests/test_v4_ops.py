@@ -331,6 +331,23 @@ def test_reduce_window2d(op, opcode):
     assert same_bits(got, want)
 
 
+def test_tap_slices_cover_exactly_the_valid_taps():
+    from maixemu.kmodel.ops.v4_float import tap_slices
+
+    for in_size, k, stride, dil, before, after in itertools.product((1, 2, 5, 9), (1, 2, 3), (1, 2, 3), (1, 2), (-2, 0, 1, 3), (-1, 0, 2)):
+        out_n = (in_size + before + after - ((k - 1) * dil + 1) + stride) // stride
+        if out_n <= 0:
+            continue
+        got = {t: (o, i) for t, o, i in tap_slices(in_size, out_n, k, stride, dil, before)}
+        for t in range(k):
+            valid = [(o, o * stride - before + t * dil) for o in range(out_n) if 0 <= o * stride - before + t * dil < in_size]
+            if not valid:
+                assert t not in got
+                continue
+            o_sl, i_sl = got[t]
+            assert list(zip(range(out_n)[o_sl], range(in_size)[i_sl])) == valid
+
+
 def test_memory_copy_copies_whole_words_only():
     x = np.arange(10, dtype=np.uint8)
     body = mr(MAIN, DU, 0, 10) + mr(MAIN, DU, 16, 10)

@@ -198,45 +198,41 @@ def reduce(x: np.ndarray, out_shape: tuple[int, ...], op: str, init: float) -> n
     return acc.reshape(out_shape)
 
 
-def window_taps(in_size: int, out_size: int, k: int, stride: int, dilation: int, before: int):
-    """For each kernel tap: (output index range start/stop of valid outputs, input start)."""
-    taps = []
+def tap_slices(in_size: int, out_size: int, k: int, stride: int, dilation: int, before: int):
+    """For every kernel tap ``t``: ``(outputs, inputs)`` slices of the outputs whose tap ``t`` falls
+    inside the input (``0 <= o*stride - before + t*dilation < in_size``) and the input positions
+    they read. The valid outputs of one tap are always a contiguous range, so plain strided slices
+    replace fancy indexing. Taps with no valid output are omitted."""
+    out = []
     for t in range(k):
-        # output o is valid for tap t when 0 <= o*stride - before + t*dilation < in_size
-        valid = [o for o in range(out_size) if 0 <= o * stride - before + t * dilation < in_size]
-        taps.append(np.array(valid, dtype=np.intp))
-    return taps
+        off = t * dilation - before  # input position of output 0
+        lo = 0 if off >= 0 else (-off + stride - 1) // stride
+        hi = min(out_size, (in_size - off + stride - 1) // stride) if in_size > off else 0
+        if hi > lo:
+            start = lo * stride + off
+            out.append((t, slice(lo, hi), slice(start, start + (hi - lo - 1) * stride + 1, stride)))
+    return out
 
 
 def reduce_window2d(x: np.ndarray, op: str, init: float, kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
                     pad_h: tuple[int, int], pad_w: tuple[int, int], lo: float, hi: float, layout: str = "NCHW") -> np.ndarray:
-    """Windowed reduction; taps outside the input are skipped; mean divides by the valid count."""
+    """Windowed reduction; taps outside the input are skipped; mean divides by the valid count.
+
+    Taps are folded in the reference's (ky, kx) order, each over all outputs at once."""
     if layout == "NHWC":
         x = np.transpose(x, (0, 3, 1, 2))
     n, c, h, w = x.shape
-    oh = (h + pad_h[0] + pad_h[1] - ((kh - 1) * dh + 1) + sh) // sh
-    ow = (w + pad_w[0] + pad_w[1] - ((kw - 1) * dw + 1) + sw) // sw
+    oh = out_size(h, kh, sh, dh, pad_h)
+    ow = out_size(w, kw, sw, dw, pad_w)
     acc = np.full((n, c, oh, ow), F32(init), dtype=F32)
     count = np.zeros((oh, ow), dtype=np.int64)
-    fold = {"mean": lambda o, v: o + v, "sum": lambda o, v: o + v, "min": std_min, "max": std_max}[op]
-    oy = np.arange(oh)
-    ox = np.arange(ow)
+    fold = {"mean": np.add, "sum": np.add, "min": std_min, "max": std_max}[op]
     with np.errstate(all="ignore"):
-        for ky in range(kh):
-            iy = oy * sh - pad_h[0] + ky * dh
-            vy = (iy >= 0) & (iy < h)
-            if not vy.any():
-                continue
-            for kx in range(kw):
-                ix = ox * sw - pad_w[0] + kx * dw
-                vx = (ix >= 0) & (ix < w)
-                if not vx.any():
-                    continue
-                ys, xs = np.nonzero(vy)[0], np.nonzero(vx)[0]
-                sub = acc[:, :, ys[:, None], xs[None, :]]
-                vals = x[:, :, iy[ys][:, None], ix[xs][None, :]]
-                acc[:, :, ys[:, None], xs[None, :]] = fold(sub, vals)
-                count[ys[:, None], xs[None, :]] += 1
+        for _, oys, iys in tap_slices(h, oh, kh, sh, dh, pad_h[0]):
+            for _, oxs, ixs in tap_slices(w, ow, kw, sw, dw, pad_w[0]):
+                region = acc[:, :, oys, oxs]
+                acc[:, :, oys, oxs] = fold(region, x[:, :, iys, ixs])
+                count[oys, oxs] += 1
         if op == "mean":
             acc = acc / count.astype(F32)
     out = clamp(acc, lo, hi)
@@ -277,7 +273,8 @@ def conv2d(x: np.ndarray, w: np.ndarray, bias: np.ndarray, groups: int, sh: int,
     oh = out_size(h, kh, sh, dh, pad_h)
     ow = out_size(wd, kw, sw, dw, pad_w)
     out = np.empty((n, oc, oh, ow), dtype=F32)
-    oy, ox = np.arange(oh), np.arange(ow)
+    ytaps = {t: (o, i) for t, o, i in tap_slices(h, oh, kh, sh, dh, pad_h[0])}
+    xtaps = {t: (o, i) for t, o, i in tap_slices(wd, ow, kw, sw, dw, pad_w[0])}
     if order == "ckk":
         seq = [(i, ky, kx) for i in range(gic) for ky in range(kh) for kx in range(kw)]
     else:
@@ -287,15 +284,11 @@ def conv2d(x: np.ndarray, w: np.ndarray, bias: np.ndarray, groups: int, sh: int,
             wg = w[g * goc : (g + 1) * goc].astype(F32)
             acc = np.broadcast_to(bias[g * goc : (g + 1) * goc].astype(F32)[None, :, None, None], (n, goc, oh, ow)).copy()
             for i, ky, kx in seq:
-                iy = oy * sh - pad_h[0] + ky * dh
-                ix = ox * sw - pad_w[0] + kx * dw
-                ys = np.nonzero((iy >= 0) & (iy < h))[0]
-                xs = np.nonzero((ix >= 0) & (ix < wd))[0]
-                if ys.size == 0 or xs.size == 0:
-                    continue
-                xv = x[:, g * gic + i][:, iy[ys][:, None], ix[xs][None, :]]  # [n, ys, xs]
-                idx = (slice(None), slice(None), ys[:, None], xs[None, :])
-                acc[idx] = acc[idx] + xv[:, None] * wg[:, i, ky, kx][None, :, None, None]
+                if ky not in ytaps or kx not in xtaps:
+                    continue  # this tap is outside the input for every output
+                (oys, iys), (oxs, ixs) = ytaps[ky], xtaps[kx]
+                xv = x[:, g * gic + i, iys, ixs]  # [n, ys, xs]
+                acc[:, :, oys, oxs] += xv[:, None] * wg[:, i, ky, kx][None, :, None, None]
             out[:, g * goc : (g + 1) * goc] = acc
     return clamp(out, lo, hi)
 
