@@ -599,25 +599,21 @@ def pool(a: np.ndarray, pool_type: int) -> np.ndarray:
         # mean pools sum up to 16 values: widen, floor-divide, narrow back (values stay in range)
         return pool(a.astype(np.int32), pool_type).astype(a.dtype)
     h, w = a.shape[-2:]
-    if pool_type in (1, 2, 5, 6):
+    if pool_type in (1, 2):
+        # rows first (two whole-row streams), then the column pairs of half as much data
+        oh, ow = h // 2, w // 2
+        top, bottom = a[..., 0 : 2 * oh : 2, : 2 * ow], a[..., 1 : 2 * oh : 2, : 2 * ow]
+        if pool_type == 1:
+            r = np.maximum(top, bottom)
+            return np.maximum(r[..., 0::2], r[..., 1::2])
+        r = top + bottom
+        return _floor_div(r[..., 0::2] + r[..., 1::2], 4)
+    if pool_type in (5, 6):
         oh, ow = h // 2, w // 2
         a00 = a[..., 0 : 2 * oh : 2, 0 : 2 * ow : 2]
         if pool_type == 5:
             return np.ascontiguousarray(a00)
-        a01 = a[..., 0 : 2 * oh : 2, 1 : 2 * ow : 2]
-        if pool_type == 6:
-            return np.ascontiguousarray(a01)
-        a10 = a[..., 1 : 2 * oh : 2, 0 : 2 * ow : 2]
-        a11 = a[..., 1 : 2 * oh : 2, 1 : 2 * ow : 2]
-        if pool_type == 1:
-            out = np.maximum(a00, a01)
-            np.maximum(out, a10, out=out)
-            np.maximum(out, a11, out=out)
-            return out
-        s = a00 + a01
-        s += a10
-        s += a11
-        return _floor_div(s, 4)
+        return np.ascontiguousarray(a[..., 0 : 2 * oh : 2, 1 : 2 * ow : 2])
     if pool_type in (3, 4, 7):
         oh, ow = h // 4, w // 4
         if pool_type == 7:
