@@ -152,3 +152,27 @@ def test_rotation_corr_180_about_x_flips_vertically():
     img.draw_rectangle(0, 0, 32, 4, color=(255, 0, 0), fill=True)
     img.rotation_corr(x_rotation=180, fov=2)
     assert img.get_pixel(16, 22) == (255, 0, 0) and img.get_pixel(16, 1) == (0, 0, 0)
+
+
+def test_morphology_and_math_ops():
+    g = image.Image(size=(10, 10)).to_grayscale(True)
+    g.draw_rectangle(2, 2, 5, 5, color=255, fill=True)
+    assert int((g.copy().erode(1)._pix > 0).sum()) == 9   # 5x5 square -> 3x3
+    assert int((g.copy().dilate(1)._pix > 0).sum()) == 49  # -> 7x7
+    assert int((g.copy().close(1)._pix > 0).sum()) == 25
+    a = image.Image(size=(1, 1))
+    a.set_pixel(0, 0, (100, 100, 100))
+    a.add((50, 50, 50))  # per 5/6-bit field, saturating
+    r5 = min(31, round(100 * 31 / 255) + round(50 * 31 / 255))
+    assert a.get_pixel(0, 0)[0] == int(r5 * 255 / 31 + 0.5)
+    a.sub((255, 255, 255))
+    assert a.get_pixel(0, 0) == (0, 0, 0)
+    getattr(a, "or")(0x00F8)  # `or` is the device alias of b_or: bitwise on the raw value
+    assert a.get_pixel(0, 0, rgbtuple=False) == 0x00F8
+
+
+def test_not_emulated_device_methods_name_themselves():
+    img = image.Image(size=(4, 4))
+    for name in ("find_apriltags", "find_barcodes", "flood_fill", "to_rainbow", "compressed"):
+        with pytest.raises(NotImplementedError, match=f"image.Image.{name} is not emulated yet"):
+            getattr(img, name)()

@@ -20,6 +20,7 @@ from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
 from ._draw import DrawMixin
 from ._filters import FilterMixin, Histogram, Statistics  # noqa: F401
 from ._find import Blob, Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # noqa: F401
+from ._mathops import MathOpsMixin
 
 
 def _not_emulated(qualname: str):
@@ -32,28 +33,43 @@ def _not_emulated(qualname: str):
     return method
 
 
-#: Image methods of the MaixPy firmware that the emulator does not implement (yet).
-_MISSING_METHODS = (
-    "find_template", "find_displacement", "find_lbp", "find_keypoints", "find_edges", "find_hog",
-    "find_apriltags", "find_datamatrices", "find_barcodes", "find_number", "classify_object",
-    "selective_search", "get_regression", "get_similarity", "draw_keypoints", "draw_edges",
-    "mask_rectangle", "mask_circle", "mask_ellipse", "flood_fill", "replace", "assign", "set",
-    "add", "sub", "mul", "div", "min", "max", "blend", "top_hat", "black_hat", "morph", "erode",
-    "dilate", "open", "chrominvar", "illuminvar", "sharpen", "unsharp_mask", "mean_pool",
-    "midpoint_pool", "to_bitmap", "to_rainbow", "to_ironbow", "compress", "compressed", "compress_for_ide",
-    "compressed_for_ide", "find_eye", "get_percentile", "get_threshold", "dump_roi",
-    "cartoon_", "b_and", "b_nand", "b_or", "b_nor", "b_xor", "b_xnor", "awb", "remove_shadows",
+#: Every method of the firmware's image type (MaixPy v0.6.3 ``py_image.c`` locals table). Those the
+#: emulator does not implement are installed as NotImplementedError stubs below, so a script gets
+#: "not emulated yet" instead of an AttributeError or a silent no-op.
+_DEVICE_METHODS = (
+    "add", "ai_to_pix", "and", "assign", "b_and", "b_nand", "b_nor", "b_or", "b_xnor", "b_xor",
+    "bilateral", "binary", "black_hat", "blend", "blur", "cartoon", "chrominvar", "clear", "close",
+    "compress", "compress_for_ide", "compressed", "compressed_for_ide", "conv3", "copy", "crop", "cut",
+    "difference", "dilate", "div", "draw_arrow", "draw_circle", "draw_cross", "draw_ellipse",
+    "draw_font", "draw_image", "draw_keypoints", "draw_line", "draw_rectangle", "draw_string",
+    "dump_roi", "erode", "find_apriltags", "find_barcodes", "find_blobs", "find_circles",
+    "find_datamatrices", "find_displacement", "find_domain", "find_edges", "find_eye",
+    "find_features", "find_hog", "find_keypoints", "find_lbp", "find_line_segments", "find_lines",
+    "find_qrcodes", "find_rects", "find_template", "flood_fill", "format", "gamma_corr", "gaussian",
+    "gaussian_blur", "get_hist", "get_histogram", "get_pixel", "get_regression", "get_similarity",
+    "get_statistics", "get_stats", "height", "histeq", "histogram", "illuminvar", "invert",
+    "laplacian", "lens_corr", "linpolar", "logpolar", "max", "mean", "mean_pool", "mean_pooled",
+    "median", "midpoint", "midpoint_pool", "midpoint_pooled", "min", "mode", "morph", "mul", "nand",
+    "negate", "nor", "open", "or", "pix_to_ai", "remove_shadows", "replace", "resize",
+    "rotation_corr", "save", "selective_search", "set", "set_pixel", "size", "statistics",
+    "strech_char", "stretch", "sub", "to_bitmap", "to_bytes", "to_grayscale", "to_rainbow",
+    "to_rgb565", "top_hat", "width", "xnor", "xor",
 )
 
 
-class Image(FindMixin, FilterMixin, DrawMixin, BasicMixin, ImageBase):
+class Image(FindMixin, MathOpsMixin, FilterMixin, DrawMixin, BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 
 
-for _name in _MISSING_METHODS:
-    _pub = _name.rstrip("_")
-    if not hasattr(Image, _pub):
-        setattr(Image, _pub, _not_emulated(f"Image.{_pub}"))
+Image.blur = Image.mean  # OpenMV aliases
+Image.gaussian_blur = Image.gaussian
+for _alias, _target in (("and", "b_and"), ("nand", "b_nand"), ("or", "b_or"), ("nor", "b_nor"),
+                        ("xor", "b_xor"), ("xnor", "b_xnor")):
+    setattr(Image, _alias, getattr(Image, _target))
+
+for _name in _DEVICE_METHODS:
+    if not hasattr(Image, _name):
+        setattr(Image, _name, _not_emulated(f"Image.{_name}"))
 
 # ---------------------------------------------------------------------- module constants
 SEARCH_EX, SEARCH_DS = 0, 1

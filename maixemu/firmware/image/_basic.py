@@ -130,10 +130,6 @@ class BasicMixin:
         """Like ``copy`` but in place by default (``copy=True`` -> new image, ``copy=img`` -> into img)."""
         return self._copy_int(args, kwargs, crop=True)
 
-    def scale(self, *args, **kwargs):
-        """OpenMV alias of ``crop``."""
-        return self._copy_int(args, kwargs, crop=True)
-
     def cut(self, x, y, w, h):
         """New w x h image copied from (x, y); parts outside the source stay 0 (uninitialised on the
         device); no AI buffer."""
@@ -218,23 +214,3 @@ class BasicMixin:
         else:
             raise OSError("Unsupported format!")
         return self
-
-    def close(self):
-        """Frees the image memory on the device; here only the reference is dropped."""
-        return None
-
-    def is_grayscale(self) -> bool:
-        return self._fmt == GRAYSCALE
-
-    def is_rgb565(self) -> bool:
-        return self._fmt == RGB565
-
-    def is_bayer(self) -> bool:
-        return False
-
-    def is_jpeg(self) -> bool:
-        return False
-
-    def is_binary(self) -> bool:
-        return False
-

@@ -254,9 +254,6 @@ class ImageBase:
         """Bytes of pixel data: w*h*2 for RGB565, w*h for grayscale."""
         return int(self._buf.pix.nbytes)
 
-    def bpp(self) -> int:
-        return 2 if self._buf.fmt == RGB565 else 1
-
     def to_bytes(self) -> bytes:
         """Raw pixel memory (byte-swapped RGB565 / gray bytes)."""
         return self._buf.pix.astype("<u2" if self._buf.fmt == RGB565 else np.uint8).tobytes()

@@ -375,9 +375,6 @@ class FindMixin:
         found = _hough.find_lines(_gray8(self), roi, x_stride, y_stride, threshold, theta_margin, rho_margin)
         return [Line(**d) for d in found]
 
-    def find_line_segments(self, *args, **kwargs):
-        raise NotImplementedError("image.Image.find_line_segments is not emulated yet")
-
     def find_circles(self, *args, **kwargs):
         """Circles by the firmware's gradient Hough transform (``_hough``)."""
         from . import _hough
