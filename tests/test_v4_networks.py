@@ -7,9 +7,12 @@
 * The Ultra-Light face detectors are decoded with their published priors, generated here: SSD
   priors in centre form, variances 0.1/0.2. ``slim_320_face`` is Linzaer's ULFD slim-320
   (min_boxes [[10,16,24],[32,48],[64,96],[128,192,256]], strides 8/16/32/64: 4420 priors);
-  ``ulffd_landmark`` has 3 heads with 2 anchors each and 5 landmarks, the layout of the
-  RetinaFace-style "1MB with landmark" variant (min_sizes [[16,32],[64,128],[256,512]], steps
-  8/16/32: 3160 priors). The prior counts are checked against the models' output sizes.
+  ``ulffd_landmark`` has 3 heads with 2 anchors each and 5 landmarks: the RetinaFace
+  mobilenet0.25 head layout (Pytorch_Retinaface ``cfg_mnet``: min_sizes [[16,32],[64,128],
+  [256,512]], steps 8/16/32, variances 0.1/0.2: 3160 priors). The model file does not say which
+  priors it was trained with; this published set is the one whose boxes land on slim_320_face's
+  faces (the alternative [[10,20],[32,64],[128,256]] gives boxes about half the face size).
+  The prior counts are checked against the models' output sizes.
 """
 
 from __future__ import annotations
