@@ -68,7 +68,6 @@ from __future__ import annotations
 
 import os
 import threading
-import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -480,8 +479,13 @@ def row_addr(row: int) -> int:
     return row * KPU_ROW_BYTES
 
 
-def layout_view(arena: np.ndarray, base: int, shape: Sequence[int]) -> np.ndarray:
-    """A writable strided view ``[C,H,W]`` of a map stored at byte ``base`` of ``arena``."""
+def layout_view(arena: np.ndarray, base: int, shape: Sequence[int]) -> "np.ndarray | _ChannelView":
+    """Writable no-copy access to a ``[C,H,W]`` map stored at byte ``base`` of ``arena``.
+
+    Width > 32: a plain strided ndarray view. Widths ≤ 32 pack 2 or 4 channels per row, which
+    one ndarray view cannot express for a channel count that is not a multiple of the group, so
+    a :class:`_ChannelView` with ``read()``/``write()`` is returned instead.
+    """
     c, h, w = (int(v) for v in shape)
     groups, row_len, pitch = layout(w)
     blocks = (c + groups - 1) // groups
@@ -539,9 +543,9 @@ class KpuRam:
     def __init__(self, size: int = KPU_RAM_BYTES):
         self.arena = np.zeros(size, dtype=np.uint8)
 
-    def view(self, addr: int, shape: Sequence[int]):
-        v = layout_view(self.arena, addr, shape)
-        return v
+    def view(self, addr: int, shape: Sequence[int]) -> "np.ndarray | _ChannelView":
+        """No-copy access to the map at byte ``addr`` (see :func:`layout_view`)."""
+        return layout_view(self.arena, addr, shape)
 
     def upload(self, addr: int, chw: np.ndarray) -> None:
         """Store a dense ``[C,H,W]`` uint8 map at byte ``addr`` with the row layout."""
@@ -553,6 +557,7 @@ class KpuRam:
             v.write(chw.astype(np.uint8, copy=False))
         else:
             v[...] = chw
+
     def download(self, addr: int, shape: Sequence[int]) -> np.ndarray:
         """Read a ``[C,H,W]`` map stored at byte ``addr`` into a dense uint8 array."""
         v = layout_view(self.arena, addr, shape)
@@ -1255,7 +1260,3 @@ def plan_kpu_ram(accesses: Sequence[KpuAccess], size: int = KPU_RAM_BYTES) -> Kp
                 if w is not None and w.conv:
                     plan.materialize.add(s)
     return plan
-
-
-def warn_once(message: str) -> None:
-    warnings.warn(message, RuntimeWarning, stacklevel=3)
