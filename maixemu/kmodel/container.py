@@ -119,8 +119,13 @@ def read_model_bytes(source: str | os.PathLike | bytes | bytearray | memoryview)
         return fh.read(), path
 
 
-def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview) -> Model:
-    """Load a kmodel (V3, byte-swapped V3, V4, or a .kfpkg holding one) from a path or bytes."""
+def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview, *, float_mode: str = "reference") -> Model:
+    """Load a kmodel (V3, byte-swapped V3, V4, or a .kfpkg holding one) from a path or bytes.
+
+    ``float_mode`` (V4 only): ``"reference"`` reproduces the golden vectors (nncase's host float
+    formulas, bit for bit); ``"device"`` uses the formulas of the runtime's RISC-V build, which
+    differ by about 1e-5 relative.
+    """
     data, name = read_model_bytes(source)
     notes: list[str] = []
     kind = sniff_container(data)
@@ -141,7 +146,7 @@ def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview) -> M
     elif kind.kind == "v4":
         from .v4 import load_v4
 
-        model = load_v4(data)
+        model = load_v4(data, float_mode=float_mode)
     elif kind.kind in ("v1", "v2"):
         raise KmodelVersionError(
             f"kmodel version {kind.version} (pre-nncase format) is not supported; recompile with "
