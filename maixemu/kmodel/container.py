@@ -119,10 +119,10 @@ def read_model_bytes(source: str | os.PathLike | bytes | bytearray | memoryview)
         return fh.read(), path
 
 
-def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview, *, float_mode: str = "reference") -> Model:
+def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview, *, float_mode: str = "host") -> Model:
     """Load a kmodel (V3, byte-swapped V3, V4, or a .kfpkg holding one) from a path or bytes.
 
-    ``float_mode`` (V4 only): ``"reference"`` reproduces the golden vectors (nncase's host float
+    ``float_mode`` (V4 only): ``"host"`` (default) reproduces the golden vectors (nncase's host float
     formulas, bit for bit); ``"device"`` uses the formulas of the runtime's RISC-V build, which
     differ by about 1e-5 relative.
     """
