@@ -234,6 +234,7 @@ def _input_array(net: kpu_net, data, call: str) -> np.ndarray:
     if isinstance(data, image_module.Image):
         chw = _model_input_chw(net)
         ai = _ai_memory.read_ai_input(data, chw, call)
+        kpu_calls.notify_input(ai, call)
         return ai.reshape(spec.shape)
     if isinstance(data, list):
         if not data:
@@ -308,6 +309,7 @@ def _run(net: kpu_net, data, out_index: int, call: str) -> kpu_fmap:
         kpu_calls.record(
             call, net._label, input_shape=list(x.shape), out_index=out_index,
             fmap={"w": fm.w(), "h": fm.h(), "ch": fm.ch(), "typecode": fm.typecode(), "size": fm.size()},
+            output=kpu_calls.summarize(fm._items()),
         )
     return fm
 

@@ -8,7 +8,10 @@ The in-process list ``calls`` serves the same purpose for tests that import the 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import IO, Any
+
+import numpy as np
 
 calls: list[dict[str, Any]] = []
 _log: IO[str] | None = None
@@ -44,3 +47,35 @@ def record(call: str, model: str, **data: Any) -> None:
     if _log is not None:
         _log.write(json.dumps(entry) + "\n")
         _log.flush()
+
+
+#: Called with ``(chw_uint8, call)`` each time the KPU reads an image's AI buffer (``kpu.forward``,
+#: ``kpu.run_yolo2``, ``KPU.run_with_output``): ``maixemu run --show-ai`` and ``maixemu.testing``
+#: use it to show what the KPU really saw. Listeners must not keep the array (it is the image's memory).
+input_listeners: list[Callable[[np.ndarray, str], None]] = []
+
+
+def notify_input(ai: np.ndarray, call: str) -> None:
+    """Tell the listeners which AI buffer the KPU is about to read (cheap when nobody listens)."""
+    for listener in list(input_listeners):
+        listener(ai, call)
+
+
+def summarize(values: Any, top: int = 5) -> dict[str, Any]:
+    """A JSON-friendly summary of an output buffer: size, min, max, argmax and the ``top`` largest.
+
+    Why: a log line or a test wants "which class won" without the whole buffer (MobileNet: 1000 floats).
+    """
+    flat = np.asarray(values).reshape(-1)
+    if flat.size == 0:
+        return {"size": 0}
+    as_float = flat.astype(np.float64)
+    order = np.argsort(-as_float, kind="stable")[: max(0, int(top))]
+    cast = float if flat.dtype.kind == "f" else int
+    return {
+        "size": int(flat.size),
+        "min": cast(flat.min()),
+        "max": cast(flat.max()),
+        "argmax": int(order[0]),
+        "top": [[int(i), cast(flat[i])] for i in order],
+    }
