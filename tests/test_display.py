@@ -134,6 +134,33 @@ def test_window_closed_is_not_an_exception():
     assert issubclass(WindowClosed, BaseException) and not issubclass(WindowClosed, Exception)
 
 
+def test_local_display_without_x_server_is_not_available(monkeypatch):
+    monkeypatch.setattr(display.sys, "platform", "linux")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("DISPLAY", ":4711")  # no /tmp/.X11-unix/X4711: Qt would abort the process
+    assert not display.display_available()
+    notes: list[str] = []
+    assert isinstance(open_sink("auto", on_notice=notes.append), display.NullSink) and len(notes) == 1
+    monkeypatch.setenv("DISPLAY", "remotehost:0")
+    assert display.display_available()
+
+
+def test_auto_window_falls_back_when_opencv_has_no_gui(monkeypatch):
+    monkeypatch.setattr(display, "display_available", lambda: True)
+
+    def headless(*args, **kwargs):
+        raise cv2.error("The function is not implemented")
+
+    monkeypatch.setattr(display.cv2, "namedWindow", headless)
+    notes: list[str] = []
+    sink = open_sink("auto", on_notice=notes.append)
+    sink.show(_frame(0))
+    sink.show(_frame(1))
+    assert sink.frames_shown == 2 and len(notes) == 1 and "opencv-python-headless" in notes[0]
+    with pytest.raises(DisplayError, match="cannot open a window"):
+        open_sink("window").show(_frame(0))
+
+
 class _FakeHighGui:
     """Records cv2 window calls; ``keys`` are returned by waitKey, ``visible`` by getWindowProperty."""
 
@@ -144,7 +171,7 @@ class _FakeHighGui:
         self.destroyed = False
 
     def install(self, monkeypatch):
-        monkeypatch.setenv("DISPLAY", ":fake")
+        monkeypatch.setattr(display, "display_available", lambda: True)
         monkeypatch.setattr(display.cv2, "namedWindow", lambda *a, **k: None)
         monkeypatch.setattr(display.cv2, "imshow", lambda title, img: self.shown.append(img.copy()))
         monkeypatch.setattr(display.cv2, "waitKey", lambda ms: self.keys.pop(0) if self.keys else -1)

@@ -193,10 +193,21 @@ class VideoFileSink(DisplaySink):
 
 
 def display_available() -> bool:
-    """True when an OpenCV window can be shown: not Linux, or an X11/Wayland display is set."""
+    """True when an OpenCV window can be shown: not Linux, or an X11/Wayland display is set.
+
+    A local X display (``:N``) must also have its socket: OpenCV's Qt aborts the whole process
+    (losing recordings and the script's output) when it cannot connect, so we check first.
+    """
     if not sys.platform.startswith("linux"):
         return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    x11 = os.environ.get("DISPLAY", "")
+    if x11:
+        host, _, rest = x11.rpartition(":")
+        number = rest.split(".", 1)[0]
+        if host in ("", "unix") and number.isdigit():
+            return Path(f"/tmp/.X11-unix/X{number}").exists()
+        return True
+    return bool(os.environ.get("WAYLAND_DISPLAY"))
 
 
 def _quiet_qt_fonts() -> None:
@@ -219,14 +230,18 @@ class WindowSink(DisplaySink):
 
     name = "window"
 
-    def __init__(self, title: str = WINDOW_TITLE, scale: int | None = None):
+    def __init__(self, title: str = WINDOW_TITLE, scale: int | None = None, *, fallback: Notice | None = None):
+        """``fallback``: when set (``--lcd auto``), a window that cannot be created turns the sink into
+        a "none" sink after telling ``fallback`` once, instead of raising :class:`DisplayError`."""
         super().__init__()
         if not display_available():
-            raise DisplayError("no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset); "
-                               "use --lcd record:OUT.mp4 or --lcd none")
+            raise DisplayError("no display to open a window on (DISPLAY/WAYLAND_DISPLAY unset or the X server "
+                               "is not running); use --lcd record:OUT.mp4 or --lcd none")
         self.title = title
         self.scale = scale
         self._created = False
+        self._fallback = fallback
+        self._disabled = False
 
     def _create(self, w: int, h: int) -> None:
         _quiet_qt_fonts()
@@ -234,14 +249,24 @@ class WindowSink(DisplaySink):
             # GUI_NORMAL: no toolbar/status bar in Qt builds, the window is just the panel.
             cv2.namedWindow(self.title, cv2.WINDOW_AUTOSIZE | cv2.WINDOW_GUI_NORMAL)
         except cv2.error as e:
-            raise DisplayError(f"OpenCV cannot open a window ({e.msg.strip() if hasattr(e, 'msg') else e}); "
+            detail = (getattr(e, "msg", None) or str(e)).strip().splitlines()[-1:] or ["no detail"]
+            raise DisplayError(f"OpenCV cannot open a window ({detail[0]}); "
                                f"is opencv-python-headless installed instead of opencv-python? {LCD_HINT}") from None
         self._created = True
 
     def _show(self, rgb: np.ndarray) -> None:
+        if self._disabled:
+            return
         h, w = rgb.shape[:2]
         if not self._created:
-            self._create(w, h)
+            try:
+                self._create(w, h)
+            except DisplayError as e:
+                if self._fallback is None:
+                    raise
+                self._fallback(f"maixemu: {e}; the LCD is not shown")
+                self._disabled = True
+                return
         scale = self.scale or (2 if w <= SMALL_PANEL_WIDTH else 1)
         bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
         if scale != 1:
@@ -291,13 +316,9 @@ def open_sink(spec: str | None, *, on_notice: Notice = print) -> DisplaySink:
     low = text.lower()
     if low == "auto":
         if display_available():
-            try:
-                return WindowSink()
-            except DisplayError as e:
-                on_notice(f"maixemu: {e}; the LCD is not shown")
-                return NullSink()
-        on_notice("maixemu: no display found (DISPLAY is unset): the LCD is not shown; "
-                  "use --lcd record:OUT.mp4 to save it")
+            return WindowSink(fallback=on_notice)
+        on_notice("maixemu: no display found (DISPLAY is unset or its X server is not running): the LCD is "
+                  "not shown; use --lcd record:OUT.mp4 to save it")
         return NullSink()
     if low == "window":
         return WindowSink()
