@@ -14,7 +14,9 @@ from maixemu.host.camera import CameraError, FrameSource, SyntheticSource
 
 
 class ListSource(FrameSource):
-    """Cycles through given RGB frames and counts reads."""
+    """Cycles through given RGB frames and counts reads (a live camera: skip_frames discards)."""
+
+    live = True
 
     def __init__(self, frames):
         self.frames = [np.asarray(f, np.uint8) for f in frames]
@@ -397,6 +399,25 @@ def test_skip_frames_counts_and_does_not_sleep():
     # the frame buffer holds the last skipped frame
     last = src.frames[(src.reads - 1) % 3]
     np.testing.assert_array_equal(sensor.get_fb()._pix, expected565(last))
+
+
+def test_skip_frames_keeps_the_first_frame_of_file_sources(tmp_path):
+    import cv2 as _cv2
+
+    from maixemu.host.camera import open_source
+
+    for i, colour in enumerate([(255, 0, 0), (0, 255, 0)]):
+        _cv2.imwrite(str(tmp_path / f"{i}.png"), np.full((240, 320, 3), colour[::-1], np.uint8))
+    sensor.configure(source_factory=lambda: open_source(str(tmp_path)))
+    start()
+    sensor.skip_frames(30)
+    sensor.skip_frames(time=2000)
+    assert sensor.snapshot().get_pixel(0, 0) == (255, 0, 0)  # the folder's first image
+    assert sensor.snapshot().get_pixel(0, 0) == (0, 255, 0)
+    sensor.configure(source_factory=None)
+    start()
+    sensor.skip_frames()
+    np.testing.assert_array_equal(sensor.snapshot()._pix, expected565(SyntheticSource().frame(0)))
 
 
 def test_skip_frames_before_init_does_nothing():

@@ -20,10 +20,12 @@ Device rules kept on purpose (scripts and teaching material depend on them):
 Emulator choices:
 
 * Pacing: nothing sleeps. ``snapshot()`` returns as soon as the source has a frame (a webcam paces
-  itself; files and the synthetic pattern are as fast as the script). ``skip_frames(time=t)`` does not
-  wait ``t`` ms: it discards ``ceil(t / 33.3)`` frames (30 fps), at most :data:`SKIP_TIME_MAX_FRAMES`,
-  which is what a webcam needs to settle its exposure and keeps tests fast. ``skip_frames(n)`` discards
-  exactly ``n`` frames (a video or folder advances by ``n``).
+  itself; files and the synthetic pattern are as fast as the script). ``skip_frames`` exists to let a
+  real camera settle its exposure, so it discards frames only from *live* sources (webcams):
+  ``skip_frames(time=t)`` discards ``ceil(t / 33.3)`` frames (30 fps) but at most
+  :data:`SKIP_TIME_MAX_FRAMES` instead of waiting ``t`` ms, ``skip_frames(n)`` discards ``n``. Videos,
+  folders, still images and the synthetic pattern are not advanced, so the script's first snapshot is
+  their first frame (what a user who passes ``--camera DIR`` expects to see first).
 * Frame sizes are the firmware's ``resolution[]`` table (``omv/sensor.c``). Note HQQQVGA = 60×40 and
   HQQVGA = 120×80 there, while OpenMV (and the comments in ``py_sensor.c``) say 80×40 / 160×80: the
   table is what the board delivers.
@@ -408,6 +410,8 @@ def skip_frames(n: int | None = None, time: int | None = None) -> None:
         if time is not None:
             t = _int(time)
             count = min(count, math.ceil(t / FRAME_MS)) if t > 0 else 0
+    if not getattr(_open_source(), "live", False):
+        return None  # files and patterns need no settling: keep their first frame for the script
     frame = None
     for _ in range(count):
         frame = _read_frame()

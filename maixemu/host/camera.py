@@ -49,6 +49,9 @@ class FrameSource:
     """Base of all sources: ``read()`` one RGB frame, ``close()`` when done, ``name`` for messages."""
 
     name: str = "source"
+    #: True for real cameras: their first frames are dark while the exposure settles, which is what
+    #: ``sensor.skip_frames`` exists for. Files and the synthetic pattern need no settling.
+    live: bool = False
 
     def read(self) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -277,6 +280,7 @@ class WebcamSource(_CaptureSource):
 
     #: How long ``read()`` keeps retrying before it gives up on a webcam.
     READ_TIMEOUT_S = 3.0
+    live = True
 
     def __init__(self, index: int = 0):
         self.index = int(index)
