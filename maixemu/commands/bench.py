@@ -98,7 +98,8 @@ def bench_model(path: Path, runs: int, warmup: int) -> BenchResult:
     inputs = [random_input(spec, rng) for spec in model.inputs]
     run_s = median_time(lambda: model.run(*inputs), runs, warmup)
     macs = sum(layer.macs for layer in model.layers)
-    return BenchResult(path.stem, load_s, run_s * 1e3, macs, matmul_gmacs(macs))
+    name = f"{path.parent.name}/{path.stem}" if path.parent.name in ("v3", "v4") else path.stem
+    return BenchResult(name, load_s, run_s * 1e3, macs, matmul_gmacs(macs))
 
 
 def format_results(results: list[BenchResult]) -> str:
