@@ -412,3 +412,14 @@ def test_frames_reach_a_recorder(tmp_path):
     sink.close()
     back = cv2.imread(str(tmp_path / "png" / "frame_000002.png"))
     assert tuple(back[0, 0]) == (0, 0, 255)  # BGR of pure red: not byte-swapped on the way out
+
+
+def test_pump_reports_a_closed_window():
+    from maixemu.host.display import WindowClosed
+
+    sink = NullSink()
+    lcd.configure(sink=sink)
+    lcd.pump()  # nothing to do for an open sink
+    sink.close()
+    with pytest.raises(WindowClosed):
+        lcd.pump()
