@@ -62,7 +62,7 @@ def test_final_alignment_padding_may_be_missing(iris_bytes):
     assert load_kmodel(iris_bytes).run(np.zeros(4, np.float32))[0].shape == (3,)
 
 
-@pytest.mark.parametrize("field_offset,value,field", [(12, 0xFFFFFFFF, "layer headers"), (24, 0xFFFFFFFF, "output descriptors"),
+@pytest.mark.parametrize("field_offset,value,field", [(12, 0xFFFFFFFF, "layers_length"), (12, 9000, "layer headers"), (24, 0xFFFFFFFF, "output descriptors"),
                                                       (20, 0xFFFFFFFF, "main_mem_usage"), (16, 40000, "max_start_address"),
                                                       (8, 1, "arch"), (4, 6, "flags"), (12, 0, "layers_length")])
 def test_corrupt_header_fields(mnist_bytes, field_offset, value, field):
@@ -175,3 +175,17 @@ def test_builder_rejects_values_that_do_not_fit_registers():
     b.add_output(0, 16)
     b.add_conv(ConvSpec(in_shape=(1, 4, 4), out_channels=1, weights=np.zeros((1, 1, 3, 3), np.uint8), main_out=0, dst_row=10))
     assert load_kmodel(b.build()).run(np.zeros((1, 4, 4), np.uint8))[0].shape == (1, 4, 4)
+
+
+def test_absurd_layer_count_is_refused_quickly(mnist_bytes):
+    err = _format_error(_put(mnist_bytes, 12, "I", 50_000))
+    assert err.field == "layers_length"
+
+
+def test_kpu_plan_falls_back_when_the_work_is_absurd(monkeypatch):
+    from maixemu.kmodel import kpu
+
+    monkeypatch.setattr(kpu, "PLAN_WORK_LIMIT", 10)
+    accesses = [kpu.KpuAccess("w", 0, (1, 4, 4), 1, conv=True), kpu.KpuAccess("r", 0, (1, 4, 4), 2, conv=True)]
+    plan = kpu.plan_kpu_ram(accesses)
+    assert plan.materialize == {1} and plan.reuse == {}

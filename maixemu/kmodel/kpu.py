@@ -1210,6 +1210,10 @@ class KpuRamPlan:
     reuse: dict[int, int] = field(default_factory=dict)
 
 
+#: Total map elements above which :func:`plan_kpu_ram` gives up analysing (fallback: write all).
+PLAN_WORK_LIMIT = 200_000_000
+
+
 def plan_kpu_ram(accesses: Sequence[KpuAccess], size: int = KPU_RAM_BYTES) -> KpuRamPlan:
     """Decide which conv outputs must reach the arena for every read to see device bytes.
 
@@ -1219,8 +1223,14 @@ def plan_kpu_ram(accesses: Sequence[KpuAccess], size: int = KPU_RAM_BYTES) -> Kp
     it sees to be materialized. Non-conv writes (input placement, uploads, padding) always go to
     the arena.
     """
-    owner = np.full(size, -1, dtype=np.int32)
     plan = KpuRamPlan()
+    work = sum(int(np.prod(a.shape)) if a.indices is None else a.indices.size for a in accesses)
+    if work > PLAN_WORK_LIMIT:
+        # absurdly many/large maps (a corrupt or adversarial file): skip the analysis and write
+        # every conv output, which is always correct, just slower
+        plan.materialize = {a.step for a in accesses if a.kind == "w" and a.conv}
+        return plan
+    owner = np.full(size, -1, dtype=np.int32)
     index_cache: dict[tuple[int, tuple[int, int, int]], np.ndarray] = {}
 
     def idx(a: KpuAccess) -> np.ndarray:

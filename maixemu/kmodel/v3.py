@@ -82,6 +82,8 @@ UNSUPPORTED_CODES = {0, 3, 4, 6, 7, 10, 19, 21}
 QUANTIZED_OUTPUT = {"QUANTIZED_ADD", "QUANTIZED_MAX_POOL2D", "QUANTIZE", "REQUANTIZE", "QUANTIZED_CONCAT",
                     "QUANTIZED_RESIZE_NEAREST_NEIGHBOR", "K210_CONV", "K210_ADD_PADDING", "K210_REMOVE_PADDING", "K210_UPLOAD"}
 HEADER_BYTES = 28
+#: Sanity limit on layers_length (real models have tens); keeps a corrupt count from costing minutes.
+MAX_LAYERS = 10000
 F32 = np.float32
 
 
@@ -278,6 +280,8 @@ class _Loader:
         self.weight_bytes = 1 if flags & 1 else 2
         if n_layers == 0:
             self.fail("the model has no layers", 12, "layers_length")
+        if n_layers > MAX_LAYERS:
+            self.fail(f"{n_layers} layers; no K210 model has more than a few hundred (limit {MAX_LAYERS})", 12, "layers_length")
         if main_usage > K210_MAIN_MEMORY_BYTES:
             self.fail(f"main_mem_usage {main_usage} bytes exceeds the K210's 6 MiB", 20, "main_mem_usage")
         if max_start > K.KPU_ROWS:
