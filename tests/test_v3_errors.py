@@ -62,7 +62,7 @@ def test_final_alignment_padding_may_be_missing(iris_bytes):
     assert load_kmodel(iris_bytes).run(np.zeros(4, np.float32))[0].shape == (3,)
 
 
-@pytest.mark.parametrize("field_offset,value,field", [(12, 0xFFFFFFFF, "layers_length"), (12, 9000, "layer headers"), (24, 0xFFFFFFFF, "output descriptors"),
+@pytest.mark.parametrize("field_offset,value,field", [(12, 0xFFFFFFFF, "layers_length"), (24, 0xFFFFFFFF, "output descriptors"),
                                                       (20, 0xFFFFFFFF, "main_mem_usage"), (16, 40000, "max_start_address"),
                                                       (8, 1, "arch"), (4, 6, "flags"), (12, 0, "layers_length")])
 def test_corrupt_header_fields(mnist_bytes, field_offset, value, field):
@@ -189,3 +189,8 @@ def test_kpu_plan_falls_back_when_the_work_is_absurd(monkeypatch):
     accesses = [kpu.KpuAccess("w", 0, (1, 4, 4), 1, conv=True), kpu.KpuAccess("r", 0, (1, 4, 4), 2, conv=True)]
     plan = kpu.plan_kpu_ram(accesses)
     assert plan.materialize == {1} and plan.reuse == {}
+
+
+def test_layer_header_table_past_the_end(iris_bytes):
+    err = _format_error(_put(iris_bytes, 12, "I", 100))
+    assert "layer headers" in err.field and err.offset == 28 + 8
