@@ -220,3 +220,12 @@ def test_shared_sample_image_loads():
     finally:
         storage.install(None)
     assert img.width() > 0 and img.format() in (pixformat.RGB565, pixformat.GRAYSCALE)
+
+
+def test_from_bytes_decodes_file_contents(sd):
+    img = rgb_img(6, 4)
+    img.save("/sd/p.bmp")
+    data = (sd / "sd" / "p.bmp").read_bytes()
+    back = image.Image(data, from_bytes=True)
+    assert np.array_equal(back._pix, img._pix)
+    assert np.array_equal(image.Image(b"/sd/p.bmp")._pix, img._pix)  # bytes without from_bytes: a path

@@ -75,13 +75,15 @@ class ImageBase:
         allocated image has ``pix_ai == NULL`` and ``kpu.forward`` refuses it.
         """
         if path is not None:
-            if isinstance(path, (bytes, bytearray, memoryview)) or from_bytes:
-                data = bytes(path)
+            if from_bytes:  # the file's bytes themselves (str contents are taken as bytes too)
+                data = path.encode("utf-8", "surrogateescape") if isinstance(path, str) else bytes(path)
                 self._buf = _Buffer(*_decode_file(io.BytesIO(data), ""))
-            else:
-                if not isinstance(path, (str, os.PathLike)):
-                    raise TypeError(f"can't convert {type(path).__name__} to str")
-                self._buf = _Buffer(*_load_path(os.fspath(path)))
+                return
+            if isinstance(path, (bytes, bytearray)):  # the firmware reads bytes as the path text
+                path = bytes(path).decode("utf-8", "surrogateescape")
+            if not isinstance(path, (str, os.PathLike)):
+                raise TypeError(f"can't convert {type(path).__name__} to str")
+            self._buf = _Buffer(*_load_path(os.fspath(path)))
             return
         w, h = 320, 240  # CONFIG_LCD_DEFAULT_WIDTH/HEIGHT
         if size is not None:
