@@ -202,6 +202,11 @@ class HaarCascade:
             raise NotImplementedError(
                 f"image.HaarCascade({path!r}) is not emulated yet: only the built-in "
                 "'frontalface' and 'eye' cascades are (through OpenCV)")
+        if not hasattr(cv2, "CascadeClassifier"):
+            raise NotImplementedError(
+                f"image.HaarCascade({path!r}) is not emulated with this OpenCV ({cv2.__version__}): it has "
+                "no CascadeClassifier (OpenCV 5 moved it out of the main package); an OpenCV 4.x "
+                "opencv-python, which also ships the cascade files, makes it work")
         for d in _haar_dirs():
             f = os.path.join(d, name)
             if os.path.isfile(f):
