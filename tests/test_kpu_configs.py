@@ -402,3 +402,24 @@ def test_threaded_work_items_give_the_same_bytes(monkeypatch):
             results.append(conv.run(x))
     for a, b in zip(results[:3], results[3:]):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("kernel,pool_type", [(3, 0), (3, 5), (1, 0)])
+def test_sixteen_bit_depthwise(kernel, pool_type):
+    """16-bit depthwise taps overflow float32's exact range per channel: the engine must widen."""
+    rng = np.random.default_rng(19 + kernel)
+    x = rng.integers(0, 256, size=(3, 8, 10), dtype=np.uint8)
+    x[:, :4] = 255  # saturated rows: sums of 9 taps reach ~2.5e7 > 2**24 (float32 would drop bits)
+    w = (rng.integers(9000, 12500, size=(3, 1, kernel, kernel)) * 2 + 1).astype(np.uint16)
+    spec = ConvSpec(in_shape=(3, 8, 10), out_channels=3, weights=w, kernel=kernel, depthwise=True, pool_type=pool_type,
+                    arg_x=0, shr_x=0, src_row=0, dst_row=64)
+    spec = _calibrate(spec, x, rng, weight_bytes=2)
+    model = _check([spec], x, weight_bytes=2, min_distinct=4)
+    conv = model.steps[0].conv
+    # the sums themselves, before batch-norm could hide a lost bit, are exact
+    ax = conv.regs.arg_x >> conv.regs.shr_x
+    const = 128 * (conv.weights + ax).sum(axis=1) + conv.const_w
+    exact = conv.accumulate_reference(x) - const[:, None, None]
+    g = conv._conv_rows(conv._conv_source(K.to_centered(x)), 0, conv._g_geometry()[1])
+    want = exact if conv._sample is None else K.pool(exact, pool_type)
+    np.testing.assert_array_equal(np.asarray(g, dtype=np.float64), want.astype(np.float64))

@@ -775,7 +775,8 @@ class KpuConv:
         C = 128 * wf.sum(axis=1) + self.const_w  # int64 per channel (python-int safe: small)
         absw = np.abs(wf)
         chunks = _chunks_for_bound(absw, 128, _F32_EXACT)
-        if chunks is None or len(chunks) > 4:
+        if chunks is None or len(chunks) > 4 or (self.depthwise and len(chunks) > 1):
+            # (depthwise sums run as one batched product, so they cannot be split into chunks)
             bound64 = int(absw.sum(axis=1).max(initial=0)) * 128
             if bound64 >= _F64_EXACT:
                 raise _NoFastPath("sums exceed float64's exact range")
