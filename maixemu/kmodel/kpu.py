@@ -856,9 +856,10 @@ class KpuConv:
             lo, hi = max(lo, bmin), min(hi, bmax)
             if lo > hi:
                 continue
-            if int(act.y_mul[i]) < 0:
-                if _activate_scalar(lo, act) != _activate_scalar(hi, act):
-                    return False
+            if int(act.y_mul[i]) < 0 and lo < hi:
+                # a falling segment (and nncase's rounding of negative products is not even
+                # monotone in t): never treat the whole activation as monotone
+                return False
             points.append((lo, _activate_scalar(lo, act)))
             points.append((hi, _activate_scalar(hi, act)))
         points.sort()
