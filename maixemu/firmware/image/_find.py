@@ -445,7 +445,7 @@ class FindMixin:
         if scale <= 1.0:
             raise OSError("Scale factor must be > 1.0")
         gray = _gray8(self, (x0, y0, w, h))
-        neighbours = max(1, int(round(threshold * 6)))
+        neighbours = max(1, int(round(threshold * 2)))  # OpenMV threshold 0.5 ~ one neighbour
         found = cascade._cv.detectMultiScale(gray, scaleFactor=scale, minNeighbors=neighbours)
         return [(int(x) + x0, int(y) + y0, int(fw), int(fh)) for x, y, fw, fh in
                 (found if len(found) else [])]
