@@ -176,3 +176,22 @@ def test_not_emulated_device_methods_name_themselves():
     for name in ("find_apriltags", "find_barcodes", "flood_fill", "to_rainbow", "compressed"):
         with pytest.raises(NotImplementedError, match=f"image.Image.{name} is not emulated yet"):
             getattr(img, name)()
+
+
+def test_find_features_frontalface_on_shared_face_image():
+    from pathlib import Path
+
+    face = Path(__file__).resolve().parents[1].parent / "shared" / "images" / "face_21.jpg"
+    if not face.is_file():
+        pytest.skip("shared images not present")
+    try:
+        cascade = image.HaarCascade("frontalface", stages=25)
+    except NotImplementedError:
+        pytest.skip("no OpenCV Haar cascades on this machine")
+    from PIL import Image as PILImage
+
+    rgb = np.asarray(PILImage.open(face).convert("RGB").resize((320, 240)))
+    found = make(rgb).find_features(cascade, threshold=0.5, scale_factor=1.5)
+    assert len(found) == 1 and all(isinstance(v, int) for v in found[0])
+    x, y, w, h = found[0]
+    assert x < 160 < x + w and y < 120 < y + h
