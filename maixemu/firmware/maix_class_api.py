@@ -95,6 +95,9 @@ class KPU:
         except Exception as exc:
             raise OSError(f"Model Buffer maybe dirty!\n[maixemu] {type(exc).__name__}: {exc}") from exc
         self._output = np.asarray(output, dtype=np.float32).reshape(-1)
+        if kpu_calls.enabled():
+            kpu_calls.record("KPU.run_with_output", net._label, input_shape=list(spec.shape),
+                             output=kpu_calls.summarize(self._output))
         if get_feature:
             if self._output.size > 256:
                 raise ValueError("feature len out of 256\r\n")

@@ -1,0 +1,228 @@
+"""Every script in ``samples/`` runs through the ``maixpy`` fixture and does what its header promises.
+
+Each sample's first comment lines carry the ``maixemu run samples/X.py ...`` command a user types;
+this test reads the models, flash packages, ``--sd`` folder and ``--firmware`` from that very line
+(``../shared`` is taken relative to the repository root) so the samples' advice stays true. The
+camera shows real pictures from ``../shared/images`` (or MNIST digits drawn here with PIL), and each
+sample gets a check of what it is for: faces boxed where the faces are, VOC objects on the dog
+picture, the right digit, the ImageNet class, the two pix_to_ai panels that differ.
+
+The expected positions are hand-marked on the pictures, never taken from a run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from _shared import REPO_ROOT, SHARED_DIR
+
+SAMPLES = REPO_ROOT / "samples"
+IMAGES = SHARED_DIR / "images"
+
+#: Hand-marked face centres (x, y) in the 320x240 face photos (one clear face each).
+FACE_CENTRES = {"face_21.jpg": (150, 110), "face_23.jpg": (70, 140), "face_25.jpg": (100, 60),
+                "face_26.jpg": (190, 110), "face_27.jpg": (105, 135)}
+#: Hand-marked boxes (x0, y0, x1, y1) of objects in dog.bmp by VOC class id: bicycle, car, dog.
+DOG_OBJECTS = {1: (50, 60, 240, 180), 6: (180, 30, 300, 80), 11: (45, 90, 135, 230)}
+VOC_BICYCLE, VOC_CAR, VOC_DOG = 1, 6, 11
+
+
+# ------------------------------------------------------------------------------------ the header
+def sample_command(script: Path) -> dict:
+    """Options of the ``maixemu run samples/...`` line in the sample's leading comments."""
+    header: list[str] = []
+    for line in script.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        header.append(line.lstrip("#").strip())
+    text = " ".join(header).replace("\\ ", " ")
+    match = re.search(r"maixemu run samples/\S+\.py([^`]*)", text)
+    assert match, f"{script.name}: no 'maixemu run samples/...' line in its header"
+    args = re.sub(r"\([^)]*\)", " ", match.group(1))  # "(labels: ... there)" remarks
+    args = args.split(" or ")[0]
+    tokens = shlex.split(args)
+    options: dict = {"flash": {}, "flash_image": None, "sd": None, "firmware": "full"}
+    it = iter(tokens)
+    for token in it:
+        if token == "--flash":
+            address, _, path = next(it).partition("=")
+            options["flash"][int(address, 0)] = _shared(path)
+        elif token == "--flash-image":
+            options["flash_image"] = _shared(next(it))
+        elif token == "--sd":
+            options["sd"] = _shared(next(it))
+        elif token == "--firmware":
+            options["firmware"] = next(it)
+    return options
+
+
+def _shared(path: str) -> Path:
+    resolved = (REPO_ROOT / path).resolve() if path.startswith("../") else Path(path)
+    if not resolved.exists():
+        pytest.skip(f"{resolved} not found: the sample needs it (../shared next to the repo root is absent or incomplete)")
+    return resolved
+
+
+# ------------------------------------------------------------------------------------ pictures
+#: Strokes of handwritten-looking digits in a 100x140 box: lines, ellipses, arcs (PIL degrees).
+DIGIT_STROKES = {
+    0: [("e", (10, 5, 90, 135))],
+    1: [("l", [(35, 30), (60, 5), (60, 135)])],
+    2: [("a", (10, 5, 90, 75), 180, 30), ("l", [(85, 52), (10, 135), (92, 135)])],
+    3: [("a", (12, 5, 88, 70), 200, 90), ("a", (8, 70, 92, 135), 270, 160)],
+    4: [("l", [(65, 5), (5, 95), (95, 95)]), ("l", [(70, 45), (70, 135)])],
+    5: [("l", [(88, 5), (18, 5), (12, 62)]), ("a", (8, 50, 92, 135), 220, 150)],
+    6: [("l", [(75, 5), (20, 75)]), ("e", (12, 62, 88, 135))],
+    7: [("l", [(8, 5), (92, 5), (40, 135)])],
+    8: [("e", (18, 5, 82, 68)), ("e", (10, 68, 90, 135))],
+    9: [("e", (12, 5, 88, 72)), ("l", [(86, 38), (70, 135)])],
+}
+
+
+def draw_digit(digit: int, *, height: int = 170, width: int = 24) -> np.ndarray:
+    """A 320x240 RGB camera frame: a dark digit on white, centred in the top-left 224x224 window.
+
+    The MNIST samples window the QVGA frame to 224x224; on OV2640 boards that is the top-left corner.
+    """
+    im = Image.new("L", (320, 240), 255)
+    draw = ImageDraw.Draw(im)
+    s = height / 140
+    ox, oy = 112 - 50 * s, 112 - 70 * s
+
+    def at(x: float, y: float) -> tuple[float, float]:
+        return ox + x * s, oy + y * s
+
+    for kind, *spec in DIGIT_STROKES[digit]:
+        if kind == "l":
+            points = [at(*p) for p in spec[0]]
+            draw.line(points, fill=0, width=width, joint="curve")
+            for x, y in (points[0], points[-1]):  # round pen ends
+                draw.ellipse((x - width / 2, y - width / 2, x + width / 2, y + width / 2), fill=0)
+        elif kind == "e":
+            box = spec[0]
+            draw.ellipse((*at(box[0], box[1]), *at(box[2], box[3])), outline=0, width=width)
+        else:
+            box, start, end = spec
+            draw.arc((*at(box[0], box[1]), *at(box[2], box[3])), start, end, fill=0, width=width)
+    return np.asarray(im.convert("RGB"))
+
+
+def _picture(name: str) -> Path:
+    path = IMAGES / name
+    if not path.exists():
+        pytest.skip(f"{path} not found (../shared/images is absent)")
+    return path
+
+
+def _contains(rect, point) -> bool:
+    x, y, w, h = rect
+    return x <= point[0] <= x + w and y <= point[1] <= y + h
+
+
+# ------------------------------------------------------------------------------------ checks
+def check_face_detect(maixpy, script: Path, options: dict) -> None:
+    names = sorted(FACE_CENTRES)
+    result = maixpy.run(script, camera=[_picture(n) for n in names], **options).check()
+    detections = result.detections()
+    assert len(detections) == len(names)
+    for name, boxes in zip(names, detections):
+        assert any(_contains(b["rect"], FACE_CENTRES[name]) for b in boxes), (name, boxes)
+    # The script draws red boxes: on each shown frame red pixels surround the face.
+    shown = result.lcd_frames[-len(names):]
+    for name, frame in zip(names, shown):
+        red = (frame[..., 0] > 200) & (frame[..., 1] < 80) & (frame[..., 2] < 80)
+        ys, xs = np.nonzero(red)
+        assert xs.size, f"{name}: no red box on the LCD"
+        cx, cy = FACE_CENTRES[name]
+        assert xs.min() <= cx <= xs.max() and ys.min() <= cy <= ys.max(), name
+
+
+def check_yolo_20class(maixpy, script: Path, options: dict) -> None:
+    result = maixpy.run(script, camera=_picture("dog.bmp"), **options).check()
+    (boxes,) = result.detections()
+    found: dict[int, list] = {}
+    for b in boxes:
+        found.setdefault(b["classid"], []).append(b["rect"])
+    assert {VOC_BICYCLE, VOC_CAR, VOC_DOG} <= set(found), found
+    for classid, rects in found.items():
+        x0, y0, x1, y1 = DOG_OBJECTS[classid]
+        for x, y, w, h in rects:  # every detection's centre lies on its hand-marked object
+            assert x0 <= x + w / 2 <= x1 and y0 <= y + h / 2 <= y1, (classid, (x, y, w, h))
+
+
+def _digits_read(calls: list[dict]) -> list[int]:
+    return [c["output"]["argmax"] for c in calls]
+
+
+def check_mnist_fmaps(maixpy, script: Path, options: dict) -> None:
+    result = maixpy.run(script, camera=[draw_digit(d) for d in range(10)], **options).check()
+    forwards = result.calls("kpu.forward")
+    fmaps = [c for c in forwards if c["fmap"]["typecode"] == "B"]
+    probs = [c for c in forwards if c["fmap"]["typecode"] == "f"]
+    assert {(c["fmap"]["w"], c["fmap"]["h"], c["fmap"]["ch"]) for c in fmaps} == {(14, 14, 16)}
+    read = _digits_read(probs)
+    assert sum(r == d for d, r in enumerate(read)) >= 9, read
+    # The screen shows 16 feature maps (two rows of eight 28x28 tiles from y=60): not blank.
+    tiles = result.lcd[60:118, 0:238]
+    assert tiles.std() > 10 and len(np.unique(tiles.reshape(-1, 3), axis=0)) > 16
+
+
+def check_classifier_class_api(maixpy, script: Path, options: dict) -> None:
+    result = maixpy.run(script, camera=[draw_digit(d) for d in range(10)], keep_ai=True, **options).check()
+    read = _digits_read(result.calls("KPU.run_with_output"))
+    assert sum(r == d for d, r in enumerate(read)) >= 9, read
+    # What the KPU read: the 28x28 inverted digit (light on black), one plane.
+    ai = result.kpu_inputs[0]
+    assert ai.shape == (1, 28, 28) and ai[0, 0, 0] < 60 and ai.max() > 200
+
+
+def check_mobilenet_top1(maixpy, script: Path, options: dict) -> None:
+    labels_dir = options["sd"]
+    labels = (labels_dir / "mobilenet_v1_labels.txt").read_text().splitlines()
+    result = maixpy.run(script, camera=[_picture("coco_436603.jpg")], **options).check()  # a teddy bear
+    (call,) = result.calls("kpu.forward")
+    assert "teddy" in labels[call["output"]["argmax"]], [labels[i] for i, _ in call["output"]["top"]]
+
+
+def check_pix_to_ai_pitfall(maixpy, script: Path, options: dict) -> None:
+    result = maixpy.run(script, camera=_picture("dog.bmp"), frames=2, **options).check()
+    assert any(line.startswith("resize() result has no AI memory:") for line in result.lines), result.stdout
+    screen = result.lcd
+    without = screen[140:240, 0:160].astype(int)  # below the captions
+    with_ai = screen[140:240, 160:320].astype(int)
+    assert without.std() < 1.0, "the stale AI memory (a black canvas) should give a flat map"
+    assert with_ai.std() > 10.0, "the fresh AI memory should show the picture's edges"
+    assert np.abs(with_ai - without).mean() > 5.0
+    # Top left: the camera picture, scaled to 160x120.
+    with Image.open(_picture("dog.bmp")) as im:
+        expected = np.asarray(im.convert("RGB").resize((160, 120), Image.BILINEAR), dtype=int)
+    thumb = screen[20:120, 0:160].astype(int)  # below the caption band
+    assert np.abs(thumb - expected[20:120]).mean() < 20
+
+
+CHECKS: dict[str, Callable] = {
+    "face_detect.py": check_face_detect,
+    "yolo_20class.py": check_yolo_20class,
+    "mnist_fmaps.py": check_mnist_fmaps,
+    "classifier_class_api.py": check_classifier_class_api,
+    "mobilenet_top1.py": check_mobilenet_top1,
+    "pix_to_ai_pitfall.py": check_pix_to_ai_pitfall,
+}
+
+
+def test_every_sample_has_a_check():
+    assert sorted(p.name for p in SAMPLES.glob("*.py")) == sorted(CHECKS)
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_sample(name: str, maixpy):
+    script = SAMPLES / name
+    options = sample_command(script)
+    CHECKS[name](maixpy, script, options)

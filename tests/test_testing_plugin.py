@@ -1,0 +1,172 @@
+"""The pytest plugin ``maixemu.testing``: fixtures, scripted frames, captured output, fresh board per run."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from maixemu.testing import ArraySource, MaixPyRunner, board
+
+SNAP_AND_SHOW = """
+import sensor, lcd
+lcd.init()
+sensor.reset()
+sensor.set_pixformat(sensor.RGB565)
+sensor.set_framesize(sensor.QVGA)
+while True:
+    img = sensor.snapshot()
+    print("pixel", img.get_pixel(10, 10))
+    lcd.display(img)
+"""
+
+
+def _dominant(rgb) -> str:
+    """Which channel a colour is (RGB565 and the camera model shift exact values a little)."""
+    values = np.asarray(rgb, dtype=int).reshape(-1, 3)
+    assert (values.max(axis=1) > 200).all() and (np.sort(values, axis=1)[:, 1] < 60).all(), values[:3]
+    return "".join("rgb"[int(i)] for i in np.unique(values.argmax(axis=1)))
+
+
+def _solid(rgb: tuple[int, int, int], w: int = 320, h: int = 240) -> np.ndarray:
+    frame = np.empty((h, w, 3), np.uint8)
+    frame[:] = rgb
+    return frame
+
+
+def test_entry_point_registers_the_plugin():
+    names = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="pytest11")}
+    assert names.get("maixemu") == "maixemu.testing"
+
+
+def test_array_frames_reach_the_script_and_the_lcd(maixpy):
+    result = maixpy.run(code=SNAP_AND_SHOW, camera=[_solid((255, 0, 0)), _solid((0, 0, 255))])
+    result.check()
+    assert len(result.lines) == 2
+    assert [_dominant(eval(line.split(" ", 1)[1])) for line in result.lines] == ["r", "b"]
+    assert result.snapshots == 3 and result.budget_spent  # the third request ended the run
+    # lcd.init() pushes a black screen, then one frame per display
+    assert len(result.lcd_frames) == 3
+    assert (result.lcd_frames[0] == 0).all()
+    assert _dominant(result.lcd_frames[1]) == "r" and _dominant(result.lcd) == "b"
+
+
+def test_nhwc_array_and_explicit_budget(maixpy):
+    frames = np.stack([_solid((0, 255, 0)), _solid((0, 0, 255))])
+    result = maixpy.run(code=SNAP_AND_SHOW, camera=frames, frames=5)
+    assert result.ok and len(result.lines) == 5
+    assert [_dominant(eval(line.split(" ", 1)[1])) for line in result.lines] == ["g", "b", "g", "b", "g"]
+
+
+def test_script_error_gives_exit_1_and_a_traceback_of_the_script(maixpy):
+    result = maixpy.run(code="print('before')\nraise ValueError('boom')\n")
+    assert result.exit_code == 1 and result.lines == ["before"]
+    assert "ValueError: boom" in result.stderr and "main.py" in result.stderr
+    with pytest.raises(AssertionError, match="boom"):
+        result.check()
+
+
+def test_swallowing_the_budget_does_not_end_pytest(maixpy):
+    # The command line's last resort for such scripts is os._exit, which would end pytest too.
+    code = """
+import sensor
+sensor.reset()
+sensor.set_pixformat(sensor.RGB565)
+sensor.set_framesize(sensor.QVGA)
+n = 0
+while n < 5:
+    try:
+        sensor.snapshot()
+    except BaseException:
+        n += 1
+print("swallowed", n)
+"""
+    result = maixpy.run(code=code, camera=[_solid((0, 0, 0))])
+    assert result.check().lines == ["swallowed 5"]
+
+
+def test_each_run_starts_from_a_fresh_board(maixpy, tmp_path):
+    # Ticks restart at 0, models loaded (and never freed) by earlier runs do not count against
+    # MaixPy's 5-model limit, and the sensor is not initialised any more.
+    code = "import time, KPU as kpu\nt = kpu.load(0xF00000)\nprint(time.ticks_ms() < 1000)\n"
+    for _ in range(7):
+        result = maixpy.run(code=code)
+        assert result.check().lines == ["True"], result.stderr
+    result = maixpy.run(code="import sensor\nsensor.snapshot()\n")
+    assert result.exit_code == 1 and "not found sensor" in result.stderr
+
+
+def test_storage_is_a_fresh_folder_and_files_are_copied_in(maixpy):
+    code = "print(open('/sd/in.txt').read())\nwith open('/flash/out.txt', 'w') as f:\n    f.write('written')\n"
+    result = maixpy.run(code=code, files={"/sd/in.txt": "hello"})
+    assert result.check().lines == ["hello"]
+    assert (result.flash_dir / "out.txt").read_text() == "written"
+    again = maixpy.run(code="import os\nprint(os.listdir('/flash'))\n")
+    assert again.lines == ["[]"]
+
+
+def test_kpu_calls_and_ai_inputs_are_kept(maixpy):
+    code = """
+import sensor, KPU as kpu
+sensor.reset()
+sensor.set_pixformat(sensor.RGB565)
+sensor.set_framesize(sensor.QVGA)
+task = kpu.load(0xF00000)
+img = sensor.snapshot()
+fm = kpu.forward(task, img)
+print(fm.w(), fm.h(), fm.ch())
+"""
+    result = maixpy.run(code=code, camera=[_solid((255, 0, 0))], keep_ai=True)
+    assert result.check().lines == ["160 120 4"]
+    (call,) = result.calls("kpu.forward")
+    assert call["input_shape"][-3:] == [3, 240, 320]
+    assert (call["fmap"]["w"], call["fmap"]["h"], call["fmap"]["ch"]) == (160, 120, 4)
+    assert {"min", "max", "argmax", "top"} <= set(call["output"])
+    (ai,) = result.kpu_inputs  # the planar AI buffer: red plane full, the others empty
+    assert ai.shape == (3, 240, 320) and (ai[0] > 200).all() and (ai[1:] < 20).all()
+
+
+def test_array_source_validates_and_loops():
+    src = ArraySource([np.zeros((4, 4), np.uint8), np.ones((4, 4, 3), np.float32)])
+    assert src.read().shape == (4, 4, 3) and (src.read() == 255).all() and (src.read() == 0).all()
+    with pytest.raises(ValueError, match="HxWx3"):
+        ArraySource([np.zeros((4, 4, 4), np.uint8)])
+
+
+def test_import_mode_gives_fresh_modules(maixpy_board):
+    import image
+    import lcd
+    import sensor
+
+    assert sensor is maixpy_board.sensor
+    maixpy_board.set_camera([_solid((0, 0, 255))])
+    sensor.reset()
+    sensor.set_pixformat(sensor.RGB565)
+    sensor.set_framesize(sensor.QVGA)
+    lcd.init()
+    lcd.display(sensor.snapshot())
+    assert _dominant(maixpy_board.lcd_frames[-1]) == "b"
+    assert isinstance(image.Image(size=(8, 8)), image.Image)
+    assert maixpy_board.time.ticks_ms() < 1000
+    import time as cpython_time
+
+    assert cpython_time is sys.modules["time"] and not hasattr(cpython_time, "ticks_ms")
+
+
+def test_import_mode_cleans_up(tmp_path):
+    before = "sensor" in sys.modules
+    with board(tmp_path) as b:
+        b.sensor.reset()
+        assert "sensor" in sys.modules
+    assert ("sensor" in sys.modules) == before
+    with board(tmp_path) as b:  # power-on again: not initialised
+        with pytest.raises(TypeError, match="not found sensor"):
+            b.sensor.snapshot()
+
+
+def test_runner_usable_without_the_fixture(tmp_path: Path):
+    result = MaixPyRunner(tmp_path).run(code="print(1 + 1)")
+    assert result.lines == ["2"] and result.lcd is None
