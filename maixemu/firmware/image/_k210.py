@@ -1,0 +1,157 @@
+"""K210-specific image methods from the MaixPy firmware: ``conv3`` (run by the KPU on the AI
+buffer), ``strech_char`` (sic) and ``stretch`` — all return ``None`` like the firmware.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _args
+from ._core import GRAYSCALE, RGB565
+
+
+class K210Mixin:
+    def conv3(self, *args, **kwargs):
+        """3x3 convolution run by the KPU **on the AI buffer** (MaixPy ``conv.c`` + ``sipeed_conv.c``).
+
+        The 3x3x3x3 kernel (the 9 weights on each channel's own plane, zeros across channels) is
+        quantised to 16 bits over its [min, max] range; the KPU sums ``x*w_q``, adds the
+        ``arg_x * sum(x) >> shr_x`` offset, and the activation table scales back with
+        ``y_mul >> shift_number`` (round half to even), negatives -> 0, clamp to 255 — all in
+        integers as in kpu-hardware.md §5. The result replaces the AI planes; pixels are rebuilt
+        with plain shifts (``r>>3``, ``g>>2``, ``b>>3``). Without an AI buffer it prints
+        ``pix_ai or pixels is NULL!`` and does nothing. Returns ``None``. (On a grayscale image the
+        firmware would overrun the buffers; here the single plane is convolved instead.)
+        """
+        kern = kwargs.pop("kern", None)
+        if kern is None and args:
+            kern = args[0]
+        if kern is None:
+            print("please input 9 kern parm!")
+            return None
+        krn = [_args.to_float(v) for v in _args.fixed_array(kern, 9)]
+        ai = self._buf.ai
+        if ai is None:
+            print("pix_ai or pixels is NULL!")
+            return None
+        h, w = self.height(), self.width()
+        flat = ai.reshape(-1)
+        nplanes = 3 if (self._fmt == RGB565 and flat.size >= 3 * w * h) else 1
+        planes = flat[: nplanes * w * h].reshape(nplanes, h, w).astype(np.int64)
+        out = _kpu_conv3(planes, krn)
+        flat[: nplanes * w * h] = out.reshape(-1)
+        if self._fmt == RGB565:
+            r, g, b = (out[min(i, nplanes - 1)].astype(np.uint16) for i in range(3))
+            self._pix[...] = ((r >> 3) << 3) + (g >> 5) + ((b >> 3) << 8) + ((g & 0x1C) << 11)
+        else:
+            self._pix[...] = out[0]
+        self._buf.pix_gen += 1
+        self._buf.ai_gen = self._buf.pix_gen
+        return None
+
+    def strech_char(self, de_dark):
+        """Contrast stretch for character images (MaixPy, grayscale only; sic "strech"); ``None``."""
+        de_dark = _args.to_int(de_dark)
+        if self._fmt != GRAYSCALE:
+            print("only support grayscale now")
+            return None
+        h, w = self.height(), self.width()
+        p = self._pix.astype(np.int64)
+        graymax = int(p.max())
+        gate = int(p.sum()) // w // h
+        d = p - gate
+        den = graymax - gate
+        if den == 0:
+            dat = np.full_like(d, -1)  # RISC-V integer division by zero yields -1
+        else:
+            num = d * 255
+            dat = np.sign(num) * np.sign(den) * (np.abs(num) // abs(den))  # C truncation
+        dat = np.clip(dat, 0, 255)
+        if de_dark:
+            yy, xx = np.mgrid[0:h, 0:w]
+            r2 = (xx - w // 2) ** 2 + (yy - h // 2) ** 2
+            div = 1.0 + 32.0 * r2 * r2 / w / w / h / h
+            dat = np.trunc(dat / div).astype(np.int64)
+        self._pix[...] = dat.astype(np.uint8)
+        self._touch()
+        return None
+
+    def stretch(self, to_min, to_max):
+        """Linear stretch of a grayscale image to [to_min, to_max] (integer scale, max 5); ``None``."""
+        to_min, to_max = _args.to_int(to_min), _args.to_int(to_max)
+        if self._fmt != GRAYSCALE:
+            print("only support grayscale now")
+            return None
+        p = self._pix.astype(np.int64)
+        lo, hi = int(p.min()), int(p.max())
+        if lo == hi:
+            return None
+        q = to_max - to_min
+        scale = float(int(q / (hi - lo)))  # C int division, then stored in a float
+        scale = min(scale, 5.0)
+        v = (p - lo).astype(np.float32) * np.float32(scale) + np.float32(to_min)
+        self._pix[...] = (np.trunc(v).astype(np.int64) & 0xFF).astype(np.uint8)
+        self._touch()
+        return None
+
+    # ------------------------------------------------------------------ OpenMV filters
+
+
+def _round_half_even_shift(t: np.ndarray, s: int) -> np.ndarray:
+    """kpu-hardware.md §5.3 round_shift for t >= 0: round half to even of t / 2^s."""
+    if s == 0:
+        return t
+    q = t >> s
+    f = t & ((1 << s) - 1)
+    half = 1 << (s - 1)
+    return np.where(f < half, q, np.where(f > half, q + 1, q + (q & 1)))
+
+
+def _kpu_conv3(planes: np.ndarray, krn: list[float]) -> np.ndarray:
+    """``sipeed_conv``: per-plane 3x3 conv of (C, H, W) uint8 planes on the KPU model, -> uint8."""
+    F = np.float32
+    C, H, W = planes.shape
+    data = np.zeros((C, C, 9), F)  # conv_data[oc][ic][k]: the kernel only on the diagonal
+    for c in range(C):
+        data[c, c] = np.array(krn, F)
+    flat = data.reshape(-1)
+    dmin = F(flat.min())
+    drange = F(flat.max()) - dmin
+    if drange == 0:
+        return np.zeros_like(planes, dtype=np.uint8)
+    scale = F(65535.0 / float(drange))
+    wq = np.trunc((flat - dmin) * scale).astype(np.int64).reshape(C, C, 9)
+    a = F(scale * (dmin if dmin >= 0 else -dmin))
+    i = 0
+    while a < F(0x400000) and a != 0:
+        a = F(a * F(2))
+        i += 1
+    arg_x = int(a) if dmin >= 0 else (0x1000000 - int(a))
+    arg_x &= 0xFFFFFF
+    if arg_x & 0x800000:
+        arg_x -= 0x1000000
+    shr_x = i & 0xF
+    inv = F(1.0 / float(scale))
+    shift = 0
+    while inv <= F(16383.0):
+        inv = F(inv * F(2))
+        shift += 1
+    y_mul = int(inv) & 0xFFFF
+    padded = np.pad(planes, ((0, 0), (1, 1), (1, 1)))  # pad_value 0
+    taps = [(dy, dx) for dy in range(3) for dx in range(3)]
+    sx = np.zeros((H, W), np.int64)
+    for ic in range(C):
+        for dy, dx in taps:
+            sx += padded[ic, dy:dy + H, dx:dx + W]
+    out = np.empty((C, H, W), np.uint8)
+    for oc in range(C):
+        acc = np.zeros((H, W), np.int64)
+        for ic in range(C):
+            for k, (dy, dx) in enumerate(taps):
+                if wq[oc, ic, k]:
+                    acc += padded[ic, dy:dy + H, dx:dx + W] * wq[oc, ic, k]
+        acc += (arg_x * sx) >> shr_x
+        pos = acc > 0  # segments 1..15 (x_start 0); segment 0 (y_mul 0) gives 0
+        r = _round_half_even_shift(np.where(pos, acc, 0) * y_mul, shift)
+        out[oc] = np.clip(np.where(pos, r, 0), 0, 255).astype(np.uint8)
+    return out
