@@ -158,7 +158,7 @@ def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview, *, f
         raise KmodelVersionError(
             "kmodel V5 (nncase v1.x) cannot run here: MaixPy's kpu.load says "
             f"'{KmodelVersionError.firmware_message}'. Recompile the model with nncase v0.2 (V4) or "
-            "v0.1 (V3); `maixemu info` can still list a V5 file",
+            "v0.1 (V3)",
             offset=4,
             field="version",
         )
