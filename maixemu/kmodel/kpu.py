@@ -12,7 +12,7 @@ Public API (stable; V3's ``K210_CONV``, V4's ``kpu_conv2d`` and the firmware lay
 ``decode_batchnorm(words) -> BatchNorm`` and ``decode_activation(data) -> ActivationTable``
     The per-output-channel BN table (u64 each) and the 144-byte activation table.
 
-``KpuConv.prepare(regs, weights, bn, act, *, weight_bytes=1) -> KpuConv``
+``KpuConv.prepare(regs, weights, bn, act, *, weight_bytes=1, fast=True) -> KpuConv``
     Everything that can be done at load time: weights → GEMM-ready float32 (or float64) matrices
     with proven exactness bounds, BN + activation folded into one lookup table per layer when the
     arithmetic allows it (otherwise an exact int64 path). ``bn``/``act`` may be the decoded
@@ -23,8 +23,10 @@ Public API (stable; V3's ``K210_CONV``, V4's ``kpu_conv2d`` and the firmware lay
     conv → batch-norm → activation → pool exactly as kpu-hardware.md §5–§6.
     ``conv.run_centered(xc, parallel=True)`` is the same on centered values ``x - 128``: in, int8
     or float32 (any numeric dtype holding those integers); out, int8 ``[OC,OH,OW]`` — what chains
-    of KPU layers pass along. ``to_centered(u8)`` / ``from_centered(xc)`` convert. ``conv.run_reference(x)``
-    is the plain int64 evaluation of the document (slower; used to cross-check the fast path).
+    of KPU layers pass along. ``to_centered(u8)`` / ``from_centered(xc)`` convert.
+    ``conv.run_reference(x)`` is the plain int64 evaluation of the document (slower; used to
+    cross-check the fast path); ``conv.fast`` says which path ``run`` takes, ``conv.notes`` lists
+    settings that are unverified on silicon.
     Layers run as independent work items (cache-sized row tiles / channel groups) with
     single-threaded OpenBLAS per item; ``MAIXEMU_THREADS=N`` (N > 1) hands big layers' items to
     a thread pool (``parallel=False`` never does). Results never depend on the split.
@@ -53,10 +55,11 @@ Why the fast path is exact (the proof the tests check numerically):
   (exact below 2**53). Bounds are computed from the actual weights at load.
 * ``bn = floor((G + C_o)·mul / 2**shift) + add`` is evaluated as ``floor(G·m_o + c_o)`` in float64
   where ``m_o = mul·2**-shift``; this is exact when ``(|G|+|C_o|)·|mul| + |add|·2**shift < 2**53``,
-  checked per channel at load.
+  checked per channel at load. Depthwise sums are never chunked (one batched product): if
+  they need chunks they run in float64.
 * The activation is a function of ``bn`` alone, shared by all channels; it is tabulated over the
   interval outside which it is constant (found by bisection when it is monotone), so
-  ``out = LUT[clip(bn, L, U) − L]``. When it is monotone and ``mul ≥ 0`` the whole map G → out is
+  ``out = LUT[clip(bn, L, U) − L]`` (an int8 table of ``out − 128``). When it is monotone and ``mul ≥ 0`` the whole map G → out is
   non-decreasing, so max-type pools are applied to G before the table (4× fewer lookups).
 * Selection pools (left/right-top) keep one pixel per window, so the sums are computed only
   at those pixels (a stride-2/4 convolution): same bytes, 4-16× less work.
