@@ -425,6 +425,11 @@ def _activate_scalar(bn: int, act: ActivationTable) -> int:
 
 
 _LUT_CACHE: dict[tuple, np.ndarray] = {}
+#: The cache outlives models: bound its bytes, not only its entry count (V4 tables reach 16 MB).
+_LUT_CACHE_MAX_BYTES = 64 << 20
+_LUT_CACHE_BYTES = 0
+#: Table entries computed per numpy pass (bounds the int64 temporaries to a few MB).
+_LUT_PIECE = 1 << 18
 
 
 def activation_lut(act: ActivationTable, lo: int, hi: int) -> np.ndarray:
@@ -441,17 +446,23 @@ def activation_lut(act: ActivationTable, lo: int, hi: int) -> np.ndarray:
         d_hi = min(min(xs[i + 1 :], default=hi), hi)
         if d_lo > d_hi:
             continue
-        bn = np.arange(d_lo, d_hi + 1, dtype=np.int64)
-        t = (bn - xs[i]) * int(act.y_mul[i])
         sh = min(int(act.shift[i]), 60)
-        r = round_shift(t, np.int64(sh)) + int(act.bias[i])
-        out[d_lo - lo : d_hi - lo + 1] = np.clip(r, 0, 255)
+        # in pieces: the int64 temporaries of a 16M-entry table would otherwise take ~1 GB
+        for p_lo in range(d_lo, d_hi + 1, _LUT_PIECE):
+            p_hi = min(p_lo + _LUT_PIECE - 1, d_hi)
+            bn = np.arange(p_lo, p_hi + 1, dtype=np.int64)
+            t = (bn - xs[i]) * int(act.y_mul[i])
+            r = round_shift(t, np.int64(sh)) + int(act.bias[i])
+            out[p_lo - lo : p_hi - lo + 1] = np.clip(r, 0, 255)
         filled[d_lo - lo : d_hi - lo + 1] = True
     if not filled.all():
         raise KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start")
-    if len(_LUT_CACHE) > 64:
+    global _LUT_CACHE_BYTES
+    if len(_LUT_CACHE) > 64 or _LUT_CACHE_BYTES + out.nbytes > _LUT_CACHE_MAX_BYTES:
         _LUT_CACHE.clear()
+        _LUT_CACHE_BYTES = 0
     _LUT_CACHE[key] = out
+    _LUT_CACHE_BYTES += out.nbytes
     return out
 
 
