@@ -229,3 +229,20 @@ def test_from_bytes_decodes_file_contents(sd):
     back = image.Image(data, from_bytes=True)
     assert np.array_equal(back._pix, img._pix)
     assert np.array_equal(image.Image(b"/sd/p.bmp")._pix, img._pix)  # bytes without from_bytes: a path
+
+
+def test_mean_pool_and_midpoint_pooled():
+    g = gray_img(7, 5, seed=3)
+    pooled = g.mean_pooled(2, 2)
+    assert (pooled.width(), pooled.height()) == (3, 2) and g.width() == 7
+    p = g._pix.astype(int)
+    for y in range(2):
+        for x in range(3):
+            assert pooled.get_pixel(x, y) == p[2 * y:2 * y + 2, 2 * x:2 * x + 2].sum() // 4
+    mid = g.midpoint_pooled(2, 2, bias=0.25)
+    b = int(0.25 * 256)
+    blk = p[0:2, 0:2]
+    assert mid.get_pixel(0, 0) == (blk.min() * (256 - b) + blk.max() * b) >> 8
+    assert g.mean_pool(7, 5) is g and (g.width(), g.height()) == (1, 1)
+    with pytest.raises(OSError, match="Width divisor must be less than <= img width"):
+        g.mean_pool(2, 1)

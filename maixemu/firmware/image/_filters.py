@@ -265,3 +265,55 @@ def _mask_of(mask_img, shape) -> np.ndarray:
         raise OSError("Mask is not the same size as the image!")
     g = m if mask_img._fmt == GRAYSCALE else _color.rgb565_to_gray(m)
     return g > 127
+
+
+def _pool_divs(img, x_div, y_div) -> tuple[int, int]:
+    x_div, y_div = _args.to_int(x_div), _args.to_int(y_div)
+    if x_div < 1:
+        raise OSError("Width divisor must be greater than >= 1")
+    if x_div > img.width():
+        raise OSError("Width divisor must be less than <= img width")
+    if y_div < 1:
+        raise OSError("Height divisor must be greater than >= 1")
+    if y_div > img.height():
+        raise OSError("Height divisor must be less than <= img height")
+    return x_div, y_div
+
+
+class PoolMixin:
+    """``mean_pool``/``midpoint_pool`` (in place, the image shrinks) and their ``*_pooled`` copies,
+    per native channel over ``x_div`` x ``y_div`` blocks as in the firmware's pool.c."""
+
+    def _pooled(self, x_div: int, y_div: int, fn) -> np.ndarray:
+        ow, oh = self.width() // x_div, self.height() // y_div
+        out = []
+        for f in self._fields():
+            blocks = f[: oh * y_div, : ow * x_div].reshape(oh, y_div, ow, x_div).transpose(0, 2, 1, 3)
+            out.append(fn(blocks.reshape(oh, ow, -1)))
+        if self._fmt == GRAYSCALE:
+            return out[0].astype(np.uint8)
+        return _color.pack565(*(np.clip(o, 0, m) for o, m in zip(out, (31, 63, 31))))
+
+    def _mean_pool_pix(self, x_div, y_div):
+        x_div, y_div = _pool_divs(self, x_div, y_div)
+        return self._pooled(x_div, y_div, lambda b: b.sum(axis=2) // (x_div * y_div))
+
+    def _midpoint_pool_pix(self, args, kwargs):
+        x_div, y_div = _pool_divs(self, args[0], args[1])
+        bias = int(max(min(_args.to_float(_args.pick(args, 2, kwargs, "bias", 0.5)) * 256, 256), 0))
+        return self._pooled(x_div, y_div,
+                            lambda b: (b.min(axis=2) * (256 - bias) + b.max(axis=2) * bias) >> 8)
+
+    def mean_pool(self, x_div, y_div):
+        self._replace(self._fmt, self._mean_pool_pix(x_div, y_div), keep_ai=True)
+        return self
+
+    def mean_pooled(self, x_div, y_div):
+        return type(self)._wrap(self._fmt, self._mean_pool_pix(x_div, y_div))
+
+    def midpoint_pool(self, *args, **kwargs):
+        self._replace(self._fmt, self._midpoint_pool_pix(args, kwargs), keep_ai=True)
+        return self
+
+    def midpoint_pooled(self, *args, **kwargs):
+        return type(self)._wrap(self._fmt, self._midpoint_pool_pix(args, kwargs))
