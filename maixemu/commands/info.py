@@ -15,6 +15,8 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", type=Path, help="a .kmodel (V3/V4) or a .kfpkg holding one")
+    parser.add_argument("--estimate", action="store_true",
+                        help="add a per-layer device-time estimate for a K210 at 400 MHz (a calibrated cost model)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,4 +32,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"maixemu info: {args.model}: {exc}", file=sys.stderr)
         return 2
     print(format_model(model, str(args.model)))
+    if getattr(args, "estimate", False):
+        from ..kmodel.estimate import estimate, format_estimate
+
+        print()
+        print(format_estimate(estimate(model)))
     return 0
