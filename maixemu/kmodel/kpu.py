@@ -699,6 +699,9 @@ class KpuConv:
 
     #: Target size of one row tile's intermediates (bytes); tests lower it to exercise tiling.
     TILE_BYTES = 1 << 22
+    #: (file offset, field name) of this layer's activation table, set by the loader, so a run
+    #: error from a corrupt table ("below every segment start") names where the table is.
+    act_where: tuple[int | None, str] = (None, "KPU activation table")
 
     def __init__(self) -> None:  # use prepare()
         self.regs: KpuRegisters
@@ -1141,7 +1144,13 @@ class KpuConv:
         acc = self.accumulate_reference(x)
         bn = self.bn
         y = ((acc * bn.mul[:, None, None]) >> bn.shift[:, None, None]) + bn.add[:, None, None]
-        a = activate(y, self.act)
+        try:
+            a = activate(y, self.act)
+        except KmodelRuntimeError as exc:
+            if exc.field is not None:
+                raise
+            offset, fld = self.act_where
+            raise KmodelRuntimeError(str(exc), offset=offset, field=fld) from exc
         return pool(a, self.pool_type).astype(np.uint8)
 
 

@@ -370,6 +370,7 @@ class _Loader:
         self.r.require(act_off, 144, f"{f} activation table")
         act_raw = self.data[act_off : act_off + 144]
         conv = K.KpuConv.prepare(regs, weights, bn_words, act_raw, weight_bytes=self.weight_bytes)
+        conv.act_where = (act_off, f"{f}.act_offset (activation table)")
         step.conv = conv
         step.on_kpu = True
         step.flags = flags

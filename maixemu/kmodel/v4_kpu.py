@@ -161,10 +161,12 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     r.skip(regs.bwsx_base_addr, "bwsx_base_addr (skip before batch-norm table)")
     bn_words = r.array(np.uint64, oc, "batch_norm")
     r.skip(regs.active_addr, "active_addr (skip before activation table)")
+    act_at = r.offset
     act = r.bytes(144, "activation")
     r.skip(regs.para_start_addr, "para_start_addr (skip before weights)")
     weights = r.array(np.uint8, regs.weight_count, "weights")
     conv = state.prepare_conv(regs, weights, bn_words, act)
+    conv.act_where = (node.body_offset + act_at, f"node[{node.index}].activation")
 
     ic, ih, iw = regs.in_shape
     oc, oh, ow = regs.out_shape
