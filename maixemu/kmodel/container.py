@@ -11,6 +11,7 @@ import io
 import os
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 from .errors import KmodelFormatError, KmodelVersionError
@@ -67,7 +68,53 @@ def sniff_container(data: bytes) -> ContainerKind:
         if version == 5:
             return ContainerKind("v5", 5, "kmodel V5 (nncase v1.x)")
         return ContainerKind("ldmk-other", version, f"a 'KMDL' model of version {version}")
+    text = _text_kind(data)
+    if text is not None:
+        return ContainerKind("unknown", None, text)
+    if _looks_random(data):
+        return ContainerKind(
+            "unknown", None,
+            f"random-looking bytes (first word 0x{word0:08x}): an encrypted model (MaixPy .smodel/.emodel are "
+            "AES-encrypted for one board) or a compressed file; only plain kmodels can be loaded")
     return ContainerKind("unknown", None, f"not a kmodel (first word 0x{word0:08x})")
+
+
+_OTHER_MAGICS = {
+    b"\x1f\x8b": "a gzip-compressed file; decompress it first",
+    b"7z\xbc\xaf": "a 7-Zip archive; extract the .kmodel first",
+    b"Rar!": "a RAR archive; extract the .kmodel first",
+    b"\x7fELF": "an ELF executable (firmware?), not a model",
+}
+
+
+def _text_kind(data: bytes) -> str | None:
+    """Name the text files a failed download leaves behind (web page, Git LFS pointer, JSON)."""
+    for magic, what in _OTHER_MAGICS.items():
+        if data.startswith(magic):
+            return what
+    head = data[:512].lstrip().lower()
+    if head.startswith(b"version https://git-lfs"):
+        return "a Git LFS pointer file (the repository was cloned without git-lfs; fetch the real file)"
+    if head.startswith((b"<!doctype html", b"<html", b"<?xml", b"<head")):
+        return "an HTML/XML page (the download saved a web page instead of the model)"
+    if head.startswith((b"{", b"[")):
+        return "a JSON/text file, not a model"
+    return None
+
+
+def _looks_random(data: bytes) -> bool:
+    """Near 8 bits of entropy per byte over the first 4 KiB: ciphertext or compressed data."""
+    sample = data[:4096]
+    if len(sample) < 1024:
+        return False
+    import math
+
+    counts = [0] * 256
+    for b in sample:
+        counts[b] += 1
+    n = len(sample)
+    entropy = -sum(c / n * math.log2(c / n) for c in counts if c)
+    return entropy > 7.5
 
 
 def swap_words(data: bytes) -> bytes:
@@ -84,7 +131,7 @@ def kmodel_from_kfpkg(data: bytes) -> tuple[str, bytes]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = [i for i in archive.infolist() if not i.is_dir()]
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, OverflowError, NotImplementedError) as exc:
         raise KmodelFormatError(f"the file starts like a zip (.kfpkg) but is not a valid zip: {exc}", offset=0, field="zip") from exc
     models = [i for i in members if i.filename.lower().endswith(".kmodel")]
     if len(models) != 1:
@@ -102,8 +149,22 @@ def kmodel_from_kfpkg(data: bytes) -> tuple[str, bytes]:
             offset=0,
             field="zip member size",
         )
-    with archive.open(info) as member:
-        payload = member.read(MAX_MODEL_FILE_BYTES + 1)
+    try:
+        with archive.open(info) as member:
+            payload = member.read(MAX_MODEL_FILE_BYTES + 1)
+    except RuntimeError as exc:  # zipfile says "File ... is encrypted, password required for extraction"
+        raise KmodelFormatError(f"zip member {info.filename} is encrypted; extract it with its password first",
+                                offset=info.header_offset, field="zip member flags") from exc
+    except NotImplementedError as exc:  # compression method zipfile cannot decode
+        raise KmodelFormatError(f"zip member {info.filename}: {exc}", offset=info.header_offset,
+                                field="zip member compression method") from exc
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, OverflowError) as exc:
+        # a bad CRC, a truncated or corrupt deflate stream, a local header that does not match
+        raise KmodelFormatError(f"zip member {info.filename} is corrupt (a damaged download?): {exc}",
+                                offset=info.header_offset, field="zip member data") from exc
+    if len(payload) > MAX_MODEL_FILE_BYTES:
+        raise KmodelFormatError(f"zip member {info.filename} inflates to more than {MAX_MODEL_FILE_BYTES} bytes",
+                                offset=info.header_offset, field="zip member size")
     return info.filename, payload
 
 
@@ -171,6 +232,8 @@ def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview, *, f
     elif kind.kind == "empty":
         raise KmodelFormatError(f"{name} is empty", offset=0, field="file")
     else:
-        raise KmodelFormatError(f"{name} is {kind.description}, not a kmodel", offset=0, field="magic")
+        desc = kind.description
+        tail = "" if "model" in desc or ";" in desc or "(" in desc else ", not a kmodel"
+        raise KmodelFormatError(f"{name} is {desc}{tail}", offset=0, field="magic")
     model.notes = list(getattr(model, "notes", [])) + notes
     return model
