@@ -6,6 +6,20 @@ KPU, and maixpy-api.md §0/§2 for the device rules reproduced here.
 
 Methods that exist on the device but are not emulated yet raise
 ``NotImplementedError("image.Image.<name> is not emulated yet")`` — never a silent no-op.
+
+Fidelity notes (where the firmware source, MaixPy v0.6.2/v0.6.3, settles what maixpy-api.md leaves
+open or states differently):
+
+* ``fast_roundf``/``fast_floorf`` are ``(int)x`` truncations in this firmware (``fmath.h``), so
+  ``draw_string`` glyph sizes, scaled glyph rows/columns, proportional advances, arrow heads and
+  ``draw_image`` sampling truncate (``int(8 * 1.9) == 15``) rather than round.
+* ``draw_image`` takes the other image's raw pixel values as RGB565 whatever its format (draw.c):
+  a grayscale image drawn onto an RGB565 one shows false colours, as on the device.
+* Thick rectangle/line/circle borders are centred on the outline (``thickness//2`` outside).
+* ``resize`` bilinear: a negative source coordinate truncates to 0 (no wrap-around).
+* ``find_blobs`` reports ``w = x2 - x1`` and ``h = y2 - y1``; ``find_lines`` ignores ``y_stride``
+  (uses ``x_stride``) and reports theta 89 for horizontal edges — all as in the firmware.
+* ``copy``/``crop`` follow v0.6.3 (``crop`` does not exist in v0.6.2).
 """
 
 from __future__ import annotations
