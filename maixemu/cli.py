@@ -46,6 +46,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ai-memory", choices=["device", "warn", "strict"], default="device", help="what happens when the KPU reads AI memory older than the pixels")
     parser.add_argument("--firmware", choices=["full", "minimum", "none"], default="full", help="memory budget of the emulated firmware for models")
     parser.add_argument("--kpu-log", type=Path, help="write one JSON line per kpu.forward/run_yolo2 call (model, shapes, boxes)")
+    parser.add_argument("--show-ai", nargs="?", const="window", metavar="SINK", help="a second view with the AI buffers the KPU read, next to the LCD: window (default) | record:PATH | none")
     parser.add_argument("--debug", action="store_true", help="show maixemu's own frames in tracebacks")
     parser.add_argument("-q", "--quiet", action="store_true", help="no [maixemu] notices")
 
@@ -71,6 +72,7 @@ def command_run(args: argparse.Namespace) -> int:
         firmware=args.firmware,
         debug=args.debug,
         kpu_log=args.kpu_log,
+        show_ai=args.show_ai,
         quiet=args.quiet,
         argv=list(getattr(args, "script_args", [])),
     )
@@ -129,5 +131,16 @@ def main(argv: list[str] | None = None) -> int:
     return int(commands[args.command].run(args) or 0)
 
 
+def console_main() -> int:
+    """Entry point of the console script: ``maixemu ... | head`` ends quietly, as CLI tools do."""
+    try:
+        return main()
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

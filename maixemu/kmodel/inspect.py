@@ -123,12 +123,28 @@ def memory_summary(model: Model) -> str:
     return "\n".join(lines)
 
 
+def set_outputs_hint(shape: tuple[int, ...], index: int) -> str:
+    """What a MaixPy script must declare for a V4 output: ``kpu.set_outputs(task, i, w, h, ch)``.
+
+    The firmware only checks ``w*h*ch`` against the element count and never reorders data, so the
+    last three axes of the graph's own shape (NCHW: ch, h, w) are the natural labels.
+    """
+    dims = (1, 1, 1) + tuple(int(d) for d in shape)
+    ch, h, w = dims[-3:]
+    lead = int(np.prod(dims[:-3]))
+    ch *= lead
+    return f"MaixPy: kpu.set_outputs(task, {index}, {w}, {h}, {ch})  (w*h*ch = {w * h * ch})"
+
+
 def io_summary(model: Model) -> str:
     lines = []
     for kind, specs in (("input", model.inputs), ("output", model.outputs)):
         for i, spec in enumerate(specs):
             where = f"{spec.memory} memory" + (f" @{spec.address}" if spec.address is not None else "")
-            lines.append(f"{kind} {i}: {np.dtype(spec.dtype).name} {'x'.join(str(v) for v in spec.shape)} {spec.layout}, {where}")
+            line = f"{kind} {i}: {np.dtype(spec.dtype).name} {'x'.join(str(v) for v in spec.shape)} {spec.layout}, {where}"
+            if kind == "output" and model.version == 4:
+                line += f"; {set_outputs_hint(spec.shape, i)}"
+            lines.append(line)
     if not model.inputs:
         lines.append("input: none the device runner accepts (first layer must be a KPU conv or FULLY_CONNECTED)")
     return "\n".join(lines)
