@@ -85,6 +85,7 @@ class RunOptions:
     debug: bool = False
     quiet: bool = False
     kpu_log: Path | None = None
+    show_ai: str | None = None
     argv: list[str] = field(default_factory=list)
 
 
@@ -292,6 +293,10 @@ class Session:
             self._finalizers.append(kpu_calls.configure)
         except ImportError as exc:  # the KPU module needs the kmodel package; say so, don't hide it
             self.notice(f"the KPU module is unavailable: {exc}")
+        if opts.show_ai:  # --show-ai: a second view with the AI buffers the KPU read
+            from .tools import show_ai
+
+            self._finalizers.append(show_ai.attach(opts.show_ai, on_notice=self.notice))
 
     def _start_timeout(self) -> None:
         """``--timeout S``: end scripts that loop without taking frames (SIGALRM on the main thread)."""
