@@ -173,7 +173,7 @@ def test_morphology_and_math_ops():
 
 def test_not_emulated_device_methods_name_themselves():
     img = image.Image(size=(4, 4))
-    for name in ("find_apriltags", "find_barcodes", "flood_fill", "to_rainbow", "compressed"):
+    for name in ("find_apriltags", "find_datamatrices", "find_template", "to_rainbow", "compressed"):
         with pytest.raises(NotImplementedError, match=f"image.Image.{name} is not emulated yet"):
             getattr(img, name)()
 
@@ -195,3 +195,25 @@ def test_find_features_frontalface_on_shared_face_image():
     assert len(found) == 1 and all(isinstance(v, int) for v in found[0])
     x, y, w, h = found[0]
     assert x < 160 < x + w and y < 120 < y + h
+
+
+def test_replace_blend_flood_fill_find_edges():
+    a = image.Image(size=(4, 2))
+    a.set_pixel(0, 0, (255, 0, 0))
+    assert image.Image(size=(4, 2)).replace(a, hmirror=True).get_pixel(3, 0) == (255, 0, 0)
+    assert image.Image(size=(4, 2)).replace(a, vflip=True).get_pixel(0, 1) == (255, 0, 0)
+    t = image.Image(size=(4, 2)).replace(a, transpose=True)
+    assert (t.width(), t.height()) == (2, 4)
+    a.blend((0, 0, 255), alpha=128)  # half of each 5-bit field: 31*0.5 -> 15
+    assert a.get_pixel(0, 0) == (int(15 * 255 / 31 + 0.5), 0, int(15 * 255 / 31 + 0.5))
+    g = image.Image(size=(20, 10)).to_grayscale(True)
+    g.draw_rectangle(5, 2, 6, 6, color=200, fill=True)
+    g.flood_fill(7, 4, color=50)
+    assert int((g._pix == 50).sum()) == 36 and g.get_pixel(0, 0) == 0
+    e = image.Image(size=(20, 10)).to_grayscale(True)
+    e.draw_rectangle(5, 2, 6, 6, color=200, fill=True)
+    e.find_edges(image.EDGE_CANNY)
+    assert e.get_pixel(7, 4) == 0 and (e._pix == 255).sum() > 10
+    with pytest.raises(OSError, match="Image format is not supported!"):
+        image.Image(size=(4, 4)).find_edges(image.EDGE_CANNY)
+    assert image.Image(size=(40, 40)).find_barcodes() == []

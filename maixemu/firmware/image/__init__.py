@@ -32,6 +32,7 @@ from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
 from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
 from ._draw import DrawMixin
+from ._extra import Barcode, ExtraMixin  # noqa: F401
 from ._filters import FilterMixin, PoolMixin
 from ._find import Blob, Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # noqa: F401
 from ._geometry import GeometryMixin
@@ -74,7 +75,7 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
+class Image(ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
             BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 
