@@ -170,3 +170,27 @@ def test_import_mode_cleans_up(tmp_path):
 def test_runner_usable_without_the_fixture(tmp_path: Path):
     result = MaixPyRunner(tmp_path).run(code="print(1 + 1)")
     assert result.lines == ["2"] and result.lcd is None
+
+
+def test_timeout_ends_a_script_that_never_takes_frames(maixpy):
+    result = maixpy.run(code="import time\nwhile True:\n    time.sleep_ms(10)\n", timeout=0.5)
+    assert result.ok and any("timeout" in n for n in result.notices)
+
+
+def test_swallowing_the_timeout_does_not_end_pytest(maixpy):
+    from maixemu.runner import Session
+
+    if not hasattr(Session, "_stop_now"):
+        pytest.skip("this runner raises the timeout only once (no grace-period stop to replace)")
+    code = """
+import time
+caught = 0
+while caught < 2:
+    try:
+        time.sleep_ms(10)
+    except BaseException:
+        caught += 1
+print("caught", caught)
+"""
+    result = maixpy.run(code=code, timeout=0.3)
+    assert result.check().lines == ["caught 2"]
