@@ -93,8 +93,7 @@ def listdir(path: Any = None) -> list[str]:
     if _is_root(target):
         return _store().mounts()
     with _device_errors():
-        host = _store().resolve(target)
-        return sorted(_os.listdir(host))
+        return [name for name, _ in _store().visible_entries(target)]
 
 
 def ilistdir(path: Any = None) -> Iterator[tuple[str, int, int, int]]:
@@ -103,13 +102,14 @@ def ilistdir(path: Any = None) -> Iterator[tuple[str, int, int, int]]:
     if _is_root(target):
         return iter([(name, S_IFDIR, 0, 0) for name in _store().mounts()])
     with _device_errors():
-        host = _store().resolve(target)
         entries = []
-        for name in sorted(_os.listdir(host)):
-            full = host / name
-            is_dir = full.is_dir()
-            size = 0 if is_dir else full.stat().st_size
-            entries.append((name, S_IFDIR if is_dir else S_IFREG, 0, size))
+        for name, real in _store().visible_entries(target):
+            try:
+                info = real.stat()
+            except OSError:  # vanished meanwhile
+                continue
+            is_dir = _stat.S_ISDIR(info.st_mode)
+            entries.append((name, S_IFDIR if is_dir else S_IFREG, 0, 0 if is_dir else info.st_size))
     return iter(entries)
 
 

@@ -80,12 +80,34 @@ class Storage:
         mount, inner = self.split(path)
         if mount is None:
             raise OSError(errno.EISDIR, "EISDIR", os.fspath(path))
+        if "\0" in inner:  # the host would raise ValueError; the device just has no such file
+            raise enoent(os.fspath(path))
         root = self.roots()[mount]
         candidate = (root / inner) if inner else root
         real = Path(os.path.realpath(candidate))
-        if real != root and root not in real.parents:
+        if not self._inside(real, root):
             raise enoent(os.fspath(path))
         return real
+
+    @staticmethod
+    def _inside(real: Path, root: Path) -> bool:
+        return real == root or root in real.parents
+
+    def visible_entries(self, folder: str | os.PathLike) -> list[tuple[str, Path]]:
+        """``(name, host path)`` of the entries of a device folder a script can reach, sorted by name.
+
+        Symlinks leading out of the mount (or nowhere) are left out: a script must not learn even
+        the size or type of what lies outside, and the device has no such entries anyway.
+        """
+        host = self.resolve(folder)
+        mount, _ = self.split(folder)
+        root = self.roots()[mount]
+        entries = []
+        for name in sorted(os.listdir(host)):
+            real = Path(os.path.realpath(host / name))
+            if self._inside(real, root) and os.path.lexists(real):
+                entries.append((name, real))
+        return entries
 
     def to_device(self, host_path: str | os.PathLike) -> str | None:
         """The device path of a host file inside a mapped folder, or None."""
