@@ -186,15 +186,23 @@ class V3Model(Model):
             arr = check_input(spec, x)
             state.write(spec.address, arr.astype(F32))
         else:
-            raise KmodelRuntimeError(
-                f"the first layer is {first.kind}; the device runner only accepts a model whose first layer is "
-                "K210_CONV or FULLY_CONNECTED (MaixPy: ERR_GET_CONV_LAYER: first layer should be conv layer)"
-            )
+            raise self._first_layer_error()
+
+    def _first_layer_error(self) -> KmodelRuntimeError:
+        first = self.steps[0]
+        return KmodelRuntimeError(
+            f"the first layer is {first.kind}; the device runner only accepts a model whose first layer is "
+            "K210_CONV or FULLY_CONNECTED (MaixPy: ERR_GET_CONV_LAYER: first layer should be conv layer)",
+            offset=HEADER_BYTES + 8 * int(getattr(self, "header", {}).get("output_count", 0)),
+            field="layers[0].type",
+        )
 
     def _execute(self, inputs: tuple, limit: int | None, collect: bool) -> Iterator[TraceStep]:
         """Run the layers. ``collect`` (trace) writes every conv output into KPU RAM as it goes, so
         however the trace ends (limit, caller stops early) the memories are what the device's are.
         A plain run writes only what the access plan says a later read needs."""
+        if not self.inputs:  # the model loaded but its first layer cannot take an input
+            raise self._first_layer_error()
         if len(inputs) != 1:
             raise KmodelRuntimeError(f"a V3 model takes exactly one input, got {len(inputs)}")
         n = len(self.steps)
