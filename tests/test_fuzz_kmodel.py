@@ -1,0 +1,213 @@
+"""Model loading under mutation (issue 6): a bounded fuzz run plus one regression test per bug
+the fuzzer found.
+
+The bounded run drives ``maixemu.tools.fuzz`` in-process over the shared models (about a minute
+on a 2-core machine) and requires zero findings: every mutated file loads and runs, or raises a
+KmodelError that names its field/offset, within 2 s of CPU and 256 MB of traced allocations.
+The counts by outcome are printed and also put in the assertion message, so they show with or
+without ``-s``. The 10 000-case campaign is ``test_long_campaign`` (skipped unless
+``MAIXEMU_FUZZ_LONG=1``) or ``python -m maixemu.tools.fuzz --cases 10000 --jobs 2``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import tracemalloc
+import zipfile
+
+import numpy as np
+import pytest
+
+from _shared import shared_path
+from maixemu.kmodel import KmodelFormatError, KmodelRuntimeError, load_kmodel
+from maixemu.tools import fuzz
+from maixemu.tools.fuzz_layout import layout_of
+from maixemu.tools.fuzz_mutate import load_corpus, make_case
+
+BOUNDED_CASES = 160
+BOUNDED_SEED = 6
+
+
+def _report(results) -> str:
+    return fuzz.format_counts(fuzz.counts(results)) + "\n" + "".join(
+        fuzz.describe(r, BOUNDED_SEED) for r in results if r.finding)
+
+
+def test_bounded_fuzz_run_has_no_findings():
+    models = shared_path("models")
+    results = fuzz.campaign(models, BOUNDED_CASES, BOUNDED_SEED)
+    report = _report(results)
+    print(f"\nbounded fuzz run, {len(results)} cases, seed {BOUNDED_SEED}:\n{report}")
+    assert len(results) == BOUNDED_CASES
+    assert not [r for r in results if r.finding], report
+    # the run must exercise every kind of outcome, or the mutations have gone blind
+    c = fuzz.counts(results)
+    assert c[fuzz.OK] and c["KmodelFormatError"] and c["KmodelUnsupportedError"] and c["KmodelVersionError"], report
+
+
+@pytest.mark.skipif(os.environ.get("MAIXEMU_FUZZ_LONG") != "1", reason="long campaign: set MAIXEMU_FUZZ_LONG=1")
+def test_long_campaign():
+    results = fuzz.campaign(shared_path("models"), 10_000, 0, jobs=2)
+    report = _report(results)
+    print(report)
+    assert not [r for r in results if r.finding], report
+
+
+def test_cases_are_reproducible():
+    corpus = load_corpus(shared_path("models"))
+    a, b = make_case(corpus, 3, 17), make_case(corpus, 3, 17)
+    assert a.data == b.data and a.mutation == b.mutation and a.model == b.model
+
+
+def test_layout_finds_the_tables():
+    data = shared_path("models", "v4", "iris.kmodel").read_bytes()
+    lay = layout_of(data)
+    names = {f.name for f in lay.fields}
+    assert {"constants", "nodes", "inputs[0].size", "input_shapes[0][1]", "nodes[0].opcode", "nodes[0].body_size"} <= names
+    assert (40, "end of header") in lay.boundaries
+    v3 = layout_of(shared_path("models", "v3", "mnist.kmodel").read_bytes())
+    assert any(f.kind == "register" for f in v3.fields) and any(f.name == "layers[0].act_offset" for f in v3.fields)
+
+
+# ----------------------------------------------------------------------------------------------
+# non-kmodel files: each is rejected with a message saying what it looks like
+# ----------------------------------------------------------------------------------------------
+
+
+def test_non_kmodel_files_say_what_they_are():
+    results = {r.model: r for r in fuzz.check_non_kmodels(shared_path("models"))}
+    expect = {
+        "empty file": "empty",
+        "JPEG image": "JPEG image",
+        "BMP image": "BMP image",
+        "PNG image": "PNG image",
+        "TFLite model": "TensorFlow Lite",
+        "random bytes (4 KiB)": "random-looking",
+        "encrypted-looking": "encrypted model",
+        "zip with two kmodels": "exactly one .kmodel",
+        "HTML page": "web page",
+        "Git LFS pointer": "Git LFS",
+        "gzip": "gzip",
+    }
+    for prefix, words in expect.items():
+        (r,) = [r for label, r in results.items() if label.startswith(prefix)]
+        assert r.outcome == "KmodelFormatError" and words in r.message, (prefix, r.outcome, r.message)
+    (kfpkg,) = [r for label, r in results.items() if label.startswith("kfpkg passed as a model")]
+    assert kfpkg.outcome == fuzz.OK and ".kfpkg member" in kfpkg.message
+    assert not [r for r in results.values() if r.finding]
+
+
+# ----------------------------------------------------------------------------------------------
+# regressions, one per finding
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kfpkg_bytes() -> bytes:
+    return shared_path("models", "v3", "face_model_at_0x300000.kfpkg").read_bytes()
+
+
+def _zip_error(data: bytes) -> KmodelFormatError:
+    with pytest.raises(KmodelFormatError) as info:
+        load_kmodel(data)
+    return info.value
+
+
+def test_kfpkg_with_bad_crc_is_a_format_error(kfpkg_bytes):
+    """Finding: zipfile.BadZipFile('Bad CRC-32') escaped from a .kfpkg with one flipped byte."""
+    z = zipfile.ZipFile(io.BytesIO(kfpkg_bytes))
+    info = next(i for i in z.infolist() if i.filename.endswith(".kmodel"))
+    data = bytearray(kfpkg_bytes)
+    data[info.header_offset + 30 + len(info.filename) + 1000] ^= 0x10  # inside the compressed stream
+    err = _zip_error(bytes(data))
+    assert err.field == "zip member data" and err.offset == info.header_offset and "corrupt" in str(err)
+
+
+def test_kfpkg_with_wrong_central_directory_offset_is_a_format_error(kfpkg_bytes):
+    """Finding: zipfile.BadZipFile('Truncated file header') when a member's header offset is off."""
+    data = bytearray(kfpkg_bytes)
+    cd = data.find(b"PK\x01\x02")
+    struct.pack_into("<I", data, cd + 42, 7)  # the kmodel member's local header offset
+    err = _zip_error(bytes(data))
+    assert err.field in ("zip member data", "zip") and "field" in str(err)
+
+
+def _patch_zip_headers(data: bytes, local_at: int, central_at: int, value: int, *, set_bits: bool) -> bytes:
+    buf = bytearray(data)
+    for sig, at in ((b"PK\x03\x04", local_at), (b"PK\x01\x02", central_at)):
+        pos = buf.find(sig)
+        while pos >= 0:
+            old = struct.unpack_from("<H", buf, pos + at)[0]
+            struct.pack_into("<H", buf, pos + at, old | value if set_bits else value)
+            pos = buf.find(sig, pos + 4)
+    return bytes(buf)
+
+
+def test_encrypted_kfpkg_member_is_a_format_error(kfpkg_bytes):
+    """An encrypted zip member made zipfile raise RuntimeError (password required)."""
+    err = _zip_error(_patch_zip_headers(kfpkg_bytes, 6, 8, 1, set_bits=True))
+    assert err.field == "zip member flags" and "encrypted" in str(err)
+
+
+def test_unknown_zip_compression_method_is_a_format_error(kfpkg_bytes):
+    """An unsupported compression method made zipfile raise NotImplementedError."""
+    err = _zip_error(_patch_zip_headers(kfpkg_bytes, 8, 10, 77, set_bits=False))
+    assert err.field is not None and err.field.startswith("zip member") and "offset" in str(err)
+
+
+def test_activation_table_below_every_segment_names_the_table():
+    """Finding: a corrupt V3 activation table raised KmodelRuntimeError naming no field at run time."""
+    data = bytearray(shared_path("models", "v3", "mnist.kmodel").read_bytes())
+    lay = layout_of(bytes(data))
+    (act_field,) = [f for f in lay.fields if f.name == "layers[0].act_offset"]
+    act_off = struct.unpack_from("<I", data, act_field.offset)[0]
+    for seg in range(16):  # every segment starts at the largest x_start: nothing lies above it
+        word = struct.unpack_from("<Q", data, act_off + 8 * seg)[0]
+        word = (word & ((1 << 24) - 1)) | (((1 << 35) - 1) << 24)
+        struct.pack_into("<Q", data, act_off + 8 * seg, word)
+    model = load_kmodel(bytes(data))
+    with pytest.raises(KmodelRuntimeError) as info:
+        model.run(np.full(model.inputs[0].shape, 77, dtype=np.uint8))
+    assert info.value.offset == act_off and "act_offset" in info.value.field and "0x" in str(info.value)
+
+
+def test_first_layer_that_takes_no_input_names_the_layer_type():
+    """Finding: a V3 file whose first layer is SOFTMAX loaded with no inputs, and run() raised
+    'takes exactly one input, got 0' naming no field."""
+    data = bytearray(shared_path("models", "v3", "iris.kmodel").read_bytes())
+    n_out = struct.unpack_from("<I", data, 24)[0]
+    table = 28 + 8 * n_out
+    struct.pack_into("<I", data, table, 15)  # layers[0].type = SOFTMAX
+    model = load_kmodel(bytes(data))
+    assert model.inputs == []
+    with pytest.raises(KmodelRuntimeError) as info:
+        model.run()
+    assert info.value.field == "layers[0].type" and info.value.offset == table
+    assert "ERR_GET_CONV_LAYER" in str(info.value)
+
+
+def test_v4_activation_tables_are_built_in_bounded_memory():
+    """Finding: loading a V4 model with a cold table cache peaked at ~750 MB (int64 temporaries of
+    16M-entry activation tables); it must stay under the fuzz limit of 256 MB."""
+    from maixemu.kmodel import kpu
+
+    data = shared_path("models", "v4", "ulffd_landmark.kmodel").read_bytes()
+    kpu._LUT_CACHE.clear()
+    kpu._LUT_CACHE_BYTES = 0
+    tracemalloc.start()
+    try:
+        load_kmodel(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < fuzz.MEM_LIMIT_BYTES, f"peak {peak >> 20} MB"
+
+
+def test_activation_lut_cache_is_bounded_in_bytes():
+    from maixemu.kmodel import kpu
+
+    for name in ("ulffd_landmark", "slim_320_face", "yolo_20class"):
+        load_kmodel(shared_path("models", "v4", f"{name}.kmodel").read_bytes())
+    assert sum(v.nbytes for v in kpu._LUT_CACHE.values()) <= kpu._LUT_CACHE_MAX_BYTES
