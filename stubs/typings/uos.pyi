@@ -1,0 +1,54 @@
+"""MaixPy ``uos``/``os``: the ``/flash`` (SPIFFS) and ``/sd`` (FAT) filesystems.
+
+``listdir("/") == ['flash', 'sd']``; the working directory after boot is ``/flash`` (or ``/sd``).
+Errors are ``OSError(errno)`` (``[Errno 2] ENOENT``). There is no ``os.path``.
+"""
+
+from typing import Any, Iterator, NamedTuple
+
+sep: str
+S_IFDIR: int
+S_IFREG: int
+
+class uname_result(NamedTuple):
+    """``uname()``'s result."""
+    sysname: str
+    nodename: str
+    release: str
+    version: str
+    machine: str
+
+def uname() -> uname_result:
+    """Firmware identity (sysname, release, version ...)."""
+def getcwd() -> str:
+    """Current directory (``/flash`` or ``/sd`` after boot)."""
+def chdir(path: str, /) -> None:
+    """Change the current directory."""
+def listdir(path: str = ..., /) -> list[str]:
+    """Names in a directory (default: current)."""
+def ilistdir(path: str = ..., /) -> Iterator[tuple[str, int, int, int]]:
+    """``(name, type, inode, size)`` tuples."""
+def mkdir(path: str, /) -> None:
+    """Create a directory."""
+def rmdir(path: str, /) -> None:
+    """Remove an empty directory."""
+def remove(path: str, /) -> None:
+    """Delete a file."""
+def unlink(path: str, /) -> None:
+    """Alias of ``remove``."""
+def rename(old: str, new: str, /) -> None:
+    """Rename or move."""
+def stat(path: str, /) -> tuple[int, ...]:
+    """10-tuple like CPython's ``os.stat`` (times since 2000)."""
+def statvfs(path: str, /) -> tuple[int, ...]:
+    """``(bsize, frsize, blocks, bfree, bavail, files, ffree, favail, flag, namemax)``."""
+def sync() -> None:
+    """Flush filesystem buffers."""
+def urandom(n: int, /) -> bytes:
+    """``n`` random bytes."""
+def dupterm(stream: Any = None, index: int = 0, /) -> None:
+    """Duplicate the REPL onto a stream."""
+def mount(*args: Any, **kwargs: Any) -> None:
+    """Mount a filesystem (block device, path)."""
+def umount(*args: Any, **kwargs: Any) -> None:
+    """Unmount a filesystem."""
