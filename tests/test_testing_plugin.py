@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from maixemu.testing import ArraySource, MaixPyRunner, board
 
@@ -194,3 +195,26 @@ print("caught", caught)
 """
     result = maixpy.run(code=code, timeout=0.3)
     assert result.check().lines == ["caught 2"]
+
+
+def test_folder_and_video_cameras_default_to_one_pass(maixpy, tmp_path):
+    import cv2
+
+    colours = [(255, 0, 0), (0, 255, 0), (0, 0, 255)]
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i, rgb in enumerate(colours):
+        Image.fromarray(_solid(rgb)).save(folder / f"{i}.png")
+    (folder / "notes.txt").write_text("not a frame")
+    result = maixpy.run(code=SNAP_AND_SHOW, camera=folder)
+    assert [_dominant(eval(line.split(" ", 1)[1])) for line in result.check().lines] == ["r", "g", "b"]
+
+    video = tmp_path / "clip.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 15.0, (320, 240))
+    if not writer.isOpened():
+        pytest.skip("this OpenCV build cannot write MJPG .avi files")
+    for rgb in colours:
+        writer.write(cv2.cvtColor(_solid(rgb), cv2.COLOR_RGB2BGR))
+    writer.release()
+    result = maixpy.run(code=SNAP_AND_SHOW, camera=video)
+    assert [_dominant(eval(line.split(" ", 1)[1])) for line in result.check().lines] == ["r", "g", "b"]
