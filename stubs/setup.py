@@ -1,0 +1,79 @@
+"""maixpy-v1-stubs: PEP 561 stubs for MaixPy (K210) scripts.
+
+Source of truth is the plain stub tree ``typings/`` (usable as MYPYPATH / pyright stubPath as is).
+The build turns every top-level stub ``X.pyi`` / package ``X/`` in it into a stub-only package
+``X-stubs`` (``X-stubs/__init__.pyi``) -- the PEP 561 layout that mypy and pyright look for in
+site-packages, and that works for single-file runtime modules like ``sensor`` too -- and ships the
+whole tree inside ``maixpy_stubs/typings`` for the standard-library names (``time``, ``gc``, ``os``),
+which no installed package may override.
+
+setuptools cannot list ``X-stubs`` (not an identifier) in pyproject.toml, hence this setup.py.
+"""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+HERE = Path(__file__).resolve().parent
+TYPINGS = HERE / "typings"
+#: Stubs for names that CPython's standard library owns: only MYPYPATH/stubPath can serve these.
+STDLIB_NAMES = {"time", "gc", "os", "sys"}
+
+
+def _case_sensitive(directory: str) -> bool:
+    with tempfile.NamedTemporaryFile(prefix="CaseCheck", dir=directory) as f:
+        return not os.path.exists(os.path.join(directory, os.path.basename(f.name).lower()))
+
+
+def _stub_sources() -> dict[str, Path]:
+    """``X-stubs`` package name -> its source (a ``.pyi`` file or a package directory)."""
+    sources: dict[str, Path] = {}
+    for path in sorted(TYPINGS.iterdir()):
+        name = path.stem if path.suffix == ".pyi" else path.name
+        if name in STDLIB_NAMES or name.startswith((".", "_")):
+            continue
+        if path.suffix == ".pyi" or (path / "__init__.pyi").is_file():
+            sources[name + "-stubs"] = path
+    return sources
+
+
+class build_stubs(build_py):  # noqa: N801 - setuptools command naming
+    def run(self):
+        super().run()
+        out = Path(self.build_lib)
+        sources = _stub_sources()
+        if "maix-stubs" in sources and "Maix-stubs" in sources and not _case_sensitive(str(out)):
+            # maix-stubs and Maix-stubs would be one folder here: keep Maix (MaixPy-v1's own module);
+            # `from maix import KPU` is then served by maixpy_stubs/typings/maix.pyi via MYPYPATH/stubPath.
+            print("warning: case-insensitive filesystem: not installing maix-stubs (see README.md)")
+            del sources["maix-stubs"]
+        for package, src in sources.items():
+            dest = out / package
+            shutil.rmtree(dest, ignore_errors=True)
+            if src.is_dir():
+                shutil.copytree(src, dest, ignore=shutil.ignore_patterns("*.py[co]", "__pycache__"))
+            else:
+                dest.mkdir(parents=True)
+                shutil.copyfile(src, dest / "__init__.pyi")
+        tree = out / "maixpy_stubs" / "typings"
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.copytree(TYPINGS, tree, ignore=shutil.ignore_patterns("*.py[co]", "__pycache__"))
+
+
+setup(
+    name="maixpy-v1-stubs",
+    version="0.1.0",
+    description="Type stubs (PEP 561) for MaixPy K210 scripts: sensor, image, lcd, KPU, Maix, maix, utime, ...",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    license="MIT",
+    python_requires=">=3.10",
+    packages=["maixpy_stubs"],
+    cmdclass={"build_py": build_stubs},
+    zip_safe=False,
+    classifiers=["Typing :: Stubs Only", "Programming Language :: Python :: 3"],
+)
