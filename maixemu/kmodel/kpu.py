@@ -432,6 +432,27 @@ _LUT_CACHE_BYTES = 0
 _LUT_PIECE = 1 << 18
 
 
+#: Tables at least this big (bytes) are streamed into cache before each lookup pass.
+_LUT_PREFETCH_MIN = 32 << 10
+_CENTERED_CACHE: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _centered_lut(act: ActivationTable, lo: int, hi: int) -> np.ndarray:
+    """``to_centered(activation_lut(...))``, one shared read-only array per table: layers with
+    the same activation and range (most of a model's) then look up in the same cached memory
+    instead of each evicting the other's copy."""
+    base = activation_lut(act, lo, hi)
+    hit = _CENTERED_CACHE.get(id(base))
+    if hit is not None and hit[0] is base:
+        return hit[1]
+    if len(_CENTERED_CACHE) > 64:
+        _CENTERED_CACHE.clear()
+    lut = to_centered(base)
+    lut.flags.writeable = False
+    _CENTERED_CACHE[id(base)] = (base, lut)
+    return lut
+
+
 def activation_lut(act: ActivationTable, lo: int, hi: int) -> np.ndarray:
     """``activate(arange(lo, hi+1))`` as uint8, computed segment by segment (cached per table)."""
     key = (act.x_start.tobytes(), act.y_mul.tobytes(), act.shift.tobytes(), act.bias.tobytes(), lo, hi)
@@ -692,6 +713,9 @@ class _FastPlan:
     span: float  # U - L
     lut: np.ndarray  # int8 centered outputs (out - 128), index = bn - L
     pool_first: bool
+    #: an int64 view of most of a big table: reading it sequentially (a fast streaming max)
+    #: pulls the table into cache before the random-access take (measured: 2x faster take)
+    lut_words: np.ndarray | None = None
 
 
 class KpuConv:
@@ -847,7 +871,7 @@ class KpuConv:
             raise _NoFastPath(f"activation table would need {hi - lo + 1} entries")
         # int8 "x - 128" entries: a 4x smaller table stays in cache next to the data streams,
         # and layer outputs are 4x smaller (the next layer widens them while copying anyway)
-        lut = to_centered(activation_lut(act, lo, hi))
+        lut = _centered_lut(act, lo, hi)
         # per-channel affine map G -> bn - lo, exactness check
         gabs = np.maximum(np.abs(gmin), np.abs(gmax))
         scale = np.left_shift(np.int64(1), shift)
@@ -860,7 +884,8 @@ class KpuConv:
         m = (mul.astype(np.float64) / scale.astype(np.float64)).reshape(-1, 1)
         c = (num.astype(np.float64) / scale.astype(np.float64)).reshape(-1, 1)
         pool_first = monotone and bool((mul >= 0).all()) and self.pool_type in _POOL_COMMUTES_MONOTONE
-        self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=lut, pool_first=pool_first)
+        words = lut[: lut.size // 8 * 8].view(np.int64) if lut.size >= _LUT_PREFETCH_MIN else None
+        self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=lut, pool_first=pool_first, lut_words=words)
 
     def _act_monotone(self, bmin: int, bmax: int) -> bool:
         """Is the activation non-decreasing on [bmin, bmax]? (segment domains, slopes, joints)."""
@@ -1063,11 +1088,14 @@ class KpuConv:
         n = oc * ph * pw
         buf = _scratch("bn", n, np.float64).reshape(oc, ph, pw)
         np.multiply(g, plan.m[o0:o1, :, None], out=buf)
-        buf += plan.c[o0:o1, :, None]
-        np.clip(buf, 0.0, plan.span, out=buf)
         idx = _scratch("idx", n, np.intp).reshape(oc, ph, pw)
-        np.copyto(idx, buf, casting="unsafe")
-        return plan.lut.take(idx)
+        if plan.lut_words is not None:
+            plan.lut_words.max()
+        # bn - L = floor(G*m + c); the float -> int cast truncates, which differs from floor
+        # only below 0, and take(mode="clip") maps every index below 0 to entry 0 and every
+        # index above U - L to the last entry: exactly clip(bn, L, U) - L (|values| < 2**53)
+        np.add(buf, plan.c[o0:o1, :, None], out=idx, casting="unsafe")
+        return plan.lut.take(idx, mode="clip")
 
     def _run_item(self, src: np.ndarray, item: tuple[int, int, int, int]) -> tuple[tuple[int, int, int, int], np.ndarray]:
         y0, y1, o0, o1 = item
