@@ -257,3 +257,62 @@ def test_face_encode_and_compare():
     with pytest.raises(ValueError, match="feature dim"):
         kpu.face_encode([0.0] * 513)
     assert np.isfinite(kpu.face_compare(a, kpu.face_encode([1, 2, 3, 4])))
+
+
+# ------------------------------------------------------------------- netinfo, memtest, classifier
+def test_netinfo_lists_mnist_layers_as_the_firmware_does(mnist, capsys):
+    infos = kpu.netinfo(mnist)
+    assert len(infos) == 11
+    first = infos[0]
+    # layer 0: conv 28x28x1 -> 14x14x16, 3x3 (kernel_type 1), max 2x2 stride 2 (pool_type 1)
+    assert (first.wi(), first.hi(), first.chi(), first.wo(), first.ho(), first.cho()) == (28, 28, 1, 14, 14, 16)
+    assert (first.kernel_type(), first.pool_type(), first.dw(), first.type()) == (1, 1, 0, 10240)
+    assert (infos[7].kernel_type(), infos[7].pool_type(), infos[7].cho()) == (0, 0, 10)
+    assert [i.type() for i in infos[2:6]] == [12, 20, 18, 11]  # DEQUANTIZE, FLATTEN, FC, QUANTIZE
+    assert infos[2].wi() == 0 and infos[2].index() == 2
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith('{"index":0, "type":"K210_CONV", "wi":28, "hi":28')
+
+
+def test_memtest_prints_two_lines_in_kb(capsys):
+    assert kpu.memtest() is None
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("###free gc heap memory : ") and lines[0].endswith(" KB")
+    assert lines[1].startswith("###free sys heap memory: ") and lines[1].endswith(" KB")
+
+
+def test_self_learning_classifier_separates_two_kinds_of_picture(mnist):
+    clf = kpu.classifier(mnist, 2, 4)
+    dark, light = ai_image(28, 28, gray=True, value=10), ai_image(28, 28, gray=True, value=240)
+    assert clf.add_class_img(dark) == 0
+    assert clf.add_class_img(light) == 1
+    for value in (20, 30, 220, 230):
+        clf.add_sample_img(ai_image(28, 28, gray=True, value=value))
+    clf.train()
+    assert clf.predict(ai_image(28, 28, gray=True, value=15))[0] == 0
+    index, distance = clf.predict(ai_image(28, 28, gray=True, value=235))
+    assert index == 1 and distance >= 0.0
+    with pytest.raises(ValueError, match="model, class num, sample num"):
+        kpu.classifier(mnist, 2)
+
+
+def test_class_api_runs_and_decodes(board, capsys):
+    from maixemu.firmware.maix_class_api import KPU, feature_compare
+
+    shutil.copy(v3("mnist.kmodel"), board.sd_dir / "mnist.kmodel")
+    net = KPU()
+    net.load_kmodel("/sd/mnist.kmodel")
+    assert "model load succeed" in capsys.readouterr().out
+    with pytest.raises(OSError, match="Image formart error, use pix_to_ai"):
+        net.run_with_output(image.Image(size=(28, 28)).to_grayscale())
+    probs = net.run_with_output(ai_image(28, 28, gray=True, value=30), getlist=True)
+    assert len(probs) == 10 and sum(probs) == pytest.approx(1.0, abs=1e-5)
+    feature = net.run_with_output(ai_image(28, 28, gray=True, value=30), get_feature=True)
+    assert sum(v * v for v in feature) == pytest.approx(1.0, abs=1e-5)
+    assert feature_compare(feature, feature) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="feature len error"):
+        feature_compare([1.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="size error!"):
+        net.load_kmodel(0x300000)
+    net.deinit()

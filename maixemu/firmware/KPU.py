@@ -18,6 +18,7 @@ import numpy as np
 from . import ai_memory as _ai_memory
 from . import kpu_calls, kpu_loader
 from . import kpu_errors as codes
+from ..kmodel.kpu import POOL_NAMES
 from .kpu_fmap import kpu_fmap
 from .yolo2 import RegionBox, region_layer
 
@@ -463,6 +464,9 @@ def run_yolo2(kpu_net=None, img=None):
     return [kpu_yolo2_find(box, i, len(boxes)) for i, box in enumerate(boxes)]
 
 
+_POOL_CODES = {name: code for code, name in POOL_NAMES.items()}
+
+
 class kpu_netinfo_find:  # noqa: N801
     def __init__(self, index: int, layer):
         self._index = index
@@ -476,7 +480,7 @@ class kpu_netinfo_find:  # noqa: N801
         self._cho, self._ho, self._wo = (tuple(outs) + (0, 0, 0))[:3]
         self._dw = int(bool(details.get("depthwise", False))) if on_kpu else 0
         self._kernel = int(details.get("kernel") == "3x3") if on_kpu else 0
-        self._pool = int(details.get("pool_type", 0)) if on_kpu else 0
+        self._pool = _POOL_CODES.get(details.get("pool", "bypass"), 0) if on_kpu else 0
         self._para = int(layer.param_bytes)
 
     def index(self): return self._index
