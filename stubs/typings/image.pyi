@@ -566,13 +566,13 @@ def lab_to_rgb(lab_tuple: Sequence[int], /) -> tuple[int, int, int]:
     """(L, A, B) -> (r, g, b)."""
 def rgb_to_grayscale(rgb_tuple: Sequence[int], /) -> int:
     """(r, g, b) -> gray, through RGB565."""
-def grayscale_to_rgb(g_value: int, /) -> tuple[int, int, int]:
+def grayscale_to_rgb(g: int, /) -> tuple[int, int, int]:
     """gray -> (r, g, b), through RGB565."""
 def font_load(encoding: int, width: int = ..., height: int = ..., font: int | str = ..., /) -> None:
     """Load a UTF-8/GBK bitmap font from a flash address or a .Dzk file for ``draw_string``."""
 def font_free() -> None:
     """Back to the built-in 8x12 ASCII font."""
-def get_affine_transform(src_points: Sequence[Sequence[float]], dst_points: Sequence[Sequence[float]], /) -> list[float]:
+def get_affine_transform(src_list: Sequence[Sequence[float]], dst_list: Sequence[Sequence[float]], /) -> list[float]:
     """3x3 similarity transform (least squares, flat list of 9 floats) mapping src to dst points."""
 def warp_affine_ai(src_img: Image, dst_img: Image, matrix: Sequence[float], /) -> None:
     """Affine-warp src's **AI buffer** into dst's AI buffer; call ``dst.ai_to_pix()`` to see it."""
