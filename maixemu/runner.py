@@ -23,6 +23,7 @@ import time
 import traceback
 import types
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -98,18 +99,21 @@ class FrameBudget:
     that ends the process outright after the outputs were finalised.
     """
 
-    def __init__(self, limit: int | None, finalize: Callable[[], None]):
+    def __init__(self, limit: int | None, finalize: Callable[[], None],
+                 notice: Callable[[str], None] | None = None):
         self.limit = limit
         self.snapshots = 0
         self.lcd_frames = 0
         self.ended = False
         self._finalize = finalize
+        self._notice = notice or (lambda message: None)
 
     def _check(self, count: int) -> None:
         if self.limit is None or count <= self.limit:
             return
         if self.ended:
             # The script caught RunEnded and carried on: finish for it.
+            self._notice(f"frame budget of {self.limit} frames reached and the script caught the end request; stopping it")
             self._finalize()
             os._exit(0)
         self.ended = True
@@ -189,11 +193,15 @@ def _script_builtins(importer_dirs: list[Path]) -> dict[str, Any]:
 
 def _script_frames_only(tb: traceback.StackSummary, script_files: set[str]) -> traceback.StackSummary:
     frames = [f for f in tb if os.path.realpath(f.filename) in script_files or f.filename in script_files]
-    return traceback.StackSummary.from_list(frames or list(tb))
+    return traceback.StackSummary.from_list(frames)
 
 
 def format_script_error(exc: BaseException, script_files: set[str], debug: bool) -> str:
-    """A traceback that points at the script's own lines; maixemu's frames only with ``--debug``."""
+    """A traceback that points at the script's own lines; maixemu's frames only with ``--debug``.
+
+    ``script_files`` are the script and the local modules it imported. An exception with no frame
+    in them (raised before the script's first line ran) is shown as its last line only.
+    """
     if debug:
         return "".join(traceback.format_exception(exc))
     lines: list[str] = []
@@ -208,14 +216,58 @@ def format_script_error(exc: BaseException, script_files: set[str], debug: bool)
         if index:
             lines.append("\nDuring handling of the above exception, another exception occurred:\n\n")
         stack = _script_frames_only(traceback.extract_tb(item.__traceback__), script_files)
-        lines.append("Traceback (most recent call last):\n")
-        lines.extend(stack.format())
+        if stack:
+            lines.append("Traceback (most recent call last):\n")
+            lines.extend(stack.format())
         lines.extend(traceback.format_exception_only(type(item), item))
     return "".join(lines)
 
 
+#: MaixPy firmware modules maixemu does not provide: a missing import of one of these gets a hint.
+NOT_EMULATED_MODULES = frozenset(
+    {"network", "video", "audio", "nes", "lvgl", "touchscreen", "speech_recognizer", "gif", "fpioa", "modules"}
+)
+
+
+def _script_location(exc: BaseException, script_files: set[str]) -> str:
+    """`` at main.py line 7`` for the innermost script frame of ``exc``, or "" when there is none."""
+    frames = _script_frames_only(traceback.extract_tb(exc.__traceback__), script_files)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" at {Path(last.filename).name} line {last.lineno}"
+
+
+def _device_fault(exc: BaseException, script_files: set[str], sink: Any) -> tuple[str, int] | None:
+    """(one line, exit code) when ``exc`` is a PC camera/LCD failure rather than the script's own bug.
+
+    The firmware turns a camera failure into the device's error (``OSError("Reset Failed ...")``,
+    ``RuntimeError("Sensor timeout! ...")``) raised *from* a ``CameraError``, so a script can still
+    catch it; only when it reaches the runner uncaught is it shown as one line. Exit 2 when the
+    chosen ``--camera``/``--lcd`` never worked (choose another), 1 when it failed mid-run.
+    """
+    from .host.camera import CameraError, CameraLost
+    from .host.display import DisplayError
+
+    where = _script_location(exc, script_files)
+    context = exc.__context__
+    if isinstance(context, CameraError) and exc.__suppress_context__:
+        return f"maixemu: camera failed{where}: {context}", 1 if isinstance(context, CameraLost) else 2
+    if isinstance(exc, DisplayError):
+        never_shown = getattr(sink, "frames_shown", 0) == 0
+        return f"maixemu: LCD output failed{where}: {exc}", 2 if never_shown else 1
+    return None
+
+
+class SetupError(Exception):
+    """A run cannot start (bad --flash-image, --lcd ...): ``maixemu run`` prints it as one line, exit 2."""
+
+
 class Session:
     """One run of one script: sets up storage, camera, LCD and budget, runs, and always cleans up."""
+
+    #: Seconds a script gets to end after --timeout or SIGTERM asked it to, before it is stopped.
+    END_GRACE_S = 2.0
 
     def __init__(self, options: RunOptions, *, stdout=None, stderr=None):
         self.options = options
@@ -223,7 +275,10 @@ class Session:
         self.stderr = stderr or sys.stderr
         self._finalizers: list[Callable[[], None]] = []
         self._finalized = False
-        self.budget = FrameBudget(options.frames, self.finalize)
+        self.budget = FrameBudget(options.frames, self.finalize, self.notice)
+        self.sink: Any = None
+        self.script_files: set[str] = set()
+        self._alarm_armed = False
 
     def notice(self, message: str) -> None:
         if not self.options.quiet:
@@ -231,14 +286,16 @@ class Session:
             print(f"[maixemu] {text}", file=self.stderr, flush=True)
 
     def finalize(self) -> None:
+        """Run every cleanup step once (recordings are finalised here), shielded from Ctrl-C/SIGTERM."""
         if self._finalized:
             return
         self._finalized = True
-        for step in reversed(self._finalizers):
-            try:
-                step()
-            except Exception as exc:  # a cleanup failure must not hide the script's own result
-                print(f"[maixemu] cleanup failed: {exc}", file=self.stderr)
+        with _signals_deferred():
+            for step in reversed(self._finalizers):
+                try:
+                    step()
+                except Exception as exc:  # a cleanup failure must not hide the script's own result
+                    print(f"[maixemu] cleanup failed: {exc}", file=self.stderr)
         try:
             self.stdout.flush()
         except Exception:
@@ -250,9 +307,18 @@ class Session:
         flash_map = dict(opts.flash)
         flash_map.setdefault(DEMO_MODEL_ADDRESS, DEMO_MODEL)
         if opts.flash_image is not None:
-            from .host.flash_image import read_flash_image
+            import shutil
+            import tempfile
 
-            for address, path in read_flash_image(opts.flash_image).items():
+            from .host.flash_image import FlashImageError, read_flash_image
+
+            folder = Path(tempfile.mkdtemp(prefix="maixemu-flash-"))
+            self._finalizers.append(lambda: shutil.rmtree(folder, ignore_errors=True))
+            try:
+                extracted = read_flash_image(opts.flash_image, extract_to=folder)
+            except FlashImageError as exc:
+                raise SetupError(str(exc)) from None
+            for address, path in extracted.items():
                 flash_map.setdefault(address, path)
         store = storage_mod.Storage(
             sd_dir=opts.sd_dir or script_dir,
@@ -266,14 +332,21 @@ class Session:
         return store
 
     def _setup_devices(self) -> None:
-        from .firmware import lcd, sensor
+        from .firmware import lcd, sensor, utime
         from .host import camera, display
 
         opts = self.options
-        sink = display.open_sink(opts.lcd, on_notice=self.notice)
+        try:
+            sink = display.open_sink(opts.lcd, on_notice=self.notice)
+        except display.DisplayError as exc:
+            raise SetupError(str(exc)) from None
+        self.sink = sink
         self._finalizers.append(sink.close)
         lcd.configure(sink=sink, frame_hook=self.budget.on_lcd_frame)
         self._finalizers.append(lambda: lcd.configure(sink=None, frame_hook=None))
+        # A script sleeping in time.sleep() still reacts to ESC / the close button.
+        utime.set_idle_hook(lcd.pump)
+        self._finalizers.append(lambda: utime.set_idle_hook(None))
 
         def source_factory():
             source = camera.open_source(opts.camera, on_notice=self.notice)
@@ -298,26 +371,85 @@ class Session:
 
             self._finalizers.append(show_ai.attach(opts.show_ai, on_notice=self.notice))
 
-    def _start_timeout(self) -> None:
-        """``--timeout S``: end scripts that loop without taking frames (SIGALRM on the main thread)."""
-        seconds = self.options.timeout
-        if not seconds or not hasattr(signal, "SIGALRM"):
-            return
-        if threading.current_thread() is not threading.main_thread():
-            self.notice("--timeout works only when maixemu runs on the main thread; ignored")
-            return
+    def _stop_now(self, why: str, exit_code: int) -> None:
+        """The script caught an end request and kept running: finalise for it and leave the process."""
+        self.notice(f"{why} and the script caught the end request; stopping it")
+        self._disarm_alarm()
+        self.finalize()
+        try:
+            self.stderr.flush()
+        finally:
+            os._exit(exit_code)
 
-        def on_alarm(signum, frame):
-            raise RunEnded(f"--timeout of {seconds:g} s reached")
-
-        previous = signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-
-        def restore():
+    def _disarm_alarm(self) -> None:
+        if self._alarm_armed:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            self._alarm_armed = False
 
-        self._finalizers.append(restore)
+    def _install_signals(self) -> None:
+        """``--timeout S`` (SIGALRM) and SIGTERM end the run like the frame budget does.
+
+        Both raise :class:`RunEnded` in the script; if the script swallows it (a bare ``except:``),
+        the process is stopped :data:`END_GRACE_S` seconds (or a second SIGTERM) later, after the
+        recordings were finalised. Signals work only on the main thread.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            if self.options.timeout:
+                self.notice("--timeout works only when maixemu runs on the main thread; ignored")
+            return
+        seconds = self.options.timeout
+        if seconds and hasattr(signal, "SIGALRM"):
+            reason = f"--timeout of {seconds:g} s reached"
+
+            def on_alarm(signum, frame):
+                if self._finalized:
+                    return
+                if not getattr(on_alarm, "fired", False):
+                    on_alarm.fired = True
+                    signal.setitimer(signal.ITIMER_REAL, self.END_GRACE_S)
+                    raise RunEnded(reason)
+                self._stop_now(reason, 0)
+
+            previous_alarm = signal.signal(signal.SIGALRM, on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            self._alarm_armed = True
+
+            def restore_alarm():
+                self._disarm_alarm()
+                signal.signal(signal.SIGALRM, previous_alarm)
+
+            self._finalizers.append(restore_alarm)
+        if hasattr(signal, "SIGTERM"):
+
+            def on_term(signum, frame):
+                if self._finalized:
+                    return
+                if not getattr(on_term, "fired", False):
+                    on_term.fired = True
+                    raise RunEnded("terminated (SIGTERM)", 143)
+                self._stop_now("terminated (SIGTERM)", 143)
+
+            previous_term = signal.signal(signal.SIGTERM, on_term)
+            self._finalizers.append(lambda: signal.signal(signal.SIGTERM, previous_term))
+
+    def _compile(self, script: Path) -> Any:
+        """The script's code object; prints the problem and returns an exit code when there is none."""
+        try:
+            source = script.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            print(f"maixemu: cannot read script {self.options.script}: {exc.strerror or exc}", file=self.stderr)
+            return 2
+        try:
+            with warnings.catch_warnings():  # MicroPython accepts escapes CPython warns about
+                warnings.simplefilter("ignore", SyntaxWarning)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                return compile(fix_bytes_literals(source), str(script), "exec")
+        except SyntaxError as exc:
+            print("".join(traceback.format_exception_only(type(exc), exc)), file=self.stderr, end="")
+            return 1
+        except ValueError as exc:  # Python 3.11: "source code string cannot contain null bytes"
+            print(f"maixemu: {self.options.script} is not a Python script: {exc}", file=self.stderr)
+            return 1
 
     def run(self) -> int:
         opts = self.options
@@ -325,16 +457,11 @@ class Session:
         if not script.is_file():
             print(f"maixemu: no such script: {opts.script}", file=self.stderr)
             return 2
-        source = script.read_text(encoding="utf-8", errors="replace")
-        try:
-            with warnings.catch_warnings():  # MicroPython accepts escapes CPython warns about
-                warnings.simplefilter("ignore", SyntaxWarning)
-                warnings.simplefilter("ignore", DeprecationWarning)
-                code = compile(fix_bytes_literals(source), str(script), "exec")
-        except SyntaxError as exc:
-            print("".join(traceback.format_exception_only(type(exc), exc)), file=self.stderr, end="")
-            return 1
-        store = None
+        code = self._compile(script)
+        if isinstance(code, int):
+            return code
+        self.script_files = {str(script)}
+        run_builtins: dict[str, Any] = {}
         old_argv = sys.argv
         exit_code = 0
         try:
@@ -348,16 +475,19 @@ class Session:
             search_dirs = [script.parent, store.sd_dir, store.flash_dir]
             # What the firmware's _boot.py leaves in main.py's globals (sys, os, fm, board_info, ...).
             run_globals: dict[str, Any] = registry.boot_globals()
-            run_globals.update(
-                __name__="__main__",
-                __file__=str(script),
-                __builtins__=_script_builtins(list(dict.fromkeys(search_dirs))),
-            )
+            run_builtins = _script_builtins(list(dict.fromkeys(search_dirs)))
+            run_globals.update(__name__="__main__", __file__=str(script), __builtins__=run_builtins)
             sys.argv = [str(opts.script), *opts.argv]
-            self._start_timeout()
+            self._install_signals()
             started = time.monotonic()
-            exec(code, run_globals)
+            try:
+                exec(code, run_globals)
+            finally:
+                self._disarm_alarm()  # a late alarm must not interrupt the reporting below
             self.notice(f"script finished after {time.monotonic() - started:.1f} s")
+        except SetupError as exc:
+            print(f"maixemu: {exc}", file=self.stderr)
+            exit_code = 2
         except RunEnded as end:
             self.notice(f"{end.reason}; run ended")
             exit_code = end.exit_code
@@ -365,22 +495,70 @@ class Session:
             self.notice("interrupted (Ctrl-C)")
             exit_code = 130
         except SystemExit as exc:
-            code_value = exc.code
-            exit_code = code_value if isinstance(code_value, int) else (0 if code_value is None else 1)
-            if isinstance(code_value, str):
-                print(code_value, file=self.stderr)
+            exit_code = self._system_exit(exc)
         except BaseException as exc:  # the script's own failure: show it like Python would, script frames only
-            reset_types = _clean_end_types()
-            if isinstance(exc, reset_types):
-                self.notice(f"{type(exc).__name__}: {exc}; run ended")
-                exit_code = 0
-            else:
-                print(format_script_error(exc, {str(script)}, opts.debug), file=self.stderr, end="")
-                exit_code = 1
+            exit_code = self._script_failed(exc, run_builtins)
         finally:
             sys.argv = old_argv
             self.finalize()
         return exit_code
+
+    def _system_exit(self, exc: SystemExit) -> int:
+        """``sys.exit(n)`` / ``sys.exit("message")`` as CPython reports them, plus one notice."""
+        value = exc.code
+        if value is None:
+            code = 0
+        elif isinstance(value, int):  # bool included, as in CPython
+            code = int(value)
+        else:
+            print(value, file=self.stderr)  # CPython prints any other value and exits 1
+            return 1
+        self.notice(f"the script called sys.exit({'' if value is None else repr(value)}); exit code {code}")
+        return code
+
+    def _script_failed(self, exc: BaseException, run_builtins: dict[str, Any]) -> int:
+        importer = run_builtins.get("__import__")
+        for module in getattr(importer, "local_modules", {}).values():
+            if getattr(module, "__file__", None):
+                self.script_files.add(str(Path(module.__file__).resolve()))
+        if isinstance(exc, _clean_end_types()):  # machine.reset(), the LCD window closed
+            from .firmware import notices, registry
+
+            if not (isinstance(exc, registry.ScriptReset) and "machine.reset" in notices.seen()):
+                self.notice(f"{exc}; run ended")  # (machine.reset() has said so itself)
+            return 0
+        if not self.options.debug:
+            fault = _device_fault(exc, self.script_files, self.sink)
+            if fault is not None:
+                print(fault[0], file=self.stderr)
+                return fault[1]
+        print(format_script_error(exc, self.script_files, self.options.debug), file=self.stderr, end="")
+        if isinstance(exc, ModuleNotFoundError) and (exc.name or "").partition(".")[0] in NOT_EMULATED_MODULES:
+            self.notice(f"{exc.name!r} is a MaixPy firmware module that maixemu does not emulate")
+        return 1
+
+
+@contextmanager
+def _signals_deferred():
+    """Hold SIGINT/SIGTERM while cleanup runs, so a second Ctrl-C cannot leave a half-written video."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: dict[int, Any] = {}
+    pending: list[int] = []
+    for signum in (signal.SIGINT, getattr(signal, "SIGTERM", None)):
+        if signum is None:
+            continue
+        try:
+            held[signum] = signal.signal(signum, lambda n, f: pending.append(n))
+        except (ValueError, OSError):
+            continue
+    try:
+        yield
+    finally:
+        # A Ctrl-C pressed meanwhile is dropped: the run is ending anyway, with its own exit code.
+        for signum, handler in held.items():
+            signal.signal(signum, handler)
 
 
 def _clean_end_types() -> tuple[type[BaseException], ...]:

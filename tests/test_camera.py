@@ -61,9 +61,8 @@ def test_folder_sorted_looped_and_unreadable_skipped_once(tmp_path):
 
 def test_folder_without_readable_images_fails_clearly(tmp_path):
     (tmp_path / "x.txt").write_text("nope")
-    src = open_source(str(tmp_path), on_notice=lambda s: None)
-    with pytest.raises(CameraError, match="no readable image"):
-        src.read()
+    with pytest.raises(CameraError, match="has no image OpenCV or Pillow can read"):  # at open, not mid-run
+        open_source(str(tmp_path), on_notice=lambda s: None)
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(CameraError, match="has no files"):

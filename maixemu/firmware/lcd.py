@@ -217,7 +217,7 @@ def pump(delay_ms: int = 1) -> None:
     if getattr(sink, "closed", False):
         from ..host.display import WindowClosed
 
-        raise WindowClosed("the LCD window was closed")
+        raise WindowClosed(getattr(sink, "close_reason", "") or "the LCD window was closed")
 
 
 def _bgr_active() -> bool:

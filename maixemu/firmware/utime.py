@@ -46,9 +46,37 @@ def _default_now_ns() -> int:
     return _time.perf_counter_ns() - _boot_ns
 
 
+#: Longest stretch a sleep goes without calling the idle hook (a window stays responsive at 50 Hz).
+IDLE_SLICE_NS = 20_000_000
+
+_idle_hook: Callable[[], None] | None = None
+
+
+def set_idle_hook(hook: Callable[[], None] | None) -> None:
+    """Runner hook: ``hook()`` runs at least every 20 ms while a script sleeps (None removes it).
+
+    Why: the LCD window notices ESC and its close button only when it processes events, which
+    otherwise happens on LCD pushes; a script in ``time.sleep(10)`` would ignore the user for 10 s.
+    The runner installs ``lcd.pump``, which may raise ``WindowClosed`` out of the sleep to end the run.
+    """
+    global _idle_hook
+    _idle_hook = hook
+
+
 def _default_sleep_ns(ns: int) -> None:
-    if ns > 0:
+    if ns <= 0:
+        return
+    hook = _idle_hook
+    if hook is None or ns < 1_000_000:  # pumping a window takes ~1 ms: not for microsecond sleeps
         _time.sleep(ns / 1e9)
+        return
+    deadline = _time.perf_counter_ns() + ns
+    while True:
+        hook()
+        left = deadline - _time.perf_counter_ns()
+        if left <= 0:
+            return
+        _time.sleep(min(left, IDLE_SLICE_NS) / 1e9)
 
 
 def _now_ns() -> int:

@@ -42,7 +42,15 @@ SYNTHETIC_SIZE = (320, 240)
 
 
 class CameraError(RuntimeError):
-    """A camera source could not be opened or stopped delivering frames; the text says what to do."""
+    """A camera source could not be opened or delivers nothing; the text says what to do."""
+
+
+class CameraLost(CameraError):
+    """A source that did deliver frames stopped (webcam unplugged, files gone mid-run).
+
+    Separate from :class:`CameraError` because the user's choice was right and the run failed
+    later: ``maixemu run`` exits 1 for this one and 2 for a source that never worked.
+    """
 
 
 class FrameSource:
@@ -187,17 +195,37 @@ class FolderSource(FrameSource):
         self._cache: dict[Path, np.ndarray] = {}
         self._cache_left = cache_bytes
         self._pos = 0
+        self._delivered = 0
         if not self._files:
             raise CameraError(f"folder {self.path} has no files to use as camera frames; {CAMERA_HINT}")
+        self._probe()
 
-    def _load(self, p: Path) -> np.ndarray | None:
+    def _probe(self) -> None:
+        """Decode files until one works, so a folder with no picture at all fails here with one line
+        (not one "skipping" line per file and then an error at the first snapshot)."""
+        unreadable: list[Path] = []
+        for p in self._files:
+            if self._load(p, tell=False) is not None:
+                break
+            unreadable.append(p)
+        else:
+            raise CameraError(f"folder {self.path} has no image OpenCV or Pillow can read "
+                              f"({len(self._files)} files tried); {CAMERA_HINT}")
+        for p in unreadable:
+            self._tell_skipped(p)
+
+    def _tell_skipped(self, p: Path) -> None:
+        self._notice(f"maixemu: camera folder: skipping {p.name} (not an image OpenCV or Pillow can read)")
+
+    def _load(self, p: Path, tell: bool = True) -> np.ndarray | None:
         frame = self._cache.get(p)
         if frame is not None:
             return frame
         frame = _read_image(p)
         if frame is None:
             self._bad.add(p)
-            self._notice(f"maixemu: camera folder: skipping {p.name} (not an image OpenCV or Pillow can read)")
+            if tell:
+                self._tell_skipped(p)
             return None
         frame.setflags(write=False)
         if frame.nbytes <= self._cache_left:
@@ -213,8 +241,10 @@ class FolderSource(FrameSource):
                 continue
             frame = self._load(p)
             if frame is not None:
+                self._delivered += 1
                 return frame
-        raise CameraError(f"folder {self.path} has no readable image ({len(self._files)} files tried); {CAMERA_HINT}")
+        raise CameraLost(f"folder {self.path} has no readable image any more ({len(self._files)} files tried "
+                         f"after {self._delivered} frames); {CAMERA_HINT}")
 
 
 # ---------------------------------------------------------------------------------- OpenCV capture
@@ -231,7 +261,10 @@ class _CaptureSource(FrameSource):
     def _grab(self) -> np.ndarray | None:
         if self.cap is None:
             raise CameraError(f"camera source {self.name} is closed")
-        ok, frame = self.cap.read()
+        try:
+            ok, frame = self.cap.read()
+        except cv2.error:  # some backends raise instead of returning False when the device vanished
+            return None
         if not ok or frame is None or frame.size == 0:
             return None
         return _bgr_to_rgb(_as_uint8(frame))
@@ -251,16 +284,23 @@ class VideoSource(_CaptureSource):
         if not self.cap.isOpened():
             self.close()
             raise CameraError(f"cannot open video {self.path}: OpenCV has no decoder for it or it is not a video; {CAMERA_HINT}")
+        # Decode the first frame now: a video with no frame fails at sensor.reset(), not mid-run.
+        self._pending = self._grab()
+        if self._pending is None:
+            self.close()
+            raise CameraError(f"video {self.path} has no readable frames; {CAMERA_HINT}")
 
     def read(self) -> np.ndarray:
-        frame = self._grab()
+        frame, self._pending = self._pending, None
+        if frame is None:
+            frame = self._grab()
         if frame is not None:
             self._frames_read += 1
             return frame
         if not self.loop:
-            raise CameraError(f"video {self.path} ended after {self._frames_read} frames (looping is off)")
+            raise CameraLost(f"video {self.path} ended after {self._frames_read} frames (looping is off)")
         if self._frames_read == 0:
-            raise CameraError(f"video {self.path} has no readable frames; {CAMERA_HINT}")
+            raise CameraLost(f"video {self.path} has no readable frames any more; {CAMERA_HINT}")
         if not self._looped_told:
             self._notice(f"maixemu: video {self.path.name} ended after {self._frames_read} frames; looping")
             self._looped_told = True
@@ -270,7 +310,7 @@ class VideoSource(_CaptureSource):
         self._frames_read = 0
         frame = self._grab()
         if frame is None:
-            raise CameraError(f"video {self.path} could not be rewound; {CAMERA_HINT}")
+            raise CameraLost(f"video {self.path} could not be rewound after its end; {CAMERA_HINT}")
         self._frames_read = 1
         return frame
 
@@ -286,8 +326,8 @@ class WebcamSource(_CaptureSource):
         self.index = int(index)
         self.name = f"webcam {self.index}"
         self.cap = None
-        if sys.platform.startswith("linux") and not Path(f"/dev/video{self.index}").exists():
-            # Probing a missing V4L device prints OpenCV warnings; the device node tells us already.
+        self.frames_read = 0
+        if not _webcam_node_present(self.index):
             raise CameraError(f"no webcam at index {self.index}; {CAMERA_HINT}")
         self.cap = cv2.VideoCapture(self.index)
         if not self.cap.isOpened():
@@ -299,11 +339,20 @@ class WebcamSource(_CaptureSource):
         while True:
             frame = self._grab()
             if frame is not None:
+                self.frames_read += 1
                 return frame
             if time.monotonic() > deadline:
-                raise CameraError(f"webcam {self.index} stopped delivering frames (unplugged or used by another "
-                                  f"program?); {CAMERA_HINT}")
+                if self.frames_read == 0:
+                    raise CameraError(f"webcam {self.index} opened but delivered no frame in "
+                                      f"{self.READ_TIMEOUT_S:g} s (is another program using it?); {CAMERA_HINT}")
+                raise CameraLost(f"webcam {self.index} stopped delivering frames after {self.frames_read} frames "
+                                 f"(unplugged?); {CAMERA_HINT}")
             time.sleep(0.02)
+
+
+def _webcam_node_present(index: int) -> bool:
+    """False when Linux has no ``/dev/videoN``: probing a missing V4L device only prints OpenCV warnings."""
+    return not sys.platform.startswith("linux") or Path(f"/dev/video{index}").exists()
 
 
 # ---------------------------------------------------------------------------------- choosing

@@ -66,11 +66,13 @@ class DisplaySink:
     def __init__(self) -> None:
         self.frames_shown = 0
         self.closed = False
+        #: Why the sink closed, in words for the run's last line ("ESC pressed in the LCD window").
+        self.close_reason = ""
 
     def show(self, rgb: np.ndarray) -> None:
         """Take one frame (the sink must not keep a reference: the LCD reuses its buffer)."""
         if self.closed:
-            raise WindowClosed(f"{self.name} is closed")
+            raise WindowClosed(self.close_reason or f"the LCD output {self.name} is closed")
         self._show(_check_frame(rgb))
         self.frames_shown += 1
 
@@ -274,14 +276,15 @@ class WindowSink(DisplaySink):
         cv2.imshow(self.title, bgr)
         self.pump(1)
         if self.closed:
-            raise WindowClosed("the LCD window was closed")
+            raise WindowClosed(self.close_reason)
 
     def pump(self, delay_ms: int = 1) -> None:
         if not self._created or self.closed:
             return
         key = cv2.waitKey(max(1, int(delay_ms)))
-        if key & 0xFF == _ESC:
+        if key != -1 and key & 0xFF == _ESC:
             self.closed = True
+            self.close_reason = "ESC pressed in the LCD window"
         else:
             try:
                 visible = cv2.getWindowProperty(self.title, cv2.WND_PROP_VISIBLE)
@@ -289,6 +292,7 @@ class WindowSink(DisplaySink):
                 visible = 0
             if visible < 1:
                 self.closed = True
+                self.close_reason = "the LCD window was closed"
         if self.closed:
             self._destroy()
 

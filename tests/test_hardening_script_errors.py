@@ -1,0 +1,196 @@
+"""Hardening: how ``python -m maixemu run`` ends for each way a script can fail or stop.
+
+Exact stderr and exit codes: the script's own frames only (maixemu's with ``--debug``), one
+``[maixemu]`` line for clean ends, CPython's own text for ``sys.exit("message")`` and syntax errors.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+
+def write(tmp_path: Path, body: str, name: str = "main.py") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body).lstrip("\n"))
+    return path
+
+
+def run(script: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "maixemu", "run", str(script), "--lcd", "none", *args],
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def test_exception_shows_only_the_scripts_frames(tmp_path):
+    script = write(tmp_path, """
+        import sensor
+        def helper():
+            raise ValueError("boom")
+        helper()
+    """)
+    proc = run(script)
+    assert proc.returncode == 1
+    assert proc.stderr == textwrap.dedent(f"""\
+        Traceback (most recent call last):
+          File "{script}", line 4, in <module>
+            helper()
+          File "{script}", line 3, in helper
+            raise ValueError("boom")
+        ValueError: boom
+        """)
+
+
+def test_exception_in_a_local_module_shows_its_line(tmp_path):
+    write(tmp_path, """
+        x = 1
+        raise RuntimeError("in helper")
+    """, name="helper.py")
+    script = write(tmp_path, "import helper\n")
+    proc = run(script)
+    assert proc.returncode == 1
+    assert proc.stderr == textwrap.dedent(f"""\
+        Traceback (most recent call last):
+          File "{script}", line 1, in <module>
+            import helper
+          File "{tmp_path / 'helper.py'}", line 2, in <module>
+            raise RuntimeError("in helper")
+        RuntimeError: in helper
+        """)
+
+
+def test_debug_shows_maixemu_frames(tmp_path):
+    script = write(tmp_path, "import helper_missing\n")
+    proc = run(script, "--debug")
+    assert proc.returncode == 1
+    assert "maixemu/runner.py" in proc.stderr
+
+
+def test_keyboard_interrupt_exits_130_with_one_line(tmp_path):
+    proc = run(write(tmp_path, "raise KeyboardInterrupt\n"))
+    assert proc.returncode == 130
+    assert proc.stderr == "[maixemu] interrupted (Ctrl-C)\n"
+
+
+@pytest.mark.parametrize("call,code,line", [
+    ("sys.exit(3)", 3, "[maixemu] the script called sys.exit(3); exit code 3"),
+    ("raise SystemExit(0)", 0, "[maixemu] the script called sys.exit(0); exit code 0"),
+    ("sys.exit()", 0, "[maixemu] the script called sys.exit(); exit code 0"),
+    ('sys.exit("camera cable loose")', 1, "camera cable loose"),
+    ("raise SystemExit(2.5)", 1, "2.5"),
+])
+def test_sys_exit(tmp_path, call, code, line):
+    proc = run(write(tmp_path, f"import sys\nprint('before')\n{call}\nprint('after')\n"))
+    assert proc.returncode == code
+    assert proc.stdout == "before\n"
+    assert proc.stderr == line + "\n"
+
+
+def test_timeout_ends_a_busy_loop(tmp_path):
+    proc = run(write(tmp_path, "while True:\n    pass\n"), "--timeout", "0.5")
+    assert proc.returncode == 0
+    assert proc.stderr == "[maixemu] --timeout of 0.5 s reached; run ended\n"
+
+
+def test_timeout_ends_a_long_sleep(tmp_path):
+    started = time.monotonic()
+    proc = run(write(tmp_path, "import time\nwhile True:\n    time.sleep(30)\n"), "--timeout", "0.5")
+    assert proc.returncode == 0
+    assert proc.stderr == "[maixemu] --timeout of 0.5 s reached; run ended\n"
+    assert time.monotonic() - started < 20
+
+
+def test_timeout_swallowed_by_the_script_still_ends_the_run(tmp_path):
+    script = write(tmp_path, """
+        import time
+        while True:
+            try:
+                time.sleep(30)
+            except:
+                print("caught", flush=True)
+    """)
+    proc = run(script, "--timeout", "0.5")
+    assert proc.returncode == 0
+    assert proc.stdout == "caught\n"
+    assert proc.stderr == "[maixemu] --timeout of 0.5 s reached and the script caught the end request; stopping it\n"
+
+
+def test_sigterm_ends_the_run_cleanly(tmp_path):
+    script = write(tmp_path, "import time\nprint('ready', flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "maixemu", "run", str(script), "--lcd", "none"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    assert err == "[maixemu] terminated (SIGTERM); run ended\n"
+
+
+def test_syntax_error_points_at_the_script_line(tmp_path):
+    script = write(tmp_path, """
+        import lcd
+        for i in range(3)
+            print(i)
+    """)
+    proc = run(script)
+    assert proc.returncode == 1
+    assert proc.stderr == textwrap.dedent(f"""\
+          File "{script}", line 2
+            for i in range(3)
+                             ^
+        SyntaxError: expected ':'
+        """)
+
+
+def test_missing_module_is_named(tmp_path):
+    proc = run(write(tmp_path, "import lcd\nimport servo_driver\n"))
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == "ModuleNotFoundError: No module named 'servo_driver'"
+    assert "maixemu/" not in proc.stderr
+
+
+def test_missing_maixpy_module_says_it_is_not_emulated(tmp_path):
+    script = write(tmp_path, "import network\n")
+    proc = run(script)
+    assert proc.returncode == 1
+    assert proc.stderr == textwrap.dedent(f"""\
+        Traceback (most recent call last):
+          File "{script}", line 1, in <module>
+            import network
+        ModuleNotFoundError: No module named 'network'
+        [maixemu] 'network' is a MaixPy firmware module that maixemu does not emulate
+        """)
+
+
+def test_machine_reset_is_a_clean_end(tmp_path):
+    proc = run(write(tmp_path, "import machine\nmachine.reset()\n"))
+    assert proc.returncode == 0
+    assert proc.stderr == "[maixemu] machine.reset() called: the board would reboot; ending the run\n"
+
+
+def test_freq_change_reboot_is_a_clean_end(tmp_path):
+    proc = run(write(tmp_path, "from Maix import freq\nfreq.set(cpu=600)\nprint('after')\n"))
+    assert proc.returncode == 0
+    assert proc.stdout == "\nreboot now\n"
+    assert proc.stderr == "[maixemu] Maix.freq.set() rebooted the board; run ended\n"
+
+
+def test_unreadable_script_is_one_line_exit_2(tmp_path):
+    script = write(tmp_path, "print(1)\n")
+    script.chmod(0)
+    try:
+        try:
+            script.read_text()
+            pytest.skip("running as a user who reads any file (root)")
+        except PermissionError:
+            pass
+        proc = run(script)
+    finally:
+        script.chmod(0o644)
+    assert proc.returncode == 2
+    assert proc.stderr == f"maixemu: cannot read script {script}: Permission denied\n"
