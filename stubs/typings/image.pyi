@@ -16,6 +16,7 @@ _Color = int | tuple[int, int, int]
 _Rect = tuple[int, int, int, int] | list[int]
 _Point = tuple[int, int] | list[int]
 _Thresholds = Sequence[tuple[int, ...] | list[int]]
+_Bool = bool | int  # MaixPy scripts pass 0/1 for flags (``to_grayscale(1)``)
 
 # ---------------------------------------------------------------------------- constants
 BINARY: int
@@ -221,8 +222,14 @@ class Image:
     ``Image(data, from_bytes=True)`` decodes bytes, ``Image(copy_to_fb=True)`` uses the frame buffer.
     None of them has an AI buffer: call ``pix_to_ai()`` before ``kpu.forward``.
     """
-    def __init__(self, path: str | bytes | None = None, copy_to_fb: bool = False, *,
-                 size: tuple[int, int] | None = None, from_bytes: bool = False) -> None: ...
+    def __init__(self, path: str | bytes | None = None, copy_to_fb: _Bool = False, *,
+                 size: tuple[int, int] | None = None, from_bytes: _Bool = False) -> None: ...
+    def __getitem__(self, index: int, /) -> Any:
+        """``img[i]``: pixel ``i`` in row-major order, raw value (byte-swapped RGB565 int or gray)."""
+    def __setitem__(self, index: int, value: int, /) -> None:
+        """``img[i] = v``: set pixel ``i`` (raw value)."""
+    def __len__(self) -> int:
+        """Number of pixels (w*h)."""
 
     # --- basics
     def width(self) -> int:
@@ -233,17 +240,17 @@ class Image:
         """``sensor.RGB565`` or ``sensor.GRAYSCALE`` (BINARY/JPEG for special images)."""
     def size(self) -> int:
         """Bytes of pixel data: w*h*2 for RGB565, w*h for grayscale."""
-    def get_pixel(self, x: int | _Point, y: int = ..., /, rgbtuple: bool = ...) -> Any:
+    def get_pixel(self, x: int | _Point, y: int = ..., /, rgbtuple: _Bool = ...) -> Any:
         """RGB565: ``(r, g, b)`` 8-bit tuple (raw byte-swapped int with ``rgbtuple=False``); gray: int; outside: None."""
     def set_pixel(self, x: int | _Point, y: int = ..., /, color: _Color = -1) -> Image:
         """Set one pixel (outside the image: silently ignored); int colours are raw byte-swapped RGB565."""
     def clear(self) -> Image:
         """Zero all pixels (black)."""
     def copy(self, roi: _Rect | None = None, x_scale: float = 1.0, y_scale: float = 1.0,
-             copy_to_fb: bool = False) -> Image:
+             copy_to_fb: _Bool = False) -> Image:
         """New image (nearest-neighbour scaling); it has no AI buffer."""
     def crop(self, roi: _Rect | None = None, x_scale: float = 1.0, y_scale: float = 1.0,
-             copy: bool = False) -> Image:
+             copy: _Bool = False) -> Image:
         """Like ``copy`` but **in place** by default (the image itself becomes the crop); v0.6.3 only."""
     def cut(self, x: int, y: int, w: int, h: int, /) -> Image:
         """New w x h image copied from (x, y); no AI buffer (call ``pix_to_ai()`` before the KPU)."""
@@ -252,13 +259,13 @@ class Image:
 
         The original is untouched. Returns None (after a print) for formats other than RGB565/gray.
         """
-    def to_grayscale(self, copy: bool = False) -> Image:
+    def to_grayscale(self, copy: _Bool = False) -> Image:
         """Convert to grayscale (in place unless ``copy``); the AI buffer is not updated."""
-    def to_rgb565(self, copy: bool = False) -> Image:
+    def to_rgb565(self, copy: _Bool = False) -> Image:
         """Convert to RGB565 (in place unless ``copy``); the AI buffer is not updated."""
-    def to_bitmap(self, copy: bool = False) -> Image:
+    def to_bitmap(self, copy: _Bool = False) -> Image:
         """Convert to a 1-bit binary image."""
-    def to_rainbow(self, copy: bool = False) -> Image:
+    def to_rainbow(self, copy: _Bool = False) -> Image:
         """Colour-map a grayscale image (rainbow palette)."""
     def to_bytes(self) -> bytes:
         """The raw pixel buffer (RGB565 byte-swapped as in device memory)."""
@@ -299,20 +306,20 @@ class Image:
     def draw_line(self, line: Sequence[int], /, color: _Color = -1, thickness: int = 1) -> Image: ...
     @overload
     def draw_rectangle(self, x: int, y: int, w: int, h: int, /, color: _Color = -1, thickness: int = 1,
-                       fill: bool = False) -> Image:
+                       fill: _Bool = False) -> Image:
         """Draw a rectangle; ``draw_rectangle(obj.rect(), ...)`` works too."""
     @overload
     def draw_rectangle(self, rect: Sequence[int], /, color: _Color = -1, thickness: int = 1,
-                       fill: bool = False) -> Image: ...
+                       fill: _Bool = False) -> Image: ...
     @overload
     def draw_circle(self, x: int, y: int, radius: int, /, color: _Color = -1, thickness: int = 1,
-                    fill: bool = False) -> Image:
+                    fill: _Bool = False) -> Image:
         """Draw a circle centred at (x, y)."""
     @overload
     def draw_circle(self, circle: Sequence[int], /, color: _Color = -1, thickness: int = 1,
-                    fill: bool = False) -> Image: ...
+                    fill: _Bool = False) -> Image: ...
     def draw_ellipse(self, cx: int | Sequence[int], cy: int = ..., rx: int = ..., ry: int = ..., /,
-                     rotation: int = 0, color: _Color = -1, thickness: int = 1, fill: bool = False) -> Image:
+                     rotation: int = 0, color: _Color = -1, thickness: int = 1, fill: _Bool = False) -> Image:
         """Draw an ellipse (radii rx, ry; rotation in degrees)."""
     @overload
     def draw_cross(self, x: int, y: int, /, color: _Color = -1, size: int = 5, thickness: int = 1) -> Image:
@@ -326,7 +333,7 @@ class Image:
     @overload
     def draw_arrow(self, line: Sequence[int], /, color: _Color = -1, size: int = 10, thickness: int = 1) -> Image: ...
     def draw_string(self, x: int, y: int, text: str, /, color: _Color = -1, scale: float = 1.0, x_spacing: int = 0,
-                    y_spacing: int = 2, mono_space: bool = False) -> Image:
+                    y_spacing: int = 2, mono_space: _Bool = False) -> Image:
         """Draw text with the built-in 8x12 font: proportional by default, transparent background, no wrap.
 
         Unlike ``lcd.draw_string`` (opaque, monospace, red on black by default).
@@ -342,11 +349,11 @@ class Image:
     def draw_image(self, image: Image, point: Sequence[int], /, x_scale: float = 1.0, y_scale: float = 1.0,
                    alpha: int = 256, mask: Image | None = None) -> Image: ...
     def draw_keypoints(self, keypoints: Any, /, color: _Color = -1, size: int = 10, thickness: int = 1,
-                       fill: bool = False) -> Image:
+                       fill: _Bool = False) -> Image:
         """Draw the keypoints of ``find_keypoints``."""
     def flood_fill(self, x: int | Sequence[int], y: int = ..., /, seed_threshold: float = 0.05,
-                   floating_threshold: float = 0.05, color: _Color = -1, invert: bool = False,
-                   clear_background: bool = False, mask: Image | None = None) -> Image:
+                   floating_threshold: float = 0.05, color: _Color = -1, invert: _Bool = False,
+                   clear_background: _Bool = False, mask: Image | None = None) -> Image:
         """Fill the region connected to (x, y) whose pixels are within the thresholds."""
 
     # --- pixel operations and filters (in place)
@@ -354,44 +361,44 @@ class Image:
         """Invert every pixel (255 - v per channel)."""
     def negate(self) -> Image:
         """Same as ``invert``."""
-    def binary(self, thresholds: _Thresholds, /, invert: bool = False, zero: bool = False,
-               mask: Image | None = None, to_bitmap: bool = False, copy: bool = False) -> Image:
+    def binary(self, thresholds: _Thresholds, /, invert: _Bool = False, zero: _Bool = False,
+               mask: Image | None = None, to_bitmap: _Bool = False, copy: _Bool = False) -> Image:
         """Pixels inside the thresholds (gray ``(lo, hi)`` or LAB 6-tuples) -> white, others black."""
-    def mean(self, size: int, /, threshold: bool = False, offset: int = 0, invert: bool = False,
+    def mean(self, size: int, /, threshold: _Bool = False, offset: int = 0, invert: _Bool = False,
              mask: Image | None = None) -> Image:
         """Box filter over a (2*size+1)^2 window."""
-    def blur(self, size: int, /, threshold: bool = False, offset: int = 0, invert: bool = False,
+    def blur(self, size: int, /, threshold: _Bool = False, offset: int = 0, invert: _Bool = False,
              mask: Image | None = None) -> Image:
         """Alias of ``mean``."""
-    def median(self, size: int, /, percentile: float = 0.5, threshold: bool = False, offset: int = 0,
-               invert: bool = False, mask: Image | None = None) -> Image:
+    def median(self, size: int, /, percentile: float = 0.5, threshold: _Bool = False, offset: int = 0,
+               invert: _Bool = False, mask: Image | None = None) -> Image:
         """Median (percentile) filter."""
-    def mode(self, size: int, /, threshold: bool = False, offset: int = 0, invert: bool = False,
+    def mode(self, size: int, /, threshold: _Bool = False, offset: int = 0, invert: _Bool = False,
              mask: Image | None = None) -> Image:
         """Mode filter."""
-    def midpoint(self, size: int, /, bias: float = 0.5, threshold: bool = False, offset: int = 0,
-                 invert: bool = False, mask: Image | None = None) -> Image:
+    def midpoint(self, size: int, /, bias: float = 0.5, threshold: _Bool = False, offset: int = 0,
+                 invert: _Bool = False, mask: Image | None = None) -> Image:
         """Midpoint filter (bias 0 = min, 1 = max)."""
-    def gaussian(self, size: int, /, unsharp: bool = False, mul: float = ..., add: float = 0.0,
-                 threshold: bool = False, offset: int = 0, invert: bool = False, mask: Image | None = None) -> Image:
+    def gaussian(self, size: int, /, unsharp: _Bool = False, mul: float = ..., add: float = 0.0,
+                 threshold: _Bool = False, offset: int = 0, invert: _Bool = False, mask: Image | None = None) -> Image:
         """Gaussian smoothing (``unsharp=True`` sharpens)."""
-    def gaussian_blur(self, size: int, /, unsharp: bool = False, mul: float = ..., add: float = 0.0,
-                      threshold: bool = False, offset: int = 0, invert: bool = False,
+    def gaussian_blur(self, size: int, /, unsharp: _Bool = False, mul: float = ..., add: float = 0.0,
+                      threshold: _Bool = False, offset: int = 0, invert: _Bool = False,
                       mask: Image | None = None) -> Image:
         """Alias of ``gaussian``."""
-    def laplacian(self, size: int, /, sharpen: bool = False, mul: float = ..., add: float = 0.0,
-                  threshold: bool = False, offset: int = 0, invert: bool = False, mask: Image | None = None) -> Image:
+    def laplacian(self, size: int, /, sharpen: _Bool = False, mul: float = ..., add: float = 0.0,
+                  threshold: _Bool = False, offset: int = 0, invert: _Bool = False, mask: Image | None = None) -> Image:
         """Laplacian edge filter (``sharpen=True`` sharpens)."""
-    def bilateral(self, size: int, /, color_sigma: float = 0.1, space_sigma: float = 1.0, threshold: bool = False,
-                  offset: int = 0, invert: bool = False, mask: Image | None = None) -> Image:
+    def bilateral(self, size: int, /, color_sigma: float = 0.1, space_sigma: float = 1.0, threshold: _Bool = False,
+                  offset: int = 0, invert: _Bool = False, mask: Image | None = None) -> Image:
         """Edge-preserving bilateral filter."""
-    def cartoon(self, seed_threshold: float = 0.05, floating_threshold: float = 0.05,
+    def cartoon(self, seed_threshold: float = 0.05, floating_thresholds: float = 0.05,
                 mask: Image | None = None) -> Image:
         """Flood-fill regions of similar colour with their mean (cartoon look)."""
     def morph(self, size: int, kernel: Sequence[int], /, mul: float = ..., add: float = 0.0,
-              threshold: bool = False, offset: int = 0, invert: bool = False, mask: Image | None = None) -> Image:
+              threshold: _Bool = False, offset: int = 0, invert: _Bool = False, mask: Image | None = None) -> Image:
         """Convolve with a custom (2*size+1)^2 integer kernel."""
-    def histeq(self, adaptive: bool = False, clip_limit: float = -1, mask: Image | None = None) -> Image:
+    def histeq(self, adaptive: _Bool = False, clip_limit: float = -1, mask: Image | None = None) -> Image:
         """Histogram equalisation (``adaptive=True``: CLAHE)."""
     def gamma_corr(self, gamma: float = 1.0, contrast: float = 1.0, brightness: float = 0.0) -> Image:
         """Gamma, contrast and brightness correction."""
@@ -401,9 +408,9 @@ class Image:
                       x_translation: float = 0.0, y_translation: float = 0.0, zoom: float = 1.0,
                       fov: float = 60.0, corners: Sequence[Sequence[int]] | None = None) -> Image:
         """3D rotation/translation/zoom with perspective (angles in degrees)."""
-    def linpolar(self, reverse: bool = False) -> Image:
+    def linpolar(self, reverse: _Bool = False) -> Image:
         """Cartesian -> linear polar re-mapping."""
-    def logpolar(self, reverse: bool = False) -> Image:
+    def logpolar(self, reverse: _Bool = False) -> Image:
         """Cartesian -> log-polar re-mapping."""
     def chrominvar(self) -> Image:
         """Remove illumination, keep chromaticity (illumination-invariant colour)."""
@@ -425,11 +432,11 @@ class Image:
     # --- image arithmetic (other: an Image, a path, or a colour)
     def add(self, image: Image | str | _Color, /, mask: Image | None = None) -> Image:
         """Saturating per-pixel add."""
-    def sub(self, image: Image | str | _Color, /, reverse: bool = False, mask: Image | None = None) -> Image:
+    def sub(self, image: Image | str | _Color, /, reverse: _Bool = False, mask: Image | None = None) -> Image:
         """Saturating per-pixel subtract (``reverse``: other - self)."""
-    def mul(self, image: Image | str | _Color, /, invert: bool = False, mask: Image | None = None) -> Image:
+    def mul(self, image: Image | str | _Color, /, invert: _Bool = False, mask: Image | None = None) -> Image:
         """Per-pixel multiply (normalised)."""
-    def div(self, image: Image | str | _Color, /, invert: bool = False, mask: Image | None = None) -> Image:
+    def div(self, image: Image | str | _Color, /, invert: _Bool = False, mask: Image | None = None) -> Image:
         """Per-pixel divide (normalised)."""
     def min(self, image: Image | str | _Color, /, mask: Image | None = None) -> Image:
         """Per-pixel minimum."""
@@ -439,14 +446,14 @@ class Image:
         """Per-pixel absolute difference."""
     def blend(self, image: Image | str | _Color, /, alpha: int = 128, mask: Image | None = None) -> Image:
         """Alpha-blend another image (alpha 0..256)."""
-    def replace(self, image: Image | str | _Color | None = None, /, hmirror: bool = False, vflip: bool = False,
-                transpose: bool = False, mask: Image | None = None) -> Image:
+    def replace(self, image: Image | str | _Color | None = None, /, hmirror: _Bool = False, vflip: _Bool = False,
+                transpose: _Bool = False, mask: Image | None = None) -> Image:
         """Replace the pixels with another image's (optionally mirrored/flipped/transposed)."""
-    def assign(self, image: Image | str | _Color | None = None, /, hmirror: bool = False, vflip: bool = False,
-               transpose: bool = False, mask: Image | None = None) -> Image:
+    def assign(self, image: Image | str | _Color | None = None, /, hmirror: _Bool = False, vflip: _Bool = False,
+               transpose: _Bool = False, mask: Image | None = None) -> Image:
         """Alias of ``replace``."""
-    def set(self, image: Image | str | _Color | None = None, /, hmirror: bool = False, vflip: bool = False,
-            transpose: bool = False, mask: Image | None = None) -> Image:
+    def set(self, image: Image | str | _Color | None = None, /, hmirror: _Bool = False, vflip: _Bool = False,
+            transpose: _Bool = False, mask: Image | None = None) -> Image:
         """Alias of ``replace``."""
     def b_and(self, image: Image | str | _Color, /, mask: Image | None = None) -> Image:
         """Bitwise AND (also ``img.and`` at run time, a keyword in Python source)."""
@@ -482,35 +489,35 @@ class Image:
         """Closing minus the image."""
 
     # --- statistics
-    def get_statistics(self, thresholds: _Thresholds | None = None, invert: bool = False, roi: _Rect | None = None,
+    def get_statistics(self, thresholds: _Thresholds | None = None, invert: _Bool = False, roi: _Rect | None = None,
                        bins: int = ..., l_bins: int = ..., a_bins: int = ..., b_bins: int = ...) -> Statistics:
         """Mean/median/mode/stdev/min/max/quartiles (per LAB channel for RGB565)."""
-    def get_stats(self, thresholds: _Thresholds | None = None, invert: bool = False, roi: _Rect | None = None,
+    def get_stats(self, thresholds: _Thresholds | None = None, invert: _Bool = False, roi: _Rect | None = None,
                   bins: int = ..., l_bins: int = ..., a_bins: int = ..., b_bins: int = ...) -> Statistics:
         """Alias of ``get_statistics``."""
-    def statistics(self, thresholds: _Thresholds | None = None, invert: bool = False, roi: _Rect | None = None,
+    def statistics(self, thresholds: _Thresholds | None = None, invert: _Bool = False, roi: _Rect | None = None,
                    bins: int = ..., l_bins: int = ..., a_bins: int = ..., b_bins: int = ...) -> Statistics:
         """Alias of ``get_statistics``."""
-    def get_histogram(self, thresholds: _Thresholds | None = None, invert: bool = False, roi: _Rect | None = None,
+    def get_histogram(self, thresholds: _Thresholds | None = None, invert: _Bool = False, roi: _Rect | None = None,
                       bins: int = ..., l_bins: int = ..., a_bins: int = ..., b_bins: int = ...) -> Histogram:
         """Normalised histogram (gray, or L/A/B for RGB565)."""
-    def get_hist(self, thresholds: _Thresholds | None = None, invert: bool = False, roi: _Rect | None = None,
+    def get_hist(self, thresholds: _Thresholds | None = None, invert: _Bool = False, roi: _Rect | None = None,
                  bins: int = ..., l_bins: int = ..., a_bins: int = ..., b_bins: int = ...) -> Histogram:
         """Alias of ``get_histogram``."""
-    def histogram(self, thresholds: _Thresholds | None = None, invert: bool = False, roi: _Rect | None = None,
+    def histogram(self, thresholds: _Thresholds | None = None, invert: _Bool = False, roi: _Rect | None = None,
                   bins: int = ..., l_bins: int = ..., a_bins: int = ..., b_bins: int = ...) -> Histogram:
         """Alias of ``get_histogram``."""
-    def get_regression(self, thresholds: _Thresholds, /, invert: bool = False, roi: _Rect | None = None,
+    def get_regression(self, thresholds: _Thresholds, /, invert: _Bool = False, roi: _Rect | None = None,
                        x_stride: int = 2, y_stride: int = 1, area_threshold: int = 10, pixels_threshold: int = 10,
-                       robust: bool = False) -> Line | None:
+                       robust: _Bool = False) -> Line | None:
         """Linear regression over the thresholded pixels; None if none."""
     def get_similarity(self, image: Image, /) -> Any:
         """SSIM-style similarity to another image."""
 
     # --- finding things (OpenMV semantics; results are lists, possibly empty)
-    def find_blobs(self, thresholds: _Thresholds, /, invert: bool = False, roi: _Rect | None = None,
+    def find_blobs(self, thresholds: _Thresholds, /, invert: _Bool = False, roi: _Rect | None = None,
                    x_stride: int = 2, y_stride: int = 1, area_threshold: int = 10, pixels_threshold: int = 10,
-                   merge: bool = False, margin: int = 0, threshold_cb: Callable[[Blob], bool] | None = None,
+                   merge: _Bool = False, margin: int = 0, threshold_cb: Callable[[Blob], bool] | None = None,
                    merge_cb: Callable[[Blob, Blob], bool] | None = None) -> list[Blob]:
         """Colour blobs within the thresholds (gray ``(lo, hi)`` or LAB ``(Lmin, Lmax, Amin, Amax, Bmin, Bmax)``)."""
     def find_qrcodes(self, roi: _Rect | None = None) -> list[QRCode]:
@@ -543,7 +550,7 @@ class Image:
         """Pupil position inside an eye ROI."""
     def find_lbp(self, roi: _Rect, /) -> Any:
         """Local binary pattern descriptor of a ROI."""
-    def find_keypoints(self, roi: _Rect | None = None, threshold: int = 20, normalized: bool = False,
+    def find_keypoints(self, roi: _Rect | None = None, threshold: int = 20, normalized: _Bool = False,
                        scale_factor: float = 1.5, max_keypoints: int = 100, corner_detector: int = ...) -> Any:
         """ORB keypoints (for ``image.match_descriptor``)."""
     def find_hog(self, roi: _Rect | None = None, size: int = 8) -> Image:
@@ -552,7 +559,7 @@ class Image:
                       search: int = ...) -> tuple[int, int, int, int] | None:
         """Normalised cross-correlation template match; None if below threshold."""
     def find_displacement(self, template: Image, /, roi: _Rect | None = None, template_roi: _Rect | None = None,
-                          logpolar: bool = False) -> Any:
+                          logpolar: _Bool = False) -> Any:
         """Phase-correlation displacement against another image."""
     def find_domain(self, *args: Any, **kwargs: Any) -> Any:
         """MaixPy addition (rarely used)."""
@@ -580,7 +587,7 @@ def load_descriptor(path: str, /) -> Any:
     """Load a keypoint/LBP descriptor file."""
 def save_descriptor(descriptor: Any, path: str, /) -> None:
     """Save a keypoint/LBP descriptor."""
-def match_descriptor(descriptor0: Any, descriptor1: Any, /, threshold: int = ..., filter_outliers: bool = ...) -> Any:
+def match_descriptor(descriptor0: Any, descriptor1: Any, /, threshold: int = ..., filter_outliers: _Bool = ...) -> Any:
     """Match two descriptors (LBP distance or ORB keypoint matches)."""
 def ImageWriter(path: str, /) -> Any:
     """Record images to an .bin stream file."""

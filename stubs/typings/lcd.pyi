@@ -64,12 +64,12 @@ def init(type: int = 1, freq: int = 15000000, color: int | tuple[int, int, int] 
     """
 def deinit() -> None:
     """Switch the panel off."""
-def width() -> int | None:
-    """Width after rotation (None when type 0)."""
-def height() -> int | None:
-    """Height after rotation (None when type 0)."""
-def type() -> int | None:
-    """The panel type given to ``init``."""
+def width() -> int:
+    """Width after rotation (320 for the usual panel at rotation 0; None when ``init(type=0)``)."""
+def height() -> int:
+    """Height after rotation (None when ``init(type=0)``)."""
+def type() -> int:
+    """The panel type given to ``init`` (None when type 0)."""
 def freq(freq: int = ..., /) -> int:
     """Current SPI frequency (sets it if given)."""
 def set_backlight(state: int, /) -> None:

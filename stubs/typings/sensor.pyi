@@ -73,19 +73,19 @@ SXGA: int
 UXGA: int
 """1600x1200"""
 
-def reset(freq: int = 24000000, set_regs: bool = True, dual_buff: bool = False, choice: int = 0) -> None:
+def reset(freq: int = 24000000, set_regs: bool | int = True, dual_buff: bool | int = False, choice: int = 0) -> None:
     """Probe and initialise the camera; ``OSError("Reset Failed")`` if none answers."""
 def binocular_reset(freq: int = 24000000) -> None:
     """Initialise both cameras of a dual-sensor board."""
-def shutdown(enable: bool, /) -> None:
+def shutdown(enable: bool | int, /) -> None:
     """Power down / select a sensor (dual-sensor boards)."""
-def sleep(enable: bool, /) -> None:
+def sleep(enable: bool | int, /) -> None:
     """Put the sensor to sleep."""
 def deinit() -> None:
     """Stop the camera and free its buffers."""
-def set_pixformat(format: int, /, set_regs: bool = True) -> bool:
+def set_pixformat(format: int, /, set_regs: bool | int = True) -> bool:
     """``sensor.RGB565`` or ``sensor.GRAYSCALE`` (grayscale: the pixels *are* the AI plane)."""
-def set_framesize(framesize: int, /, set_regs: bool = True) -> None:
+def set_framesize(framesize: int, /, set_regs: bool | int = True) -> None:
     """Set the frame size (``sensor.QVGA`` ...); resets any windowing."""
 def set_windowing(roi: tuple[int, int] | tuple[int, int, int, int] | list[int], /) -> bool:
     """Capture a w x h window; sizes must be multiples of 8 and at least 8x8 (else ``ValueError``).
@@ -99,7 +99,7 @@ def set_vflip(enable: bool | int, /) -> None:
     """Flip the image upside down in the sensor."""
 def run(enable: bool | int, /) -> bool:
     """``run(1)`` starts streaming, ``run(0)`` stops it (a later snapshot times out)."""
-def snapshot(update_jb: bool = True) -> Image:
+def snapshot(update_jb: bool | int = True) -> Image:
     """Capture a frame: pixels **and** AI buffer filled (ready for ``kpu.forward``/``run_yolo2``).
 
     The image aliases the one frame buffer: an older snapshot object changes on the next capture.

@@ -4,7 +4,7 @@ A pin is used by mapping it to a function first: ``fm.register(board_info.LED_R,
 then ``GPIO(GPIO.GPIO0, GPIO.OUT)``. Only GPIOHS pins support interrupts.
 """
 
-from typing import Any, Callable
+from typing import Any, Callable, overload
 
 from . import config as config, freq as freq, utils as utils
 
@@ -64,8 +64,11 @@ class GPIO:
         """``mode`` defaults to ``GPIO.IN``, ``pull`` to ``GPIO.PULL_NONE``; output pins cannot pull (ValueError)."""
     def init(self, mode: int | None = None, pull: int | None = None, *, value: int | None = None) -> None:
         """Re-configure the pin."""
-    def value(self, value: int = ..., /) -> int | None:
+    @overload
+    def value(self) -> int:
         """``value()`` reads 0/1 (the BOOT key reads 1 when released); ``value(v)`` writes and returns None."""
+    @overload
+    def value(self, value: int, /) -> None: ...
     def mode(self, mode: int | None = None) -> int | None:
         """Get or set the mode."""
     def irq(self, handler: Callable[[GPIO], Any] | None = None, trigger: int = 3, wake: int | None = None,
