@@ -62,6 +62,7 @@ class build_stubs(build_py):  # noqa: N801 - setuptools command naming
         tree = out / "maixpy_stubs" / "typings"
         shutil.rmtree(tree, ignore_errors=True)
         shutil.copytree(TYPINGS, tree, ignore=shutil.ignore_patterns("*.py[co]", "__pycache__"))
+        shutil.copyfile(HERE / "extras" / "__builtins__.pyi", out / "maixpy_stubs" / "__builtins__.pyi")
 
 
 setup(

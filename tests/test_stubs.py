@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from maixemu.firmware.registry import MAIXPY_MODULES, SHADOWS_STDLIB
+from maixemu.runner import MICROPYTHON_ALIASES
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPINGS = ROOT / "stubs" / "typings"
@@ -152,6 +153,11 @@ def _impl_params(obj) -> list[str] | None:
     return [p.name for p in params if p.kind is not p.VAR_KEYWORD]
 
 
+def _params_match(got: list[str], expected: list[str], overloaded: bool) -> bool:
+    """Same names in order; an ``@overload`` variant may stop early (``value()`` / ``value(v)``)."""
+    return got == expected[:len(got)] if overloaded else got == expected
+
+
 # ------------------------------------------------------------------------------ the implementation
 def _impl_public(module: types.ModuleType) -> dict[str, object]:
     """Public API names of a firmware module (``__all__``, else what it defines or takes from siblings)."""
@@ -251,13 +257,14 @@ def test_stub_names_match_implementation(stub_name: str, target: str) -> None:
                     expected = expected[1:]
                 for fn in defs:
                     got = _stub_params(fn, method=True)
-                    if expected is not None and got != expected:
+                    if expected is not None and not _params_match(got, expected, overloaded=len(defs) > 1):
                         problems.append(f"{name}.{member}{tuple(got)} != implementation {tuple(expected)}")
         elif name in stub.functions and callable(value) and not inspect.isclass(value):
             expected = _impl_params(value)
-            for fn in stub.functions[name]:
+            defs = stub.functions[name]
+            for fn in defs:
                 got = _stub_params(fn, method=False)
-                if expected is not None and got != expected:
+                if expected is not None and not _params_match(got, expected, overloaded=len(defs) > 1):
                     problems.append(f"{name}{tuple(got)} != implementation {tuple(expected)}")
     assert not problems, f"{stub.path.name}:\n  " + "\n  ".join(problems)
 
@@ -275,8 +282,35 @@ def test_standard_library_names_reexport_the_micropython_modules() -> None:
             assert f"from {canonical} import *" in text, f"{name}.pyi must re-export {canonical}"
 
 
+@pytest.mark.parametrize("alias", sorted(MICROPYTHON_ALIASES))
+def test_micropython_aliases_reexport_their_cpython_module(alias: str) -> None:
+    """``uio``, ``ure``, ... are served as CPython's ``io``, ``re``, ...: their stubs say just that."""
+    path = _stub_path(alias)
+    assert path is not None, f"no stub for {alias}"
+    assert f"from {MICROPYTHON_ALIASES[alias]} import *" in path.read_text(encoding="utf-8")
+
+
+def test_boot_globals_template_declares_the_boot_globals() -> None:
+    """``stubs/extras/__builtins__.pyi`` (for pyright) names exactly what ``_boot.py`` leaves in globals."""
+    from maixemu.firmware.registry import BOOT_GLOBALS
+
+    tree = ast.parse((ROOT / "stubs" / "extras" / "__builtins__.pyi").read_text(encoding="utf-8"))
+    declared: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            declared.update({a.asname: a.name for a in node.names if a.asname})
+        elif isinstance(node, ast.ImportFrom):
+            declared.update({a.asname: f"{node.module}:{a.name}" for a in node.names if a.asname})
+    assert set(declared) == set(BOOT_GLOBALS)
+    for name, spec in BOOT_GLOBALS.items():
+        module, _, attribute = spec.partition(":")
+        got_module, _, got_attribute = declared[name].partition(":")
+        assert got_attribute == attribute, name
+        assert MAIXPY_MODULES.get(got_module) == MAIXPY_MODULES[module], f"{name}: {declared[name]} is not {spec}"
+
+
 def test_every_stub_file_belongs_to_a_served_module() -> None:
-    served = {name for name in MAIXPY_MODULES} | {c[0] for c in CASES}
+    served = set(MAIXPY_MODULES) | set(MICROPYTHON_ALIASES) | {c[0] for c in CASES}
     for path in TYPINGS.rglob("*.pyi"):
         parts = path.relative_to(TYPINGS).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

@@ -12,4 +12,8 @@ from pathlib import Path
 #: A plain stub tree (``sensor.pyi``, ``time.pyi``, ``Maix/__init__.pyi`` ...) for MYPYPATH / stubPath.
 TYPINGS = Path(__file__).resolve().parent / "typings"
 
-__all__ = ["TYPINGS"]
+#: Template for pyright: copy to a project root as ``__builtins__.pyi`` to declare the boot globals
+#: (``board_info``, ``fm``, ``GPIO``, ``time`` ...) that MaixPy scripts use without importing.
+BUILTINS_TEMPLATE = Path(__file__).resolve().parent / "__builtins__.pyi"
+
+__all__ = ["TYPINGS", "BUILTINS_TEMPLATE"]
