@@ -423,3 +423,29 @@ def test_sixteen_bit_depthwise(kernel, pool_type):
     g = conv._conv_rows(conv._conv_source(K.to_centered(x)), 0, conv._g_geometry()[1])
     want = exact if conv._sample is None else K.pool(exact, pool_type)
     np.testing.assert_array_equal(np.asarray(g, dtype=np.float64), want.astype(np.float64))
+
+
+@pytest.mark.parametrize("pool_type", [1, 3])
+@pytest.mark.parametrize("kernel,dw", [(1, False), (3, False), (1, True), (3, True)])
+@pytest.mark.parametrize("tiny_tiles", [False, True])
+def test_max_pool_phase_path_matches_reference(monkeypatch, pool_type, kernel, dw, tiny_tiles):
+    """Max pools before a monotone table run as one GEMM over the window's phases (input split
+    into phase planes) and a maximum of the phase blocks: same bytes as the document's order,
+    also for sizes that are not multiples of the window and with row tiles."""
+    rng = np.random.default_rng(300 + 10 * pool_type + kernel + 2 * dw)
+    c, h, w = 5, 18 if pool_type == 1 else 19, 23 if pool_type == 1 else 37
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=5, weights=_weights(rng, 5, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    pool_type=pool_type, pad_value=int(rng.integers(0, 256)), arg_x=-110 << 15, shr_x=15, src_row=0, dst_row=4000)
+    spec = _calibrate(spec, x, rng)
+    from maixemu.kmodel.build import encode_batchnorm
+
+    conv = K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                             np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"), spec.activation.encode())
+    assert conv.fast and conv._sample is not None and len(conv._sample[1]) == (4 if pool_type == 1 else 16)
+    if tiny_tiles:
+        monkeypatch.setattr(K.KpuConv, "TILE_BYTES", 1)
+        assert dw or conv._tile_rows() < conv.out_shape[1]
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 6

@@ -104,6 +104,9 @@ POOL_NAMES = {
 POOL_GEOMETRY = {0: (1, 1), 1: (2, 2), 2: (2, 2), 3: (4, 4), 4: (4, 4), 5: (2, 2), 6: (2, 2), 7: (4, 4), 8: (2, 1), 9: (2, 1)}
 #: Selection pools: pool_type -> (stride, row offset, column offset) of the kept pixel.
 _SELECTION_POOLS = {5: (2, 0, 0), 6: (2, 0, 1), 7: (4, 0, 0)}
+#: Max pools: pool_type -> stride (= window). With the map G -> out non-decreasing they are
+#: computed as the maximum over the ``stride**2`` phase-sampled sums (see ``_sample``).
+_MAX_POOLS = {1: 2, 3: 4}
 #: Pools that commute with a non-decreasing function (max and selection pools).
 _POOL_COMMUTES_MONOTONE = {0, 1, 3, 5, 6, 7, 9}
 
@@ -788,7 +791,9 @@ class KpuConv:
         # exact reference GEMM operands (float64; exact, |values| tiny vs 2**53)
         self._wref = self.weights.astype(np.float64)
         self._fast: _FastPlan | None = None
-        self._sample: tuple[int, int, int] | None = None
+        #: (stride, ((dy, dx), ...)): the sums are computed only at these pixel phases of the
+        #: pooled grid (selection pools: one phase; max pools: all, then their maximum)
+        self._sample: tuple[int, tuple[tuple[int, int], ...]] | None = None
         self._gemm_chunks: list[tuple[int, int]] | None = None
         if fast:
             try:
@@ -828,7 +833,8 @@ class KpuConv:
             self._gemm_chunks = chunks
         self._wfast = wf.astype(self._gemm_dtype)
         # selection pools keep one pixel per window: compute the conv only there (4-16x less work)
-        self._sample = _SELECTION_POOLS.get(self.pool_type)
+        sel = _SELECTION_POOLS.get(self.pool_type)
+        self._sample = None if sel is None else (sel[0], ((sel[1], sel[2]),))
         if self.depthwise:
             self._wfast_dw = self._wfast.reshape(wf.shape[0], 1, wf.shape[1]) if self.k == 3 else self._wfast.reshape(-1, 1, 1)
         # G bounds per channel (exact: x' in [-128,127])
@@ -886,6 +892,12 @@ class KpuConv:
         pool_first = monotone and bool((mul >= 0).all()) and self.pool_type in _POOL_COMMUTES_MONOTONE
         words = lut[: lut.size // 8 * 8].view(np.int64) if lut.size >= _LUT_PREFETCH_MIN else None
         self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=lut, pool_first=pool_first, lut_words=words)
+        st = _MAX_POOLS.get(self.pool_type, 0)
+        if pool_first and st and self.out_shape[1:] == (self.in_shape[1] // st, self.in_shape[2] // st):
+            # max pools before the (non-decreasing) table: the sums are computed phase by phase
+            # on the pooled grid (one GEMM over all phases) and the pool is a maximum of
+            # contiguous blocks instead of a strided pass over the full-resolution map
+            self._sample = (st, tuple((dy, dx) for dy in range(st) for dx in range(st)))
 
     def _act_monotone(self, bmin: int, bmax: int) -> bool:
         """Is the activation non-decreasing on [bmin, bmax]? (segment domains, slopes, joints)."""
@@ -949,6 +961,8 @@ class KpuConv:
     def _conv_source(self, xc: np.ndarray):
         """What :meth:`_conv_rows` slices: the padded flat input (3×3) or the [IC, H*W] matrix (1×1)."""
         ic, h, w = self.in_shape
+        if self._sample is not None and len(self._sample[1]) > 1:
+            return self._phase_planes(xc)
         if self.k == 3:
             flat = self._padded_flat(xc, self._gemm_dtype)
             if self._sample is not None:
@@ -966,6 +980,8 @@ class KpuConv:
         oc = o1 - o0
         rows = y1 - y0
         if self._sample is not None:
+            if len(self._sample[1]) > 1:
+                return self._conv_rows_maxpool(src, y0, y1, o0, o1)
             return self._conv_rows_sampled(src, y0, y1, o0, o1)
         if self.k == 1:
             if self.depthwise:
@@ -994,7 +1010,7 @@ class KpuConv:
 
         ``grid`` is the centered input [IC, H, W] (1×1) or its padded grid [IC, H+2, W+2] (3×3).
         """
-        stride, dy, dx = self._sample
+        stride, ((dy, dx),) = self._sample
         ow = self.out_shape[2]
         rows = y1 - y0
         oc = o1 - o0
@@ -1017,6 +1033,87 @@ class KpuConv:
             g = self._gemm(cols.reshape(n_in * k * k, rows * ow), o0, o1)
         return g.reshape(oc, rows, ow)
 
+    def _phase_planes(self, xc: np.ndarray):
+        """The input split into ``stride**2`` phase planes for a max-pooled layer (see ``_conv_rows_maxpool``).
+
+        1×1: ``[IC, OH, P, OW]`` with ``[c, i, p, j] = x'[c, s*i + dy, s*j + dx]``, ``p = dy*s + dx``.
+        3×3: the padded grid's planes ``[IC, P, PH*PW + 2]`` (flat, pitch ``PW``) with plane
+        ``p = ry*s + rx`` holding ``grid[c, s*u + ry, s*v + rx]`` at ``u*PW + v``.
+        """
+        st = self._sample[0]
+        ic, h, w = self.in_shape
+        oh, ow = self.out_shape[1:]
+        if self.k == 1:
+            planes = _scratch("pad", ic * oh * st * st * ow, self._gemm_dtype).reshape(ic, oh, st, st, ow)
+            view = xc[:, : oh * st, : ow * st].reshape(ic, oh, st, ow, st).transpose(0, 1, 2, 4, 3)
+            np.copyto(planes, view, casting="unsafe")
+            return planes.reshape(ic, oh, st * st, ow)
+        grid = self._padded_flat(xc, self._gemm_dtype)[:, : (h + 2) * (w + 2)].reshape(ic, h + 2, w + 2)
+        ph, pw = -(-(h + 2) // st), -(-(w + 2) // st)
+        flat = _scratch("planes", ic * st * st * (ph * pw + 2), self._gemm_dtype).reshape(ic, st * st, ph * pw + 2)
+        flat[:, :, ph * pw :] = 0
+        planes = flat[:, :, : ph * pw].reshape(ic, st * st, ph, pw)
+        for ry in range(st):
+            for rx in range(st):
+                src = grid[:, ry::st, rx::st]
+                plane = planes[:, ry * st + rx]
+                plane[:, : src.shape[1], : src.shape[2]] = src
+                # cells past the grid's edge only reach junk columns (never a kept output):
+                # zeros, so the junk stays finite
+                plane[:, src.shape[1] :] = 0
+                plane[:, : src.shape[1], src.shape[2] :] = 0
+        return flat
+
+    def _conv_rows_maxpool(self, src: np.ndarray, y0: int, y1: int, o0: int, o1: int) -> np.ndarray:
+        """Max-pooled ``G`` for pooled rows ``y0:y1``: [O, rows, OW].
+
+        Every phase ``(dy, dx)`` of the pool window is a strided convolution; with the input in
+        phase planes each of its taps is a contiguous slice (1×1: the plane itself; 3×3: plane
+        ``((dy+ky)%s, (dx+kx)%s)`` shifted by ``((dy+ky)//s, (dx+kx)//s)``, on a grid of pitch
+        ``PW`` whose columns past ``OW`` are junk). One GEMM covers all phases (phase-major
+        columns) and the pool is the element-wise maximum of the phase blocks. The sums are the
+        very integers the full-resolution path pools, so the result is the same bytes.
+        """
+        st, phases = self._sample
+        n_ph = len(phases)
+        oh, ow = self.out_shape[1:]
+        rows = y1 - y0
+        oc = o1 - o0
+        if self.k == 1:
+            mat = src[:, y0:y1]  # [IC, rows, P, OW], contiguous per channel
+            n_in = mat.shape[0]
+            if self.depthwise:
+                g = mat[o0:o1] * self._wfast[o0:o1, :, None, None]
+            else:
+                g = self._gemm(mat.reshape(n_in, rows * n_ph * ow), o0, o1).reshape(oc, rows, n_ph, ow)
+            out = np.maximum(g[:, :, 0], g[:, :, 1])
+            for p in range(2, n_ph):
+                np.maximum(out, g[:, :, p], out=out)
+            return out
+        h, w = self.in_shape[1:]
+        pw = -(-(w + 2) // st)
+        length = rows * pw
+        cin = src[o0:o1] if self.depthwise else src
+        n_in = cin.shape[0]
+        cols = _scratch("cols", n_in * 9 * n_ph * length, self._gemm_dtype).reshape(n_in, 9, n_ph, length)
+        t = 0
+        for ky in range(3):
+            for kx in range(3):
+                for p, (dy, dx) in enumerate(phases):
+                    a, b = dy + ky, dx + kx
+                    off = (y0 + a // st) * pw + b // st
+                    cols[:, t, p] = cin[:, (a % st) * st + b % st, off : off + length]
+                t += 1
+        n = n_ph * length
+        if self.depthwise:
+            g = np.matmul(self._wfast_dw[o0:o1], cols.reshape(oc, 9, n)).reshape(oc, n_ph, length)
+        else:
+            g = self._gemm(cols.reshape(n_in * 9, n), o0, o1).reshape(oc, n_ph, length)
+        out = np.maximum(g[:, 0], g[:, 1])
+        for p in range(2, n_ph):
+            np.maximum(out, g[:, p], out=out)
+        return out.reshape(oc, rows, pw)[:, :, :ow]
+
     def _conv_sums(self, xc: np.ndarray) -> np.ndarray:
         """``G`` for the whole map, [OC, H, W]."""
         return self._conv_rows(self._conv_source(xc), 0, self.in_shape[1])
@@ -1036,6 +1133,8 @@ class KpuConv:
         ic, h, w = self._g_geometry()
         oc = self.conv_shape[0]
         per_row = (w + 2) * max(oc, ic * self.k * self.k) * 4
+        if self._sample is not None:
+            per_row *= len(self._sample[1])
         rows = max(1, self.TILE_BYTES // max(per_row, 1))
         if self.pool_type in (8, 9) or rows >= h:
             return h
@@ -1061,7 +1160,7 @@ class KpuConv:
         if self.depthwise:
             # per-channel work: split channels so each group's im2col block is ~2 MiB and every
             # worker gets something (row tiles would multiply the per-channel BLAS calls)
-            per_channel = self.k * self.k * (w + 2) * h * 4
+            per_channel = self.k * self.k * (w + 2) * h * 4 * (1 if self._sample is None else len(self._sample[1]))
             groups = max(1, min(oc, -(-per_channel * oc // (2 << 20))))
             if workers > 1 and self.macs >= 200_000:
                 groups = max(groups, min(workers, oc))
