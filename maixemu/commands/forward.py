@@ -53,15 +53,11 @@ def describe(arr: np.ndarray, top: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..kmodel import KmodelError, load_kmodel
+    from ..kmodel import KmodelError
+    from ._model_arg import load_model_arg
 
-    try:
-        model = load_kmodel(args.model)
-    except (OSError, KmodelError) as exc:
-        print(f"maixemu forward: {args.model}: {exc}", file=sys.stderr)
-        return 2
-    if not model.inputs:
-        print("maixemu forward: this model has no input the device runner accepts", file=sys.stderr)
+    model = load_model_arg(args.model, "forward", needs_input=True)
+    if model is None:
         return 2
     spec = model.inputs[0]
     try:

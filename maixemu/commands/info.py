@@ -9,7 +9,6 @@ V4 models.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 
@@ -20,16 +19,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..kmodel import KmodelError, load_kmodel
     from ..kmodel.inspect import format_model
+    from ._model_arg import load_model_arg
 
-    try:
-        model = load_kmodel(args.model)
-    except FileNotFoundError:
-        print(f"maixemu info: no such file: {args.model}", file=sys.stderr)
-        return 2
-    except KmodelError as exc:
-        print(f"maixemu info: {args.model}: {exc}", file=sys.stderr)
+    model = load_model_arg(args.model, "info")
+    if model is None:
         return 2
     print(format_model(model, str(args.model)))
     if getattr(args, "estimate", False):

@@ -24,17 +24,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..kmodel import KmodelError, load_kmodel
+    from ..kmodel import KmodelError
+    from ._model_arg import load_model_arg
     from ..tools.trace_report import format_index, write_input, write_trace
     from .forward import image_to_input
 
-    try:
-        model = load_kmodel(args.model)
-    except (OSError, KmodelError) as exc:
-        print(f"maixemu trace: {args.model}: {exc}", file=sys.stderr)
-        return 2
-    if not model.inputs:
-        print("maixemu trace: this model has no input the device runner accepts", file=sys.stderr)
+    model = load_model_arg(args.model, "trace", needs_input=True)
+    if model is None:
         return 2
     if args.zoom is not None and args.zoom < 1:
         print("maixemu trace: --zoom must be >= 1", file=sys.stderr)
