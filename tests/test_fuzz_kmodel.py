@@ -211,3 +211,24 @@ def test_activation_lut_cache_is_bounded_in_bytes():
     for name in ("ulffd_landmark", "slim_320_face", "yolo_20class"):
         load_kmodel(shared_path("models", "v4", f"{name}.kmodel").read_bytes())
     assert sum(v.nbytes for v in kpu._LUT_CACHE.values()) <= kpu._LUT_CACHE_MAX_BYTES
+
+
+def test_add_padding_channel_count_is_checked_before_allocating():
+    """Finding: K210_ADD_PADDING allocated ``arange(channels)`` (24 GB for 0xC095C25A channels)
+    before checking that the channels fit the KPU RAM."""
+    data = bytearray(shared_path("models", "v3", "mnist.kmodel").read_bytes())
+    lay = layout_of(bytes(data))
+    types = {f.name: f for f in lay.fields if f.name.endswith(".type")}
+    index = next(int(n[7:n.index("]")]) for n, f in types.items()
+                 if struct.unpack_from("<I", data, f.offset)[0] == 10241)  # K210_ADD_PADDING
+    (channels,) = [f for f in lay.fields if f.name == f"layers[{index}].channels"]
+    struct.pack_into("<I", data, channels.offset, 0xC095C25A)
+    tracemalloc.start()
+    try:
+        with pytest.raises(KmodelFormatError) as info:
+            load_kmodel(bytes(data))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.field == f"layers[{index}] K210_ADD_PADDING.kpu_mem_out_address" and info.value.offset is not None
+    assert peak < 64 << 20

@@ -435,10 +435,11 @@ class _Loader:
         step.on_kpu = False
         step.main_reads = [(main_in, channels, step.body_offset + 4, f"{f}.main_mem_in_address")]
         base = kpu_out * 64
+        last = base + ((channels - 1) // 4) * 256 + ((channels - 1) % 4) * 16 if channels else base
+        if last >= K.KPU_RAM_BYTES:  # checked before the index array is allocated
+            self.fail(f"{channels} channels at KPU row {kpu_out} run past the KPU RAM", step.body_offset + 8, f"{f}.kpu_mem_out_address")
         c = np.arange(channels, dtype=np.int64)
         idx = base + (c // 4) * 256 + (c % 4) * 16
-        if channels and idx[-1] >= K.KPU_RAM_BYTES:
-            self.fail(f"{channels} channels at KPU row {kpu_out} run past the KPU RAM", step.body_offset + 8, f"{f}.kpu_mem_out_address")
         step.kpu_writes = [K.KpuAccess("w", base, (channels, 1, 1), step.index + 1, indices=idx)]
         step.in_shapes = ((channels,),)
         step.out_shapes = ((channels, 4, 4),)
