@@ -232,3 +232,66 @@ def test_add_padding_channel_count_is_checked_before_allocating():
         tracemalloc.stop()
     assert info.value.field == f"layers[{index}] K210_ADD_PADDING.kpu_mem_out_address" and info.value.offset is not None
     assert peak < 64 << 20
+
+
+# ----------------------------------------------------------------------------------------------
+# V4 work bounds (found while reading the kernels behind the fuzz findings)
+# ----------------------------------------------------------------------------------------------
+
+
+def test_v4_conv2d_group_loop_is_bounded():
+    """vf.conv2d loops over groups x taps in Python; the limit counted only the taps of one
+    group, so 100 000 groups of a 1x1 conv passed and ran 100 000 Python iterations."""
+    from test_v4_ops import DF, MAIN, V4Writer, mr, shp
+
+    from maixemu.kmodel import KmodelUnsupportedError
+
+    g = 100_000
+    n = 4 * g
+    body = (mr(MAIN, DF, 0, n) + mr(MAIN, DF, n, n) + shp(1, g, 1, 1) + struct.pack("<2i", g, g)
+            + struct.pack("<4i", 0, 0, 0, 0) + struct.pack("<6i", 1, 1, 1, 1, 1, 1) + struct.pack("<2f", -1e30, 1e30)
+            + bytes(4 * g) + bytes(4 * g))
+    w = V4Writer(2 * n).input(mr(MAIN, DF, 0, n), (1, g, 1, 1)).output(mr(MAIN, DF, n, n)).node(0x02, body)
+    with pytest.raises(KmodelUnsupportedError, match="beyond what a K210 model needs") as info:
+        load_kmodel(w.build())
+    assert info.value.field == "node[0].filter" and info.value.offset is not None
+
+
+def test_v4_model_work_is_bounded_across_nodes():
+    """Each node was bounded, the model was not: many heavy nodes made one run take minutes."""
+    from test_v4_ops import DF, MAIN, V4Writer, mr, shp  # noqa: F401
+
+    from maixemu.kmodel import KmodelUnsupportedError
+    from maixemu.kmodel.v4_nodes import MAX_MODEL_WORK, MAX_NODE_WORK
+
+    rows, cols, bcols = 512, 1024, 1024  # 2**29 multiply-adds per node, inside main memory
+    a, b = 4 * rows * cols, 4 * cols * bcols
+    body = (mr(MAIN, DF, 0, a) + mr(MAIN, DF, a, b) + mr(MAIN, DF, 0, a) + struct.pack("<3i", rows, cols, bcols)
+            + struct.pack("<2f", -1e30, 1e30) + bytes(4 * bcols))
+    assert rows * cols * bcols <= MAX_NODE_WORK
+    n_nodes = MAX_MODEL_WORK // (rows * cols * bcols) + 1
+    w = V4Writer(a + b).input(mr(MAIN, DF, 0, a), (1, 1, rows, cols)).output(mr(MAIN, DF, 0, a))
+    for _ in range(n_nodes):
+        w.node(0x04, body)
+    with pytest.raises(KmodelUnsupportedError, match="model's CPU work") as info:
+        load_kmodel(w.build())
+    assert info.value.field == f"node[{n_nodes - 1}].filter"
+
+
+def test_v4_quantized_conv_patch_matrix_is_bounded():
+    """quantized_conv2d builds an int64 patch matrix of at least one output row
+    (n*gic*ow*kh*kw elements, several copies alive); the work limit ignored gic, so a wide input
+    made that one row hundreds of MB."""
+    from test_v4_ops import DU, MAIN, V4Writer, mr, shp
+
+    from maixemu.kmodel import KmodelUnsupportedError
+
+    c, wd = 4096, 128
+    n_in = c * wd
+    geo = struct.pack("<4i", 1, 1, 1, 1) + struct.pack("<6i", 3, 3, 1, 1, 1, 1)
+    body = (mr(MAIN, DU, 0, n_in) + mr(MAIN, DU, n_in, wd) + shp(1, c, 1, wd) + struct.pack("<2i", 1, 1) + geo
+            + struct.pack("<5i", 0, 0, 1, 0, 0) + struct.pack("<i", 0) + bytes(c * 9))
+    w = V4Writer(n_in + wd).input(mr(MAIN, DU, 0, n_in), (1, c, 1, wd)).output(mr(MAIN, DU, n_in, wd)).node(0x0F, body)
+    with pytest.raises(KmodelUnsupportedError, match="patch matrix") as info:
+        load_kmodel(w.build())
+    assert info.value.field == "node[0].in_shape"

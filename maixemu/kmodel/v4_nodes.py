@@ -77,6 +77,9 @@ class DecodeContext:
     shapes: dict[tuple[int, int, int], tuple[int, ...]]
     float_mode: str = "host"
     kpu: object | None = None  # v4_kpu.KpuState, set by the loader
+    #: CPU multiply-adds and Python loop steps of the nodes decoded so far (see ``_check_work``)
+    work: int = 0
+    loops: int = 0
 
     def shape_of(self, mr: MemoryRange) -> tuple[int, ...] | None:
         return self.shapes.get((mr.memory_type, mr.start, mr.size))
@@ -215,18 +218,53 @@ def _conv_geometry(r: BodyReader):
     return pad_h, pad_w, kh, kw, sh, sw, dh, dw
 
 
-#: Limits of what the emulator agrees to run: Python-level loop steps and multiply-adds per node.
+#: Limits of what the emulator agrees to run. A node's Python-level loop steps and its
+#: multiply-adds (numpy does ~2**31 of them per second here); and the same summed over a model, so
+#: a file of many heavy nodes cannot make one run take minutes. Real K210 models stay far below:
+#: their CPU nodes are small, and 2**31 float multiply-adds take the K210's CPU half a minute.
 MAX_LOOP_STEPS = 1 << 16
-MAX_NODE_WORK = 1 << 34
+MAX_NODE_WORK = 1 << 30
+MAX_MODEL_LOOP_STEPS = 1 << 18
+MAX_MODEL_WORK = 1 << 31
 
 
-def _check_work(r: BodyReader, out_elems: int, steps: int) -> None:
+def _check_work(r: BodyReader, ctx: "DecodeContext", out_elems: int, steps: int, loops: int | None = None) -> None:
     """Refuse nodes whose geometry would make the emulator loop or allocate without bound (a
-    corrupt file, or a layer far beyond anything a K210 runs)."""
-    if steps > MAX_LOOP_STEPS or out_elems * max(steps, 1) > MAX_NODE_WORK:
+    corrupt file, or a layer far beyond anything a K210 runs). ``loops`` (default ``steps``) is the
+    kernel's Python-level iteration count when it differs from the taps per output."""
+    loops = steps if loops is None else loops
+    work = out_elems * max(steps, 1)
+    fld = f"node[{r.node.index}].filter"
+    if loops > MAX_LOOP_STEPS or work > MAX_NODE_WORK:
         raise KmodelUnsupportedError(
             f"node {r.node.index} ({r.node.name}): {out_elems} outputs x {steps} taps is beyond what a K210 model needs",
-            offset=r.node.body_offset, field=f"node[{r.node.index}].filter")
+            offset=r.node.body_offset, field=fld)
+    ctx.work += work
+    ctx.loops += loops
+    if ctx.work > MAX_MODEL_WORK or ctx.loops > MAX_MODEL_LOOP_STEPS:
+        raise KmodelUnsupportedError(
+            f"node {r.node.index} ({r.node.name}) brings the model's CPU work to {ctx.work} multiply-adds in "
+            f"{ctx.loops} loop steps, beyond what a K210 model needs (limits {MAX_MODEL_WORK}, {MAX_MODEL_LOOP_STEPS})",
+            offset=r.node.body_offset, field=fld)
+
+
+#: ``ops.v4_quant.quantized_conv2d`` builds int64 patch matrices of at least one output row:
+#: ``n * gic * ow * kh * kw`` elements, a few copies alive at once. Bounded to keep a node's peak
+#: allocation well under 256 MB (real models: under 2**20).
+MAX_QCONV_ROW_PATCH = 1 << 22
+
+
+def _qconv_loops(r: BodyReader, n: int, gic: int, groups: int, oh: int, ow: int, kh: int, kw: int) -> int:
+    """Python loop steps of ``quantized_conv2d`` (row blocks x groups), after checking that one
+    output row's patch matrix is of bounded size."""
+    row_patch = n * gic * ow * kh * kw
+    if row_patch > MAX_QCONV_ROW_PATCH:
+        raise KmodelUnsupportedError(
+            f"node {r.node.index} ({r.node.name}): one output row needs a {row_patch}-element patch matrix "
+            f"({n}x{gic}x{ow}x{kh}x{kw}), beyond what a K210 model needs", offset=r.node.body_offset,
+            field=f"node[{r.node.index}].in_shape")
+    rows = max(1, (1 << 24) // max(1, row_patch))
+    return groups * -(-oh // rows)
 
 
 def _check_out(r: BodyReader, oh: int, ow: int) -> None:
@@ -249,7 +287,7 @@ def decode_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     oh, ow = vf.out_size(s[2], kh, sh, dh, pad_h), vf.out_size(s[3], kw, sw, dw, pad_w)
     _check_out(r, oh, ow)
     out_shape = (s[0], oc, oh, ow)
-    _check_work(r, vl.shape_size(out_shape), gic * kh * kw)
+    _check_work(r, ctx, vl.shape_size(out_shape), gic * kh * kw, loops=groups * gic * kh * kw)
     x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
     o = b.dst(ro, "output", 4 * vl.shape_size(out_shape), F32).reshape(out_shape)
 
@@ -300,7 +338,7 @@ def decode_matmul(r: BodyReader, ctx: DecodeContext) -> Node:
     if min(rows, cols, bcols) <= 0:
         raise r.fail(f"matmul {rows}x{cols} @ {cols}x{bcols} has an empty dimension", "a_rows")
     lo, hi = r.value_range("fused_activation")
-    _check_work(r, rows * bcols, cols)
+    _check_work(r, ctx, rows * bcols, cols)
     bias = r.array(np.float32, bcols, "bias")
     a = b.src(ra, "input_a", 4 * rows * cols, F32).reshape(rows, cols)
     bm = b.src(rb, "input_b", 4 * cols * bcols, F32).reshape(cols, bcols)
@@ -345,7 +383,7 @@ def decode_reduce(r: BodyReader, ctx: DecodeContext) -> Node:
     if any(o != i and o != 1 for i, o in zip(s, so)):
         raise r.fail(f"out_shape {list(so)} is not in_shape {list(s)} with reduced axes set to 1", "out_shape")
     if op in ("min", "max"):  # folded with a Python loop over the reduced elements
-        _check_work(r, vl.shape_size(so), vl.shape_size(s) // max(1, vl.shape_size(so)))
+        _check_work(r, ctx, vl.shape_size(so), vl.shape_size(s) // max(1, vl.shape_size(so)))
     x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
     o = b.dst(ro, "output", 4 * vl.shape_size(so), F32).reshape(so)
 
@@ -368,7 +406,7 @@ def _reduce_window(r: BodyReader, ctx: DecodeContext, layout: str) -> Node:
     oh, ow = vf.out_size(H, kh, sh, dh, pad_h), vf.out_size(W, kw, sw, dw, pad_w)
     _check_out(r, oh, ow)
     out_shape = (s[0], s[1], oh, ow) if layout == "NCHW" else (s[0], oh, ow, s[3])
-    _check_work(r, vl.shape_size(out_shape), kh * kw)
+    _check_work(r, ctx, vl.shape_size(out_shape), kh * kw)
     x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
     o = b.dst(ro, "output", 4 * vl.shape_size(out_shape), F32).reshape(out_shape)
 
@@ -427,7 +465,7 @@ def decode_softmax(r: BodyReader, ctx: DecodeContext) -> Node:
     inner, outer, beta = r.i32("inner_size"), r.i32("outer_size"), r.f32("beta")
     if inner <= 0 or outer <= 0:
         raise r.fail(f"softmax {outer}x{inner} is empty", "inner_size")
-    _check_work(r, outer, inner)
+    _check_work(r, ctx, outer, inner)
     x = b.src(ri, "input", 4 * inner * outer, F32).reshape(outer, inner)
     o = b.dst(ro, "output", 4 * inner * outer, F32).reshape(outer, inner)
 
@@ -539,7 +577,7 @@ def decode_quantized_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     oh, ow = vf.out_size(s[2], kh, sh, dh, pad_h), vf.out_size(s[3], kw, sw, dw, pad_w)
     _check_out(r, oh, ow)
     out_shape = (s[0], oc, oh, ow)
-    _check_work(r, vl.shape_size(out_shape), kh * kw)
+    _check_work(r, ctx, vl.shape_size(out_shape), gic * kh * kw, loops=_qconv_loops(r, s[0], gic, groups, oh, ow, kh, kw))
     x = b.src(ri, "input", vl.shape_size(s), U8).reshape(s)
     o = b.dst(ro, "output", vl.shape_size(out_shape), U8).reshape(out_shape)
 
@@ -633,7 +671,7 @@ def decode_conv2d_transpose(r: BodyReader, ctx: DecodeContext) -> Node:
     gic = s[1] // groups
     w = r.array(np.float32, so[1] * gic * kh * kw, "weights").reshape(so[1], gic, kh, kw)
     r.array(np.float32, so[1], "bias")  # read but never applied by nncase v0.2
-    _check_work(r, vl.shape_size(s) * (so[1] // groups), gic * kh * kw)
+    _check_work(r, ctx, vl.shape_size(s) * (so[1] // groups), gic * kh * kw, loops=groups * gic * kh * kw)
     x = b.src(ri, "input", 4 * vl.shape_size(s), F32).reshape(s)
     o = b.dst(ro, "output", 4 * vl.shape_size(so), F32).reshape(so)
 
@@ -678,7 +716,10 @@ def _cpu_conv(r: BodyReader, ctx: DecodeContext, depthwise: bool, quantized: boo
     oh, ow = vf.out_size(h, kh, sh, dh, pad_h), vf.out_size(wd, kw, sw, dw, pad_w)
     _check_out(r, oh, ow)
     out_shape = (n, oh, ow, oc)
-    _check_work(r, vl.shape_size(out_shape), kh * kw * (1 if depthwise else c))
+    taps = kh * kw * (1 if depthwise else c)
+    # vf.conv2d loops over groups x taps = c*kh*kw; quantized_conv2d over groups x row blocks
+    loops = _qconv_loops(r, n, 1 if depthwise else c, groups, oh, ow, kh, kw) if quantized else c * kh * kw
+    _check_work(r, ctx, vl.shape_size(out_shape), taps, loops=loops)
     es = 1 if quantized else 4
     dt = U8 if quantized else F32
     x = b.src(ri, "input", es * vl.shape_size(s), dt).reshape(s)
