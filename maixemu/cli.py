@@ -58,6 +58,9 @@ def command_run(args: argparse.Namespace) -> int:
     if args.frames is not None and args.frames < 0:
         print("maixemu: --frames must be >= 0", file=sys.stderr)
         return 2
+    if args.timeout is not None and not 0 < args.timeout < 1e9:  # nan and inf fail too
+        print("maixemu: --timeout must be a number of seconds > 0", file=sys.stderr)
+        return 2
     options = RunOptions(
         script=script,
         camera=args.camera,

@@ -242,3 +242,10 @@ def test_lcd_failing_mid_run_is_one_line_exit_1(tmp_path, monkeypatch):
     assert err == (f"maixemu: LCD output failed at main.py line 5: cannot write {frames / 'frame_000003.png'} "
                    "(disk full or no permission?)\n")
     assert len(list(frames.glob("*.png"))) == 2
+
+
+@pytest.mark.parametrize("target", ["out.mp4", "pngs"])
+def test_a_run_that_never_drew_says_nothing_was_recorded(tmp_path, target):
+    code, out, err = run_in_process(tmp_path, "print('no lcd here')\n", lcd=f"record:{tmp_path / target}")
+    assert code == 0
+    assert err.splitlines()[-1] == f"[maixemu] the LCD showed no frame; nothing was recorded to {tmp_path / target}"

@@ -194,3 +194,10 @@ def test_unreadable_script_is_one_line_exit_2(tmp_path):
         script.chmod(0o644)
     assert proc.returncode == 2
     assert proc.stderr == f"maixemu: cannot read script {script}: Permission denied\n"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_timeout_must_be_positive(tmp_path, value):
+    proc = run(write(tmp_path, "print('never')\n"), "--timeout", value)
+    assert proc.returncode == 2
+    assert proc.stderr == "maixemu: --timeout must be a number of seconds > 0\n"

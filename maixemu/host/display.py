@@ -115,10 +115,11 @@ class NullSink(DisplaySink):
 class PngFolderSink(DisplaySink):
     """Writes every frame as ``frame_000001.png``, ``frame_000002.png``, ... into a folder."""
 
-    def __init__(self, folder: str | os.PathLike):
+    def __init__(self, folder: str | os.PathLike, *, on_notice: Notice | None = None):
         super().__init__()
         self.folder = Path(folder)
         self.name = f"record:{self.folder}"
+        self._notice = on_notice
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -128,6 +129,19 @@ class PngFolderSink(DisplaySink):
         path = self.folder / f"frame_{self.frames_shown + 1:06d}.png"
         if not cv2.imwrite(str(path), cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)):
             raise DisplayError(f"cannot write {path} (disk full or no permission?)")
+
+    def close(self) -> None:
+        if not self.closed:
+            _tell_if_empty(self, self.folder)
+        super().close()
+
+
+def _tell_if_empty(sink: DisplaySink, target: Path) -> None:
+    """A recording of a run that never drew on the LCD is empty: say so instead of leaving the user
+    looking for a video that was never written."""
+    notice = getattr(sink, "_notice", None)
+    if sink.frames_shown == 0 and notice is not None:
+        notice(f"maixemu: the LCD showed no frame; nothing was recorded to {target}")
 
 
 def _release_writer(writer: cv2.VideoWriter) -> None:
@@ -145,8 +159,9 @@ class VideoFileSink(DisplaySink):
 
     FOURCC = {".mp4": "mp4v", ".avi": "MJPG"}
 
-    def __init__(self, path: str | os.PathLike, fps: float = RECORD_FPS):
+    def __init__(self, path: str | os.PathLike, fps: float = RECORD_FPS, *, on_notice: Notice | None = None):
         super().__init__()
+        self._notice = on_notice
         self.path = Path(path)
         self.name = f"record:{self.path}"
         self.fps = float(fps)
@@ -187,6 +202,8 @@ class VideoFileSink(DisplaySink):
         self._writer.write(frame)
 
     def close(self) -> None:
+        if not self.closed:
+            _tell_if_empty(self, self.path)
         if self._finalizer is not None:
             self._finalizer()  # releases the writer exactly once
             self._finalizer = None
@@ -334,8 +351,8 @@ def open_sink(spec: str | None, *, on_notice: Notice = print) -> DisplaySink:
             raise DisplayError(f"record: needs a path, e.g. record:out.mp4 or record:frames/; {LCD_HINT}")
         path = Path(target).expanduser()
         if path.suffix.lower() in VideoFileSink.FOURCC:
-            return VideoFileSink(path)
+            return VideoFileSink(path, on_notice=on_notice)
         if path.exists() and not path.is_dir():
             raise DisplayError(f"cannot record into {path}: it is a file but not .mp4/.avi; {LCD_HINT}")
-        return PngFolderSink(path)
+        return PngFolderSink(path, on_notice=on_notice)
     raise DisplayError(f"unknown LCD output {spec!r}; {LCD_HINT}")
