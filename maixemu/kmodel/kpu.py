@@ -977,9 +977,9 @@ class KpuConv:
                 return flat[:, : (h + 2) * (w + 2)].reshape(ic, h + 2, w + 2)
             return flat
         if self._sample is not None:
-            return xc if xc.dtype == self._gemm_dtype else xc.astype(self._gemm_dtype)
+            return xc if xc.dtype == self._gemm_dtype else _converted(xc, self._gemm_dtype)
         mat = xc.reshape(ic, h * w)
-        return mat if mat.dtype == self._gemm_dtype else mat.astype(self._gemm_dtype)
+        return mat if mat.dtype == self._gemm_dtype else _converted(mat, self._gemm_dtype)
 
     def _conv_rows(self, src: np.ndarray, y0: int, y1: int, o0: int = 0, o1: int | None = None) -> np.ndarray:
         """``G = Σ x'·(w+ax)`` for output rows ``y0:y1`` and channels ``o0:o1``, [O, y1-y0, W]."""
@@ -1008,7 +1008,7 @@ class KpuConv:
                 cols[:, t] = cin[:, off : off + length]
                 t += 1
         if self.depthwise:
-            g = np.matmul(self._wfast_dw[o0:o1], cols).reshape(oc, rows, wp)
+            g = _bmm(self._wfast_dw[o0:o1], cols).reshape(oc, rows, wp)
         else:
             g = self._gemm(cols.reshape(n_in * 9, length), o0, o1).reshape(oc, rows, wp)
         return g[:, :, :w]
@@ -1036,7 +1036,7 @@ class KpuConv:
         if self.depthwise:
             if k == 1:
                 return cols.reshape(oc, rows, ow) * self._wfast[o0:o1, :, None]
-            g = np.matmul(self._wfast_dw[o0:o1], cols.reshape(oc, 9, rows * ow))
+            g = _bmm(self._wfast_dw[o0:o1], cols.reshape(oc, 9, rows * ow))
         else:
             g = self._gemm(cols.reshape(n_in * k * k, rows * ow), o0, o1)
         return g.reshape(oc, rows, ow)
@@ -1114,7 +1114,7 @@ class KpuConv:
                 t += 1
         n = n_ph * length
         if self.depthwise:
-            g = np.matmul(self._wfast_dw[o0:o1], cols.reshape(oc, 9, n)).reshape(oc, n_ph, length)
+            g = _bmm(self._wfast_dw[o0:o1], cols.reshape(oc, 9, n)).reshape(oc, n_ph, length)
         else:
             g = self._gemm(cols.reshape(n_in * 9, n), o0, o1).reshape(oc, n_ph, length)
         out = np.maximum(g[:, 0], g[:, 1])
@@ -1130,7 +1130,7 @@ class KpuConv:
         wm = self._wfast[o0:o1]
         chunks = self._gemm_chunks
         if len(chunks) == 1:
-            return wm @ mat
+            return np.matmul(wm, mat, out=_scratch("g", wm.shape[0] * mat.shape[1], wm.dtype).reshape(wm.shape[0], mat.shape[1]))
         g = np.zeros((wm.shape[0], mat.shape[1]), dtype=np.float64)
         for k0, k1 in chunks:
             g += wm[:, k0:k1] @ mat[k0:k1]
@@ -1325,6 +1325,19 @@ def _pool():
 
             _POOL = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="maixemu-kpu")
         return _POOL
+
+
+def _bmm(w: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``w @ cols`` (depthwise: [O,1,9] @ [O,9,N]) into a reused per-thread buffer."""
+    shape = (cols.shape[0], 1, cols.shape[2])
+    return np.matmul(w, cols, out=_scratch("g", shape[0] * shape[2], cols.dtype).reshape(shape))
+
+
+def _converted(x: np.ndarray, dtype) -> np.ndarray:
+    """``x.astype(dtype)`` into a reused per-thread buffer (a layer's GEMM source)."""
+    out = _scratch("src", x.size, dtype).reshape(x.shape)
+    np.copyto(out, x, casting="unsafe")
+    return out
 
 
 def _scratch(name: str, size: int, dtype) -> np.ndarray:
