@@ -295,3 +295,40 @@ def test_v4_quantized_conv_patch_matrix_is_bounded():
     with pytest.raises(KmodelUnsupportedError, match="patch matrix") as info:
         load_kmodel(w.build())
     assert info.value.field == "node[0].in_shape"
+
+
+@pytest.mark.parametrize("version,name,module,attr", [
+    (3, "face_detect_320x240", "maixemu.kmodel.v3", "LUT_TOTAL_ENTRIES"),
+    (4, "ulffd_landmark", "maixemu.kmodel.v4_kpu", "V4_LUT_TOTAL_ENTRIES"),
+])
+def test_activation_tables_of_a_model_share_one_budget(monkeypatch, version, name, module, attr):
+    """Each K210 conv's table was bounded (4M/16M entries), the model's total was not: thousands
+    of wide-range conv layers could make the loader hold gigabytes. Past the budget, layers take
+    the exact path and give the same bytes."""
+    import importlib
+
+    from maixemu.kmodel import kpu
+
+    data = shared_path("models", f"v{version}", f"{name}.kmodel").read_bytes()
+    x = None
+    want = None
+    made: list = []
+    real_prepare = kpu.KpuConv.prepare.__func__
+
+    def recording(cls, *args, **kw):
+        conv = real_prepare(cls, *args, **kw)
+        made.append(conv)
+        return conv
+
+    m = load_kmodel(data)
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 256, size=m.inputs[0].shape, dtype=np.uint8)
+    want = m.run(x)
+    budget = 3_000_000
+    monkeypatch.setattr(importlib.import_module(module), attr, budget)
+    monkeypatch.setattr(kpu.KpuConv, "prepare", classmethod(recording))
+    small = load_kmodel(data)
+    tables = sum(c._fast.lut.size for c in made if c._fast is not None)
+    assert 0 < tables <= budget and any(not c.fast for c in made)
+    for a, b in zip(small.run(x), want):
+        assert np.array_equal(a, b)

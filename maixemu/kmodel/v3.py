@@ -267,10 +267,17 @@ def load_v3(data: bytes) -> V3Model:
         raise KmodelFormatError(f"malformed V3 kmodel: {exc}", offset=None, field="file") from exc
 
 
+#: Activation-table entries all K210_CONV layers of one model may hold (real V3 models: under
+#: 8M). Layers beyond it take the exact int64 path, so thousands of wide-range layers in a
+#: corrupt or hostile file cannot make the loader hold gigabytes of tables.
+LUT_TOTAL_ENTRIES = 1 << 26
+
+
 class _Loader:
     def __init__(self, data: bytes):
         self.r = BinaryReader(data)
         self.data = self.r.data
+        self.lut_left = LUT_TOTAL_ENTRIES
 
     def fail(self, msg: str, offset: int, fld: str) -> None:
         raise KmodelFormatError(msg, offset=offset, field=fld)
@@ -377,8 +384,12 @@ class _Loader:
             self.fail("batch-norm table runs past the layer's body", b0 + 16, f"{f}.bn_offset")
         self.r.require(act_off, 144, f"{f} activation table")
         act_raw = self.data[act_off : act_off + 144]
-        conv = K.KpuConv.prepare(regs, weights, bn_words, act_raw, weight_bytes=self.weight_bytes)
+        lut_limit = max(0, min(K.LUT_MAX_ENTRIES, self.lut_left))
+        conv = K.KpuConv.prepare(regs, weights, bn_words, act_raw, weight_bytes=self.weight_bytes,
+                                 lut_max_entries=lut_limit)
         conv.act_where = (act_off, f"{f}.act_offset (activation table)")
+        lut = getattr(getattr(conv, "_fast", None), "lut", None)
+        self.lut_left -= int(lut.size) if lut is not None else 0
         step.conv = conv
         step.on_kpu = True
         step.flags = flags

@@ -43,6 +43,10 @@ V4_LUT_MAX_ENTRIES = 1 << 24
 #: ... but all such enlarged tables of one model together stay below 32M entries (128 MB), so a
 #: corrupt or hostile file cannot make the loader allocate without bound.
 V4_LUT_BUDGET_ENTRIES = 1 << 25
+#: All tables of one model, enlarged or not (ulffd_landmark: 95M entries in 43 layers). Beyond it
+#: layers take the exact int64 path: slower, but a file of thousands of wide-range layers cannot
+#: make the loader hold gigabytes of tables.
+V4_LUT_TOTAL_ENTRIES = 1 << 27
 
 
 def kpu_map_bytes(shape_nchw) -> int:
@@ -66,16 +70,19 @@ class KpuState:
         self.cache: dict[int, np.ndarray] = {}
         self.plan = kpu_engine.KpuRamPlan()
         self.lut_budget = V4_LUT_BUDGET_ENTRIES
+        self.lut_total_left = V4_LUT_TOTAL_ENTRIES
 
     def prepare_conv(self, regs, weights, bn_words, act) -> "kpu_engine.KpuConv":
         """``KpuConv.prepare`` with a larger activation-table limit while the model's budget lasts."""
         default = kpu_engine.LUT_MAX_ENTRIES
         limit = max(default, min(V4_LUT_MAX_ENTRIES, self.lut_budget))
+        limit = max(0, min(limit, self.lut_total_left))
         conv = kpu_engine.KpuConv.prepare(regs, weights, bn_words, act, weight_bytes=1, lut_max_entries=limit)
         lut = getattr(getattr(conv, "_fast", None), "lut", None)
         used = int(lut.size) if lut is not None else (limit if conv.fast else 0)
         if used > default:
             self.lut_budget -= used
+        self.lut_total_left -= used
         return conv
 
     # --- load time -----------------------------------------------------------------------------
