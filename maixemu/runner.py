@@ -23,7 +23,6 @@ import time
 import traceback
 import types
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -290,12 +289,12 @@ class Session:
         if self._finalized:
             return
         self._finalized = True
-        with _signals_deferred():
-            for step in reversed(self._finalizers):
-                try:
-                    step()
-                except Exception as exc:  # a cleanup failure must not hide the script's own result
-                    print(f"[maixemu] cleanup failed: {exc}", file=self.stderr)
+        # Our signal handlers do nothing from here on, and they are restored last (see _install_signals).
+        for step in reversed(self._finalizers):
+            try:
+                step()
+            except Exception as exc:  # a cleanup failure must not hide the script's own result
+                print(f"[maixemu] cleanup failed: {exc}", file=self.stderr)
         try:
             self.stdout.flush()
         except Exception:
@@ -320,6 +319,9 @@ class Session:
                 raise SetupError(str(exc)) from None
             for address, path in extracted.items():
                 flash_map.setdefault(address, path)
+        for option, folder in (("--sd", opts.sd_dir), ("--flash-dir", opts.flash_dir)):
+            if folder is not None and not Path(folder).is_dir():
+                raise SetupError(f"{option} {folder}: no such folder")
         store = storage_mod.Storage(
             sd_dir=opts.sd_dir or script_dir,
             flash_dir=opts.flash_dir or script_dir,
@@ -341,6 +343,7 @@ class Session:
         except display.DisplayError as exc:
             raise SetupError(str(exc)) from None
         self.sink = sink
+        sink.on_close_ignored = lambda: self._stop_now(sink.close_reason or "the LCD window was closed", 0)
         self._finalizers.append(sink.close)
         lcd.configure(sink=sink, frame_hook=self.budget.on_lcd_frame)
         self._finalizers.append(lambda: lcd.configure(sink=None, frame_hook=None))
@@ -387,11 +390,15 @@ class Session:
             self._alarm_armed = False
 
     def _install_signals(self) -> None:
-        """``--timeout S`` (SIGALRM) and SIGTERM end the run like the frame budget does.
+        """``--timeout S`` (SIGALRM), SIGTERM and Ctrl-C end the run like the frame budget does.
 
-        Both raise :class:`RunEnded` in the script; if the script swallows it (a bare ``except:``),
-        the process is stopped :data:`END_GRACE_S` seconds (or a second SIGTERM) later, after the
+        The first of each raises in the script (:class:`RunEnded`, or ``KeyboardInterrupt`` for
+        Ctrl-C); if the script swallows it (a bare ``except:``), the process is stopped
+        :data:`END_GRACE_S` seconds later (timeout) or at the second SIGTERM / Ctrl-C, after the
         recordings were finalised. Signals work only on the main thread.
+
+        The handlers do nothing once cleanup has started, and they are put back last, so a Ctrl-C
+        during cleanup cannot leave a half-written video.
         """
         if threading.current_thread() is not threading.main_thread():
             if self.options.timeout:
@@ -418,7 +425,19 @@ class Session:
                 self._disarm_alarm()
                 signal.signal(signal.SIGALRM, previous_alarm)
 
-            self._finalizers.append(restore_alarm)
+            self._finalizers.insert(0, restore_alarm)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+
+            def on_int(signum, frame):
+                if self._finalized:
+                    return
+                if not getattr(on_int, "fired", False):
+                    on_int.fired = True
+                    raise KeyboardInterrupt
+                self._stop_now("interrupted (Ctrl-C)", 130)  # a second Ctrl-C: the first was swallowed
+
+            signal.signal(signal.SIGINT, on_int)
+            self._finalizers.insert(0, lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
         if hasattr(signal, "SIGTERM"):
 
             def on_term(signum, frame):
@@ -430,7 +449,7 @@ class Session:
                 self._stop_now("terminated (SIGTERM)", 143)
 
             previous_term = signal.signal(signal.SIGTERM, on_term)
-            self._finalizers.append(lambda: signal.signal(signal.SIGTERM, previous_term))
+            self._finalizers.insert(0, lambda: signal.signal(signal.SIGTERM, previous_term))
 
     def _compile(self, script: Path) -> Any:
         """The script's code object; prints the problem and returns an exit code when there is none."""
@@ -536,29 +555,6 @@ class Session:
         if isinstance(exc, ModuleNotFoundError) and (exc.name or "").partition(".")[0] in NOT_EMULATED_MODULES:
             self.notice(f"{exc.name!r} is a MaixPy firmware module that maixemu does not emulate")
         return 1
-
-
-@contextmanager
-def _signals_deferred():
-    """Hold SIGINT/SIGTERM while cleanup runs, so a second Ctrl-C cannot leave a half-written video."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: dict[int, Any] = {}
-    pending: list[int] = []
-    for signum in (signal.SIGINT, getattr(signal, "SIGTERM", None)):
-        if signum is None:
-            continue
-        try:
-            held[signum] = signal.signal(signum, lambda n, f: pending.append(n))
-        except (ValueError, OSError):
-            continue
-    try:
-        yield
-    finally:
-        # A Ctrl-C pressed meanwhile is dropped: the run is ending anyway, with its own exit code.
-        for signum, handler in held.items():
-            signal.signal(signum, handler)
 
 
 def _clean_end_types() -> tuple[type[BaseException], ...]:

@@ -249,3 +249,77 @@ def test_a_run_that_never_drew_says_nothing_was_recorded(tmp_path, target):
     code, out, err = run_in_process(tmp_path, "print('no lcd here')\n", lcd=f"record:{tmp_path / target}")
     assert code == 0
     assert err.splitlines()[-1] == f"[maixemu] the LCD showed no frame; nothing was recorded to {tmp_path / target}"
+
+
+FAKE_WINDOW_MAIN = """
+import sys, time
+import cv2
+from maixemu.host import display
+from maixemu.cli import main
+
+opened = []
+display.display_available = lambda: True
+cv2.namedWindow = lambda title, flags=0: opened.append(time.monotonic())
+cv2.imshow = lambda title, image: None
+cv2.destroyWindow = lambda title: None
+cv2.getWindowProperty = lambda title, prop: 1.0
+
+def wait_key(delay=0):
+    time.sleep(delay / 1000)
+    return 27 if opened and time.monotonic() - opened[0] > 0.3 else -1
+
+cv2.waitKey = wait_key
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_window_closed_but_swallowed_by_a_bare_except_still_ends_the_run(tmp_path):
+    wrapper = tmp_path / "fake_window_main.py"
+    wrapper.write_text(FAKE_WINDOW_MAIN)
+    script = tmp_path / "main.py"
+    script.write_text(textwrap.dedent("""
+        import lcd, image
+        lcd.init()
+        img = image.Image(size=(320, 240))
+        caught = 0
+        while True:
+            try:
+                lcd.display(img)
+            except:
+                caught += 1
+                print("caught", caught, flush=True)
+    """))
+    proc = subprocess.run([sys.executable, str(wrapper), "run", str(script), "--lcd", "window"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0
+    assert proc.stdout == "caught 1\n"
+    assert proc.stderr == "[maixemu] ESC pressed in the LCD window and the script caught the end request; stopping it\n"
+
+
+def test_second_ctrl_c_stops_a_script_that_swallowed_the_first(tmp_path):
+    script = tmp_path / "main.py"
+    script.write_text(textwrap.dedent("""
+        import lcd, time
+        lcd.init()
+        ready = False
+        while True:
+            try:
+                if not ready:  # inside the try: a Ctrl-C right after this line is caught too
+                    ready = True
+                    print("ready", flush=True)
+                time.sleep(0.05)
+            except:
+                print("caught", flush=True)
+    """))
+    video = tmp_path / "out.mp4"
+    proc = subprocess.Popen([sys.executable, "-m", "maixemu", "run", str(script), "--lcd", f"record:{video}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    proc.send_signal(signal.SIGINT)
+    line = proc.stdout.readline()
+    assert line == "caught\n", proc.communicate(timeout=60)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err == "[maixemu] interrupted (Ctrl-C) and the script caught the end request; stopping it\n"
+    assert count_video_frames(video) == 1

@@ -123,3 +123,17 @@ def test_kpu_load_outside_the_mounts_is_a_param_error(tmp_path):
     assert stdout.getvalue().splitlines() == [
         "[MAIXPY]kpu: load error:2001, ERR_PARAM: please check param, load address or kmodel file name"
     ] * 3
+
+
+def test_missing_sd_or_flash_folder_is_one_line_exit_2(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "main.py"
+    script.write_text("print('never')\n")
+    for option in ("--sd", "--flash-dir"):
+        proc = subprocess.run([sys.executable, "-m", "maixemu", "run", str(script), "--lcd", "none", option,
+                               str(tmp_path / "nope")], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+        assert proc.returncode == 2
+        assert proc.stderr == f"maixemu: {option} {tmp_path / 'nope'}: no such folder\n"

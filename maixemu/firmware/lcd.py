@@ -217,7 +217,9 @@ def pump(delay_ms: int = 1) -> None:
     if getattr(sink, "closed", False):
         from ..host.display import WindowClosed
 
-        raise WindowClosed(getattr(sink, "close_reason", "") or "the LCD window was closed")
+        if hasattr(sink, "closed_error"):
+            raise sink.closed_error()
+        raise WindowClosed("the LCD window was closed")
 
 
 def _bgr_active() -> bool:

@@ -68,11 +68,23 @@ class DisplaySink:
         self.closed = False
         #: Why the sink closed, in words for the run's last line ("ESC pressed in the LCD window").
         self.close_reason = ""
+        #: Runner hook, called when the script swallowed a :class:`WindowClosed` (a bare ``except:``)
+        #: and used the LCD again; the runner then ends the run itself.
+        self.on_close_ignored: Callable[[], None] | None = None
+        self._close_errors = 0
+
+    def closed_error(self) -> WindowClosed:
+        """The :class:`WindowClosed` to raise for this closed sink (``on_close_ignored`` runs first
+        when the script already got one and carried on)."""
+        self._close_errors += 1
+        if self._close_errors > 1 and self.on_close_ignored is not None:
+            self.on_close_ignored()
+        return WindowClosed(self.close_reason or f"the LCD output {self.name} is closed")
 
     def show(self, rgb: np.ndarray) -> None:
         """Take one frame (the sink must not keep a reference: the LCD reuses its buffer)."""
         if self.closed:
-            raise WindowClosed(self.close_reason or f"the LCD output {self.name} is closed")
+            raise self.closed_error()
         self._show(_check_frame(rgb))
         self.frames_shown += 1
 
@@ -293,7 +305,7 @@ class WindowSink(DisplaySink):
         cv2.imshow(self.title, bgr)
         self.pump(1)
         if self.closed:
-            raise WindowClosed(self.close_reason)
+            raise self.closed_error()
 
     def pump(self, delay_ms: int = 1) -> None:
         if not self._created or self.closed:
