@@ -6,8 +6,9 @@ module walks a V3 or V4 file's tables *without* the real loaders (so a loader bu
 own fields) and lists those words and the structural boundaries (header end, each descriptor,
 each layer/node header, each body start/end, the constants blob) where truncation is meaningful.
 
-The walk is tolerant: it stops quietly where the file stops making sense, because it is also run
-on files that are themselves mutated (kfpkg members) and must never raise.
+The walk is tolerant: it stops quietly where the file stops making sense, and must never raise.
+V4 node bodies differ per opcode; their words are first labelled by position, then named by
+loading the unmutated file once with a recording body reader (``name_v4_body_fields``).
 """
 
 from __future__ import annotations
@@ -215,13 +216,81 @@ def layout_v4(data: bytes) -> Layout:
     return lay
 
 
+_RANGE_PARTS = ("memory_type", "datatype", "start", "size")
+
+
+def _v4_kind(name: str) -> str:
+    leaf = name.rsplit(".", 1)[-1]
+    if leaf == "size" or leaf.endswith("_size") or leaf.endswith("count"):
+        return "size"
+    if leaf == "start" or leaf.endswith("_addr") or leaf.endswith("offset"):
+        return "offset"
+    if leaf in ("memory_type", "datatype") or leaf.endswith("_op") or leaf == "op":
+        return "word"
+    return "shape"
+
+
+def _named(offset: int, name: str, signed: bool, size: int) -> Field:
+    if size == 8:  # a K210 register word of a kpu_conv2d body
+        return Field(offset, 8, name, "register")
+    return Field(offset, 4, name, _v4_kind(name), signed)
+
+
+def name_v4_body_fields(data: bytes, lay: Layout) -> None:
+    """Replace the positional names of V4 body words by the names the decoders read them under.
+
+    The unmutated file is loaded once with a recording body reader; every scalar or struct read
+    (not the weight arrays) becomes a named field, so targeted mutations and reports say
+    ``node[12].filter_h`` instead of ``nodes[12].body+0x38``.
+    """
+    from maixemu.kmodel import v4 as v4_module
+    from maixemu.kmodel.v4_format import BodyReader
+
+    seen: dict[int, tuple[str, bool, int]] = {}
+
+    class Recording(BodyReader):
+        def _unpack(self, fmt, size, field):
+            base = self.node.body_offset + self.offset
+            codes = fmt.lstrip("<>=!@")
+            count = int(codes[:-1]) if codes[:-1] else 1
+            if codes[-1] in "IiQq" and size <= 16:
+                step = size // count
+                for k in range(count):
+                    part = (_RANGE_PARTS[k] if count == 4 and codes[-1] == "I" else f"{k}") if count > 1 else None
+                    name = f"node[{self.node.index}].{field}" + (f".{part}" if part else "")
+                    seen[base + k * step] = (name, codes[-1] in "iq", step)
+            return super()._unpack(fmt, size, field)
+
+    original = v4_module.BodyReader
+    v4_module.BodyReader = Recording
+    try:
+        v4_module.load_v4(data)
+        loaded = True
+    except Exception:  # noqa: BLE001 - a file the loader refuses keeps its positional names
+        loaded = False
+    finally:
+        v4_module.BodyReader = original
+    renamed = []
+    for f in lay.fields:
+        positional = f.name.startswith("nodes[") and (".range" in f.name or "body+" in f.name)
+        hit = seen.pop(f.offset, None) if positional else None
+        if hit:
+            renamed.append(_named(f.offset, *hit))
+        elif not (positional and loaded):  # unread body words (weights, tables) are left to random flips
+            renamed.append(f)
+    renamed += [_named(off, *hit) for off, hit in seen.items()]
+    lay.fields = renamed
+
+
 def layout_of(data: bytes) -> Layout:
     """The layout of a little-endian V3 or a V4 file; an empty layout for anything else."""
     word0 = _u32(data, 0)
     if word0 == 3:
         return layout_v3(data)
     if word0 == LDMK and _u32(data, 4) == 4:
-        return layout_v4(data)
+        lay = layout_v4(data)
+        name_v4_body_fields(data, lay)
+        return lay
     lay = Layout(None)
     if word0 == LDMK:  # V5: at least its header words
         lay.version = _u32(data, 4)
