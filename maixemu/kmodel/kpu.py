@@ -61,10 +61,18 @@ Why the fast path is exact (the proof the tests check numerically):
   interval outside which it is constant (found by bisection when it is monotone), so
   ``out = LUT[clip(bn, L, U) − L]`` (an int8 table of ``out − 128``). When it is monotone and ``mul ≥ 0`` the whole map G → out is
   non-decreasing, so max-type pools are applied to G before the table (4× fewer lookups).
+  Layers with the same table share one read-only array, and a table of 32 KiB–16 MiB is read
+  sequentially (a streaming max) right before a big lookup pass, so the random-access ``take``
+  finds it in cache.
+* Max pools before the table are computed phase by phase: the input is split once into the
+  ``s×s`` phase planes of the pool window, every tap of every phase is then a contiguous slice,
+  one GEMM covers all phases and the pool is the element-wise maximum of contiguous phase
+  blocks — the same integers the full-resolution sums would give, in a different order.
 * Selection pools (left/right-top) keep one pixel per window, so the sums are computed only
   at those pixels (a stride-2/4 convolution): same bytes, 4-16× less work.
 * Anything outside these conditions (odd ``arg_x``, huge table, negative ``y_mul`` tails, ...)
-  takes the exact int64 path, which is the document's arithmetic verbatim.
+  takes the exact int64 path, which is the document's arithmetic verbatim (its float64
+  products, exact below 2**53, also run with single-threaded BLAS).
 """
 
 from __future__ import annotations
