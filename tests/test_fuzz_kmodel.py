@@ -332,3 +332,19 @@ def test_activation_tables_of_a_model_share_one_budget(monkeypatch, version, nam
     assert 0 < tables <= budget and any(not c.fast for c in made)
     for a, b in zip(small.run(x), want):
         assert np.array_equal(a, b)
+
+
+def test_files_larger_than_the_flash_are_refused_before_parsing():
+    """Buffers were not size-checked (only paths were, at 64 MiB): the K210 has 16 MiB of flash."""
+    err = _zip_error(b"PK\x03\x04" + bytes(16 * 1024 * 1024))
+    assert err.field == "file size" and "16 MiB" in str(err)
+
+
+def test_zip_with_thousands_of_members_is_refused_before_zipfile_parses_it():
+    """zipfile builds one object per central-directory entry; a .kfpkg has a handful."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for i in range(300):
+            z.writestr(f"f{i}.txt", b"")
+    err = _zip_error(buf.getvalue())
+    assert err.field == "zip entry count" and "300 members" in str(err)

@@ -19,8 +19,13 @@ from .model import Model
 
 LDMK = 0x4B4D444C
 ZIP_MAGIC = 0x04034B50
-#: Refuse to read model files larger than anything the K210 (16 MiB flash) could hold, times 4.
-MAX_MODEL_FILE_BYTES = 64 * 1024 * 1024
+#: The K210's flash is 16 MiB: no model file (or flash package) a board can hold is larger, so
+#: bigger files are refused before they are read or unzipped.
+K210_FLASH_BYTES = 16 * 1024 * 1024
+MAX_MODEL_FILE_BYTES = K210_FLASH_BYTES
+#: A .kfpkg holds a kmodel, flash-list.json and perhaps firmware: a handful of members. Checked in
+#: the end-of-central-directory record before zipfile builds one object per member.
+MAX_KFPKG_MEMBERS = 256
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,12 @@ def swap_words(data: bytes) -> bytes:
 
 def kmodel_from_kfpkg(data: bytes) -> tuple[str, bytes]:
     """Return (member name, bytes) of the single kmodel inside a .kfpkg zip."""
+    eocd = data.rfind(b"PK\x05\x06", max(0, len(data) - 22 - 65535))
+    if eocd >= 0 and eocd + 12 <= len(data):
+        (entries,) = struct.unpack_from("<H", data, eocd + 10)
+        if entries > MAX_KFPKG_MEMBERS:
+            raise KmodelFormatError(f"the zip declares {entries} members; a .kfpkg holds a handful",
+                                    offset=eocd + 10, field="zip entry count")
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = [i for i in archive.infolist() if not i.is_dir()]
@@ -171,11 +182,15 @@ def kmodel_from_kfpkg(data: bytes) -> tuple[str, bytes]:
 def read_model_bytes(source: str | os.PathLike | bytes | bytearray | memoryview) -> tuple[bytes, str]:
     """Bytes of a model given as a path or a buffer, plus a name for messages."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source), "<bytes>"
+        data = bytes(source)
+        if len(data) > MAX_MODEL_FILE_BYTES:
+            raise KmodelFormatError(f"the buffer is {len(data)} bytes, larger than the K210's 16 MiB flash: not a K210 model",
+                                    offset=0, field="file size")
+        return data, "<bytes>"
     path = os.fspath(source)
     size = os.path.getsize(path)
     if size > MAX_MODEL_FILE_BYTES:
-        raise KmodelFormatError(f"{path} is {size} bytes, far larger than any K210 model (16 MiB flash)", offset=0, field="file size")
+        raise KmodelFormatError(f"{path} is {size} bytes, larger than the K210's 16 MiB flash: not a K210 model", offset=0, field="file size")
     with open(path, "rb") as fh:
         return fh.read(), path
 
