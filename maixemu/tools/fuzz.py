@@ -26,6 +26,7 @@ import sys
 import time
 import traceback
 import tracemalloc
+import warnings
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
@@ -95,6 +96,11 @@ def run_bytes(data: bytes, seed: int, *, time_limit: float = TIME_LIMIT_S, mem_l
     t0 = time.perf_counter()
     c0 = time.process_time()
     outcome, message, tb = OK, "", ""
+    # numpy's RuntimeWarnings (1/0 for a zero scale, inf - inf) are the device's silent IEEE
+    # results, not failures; keep them out of the report
+    quiet = warnings.catch_warnings()
+    quiet.__enter__()
+    warnings.simplefilter("ignore", RuntimeWarning)
     try:
         tracemalloc.start()
         try:
@@ -121,6 +127,7 @@ def run_bytes(data: bytes, seed: int, *, time_limit: float = TIME_LIMIT_S, mem_l
     except Exception as exc:  # noqa: BLE001 - the point is to catch everything else
         outcome, message, tb = f"FINDING {type(exc).__name__}", str(exc)[:500], traceback.format_exc()
     finally:
+        quiet.__exit__(None, None, None)
         if use_alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
