@@ -449,3 +449,41 @@ def test_max_pool_phase_path_matches_reference(monkeypatch, pool_type, kernel, d
     got = conv.run(x)
     np.testing.assert_array_equal(got, conv.run_reference(x))
     assert len(np.unique(got)) >= 6
+
+
+def test_unit_step_buckets_reproduce_the_table():
+    """The two-level form of big unit-step tables gives every entry of the table back."""
+    rng = np.random.default_rng(41)
+    for _ in range(20):
+        gaps = rng.integers(300, 3000, size=int(rng.integers(1, 255)))
+        steps = np.cumsum(gaps)
+        n = int(steps[-1] + rng.integers(1, 5000))
+        lut = (np.searchsorted(steps, np.arange(n), side="right") - 128).astype(np.int8)
+        scale, first, step = K.unit_step_buckets(lut)
+        i = np.arange(n, dtype=np.float64) + rng.random(n) * 0.999  # any real in [i, i+1) floors to i
+        q = (i * scale).astype(np.intp)
+        np.testing.assert_array_equal(first[q] + (i >= step[q]), lut)
+    assert K.unit_step_buckets(np.repeat(np.array([0, 2, 3], np.int8), 1000)) is None  # a step of 2
+    assert K.unit_step_buckets(np.repeat(np.array([0, 1, 0], np.int8), 1000)) is None  # a step down
+    assert K.unit_step_buckets(np.repeat(np.array([0, 1, 2], np.int8), [1000, 3, 1000])) is None  # steps 3 apart
+
+
+@pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (2, 1, True)])
+def test_bucketed_table_lookup_matches_reference(monkeypatch, pool_type, kernel, dw):
+    """Forcing the two-level lookup onto small tables must not change a byte."""
+    monkeypatch.setattr(K, "BUCKET_MIN_ENTRIES", 0)
+    monkeypatch.setattr(K, "_BUCKET_MIN_WIDTH", 1)
+    rng = np.random.default_rng(500 + pool_type + kernel)
+    c, h, w = 4, 12, 18
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=4, weights=_weights(rng, 4, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    pool_type=pool_type, pad_value=30, arg_x=-110 << 15, shr_x=15, src_row=0, dst_row=4000)
+    spec = _calibrate(spec, x, rng)
+    from maixemu.kmodel.build import encode_batchnorm
+
+    conv = K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                             np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"), spec.activation.encode())
+    assert conv.fast and conv._fast.buckets is not None
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 6

@@ -63,7 +63,9 @@ Why the fast path is exact (the proof the tests check numerically):
   non-decreasing, so max-type pools are applied to G before the table (4× fewer lookups).
   Layers with the same table share one read-only array, and a table of 32 KiB–16 MiB is read
   sequentially (a streaming max) right before a big lookup pass, so the random-access ``take``
-  finds it in cache.
+  finds it in cache. A table of more than ``BUCKET_MIN_ENTRIES`` that only steps up by one, with
+  steps at least ``2**j`` apart (the V4 models' 2-8 M entry tables), is looked up in two levels
+  instead: ``first[q] + (bn − L >= step[q])`` with ``q = (bn − L) >> j`` — small tables, exact.
 * Max pools before the table are computed phase by phase: the input is split once into the
   ``s×s`` phase planes of the pool window, every tap of every phase is then a contiguous slice,
   one GEMM covers all phases and the pool is the element-wise maximum of contiguous phase
@@ -735,6 +737,42 @@ class _FastPlan:
     #: an int64 view of most of a big table: reading it sequentially (a fast streaming max)
     #: pulls the table into cache before the random-access take (measured: 2x faster take)
     lut_words: np.ndarray | None = None
+    #: two-level form of a big unit-step table (see ``unit_step_buckets``): (2**-j, first
+    #: value of each bucket (int8), the step inside each bucket (float64, +inf if none))
+    buckets: tuple[float, np.ndarray, np.ndarray] | None = None
+
+
+#: Tables bigger than this (entries) are looked up in two levels when they allow it: a random
+#: take from a multi-MiB table costs more than the five passes over small ones.
+BUCKET_MIN_ENTRIES = 1 << 20
+#: ... and only with buckets at least this wide (smaller ones make the bucket tables big).
+_BUCKET_MIN_WIDTH = 1 << 8
+
+
+def unit_step_buckets(lut: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] | None:
+    """A table that only ever steps up by one, with steps at least ``2**j`` apart, as buckets.
+
+    Bucket ``q`` covers indices ``[q*2**j, (q+1)*2**j)``; it holds at most one step, so
+    ``lut[i] == first[q] + (i >= step[q])`` with ``q = i >> j`` (``step[q]`` the index where the
+    value goes up, +inf if it does not in that bucket). Returns ``(2**-j, first, step)`` or None.
+    """
+    n = lut.size
+    d = np.diff(lut.astype(np.int16))
+    where = np.flatnonzero(d)
+    if where.size == 0 or (d[where] != 1).any():
+        return None
+    steps = where + 1  # lut[steps[k]] == lut[steps[k] - 1] + 1
+    gap = int(np.diff(steps).min()) if steps.size > 1 else n
+    j = min(gap, n).bit_length() - 1
+    if (1 << j) < _BUCKET_MIN_WIDTH:
+        return None
+    width = 1 << j
+    nb = (n - 1) // width + 1
+    first = np.ascontiguousarray(lut[::width][:nb])
+    step = np.full(nb, np.inf)
+    inner = steps[steps % width != 0]  # a step at a bucket start is already in first[q]
+    step[inner >> j] = inner.astype(np.float64)
+    return 1.0 / width, first, step
 
 
 class KpuConv:
@@ -907,7 +945,10 @@ class KpuConv:
         c = (num.astype(np.float64) / scale.astype(np.float64)).reshape(-1, 1)
         pool_first = monotone and bool((mul >= 0).all()) and self.pool_type in _POOL_COMMUTES_MONOTONE
         words = lut[: lut.size // 8 * 8].view(np.int64) if _LUT_PREFETCH_MIN <= lut.size <= _LUT_PREFETCH_MAX else None
-        self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=lut, pool_first=pool_first, lut_words=words)
+        buckets = unit_step_buckets(lut) if lut.size > BUCKET_MIN_ENTRIES else None
+        if buckets is not None:
+            words = None
+        self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=lut, pool_first=pool_first, lut_words=words, buckets=buckets)
         st = _MAX_POOLS.get(self.pool_type, 0)
         if pool_first and st and self.out_shape[1:] == (self.in_shape[1] // st, self.in_shape[2] // st):
             # max pools before the (non-decreasing) table: the sums are computed phase by phase
@@ -1207,6 +1248,15 @@ class KpuConv:
         buf += plan.c[o0:o1, :, None]
         np.clip(buf, 0.0, plan.span, out=buf)
         idx = _scratch("idx", n, np.intp).reshape(oc, ph, pw)
+        if plan.buckets is not None:
+            # i = floor(buf) >= 0; bucket q = floor(buf * 2**-j) (exact: a power of two) and
+            # floor(buf) >= step  <=>  buf >= step for the integer steps
+            scale, first, step = plan.buckets
+            np.multiply(buf, scale, out=idx, casting="unsafe")
+            up = np.greater_equal(buf, step.take(idx))
+            out = first.take(idx)
+            np.add(out, up, out=out, casting="unsafe")
+            return out
         np.copyto(idx, buf, casting="unsafe")
         if plan.lut_words is not None and n * _LUT_PREFETCH_PER >= plan.lut.size:
             plan.lut_words.max()
