@@ -497,24 +497,8 @@ def board(workdir: str | os.PathLike | None = None, *, camera: CameraSpec = None
                                         firmware=firmware))
 
 
-# ---------------------------------------------------------------------------------- fixtures
-try:
-    import pytest
-except ImportError:  # pragma: no cover - the module is usable without pytest
-    pytest = None
-
-if pytest is not None:
-
-    @pytest.fixture
-    def maixpy(tmp_path: Path) -> MaixPyRunner:
-        """Run MaixPy scripts in-process: ``maixpy.run(path, camera=[...], flash={addr: model})``."""
-        return MaixPyRunner(tmp_path / "maixpy")
-
-    @pytest.fixture
-    def maixpy_board(tmp_path: Path) -> Iterator[Board]:
-        """A freshly booted board: ``maixpy_board.sensor``, ``.image``, ``.lcd``, ``.KPU``, ``.time``."""
-        with board(tmp_path / "board") as b:
-            yield b
+# The fixtures themselves live in maixemu.pytest_plugin (registered with pytest11), which imports
+# this module only when a test uses them.
 
 
 __all__ = ["ArraySource", "Board", "MaixPyRunner", "MemorySink", "RunResult", "board", "fresh_board"]

@@ -40,7 +40,17 @@ def _solid(rgb: tuple[int, int, int], w: int = 320, h: int = 240) -> np.ndarray:
 
 def test_entry_point_registers_the_plugin():
     names = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="pytest11")}
-    assert names.get("maixemu") == "maixemu.testing"
+    assert names.get("maixemu") == "maixemu.pytest_plugin"
+
+
+def test_the_registered_plugin_does_not_import_the_emulator_at_startup():
+    """pytest imports every plugin at start-up; ours must not drag numpy/OpenCV into unrelated runs."""
+    import subprocess
+    import sys
+
+    code = "import sys, maixemu.pytest_plugin; print('maixemu.testing' in sys.modules, 'cv2' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
 
 
 def test_array_frames_reach_the_script_and_the_lcd(maixpy):
