@@ -849,6 +849,8 @@ class KpuConv:
         #: pooled grid (selection pools: one phase; max pools: all, then their maximum)
         self._sample: tuple[int, tuple[tuple[int, int], ...]] | None = None
         self._gemm_chunks: list[tuple[int, int]] | None = None
+        #: work items per (workers, TILE_BYTES): the split is fixed for a layer
+        self._items: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}
         if fast:
             try:
                 self._prepare_fast()
@@ -1293,20 +1295,26 @@ class KpuConv:
                 return to_centered(self.run_reference(from_centered(xc)))
         src = self._conv_source(xc)
         workers = _workers() if parallel and self._worth_threads() else 1
-        items = self.work_items(workers)
-        if len(items) == 1:
+        key = (workers, self.TILE_BYTES)
+        items = self._items.get(key)
+        if items is None:
+            items = self._items[key] = self.work_items(workers)
+        if workers == 1:
             with blas_threads(1):
-                return self._run_item(src, items[0])[1]
+                if len(items) == 1:
+                    return self._run_item(src, items[0])[1]
+                results = [self._run_item(src, item) for item in items]
+        else:
+
+            def task(item):
+                with blas_threads(1):
+                    return self._run_item(src, item)
+
+            results = _pool().map(task, items)
         _, stride = POOL_GEOMETRY[self.pool_type]
         if self._sample is not None:
             stride = 1  # items are already in pooled rows
         out = np.empty(self.out_shape, dtype=np.int8)
-
-        def task(item):
-            with blas_threads(1):
-                return self._run_item(src, item)
-
-        results = _pool().map(task, items) if workers > 1 else map(task, items)
         for (y0, y1, o0, o1), y in results:
             r0 = y0 // stride
             out[o0:o1, r0 : r0 + y.shape[1]] = y
