@@ -691,12 +691,14 @@ def pool(a: np.ndarray, pool_type: int) -> np.ndarray:
         s += p[..., 1:, 1:]
         return _floor_div(s, 4)
     if pool_type == 9:
-        low = -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min
-        pad = [(0, 0)] * (a.ndim - 2) + [(0, 1), (0, 1)]
-        p = np.pad(a, pad, mode="constant", constant_values=low)
-        out = np.maximum(p[..., :-1, :-1], p[..., 1:, :-1])
-        np.maximum(out, p[..., :-1, 1:], out=out)
-        np.maximum(out, p[..., 1:, 1:], out=out)
+        # max over the 2x2 window at each pixel, the window cut at the bottom/right edge (the
+        # same as padding with -inf): rows first, then columns, no padded copy
+        r = np.empty_like(a)
+        np.maximum(a[..., :-1, :], a[..., 1:, :], out=r[..., :-1, :])
+        r[..., -1, :] = a[..., -1, :]
+        out = np.empty_like(a)
+        np.maximum(r[..., :, :-1], r[..., :, 1:], out=out[..., :, :-1])
+        out[..., :, -1] = r[..., :, -1]
         return out
     raise KmodelUnsupportedError(f"KPU pool_type {pool_type} is undefined", field="pool_type")
 
