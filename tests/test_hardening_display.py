@@ -86,7 +86,7 @@ def test_closing_the_window_ends_the_run_cleanly(tmp_path, monkeypatch, action, 
     gui = FakeGui(monkeypatch, after_s=0.2, action=action)
     code, out, err = run_in_process(tmp_path, LCD_LOOP, lcd="window")
     assert code == 0
-    assert gui.shown > 1
+    assert gui.shown >= 1
     assert err == line + "\n"
 
 
@@ -148,7 +148,7 @@ ENDS = {
     "raise": ((), 1, "ValueError: boom"),
     "keyboard": ((), 130, "[maixemu] interrupted (Ctrl-C)"),
     "exit": ((), 3, "[maixemu] the script called sys.exit(3); exit code 3"),
-    "timeout": (("--timeout", "3"), 0, "[maixemu] --timeout of 3 s reached; run ended"),
+    "timeout": (("--timeout", "5"), 0, "[maixemu] --timeout of 5 s reached; run ended"),
     "budget": (("--frames", "5"), 0, "[maixemu] frame budget of 5 frames reached; run ended"),
     "sigint": ((), 130, "[maixemu] interrupted (Ctrl-C)"),
     "sigterm": ((), 143, "[maixemu] terminated (SIGTERM); run ended"),
