@@ -1,6 +1,7 @@
 """Speed of the V4 loader: ``maixemu bench`` works on every V4 sample, and the V4 build of
 yolo_20class runs no slower than 1.5x its V3 twin (same network, same KPU engine; V4 adds only a
-few CPU nodes). Timings are interleaved medians so machine load hits both models alike."""
+few CPU nodes). Timings are interleaved medians so machine load hits both models alike; the ratio
+check is a benchmark (``pytest --benchmark-only tests/test_v4_bench.py``)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ def test_bench_command_measures_v4_models(name):
 
 
 @pytest.mark.golden
-def test_v4_yolo_is_no_slower_than_1_5x_its_v3_twin():
+def test_v4_yolo_is_no_slower_than_1_5x_its_v3_twin(benchmark):
+    """A benchmark, not a unit test (skipped by default; `pytest --benchmark-only` runs it): speed
+    depends on the machine's load, so it must not decide whether the suite is green."""
     v3 = load_kmodel(shared_path("models", "v3", "yolo_20class.kmodel"))
     v4 = load_kmodel(shared_path("models", "v4", "yolo_20class.kmodel"))
     x = np.random.default_rng(0).integers(0, 256, (3, 240, 320), dtype=np.uint8)
@@ -41,4 +44,6 @@ def test_v4_yolo_is_no_slower_than_1_5x_its_v3_twin():
         v4.run(x[None])
         t4.append(time.perf_counter() - start)
     ratio = float(np.median(t4) / np.median(t3))
+    benchmark.extra_info.update(v3_ms=float(np.median(t3) * 1e3), v4_ms=float(np.median(t4) * 1e3), ratio=ratio)
+    benchmark.pedantic(v4.run, args=(x[None],), rounds=3, iterations=1)
     assert ratio <= 1.5, f"V4 {np.median(t4) * 1e3:.1f} ms vs V3 {np.median(t3) * 1e3:.1f} ms (x{ratio:.2f})"
