@@ -261,7 +261,7 @@ def test_v4_conv2d_group_loop_is_bounded():
 
 def test_v4_model_work_is_bounded_across_nodes():
     """Each node was bounded, the model was not: many heavy nodes made one run take minutes."""
-    from test_v4_ops import DF, MAIN, V4Writer, mr, shp  # noqa: F401
+    from test_v4_ops import DF, MAIN, V4Writer, mr
 
     from maixemu.kmodel import KmodelUnsupportedError
     from maixemu.kmodel.v4_nodes import MAX_MODEL_WORK, MAX_NODE_WORK
