@@ -356,8 +356,9 @@ class Session:
             self._finalizers.append(source.close)
             return source
 
-        sensor.configure(source_factory=source_factory, frame_hook=self.budget.on_snapshot)
-        self._finalizers.append(lambda: sensor.configure(source_factory=None, frame_hook=None))
+        # A new camera frame means the picture on the LCD is finished: recordings get it then.
+        sensor.configure(source_factory=source_factory, frame_hook=self.budget.on_snapshot, before_capture=lcd.flush)
+        self._finalizers.append(lambda: sensor.configure(source_factory=None, frame_hook=None, before_capture=None))
         try:
             from .firmware import KPU
 

@@ -232,14 +232,16 @@ def test_lcd_failing_mid_run_is_one_line_exit_1(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cv2, "imwrite", imwrite)
     frames = tmp_path / "pngs"
+    # Recordings get one frame per finished picture: each clear() finishes the previous one.
     code, out, err = run_in_process(tmp_path, """
         import lcd
         lcd.init()
         lcd.clear()
         lcd.clear()
+        lcd.clear()
     """, lcd=f"record:{frames}")
     assert code == 1
-    assert err == (f"maixemu: LCD output failed at main.py line 5: cannot write {frames / 'frame_000003.png'} "
+    assert err == (f"maixemu: LCD output failed at main.py line 6: cannot write {frames / 'frame_000003.png'} "
                    "(disk full or no permission?)\n")
     assert len(list(frames.glob("*.png"))) == 2
 

@@ -409,9 +409,31 @@ def test_frames_reach_a_recorder(tmp_path):
     lcd.configure(sink=sink)
     lcd.init()
     lcd.clear(lcd.RED)
+    lcd.close()  # the run's end: the picture still being composed goes to the recording
     sink.close()
     back = cv2.imread(str(tmp_path / "png" / "frame_000002.png"))
     assert tuple(back[0, 0]) == (0, 0, 255)  # BGR of pure red: not byte-swapped on the way out
+
+
+def test_recordings_get_one_frame_per_finished_picture(tmp_path):
+    """display + draw_string is one picture on the glass; a recording must not flicker between them."""
+    import cv2
+
+    from maixemu.firmware import image
+    from maixemu.host.display import open_sink
+
+    sink = open_sink(f"record:{tmp_path / 'png'}")
+    lcd.configure(sink=sink)
+    lcd.init()
+    for _ in range(3):
+        lcd.display(image.Image(size=(320, 240)))
+        lcd.draw_string(10, 10, "hello", lcd.WHITE, lcd.RED)
+    lcd.close()
+    sink.close()
+    frames = sorted((tmp_path / "png").glob("*.png"))
+    assert len(frames) == 4  # the black screen of init, then three pictures
+    for path in frames[1:]:
+        assert tuple(cv2.imread(str(path))[12, 12]) == (0, 0, 255)  # every picture has its red text box
 
 
 def test_pump_reports_a_closed_window():

@@ -41,7 +41,7 @@ EMULATOR_ONLY: dict[str, set[str]] = {
     "machine": {"ScriptReset"},
     "lcd": {"DEFAULT_FREQ", "DEFAULT_SIZES", "DEV_NONE", "DEV_SHIELD", "DEV_CUBE_IPS_240x240",
             "DEV_M5STICK", "DEV_TWATCH", "DEV_CONVERTER", "FONT_W", "FONT_H",
-            "configure", "close", "current_sink", "pump", "screen"},
+            "configure", "close", "current_sink", "flush", "pump", "screen"},
     "sensor": {"FRAME_MS", "RESOLUTION", "SKIP_TIME_MAX_FRAMES", "SUPPORTED_PIXFORMATS",
                "WINDOWING_MODES", "configure", "close", "fit_frame"},
     "KPU": {"configure"},

@@ -181,7 +181,10 @@ def configure(*, sink=_KEEP, frame_hook: Callable[[], None] | None = _KEEP) -> N
 
     Arguments left out keep their value. Every call resets the panel to power-on (not initialised).
     """
-    global _sink, _frame_hook, _panel
+    global _sink, _frame_hook, _panel, _pending
+    if _sink is not None and not getattr(_sink, "closed", False):
+        flush()
+    _pending = None
     if sink is not _KEEP:
         _sink = sink
     if frame_hook is not _KEEP:
@@ -211,7 +214,11 @@ def screen() -> np.ndarray | None:
 
 
 def pump(delay_ms: int = 1) -> None:
-    """Let a window sink process its events (for long ``time.sleep`` calls); may raise WindowClosed."""
+    """Let a window sink process its events (for long ``time.sleep`` calls); may raise WindowClosed.
+
+    A sleeping script has finished a picture: a recording sink gets it now.
+    """
+    flush()
     sink = current_sink()
     sink.pump(delay_ms)
     if getattr(sink, "closed", False):
@@ -226,12 +233,46 @@ def _bgr_active() -> bool:
     return bool(_panel.bgr) != bool(_panel.direction & _BGR)
 
 
-def _push() -> None:
+#: For recording sinks: the picture being composed since the last full-screen refresh. Scripts often
+#: call ``lcd.display(img)`` and then ``lcd.draw_string(...)``; a recording that took every push
+#: would alternate frames with and without the text (a flicker nobody sees on the glass, where the
+#: text stays up). Recording sinks therefore get one frame per finished picture: it is written when
+#: the next full-screen refresh starts, at the next camera frame, while the script sleeps, and at
+#: the end of the run. Live sinks (window, memory, none) still get every push.
+_pending: np.ndarray | None = None
+
+
+def flush() -> None:
+    """Hand a recording sink the picture composed so far (no-op when nothing is pending)."""
+    global _pending
+    frame = _pending
+    if frame is not None:
+        # Cleared only once shown: a signal handler that finalises the run in between (second
+        # Ctrl-C) flushes the same picture instead of losing it.
+        try:
+            current_sink().show(frame)
+        except Exception:  # the sink failed (a full disk): reported once, not again at cleanup
+            if _pending is frame:
+                _pending = None
+            raise
+        # (a Ctrl-C raised inside show() leaves the picture pending: the cleanup flush writes it)
+        if _pending is frame:
+            _pending = None
+
+
+def _push(*, full_refresh: bool = False) -> None:
+    global _pending
     p = _panel
     rgb = p.fb
     if _bgr_active():
         rgb = np.ascontiguousarray(rgb[..., ::-1])
-    current_sink().show(rgb)
+    sink = current_sink()
+    if getattr(sink, "records", False):
+        if full_refresh:
+            flush()
+        _pending = np.array(rgb, copy=True)
+    else:
+        sink.show(rgb)
     if _frame_hook is not None:
         _frame_hook()
 
@@ -276,7 +317,7 @@ def init(type: int = DEV_SHIELD, freq: int = DEFAULT_FREQ, color=BLACK, width: i
     p.width, p.height = w, h
     p.fb = np.empty((h, w, 3), dtype=np.uint8)
     p.fb[...] = _raw_to_rgb(raw)
-    _push()
+    _push(full_refresh=True)
     return None
 
 
@@ -385,7 +426,7 @@ def clear(*args, **kwargs) -> None:
     if not _active():
         return None
     _panel.fb[...] = _raw_to_rgb(raw)
-    _push()
+    _push(full_refresh=True)
     return None
 
 
@@ -433,7 +474,7 @@ def display(img, roi=None, oft=None) -> None:
             screen_view[t_pad : t_pad + h, l_pad : l_pad + w] = _gray_lut()[gray]
         else:
             screen_view[t_pad : t_pad + h, l_pad : l_pad + w] = img._rgb888()[ry : ry + h, rx : rx + w]
-    _push()
+    _push(full_refresh=oft is None)
     return None
 
 

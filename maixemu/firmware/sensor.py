@@ -157,11 +157,12 @@ _state = _Sensor()
 _source = None  # the open FrameSource
 _source_factory: Callable[[], Any] = _default_source_factory
 _frame_hook: Callable[[], None] | None = None
+_before_capture: Callable[[], None] | None = None
 _windowing = "ov2640"
 
 
 def configure(*, source_factory: Callable[[], Any] | None = _KEEP, frame_hook: Callable[[], None] | None = _KEEP,
-              windowing: str | None = _KEEP) -> None:
+              windowing: str | None = _KEEP, before_capture: Callable[[], None] | None = _KEEP) -> None:
     """Runner hook: plug a camera into a freshly powered board.
 
     * ``source_factory()`` returns a ``maixemu.host.camera.FrameSource``; it is called at the first
@@ -170,13 +171,17 @@ def configure(*, source_factory: Callable[[], Any] | None = _KEEP, frame_hook: C
     * ``frame_hook()`` is called once per ``snapshot()``, after the frame was captured and before the
       image is returned (not for ``skip_frames``). It may raise to end the run (``--frames N``: raise
       on the N+1-th call so the script gets exactly N frames). ``None`` removes it.
+    * ``before_capture()`` is called at the start of each ``snapshot()``, before the new frame
+      overwrites the frame buffer (the runner finishes the LCD's recorded picture there).
     * ``windowing``: ``"ov2640"`` (default; top-left window, offsets ignored, as on the common boards)
       or ``"centred"`` (GC0328 behaviour, offsets honoured). ``None`` restores the default.
 
     Arguments left out keep their current value. Every call closes the open source and resets the
     camera and the main frame buffer to power-on state.
     """
-    global _source_factory, _frame_hook, _windowing
+    global _source_factory, _frame_hook, _windowing, _before_capture
+    if before_capture is not _KEEP:
+        _before_capture = before_capture
     if source_factory is not _KEEP:
         _source_factory = source_factory or _default_source_factory
     if frame_hook is not _KEEP:
@@ -385,6 +390,8 @@ def snapshot(update_jb: bool = True):
     JPEG")``, ``RuntimeError("Sensor timeout!")`` after ``run(0)`` (at once, no 300 ms wait).
     """
     _check_capture("Sensor timeout!")
+    if _before_capture is not None:
+        _before_capture()
     fb = _load(_read_frame())
     if _frame_hook is not None:
         _frame_hook()

@@ -62,6 +62,9 @@ class DisplaySink:
     """
 
     name = "sink"
+    #: True for sinks that write a recording: the LCD hands them one frame per finished picture
+    #: instead of every intermediate push (see ``maixemu.firmware.lcd.flush``).
+    records = False
 
     def __init__(self) -> None:
         self.frames_shown = 0
@@ -127,6 +130,8 @@ class NullSink(DisplaySink):
 class PngFolderSink(DisplaySink):
     """Writes every frame as ``frame_000001.png``, ``frame_000002.png``, ... into a folder."""
 
+    records = True
+
     def __init__(self, folder: str | os.PathLike, *, on_notice: Notice | None = None):
         super().__init__()
         self.folder = Path(folder)
@@ -168,6 +173,8 @@ class VideoFileSink(DisplaySink):
     codecs need even dimensions. The file is finalised by ``close()`` and, as a safety net, when the
     sink is garbage collected or the interpreter exits.
     """
+
+    records = True
 
     FOURCC = {".mp4": "mp4v", ".avi": "MJPG"}
 

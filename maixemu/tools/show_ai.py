@@ -107,6 +107,7 @@ class _TeeSink(display.DisplaySink):
         super().__init__()
         self.inner = inner
         self.name = inner.name
+        self.records = inner.records
         self._after_show = after_show
 
     def show(self, rgb: np.ndarray) -> None:
