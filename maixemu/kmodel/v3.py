@@ -567,41 +567,40 @@ class _Loader:
             self.fail("pool sizes are implausibly large", step.body_offset + 12, f"{f}.in_shape")
         return vals, f
 
-    def prep_quantized_max_pool2d(self, step: _Step) -> None:
-        vals, f = self._pool_fields(step, "15I")
-        flags, main_in, main_out, iw, ih, ic, ow, oh, oc, kw, kh, sw, sh, pw, ph = vals
+    def _prep_pool(self, step: _Step, fmt: str, *, quantized: bool) -> None:
+        """QUANTIZED_MAX_POOL2D (u8) and AVERAGE_POOL2D (f32) share their body and main-memory plan."""
+        vals, f = self._pool_fields(step, fmt)
+        flags, main_in, main_out, iw, ih, ic, ow, oh, oc, kw, kh, sw, sh, pw, ph = vals[:15]
+        elem = 1 if quantized else 4
         o = step.body_offset
-        step.main_reads = [(main_in, ic * ih * iw, o + 4, f"{f}.main_mem_in_address")]
-        step.main_writes = [(main_out, oc * oh * ow, o + 8, f"{f}.main_mem_out_address")]
+        step.main_reads = [(main_in, elem * ic * ih * iw, o + 4, f"{f}.main_mem_in_address")]
+        step.main_writes = [(main_out, elem * oc * oh * ow, o + 8, f"{f}.main_mem_out_address")]
         step.in_shapes = ((ic, ih, iw),)
         step.out_shapes = ((oc, oh, ow),)
-        step.details = {"kernel": f"{kh}x{kw}", "stride": f"{sh}x{sw}", "padding": f"{ph}x{pw}", "typecode": "B"}
+        step.details = {"kernel": f"{kh}x{kw}", "stride": f"{sh}x{sw}", "padding": f"{ph}x{pw}"}
+        if quantized:
+            step.details["typecode"] = "B"
+        else:
+            step.details["act_ignored"] = vals[15]  # the device ignores AVERAGE_POOL2D's activation
+        geometry = ((oh, ow), (kh, kw), (sh, sw), (ph, pw))
 
         def run(state: _State) -> np.ndarray:
-            x = state.read_u8(main_in, ic * ih * iw).reshape(ic, ih, iw)
-            v = pool.quantized_max_pool2d(x, (oh, ow), (kh, kw), (sh, sw), (ph, pw))
+            if quantized:
+                x = state.read_u8(main_in, ic * ih * iw).reshape(ic, ih, iw)
+                v = pool.quantized_max_pool2d(x, *geometry)
+            else:
+                x = state.read_f32(main_in, ic * ih * iw).reshape(ic, ih, iw)
+                v = pool.average_pool2d(x, *geometry)
             state.write(main_out, v)
             return v
 
         step.fn = run
+
+    def prep_quantized_max_pool2d(self, step: _Step) -> None:
+        self._prep_pool(step, "15I", quantized=True)
 
     def prep_average_pool2d(self, step: _Step) -> None:
-        vals, f = self._pool_fields(step, "16I")
-        flags, main_in, main_out, iw, ih, ic, ow, oh, oc, kw, kh, sw, sh, pw, ph, act = vals
-        o = step.body_offset
-        step.main_reads = [(main_in, 4 * ic * ih * iw, o + 4, f"{f}.main_mem_in_address")]
-        step.main_writes = [(main_out, 4 * oc * oh * ow, o + 8, f"{f}.main_mem_out_address")]
-        step.in_shapes = ((ic, ih, iw),)
-        step.out_shapes = ((oc, oh, ow),)
-        step.details = {"kernel": f"{kh}x{kw}", "stride": f"{sh}x{sw}", "padding": f"{ph}x{pw}", "act_ignored": act}
-
-        def run(state: _State) -> np.ndarray:
-            x = state.read_f32(main_in, ic * ih * iw).reshape(ic, ih, iw)
-            v = pool.average_pool2d(x, (oh, ow), (kh, kw), (sh, sw), (ph, pw))
-            state.write(main_out, v)
-            return v
-
-        step.fn = run
+        self._prep_pool(step, "16I", quantized=False)
 
     def prep_quantize(self, step: _Step) -> None:
         flags, main_in, main_out, count, scale, bias = self.body(step, "4I2f")
