@@ -301,7 +301,6 @@ class _Loader:
             self.fail(f"main_mem_usage {main_usage} bytes exceeds the K210's 6 MiB", 20, "main_mem_usage")
         if max_start > K.KPU_ROWS:
             self.fail(f"max_start_address {max_start} is beyond the 32768 KPU rows", 16, "max_start_address")
-        table_bytes = 8 * n_outputs + 8 * n_layers
         r.require(HEADER_BYTES, 8 * n_outputs, "output descriptors (output_count)")
         r.require(HEADER_BYTES + 8 * n_outputs, 8 * n_layers, "layer headers (layers_length)")
         self.main_usage = main_usage

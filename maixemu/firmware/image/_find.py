@@ -367,13 +367,7 @@ class FindMixin:
         from . import _hough
 
         rest = args
-        roi = _args.roi(self.width(), self.height(), _args.pick(rest, 0, kwargs, "roi", None))
-        x_stride = _args.to_int(_args.pick(rest, 1, kwargs, "x_stride", 2))
-        if x_stride <= 0:
-            raise OSError("x_stride must not be zero.")
-        y_stride = _args.to_int(_args.pick(rest, 2, kwargs, "y_stride", 1))
-        if y_stride <= 0:
-            raise OSError("y_stride must not be zero.")
+        roi, x_stride, y_stride = _roi_and_strides(self, rest, kwargs)
         threshold = _args.to_int(_args.pick(rest, 3, kwargs, "threshold", 1000))
         theta_margin = _args.to_int(_args.pick(rest, 4, kwargs, "theta_margin", 25))
         rho_margin = _args.to_int(_args.pick(rest, 5, kwargs, "rho_margin", 25))
@@ -385,13 +379,7 @@ class FindMixin:
         from . import _hough
 
         rest = args
-        roi = _args.roi(self.width(), self.height(), _args.pick(rest, 0, kwargs, "roi", None))
-        x_stride = _args.to_int(_args.pick(rest, 1, kwargs, "x_stride", 2))
-        if x_stride <= 0:
-            raise OSError("x_stride must not be zero.")
-        y_stride = _args.to_int(_args.pick(rest, 2, kwargs, "y_stride", 1))
-        if y_stride <= 0:
-            raise OSError("y_stride must not be zero.")
+        roi, x_stride, y_stride = _roi_and_strides(self, rest, kwargs)
         threshold = _args.to_int(_args.pick(rest, 3, kwargs, "threshold", 2000))
         x_margin = _args.to_int(_args.pick(rest, 4, kwargs, "x_margin", 10))
         y_margin = _args.to_int(_args.pick(rest, 5, kwargs, "y_margin", 10))
@@ -504,3 +492,15 @@ def _merge_blobs(blobs: list[Blob], margin: int, merge_cb) -> list[Blob]:
         if not merged:
             break
     return blobs
+
+
+def _roi_and_strides(img, rest, kwargs) -> tuple:
+    """``roi, x_stride, y_stride``: the first three arguments of the Hough finders, checked as the firmware does."""
+    roi = _args.roi(img.width(), img.height(), _args.pick(rest, 0, kwargs, "roi", None))
+    x_stride = _args.to_int(_args.pick(rest, 1, kwargs, "x_stride", 2))
+    if x_stride <= 0:
+        raise OSError("x_stride must not be zero.")
+    y_stride = _args.to_int(_args.pick(rest, 2, kwargs, "y_stride", 1))
+    if y_stride <= 0:
+        raise OSError("y_stride must not be zero.")
+    return roi, x_stride, y_stride
