@@ -155,25 +155,24 @@ class BasicMixin:
         return type(self)._wrap(GRAYSCALE, _resize.resize_gray(self._pix, w, h))
 
     # ------------------------------------------------------------------ formats
+    def _convert(self, fmt: int, convert, args, kwargs):
+        """``to_grayscale``/``to_rgb565``: in place keeps the AI pointer (contents now stale); ``copy``
+        gives a new image whose fresh AI buffer is never filled (zeros), as on the device."""
+        copy = bool(_args.to_int(_args.pick(args, 0, kwargs, "copy", False)))
+        pix = self._pix.copy() if self._fmt == fmt else convert(self._pix)
+        if copy:
+            return type(self)._wrap(fmt, pix, np.zeros((3,) + pix.shape, np.uint8))
+        if self._fmt != fmt:
+            self._replace(fmt, pix, keep_ai=True)
+        return self._alias()
+
     def to_grayscale(self, *args, **kwargs):
         """Gray via §2.4. In place (AI pointer kept, contents stale) unless ``copy`` (fresh zero AI)."""
-        copy = bool(_args.to_int(_args.pick(args, 0, kwargs, "copy", False)))
-        gray = self._pix.copy() if self._fmt == GRAYSCALE else _color.rgb565_to_gray(self._pix)
-        if copy:
-            return type(self)._wrap(GRAYSCALE, gray, np.zeros((3,) + gray.shape, np.uint8))
-        if self._fmt != GRAYSCALE:
-            self._replace(GRAYSCALE, gray, keep_ai=True)
-        return self._alias()
+        return self._convert(GRAYSCALE, _color.rgb565_to_gray, args, kwargs)
 
     def to_rgb565(self, *args, **kwargs):
         """RGB565 (gray expanded R=G=B through the 8->5/6 tables); in place unless ``copy``."""
-        copy = bool(_args.to_int(_args.pick(args, 0, kwargs, "copy", False)))
-        pix = self._pix.copy() if self._fmt == RGB565 else _color.gray_to_rgb565(self._pix)
-        if copy:
-            return type(self)._wrap(RGB565, pix, np.zeros((3,) + pix.shape, np.uint8))
-        if self._fmt != RGB565:
-            self._replace(RGB565, pix, keep_ai=True)
-        return self._alias()
+        return self._convert(RGB565, _color.gray_to_rgb565, args, kwargs)
 
     # ------------------------------------------------------------------ simple filters
     def invert(self):
