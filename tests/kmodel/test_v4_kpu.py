@@ -1,5 +1,5 @@
 """V4 K210 nodes: ``kpu_upload`` and ``kpu_conv2d`` (skip-count table walk, batches, main-memory
-copy, KPU RAM aliasing) against the direct-loop KPU reference in ``tests/kpu_reference.py``.
+copy, KPU RAM aliasing) against the direct-loop KPU reference in ``tests/kmodel/kpu_reference.py``.
 """
 
 from __future__ import annotations

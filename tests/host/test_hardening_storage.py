@@ -9,7 +9,7 @@ from pathlib import Path
 
 from maixemu.runner import RunOptions, run_script
 
-MODEL = Path(__file__).resolve().parents[1] / "maixemu" / "data" / "edge_filters.kmodel"
+MODEL = Path(__file__).resolve().parents[2] / "maixemu" / "data" / "edge_filters.kmodel"
 
 ATTEMPTS = {
     "open dotdot": 'open("/sd/../../etc/passwd").read()',

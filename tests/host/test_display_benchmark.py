@@ -1,7 +1,7 @@
 """Benchmark of the hot camera-to-screen loop: QVGA snapshot → draw_rectangle → lcd.display into a recorder.
 
 Skipped by default (``--benchmark-skip`` in setup.cfg); run with
-``pytest tests/test_display_benchmark.py --benchmark-only``. Frames per second = 1 / mean.
+``pytest tests/host/test_display_benchmark.py --benchmark-only``. Frames per second = 1 / mean.
 """
 
 from __future__ import annotations

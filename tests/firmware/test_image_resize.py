@@ -209,7 +209,7 @@ def test_missing_file_and_outside_paths_are_enoent(sd):
 
 
 def test_shared_sample_image_loads():
-    shared = Path(__file__).resolve().parents[1].parent / "shared" / "images"
+    shared = Path(__file__).resolve().parents[2].parent / "shared" / "images"
     files = sorted(p for p in shared.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".bmp", ".png"))
     if not files:
         pytest.skip("no shared images")

@@ -1,7 +1,7 @@
 """Speed of the V4 loader: ``maixemu bench`` works on every V4 sample, and the V4 build of
 yolo_20class runs no slower than 1.5x its V3 twin (same network, same KPU engine; V4 adds only a
 few CPU nodes). Timings are interleaved medians so machine load hits both models alike; the ratio
-check is a benchmark (``pytest --benchmark-only tests/test_v4_bench.py``)."""
+check is a benchmark (``pytest --benchmark-only tests/kmodel/test_v4_bench.py``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """pytest-benchmark timings of model runs (skipped by default: ``--benchmark-skip`` in setup.cfg).
 
-Run with ``pytest tests/test_bench_kmodel.py --benchmark-enable`` (or ``--benchmark-only``).
+Run with ``pytest tests/kmodel/test_bench_kmodel.py --benchmark-enable`` (or ``--benchmark-only``).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import pytest
 from maixemu.firmware.registry import MAIXPY_MODULES, SHADOWS_STDLIB
 from maixemu.runner import MICROPYTHON_ALIASES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TYPINGS = ROOT / "stubs" / "typings"
 SAMPLES = ROOT / "samples"
 FIRMWARE = "maixemu.firmware"

@@ -14,7 +14,7 @@ import pytest
 
 from maixemu.host.flash_image import FLASH_BYTES, FlashImageError, read_flash_image
 
-MODEL = Path(__file__).resolve().parents[1] / "maixemu" / "data" / "edge_filters.kmodel"
+MODEL = Path(__file__).resolve().parents[2] / "maixemu" / "data" / "edge_filters.kmodel"
 
 
 def make_pkg(path: Path, listing, members: dict[str, bytes], *, compression=zipfile.ZIP_DEFLATED) -> Path:

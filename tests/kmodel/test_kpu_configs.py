@@ -1,7 +1,7 @@
 """Every KPU configuration the real models do not cover, against the direct-loop reference.
 
 Each case writes a small V3 file with ``maixemu.kmodel.build``, loads it with the real loader,
-and compares the emulator's bytes with ``tests/kpu_reference.py`` (a plain-Python transcription
+and compares the emulator's bytes with ``tests/kmodel/kpu_reference.py`` (a plain-Python transcription
 of docs/kpu-hardware.md with its own 2 MiB KPU RAM). Parameters are calibrated so outputs spread
 over many values (asserted), so a case cannot pass by saturating everything to 0 or 255.
 """

@@ -181,7 +181,7 @@ def test_not_emulated_device_methods_name_themselves():
 def test_find_features_frontalface_on_shared_face_image():
     from pathlib import Path
 
-    face = Path(__file__).resolve().parents[1].parent / "shared" / "images" / "face_21.jpg"
+    face = Path(__file__).resolve().parents[2].parent / "shared" / "images" / "face_21.jpg"
     if not face.is_file():
         pytest.skip("shared images not present")
     try:
