@@ -43,18 +43,6 @@ FINDER_GROUPS = frozenset({"find_lines", "find_circles", "find_line_segments", "
 
 #: Cases that do not give the firmware's answer yet: id -> why. Remove an entry when it passes.
 KNOWN_MISMATCH: dict[str, str] = {
-    "028_find_blobs": "blob rotation differs in the last float32 bits",
-    "040_find_blobs": "blob rotation differs in the last float32 bits",
-    "054_find_blobs": "blob rotation differs in the last float32 bits",
-    "068_find_blobs": "blob rotation differs in the last float32 bits",
-    "070_find_blobs": "blob rotation differs in the last float32 bits",
-    "074_find_blobs": "blob rotation differs in the last float32 bits",
-    "076_find_blobs": "blob rotation differs in the last float32 bits",
-    "078_find_blobs": "blob rotation differs in the last float32 bits",
-    "084_find_blobs": "blob rotation differs in the last float32 bits",
-    "096_find_blobs": "blob rotation differs in the last float32 bits",
-    "100_find_blobs": "blob rotation differs in the last float32 bits",
-    "102_find_blobs": "blob rotation differs in the last float32 bits",
     "211_draw_ellipse": "different ellipse rasteriser",
     "231_draw_ellipse": "different ellipse rasteriser",
     "356_find_line_segments": "[imgfind] not emulated",

@@ -46,7 +46,7 @@ EMULATOR_ONLY: dict[str, set[str]] = {
                "WINDOWING_MODES", "configure", "close", "fit_frame"},
     "KPU": {"configure"},
     "maix_class_api": {"region_layer"},
-    "image": {"ImageBase", "BasicMixin", "BinaryMixin", "ChannelHelpers", "DrawMixin", "ExtraMixin", "FilterMixin",
+    "image": {"ImageBase", "BasicMixin", "BinaryMixin", "BlobMixin", "ChannelHelpers", "DrawMixin", "ExtraMixin", "FilterMixin",
               "FindMixin", "GeometryMixin", "K210Mixin", "MathOpsMixin", "PoolMixin", "StatsMixin"},
     "Maix.utils": {"DEFAULT_GC_HEAP_SIZE", "HEAP_FREE"},
     "Maix.freq": {"FREQ_CPU_MAX", "FREQ_CPU_MIN", "FREQ_KPU_MAX", "FREQ_KPU_MIN", "ScriptReset"},

@@ -35,7 +35,8 @@ from ._draw import DrawMixin
 from ._extra import Barcode, ExtraMixin  # noqa: F401
 from ._binary import BinaryMixin
 from ._filters import FilterMixin
-from ._find import Blob, Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # noqa: F401
+from ._blob import Blob, BlobMixin  # noqa: F401
+from ._find import Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # noqa: F401
 from ._geometry import GeometryMixin
 from ._k210 import K210Mixin
 from ._mathops import MathOpsMixin
@@ -78,7 +79,7 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(ExtraMixin, FindMixin, BinaryMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin,
+class Image(ExtraMixin, BlobMixin, FindMixin, BinaryMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin,
             FilterMixin, DrawMixin, ChannelHelpers, BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 

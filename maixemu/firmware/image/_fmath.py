@@ -90,9 +90,11 @@ def fast_atanf(xx) -> np.ndarray:
         y = np.where(big, M_PI_2, np.where(mid, M_PI_4, F32(0))).astype(F32)
         xr = np.where(big, -(F32(1) / x), np.where(mid, (x - F32(1)) / (x + F32(1)), x)).astype(F32)
         z = xr * xr
+        # the source reads ``y += (((c1*z - c2)*z + c3)*z - c4)*z*x + x``; the firmware's -ffast-math
+        # build factors out x: ``y + ((((c1*z - c2)*z + c3)*z - c4)*z + 1) * x``
         poly = ((((F32(8.05374449538e-2) * z - F32(1.38776856032e-1)) * z + F32(1.99777106478e-1)) * z
-                 - F32(3.33329491539e-1)) * z * xr + xr)
-        y = (y + poly).astype(F32)
+                 - F32(3.33329491539e-1)) * z + F32(1)) * xr
+        y = (poly + y).astype(F32)
     return np.where(neg, -y, y).astype(F32)
 
 
@@ -178,3 +180,44 @@ def int16(v) -> np.ndarray:
 
 def uint16(v) -> np.ndarray:
     return np.asarray(v, dtype=np.int64) & 0xFFFF
+
+
+def _libm():
+    """The C library's float32 ``sinf``/``cosf`` when ctypes can find them (the golden values come
+    from glibc); ``None`` elsewhere."""
+    import ctypes
+    import ctypes.util
+
+    for name in (ctypes.util.find_library("m"), "libm.so.6"):
+        if not name:
+            continue
+        try:
+            lib = ctypes.CDLL(name)
+            for fn in (lib.sinf, lib.cosf):
+                fn.restype = ctypes.c_float
+                fn.argtypes = [ctypes.c_float]
+            return lib
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+_LIBM = _libm()
+
+
+def sinf(x: float) -> np.float32:
+    """libm ``sinf`` of a float32 (correctly rounded double ``sin`` where no C library is found)."""
+    if _LIBM is not None:
+        return F32(_LIBM.sinf(float(F32(x))))
+    import math
+
+    return F32(math.sin(float(F32(x))))
+
+
+def cosf(x: float) -> np.float32:
+    """libm ``cosf`` of a float32 (see :func:`sinf`)."""
+    if _LIBM is not None:
+        return F32(_LIBM.cosf(float(F32(x))))
+    import math
+
+    return F32(math.cos(float(F32(x))))
