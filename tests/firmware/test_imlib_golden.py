@@ -43,8 +43,6 @@ FINDER_GROUPS = frozenset({"find_lines", "find_circles", "find_line_segments", "
 
 #: Cases that do not give the firmware's answer yet: id -> why. Remove an entry when it passes.
 KNOWN_MISMATCH: dict[str, str] = {
-    "211_draw_ellipse": "different ellipse rasteriser",
-    "231_draw_ellipse": "different ellipse rasteriser",
     "356_find_line_segments": "[imgfind] not emulated",
     "358_find_line_segments": "[imgfind] not emulated",
     "364_find_rects": "[imgfind] OpenCV contours, not the quad finder",
@@ -55,8 +53,6 @@ KNOWN_MISMATCH: dict[str, str] = {
     "374_find_template": "[imgfind] not emulated",
     "376_find_template": "[imgfind] not emulated",
     "378_find_template": "[imgfind] not emulated",
-    "383_warp_affine_ai": "+-1 on a few AI values (float32 source position)",
-    "385_warp_affine_ai": "+-1 on a few AI values (float32 source position)",
     "386_get_regression": "[imgfind] not emulated",
     "388_get_regression": "[imgfind] not emulated",
     "390_get_regression": "[imgfind] not emulated",

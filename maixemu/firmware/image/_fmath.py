@@ -193,7 +193,7 @@ def _libm():
             continue
         try:
             lib = ctypes.CDLL(name)
-            for fn in (lib.sinf, lib.cosf):
+            for fn in (lib.sinf, lib.cosf, lib.tanf):
                 fn.restype = ctypes.c_float
                 fn.argtypes = [ctypes.c_float]
             return lib
@@ -221,3 +221,12 @@ def cosf(x: float) -> np.float32:
     import math
 
     return F32(math.cos(float(F32(x))))
+
+
+def tanf(x: float) -> np.float32:
+    """libm ``tanf`` of a float32 (see :func:`sinf`)."""
+    if _LIBM is not None:
+        return F32(_LIBM.tanf(float(F32(x))))
+    import math
+
+    return F32(math.tan(float(F32(x))))
