@@ -91,10 +91,10 @@ def _mode(win: Window) -> np.ndarray:
     """For each pixel: the value whose running count first reaches the window's maximum count."""
     vals = [win.at(dy, dx) for dy, dx in offsets(win.k)]
     best = vals[0].copy()
-    best_count = np.ones(best.shape, np.int64)
+    best_count = np.ones(best.shape, np.int16)
     for p in range(1, len(vals)):
         v = vals[p]
-        count = np.ones(v.shape, np.int64)
+        count = np.ones(v.shape, np.int16)
         for q in range(p):
             count += vals[q] == v
         better = count > best_count
@@ -140,7 +140,8 @@ class FilterMixin:
         th, off, inv, mask = _common(args, kwargs, 1)
         n = (2 * k + 1) ** 2
         idx = int(fm.to_int(p * F(n - 1)))
-        out = [np.partition(Window(c, k).stack(), idx, axis=2)[:, :, idx] for c in channels(self._pix, self._fmt)]
+        out = [np.partition(Window(c.astype(np.uint8), k).stack(), idx, axis=2)[:, :, idx].astype(np.int64)
+               for c in channels(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -149,7 +150,7 @@ class FilterMixin:
         self._mutable()
         k = ksize(size)
         th, off, inv, mask = _common(args, kwargs, 0)
-        out = [_mode(Window(c, k)) for c in channels(self._pix, self._fmt)]
+        out = [_mode(Window(c.astype(np.uint8), k)).astype(np.int64) for c in channels(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
