@@ -80,7 +80,7 @@ def run_dask(spec: WorkSpec, samples: list[Sample], address: str) -> Iterator[li
         work = batches(samples, batch_size(len(samples), workers))
         futures = [client.submit(evaluate_batch, spec, batch, pure=False) for batch in work]
         try:
-            for future in as_completed(futures):
+            for future in as_completed(futures, loop=client.loop):
                 yield future.result()
         finally:
             client.cancel(futures)
