@@ -45,6 +45,11 @@ class Reference:
     def run(self, chw: np.ndarray) -> list[np.ndarray]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _only_input(self, inputs: list):
+        if len(inputs) != 1:
+            raise EvalError(f"--reference {self.path}: has {len(inputs)} inputs; eval compares single-input image models")
+        return inputs[0]
+
 
 class TFLiteReference(Reference):
     def __init__(self, path: str, mean, std):
@@ -58,10 +63,7 @@ class TFLiteReference(Reference):
             self._interp.allocate_tensors()
         except (ValueError, RuntimeError) as exc:
             raise EvalError(f"--reference {path}: LiteRT cannot load it ({str(exc).splitlines()[0]})") from None
-        inputs = self._interp.get_input_details()
-        if len(inputs) != 1:
-            raise EvalError(f"--reference {path}: has {len(inputs)} inputs; eval compares single-input image models")
-        self._input = inputs[0]
+        self._input = self._only_input(self._interp.get_input_details())
         self._outputs = self._interp.get_output_details()
         self.input_shape = tuple(int(v) for v in self._input["shape"])
         self.channels_last = not (len(self.input_shape) == 4 and self.input_shape[1] in (1, 3) and self.input_shape[-1] not in (1, 3))
@@ -99,11 +101,9 @@ class OnnxReference(Reference):
             self._session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types
             raise EvalError(f"--reference {path}: onnxruntime cannot load it ({str(exc).splitlines()[0]})") from None
-        inputs = self._session.get_inputs()
-        if len(inputs) != 1:
-            raise EvalError(f"--reference {path}: has {len(inputs)} inputs; eval compares single-input image models")
-        self._input_name = inputs[0].name
-        self.input_shape = tuple(d if isinstance(d, int) and d > 0 else 1 for d in inputs[0].shape)
+        only = self._only_input(self._session.get_inputs())
+        self._input_name = only.name
+        self.input_shape = tuple(d if isinstance(d, int) and d > 0 else 1 for d in only.shape)
         self.channels_last = len(self.input_shape) == 4 and self.input_shape[-1] in (1, 3) and self.input_shape[1] not in (1, 3)
 
     def run(self, chw: np.ndarray) -> list[np.ndarray]:

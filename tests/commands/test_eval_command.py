@@ -97,14 +97,19 @@ def test_device_input_matches_kpu_forward_in_a_script(digits, mnist, tmp_path, m
     assert recipe["mode"] == "device" and recipe["pixformat"] == "grayscale"
 
 
-def test_ulffd_against_its_tflite_reports_cosine_and_agreement(tmp_path):
+def ulffd_and_faces(folder: Path, pattern: str) -> tuple[Path, Path, Path]:
+    """The ULFD kmodel, its float .tflite and a folder with the shared face photos matching ``pattern``."""
     pytest.importorskip("ai_edge_litert", reason="LiteRT (ai-edge-litert, maixemu[eval]) not installed")
     model = shared_path("models", "v4", "ulffd_landmark.kmodel")
     tflite = shared_path("reference", "ulffd_landmark.tflite")
-    faces = tmp_path / "faces"
-    faces.mkdir()
-    for photo in sorted(shared_path("images").glob("face_*.jpg")):
-        shutil.copy(photo, faces / photo.name)
+    folder.mkdir()
+    for photo in sorted(shared_path("images").glob(pattern)):
+        shutil.copy(photo, folder / photo.name)
+    return model, tflite, folder
+
+
+def test_ulffd_against_its_tflite_reports_cosine_and_agreement(tmp_path):
+    model, tflite, faces = ulffd_and_faces(tmp_path / "faces", "face_*.jpg")
     report = tmp_path / "report"
     run_eval(model, faces, "--reference", tflite, "--mean", "127", "--std", "128", "--report", report, "--jobs", "1")
     summary = results(report)
@@ -126,12 +131,7 @@ def test_ulffd_against_its_tflite_reports_cosine_and_agreement(tmp_path):
 
 def test_device_and_file_inputs_differ_by_the_input_path(tmp_path):
     """The float model always reads the file; the kmodel's device input adds RGB565 rounding."""
-    pytest.importorskip("ai_edge_litert", reason="LiteRT (ai-edge-litert, maixemu[eval]) not installed")
-    model = shared_path("models", "v4", "ulffd_landmark.kmodel")
-    tflite = shared_path("reference", "ulffd_landmark.tflite")
-    faces = tmp_path / "faces"
-    faces.mkdir()
-    shutil.copy(shared_path("images", "face_21.jpg"), faces / "face_21.jpg")
+    model, tflite, faces = ulffd_and_faces(tmp_path / "faces", "face_21.jpg")
     cosines = {}
     for mode in ("device", "file"):
         run_eval(model, faces, "--reference", tflite, "--mean", "127", "--std", "128", "--input", mode,

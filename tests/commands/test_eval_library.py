@@ -154,3 +154,50 @@ def test_device_detections_are_what_run_yolo2_returns_in_a_script(tmp_path, maix
     printed = [json.loads(line[len("boxes "):]) for line in result.lines if line.startswith("boxes")]
     assert [json.loads(r["boxes"]) for r in rows] == printed
     assert any(printed)
+
+
+def _linear_onnx(path, weights: np.ndarray) -> None:
+    """An ONNX float model ``(1, 1, 28, 28) -> flatten -> @ weights -> (1, 10)``, built with onnx's helpers."""
+    onnx = pytest.importorskip("onnx", reason="onnx (dev extra) builds the test model")
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Flatten", ["x"], ["flat"], axis=1), helper.make_node("MatMul", ["flat", "w"], ["y"])],
+        "linear",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 1, 28, 28])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])],
+        [numpy_helper.from_array(weights.astype(np.float32), "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+
+
+def test_onnx_reference_gets_the_normalised_file_input_in_nchw(tmp_path):
+    """The .onnx path: NCHW layout, (x - mean) / std, a dynamic batch dimension, outputs matched by size."""
+    pytest.importorskip("onnxruntime", reason="onnxruntime (maixemu[eval]) not installed")
+    import csv
+
+    from eval_data import make_digits
+    from maixemu.cli import main
+    from maixemu.evaluate.file_input import pil_to_chw
+    from maixemu.kmodel import load_kmodel
+    from PIL import Image
+
+    mnist = shared_path("models", "v3", "mnist.kmodel")
+    weights = np.random.default_rng(5).normal(size=(784, 10))
+    _linear_onnx(tmp_path / "linear.onnx", weights)
+    data = make_digits(tmp_path / "digits", 1, seed=9)
+    report = tmp_path / "report"
+    assert main(["eval", str(mnist), str(data), "--reference", str(tmp_path / "linear.onnx"), "--mean", "33",
+                 "--std", "2", "--input", "file", "--report", str(report), "--jobs", "1", "-q"]) == 0
+    with open(report / "predictions.csv", newline="") as fp:
+        rows = list(csv.DictReader(fp))
+    model = load_kmodel(mnist)
+    for row in rows:
+        with Image.open(data / row["path"]) as img:
+            file_chw = pil_to_chw(img, 1, 28, 28)
+        expected = ((file_chw.astype(np.float32) - 33) / 2).reshape(1, 784) @ weights.astype(np.float32)
+        kmodel_out = model.run(file_chw)[0]
+        assert float(row["cosine"]) == pytest.approx(cosine(kmodel_out, expected), abs=1e-6)
+        assert int(row["reference_top1"]) == int(expected.argmax())
