@@ -34,13 +34,13 @@ def _table(headers: list[str], rows: list[list], numeric: set[int] = frozenset()
 
 
 def render(results: dict, plots: dict[str, str | None], plots_missing: bool) -> str:
+    from .report import recipe_text
+
     model, data, recipe = results["model"], results["data"], results["input"]
     parts = [f"<h1>maixemu eval — {escape(model['file'])} on {escape(data['path'])}</h1>"]
-    steps = " → ".join(recipe["steps"]) or "no steps"
     parts.append(
         f"<p class=note>kmodel V{model['version']} sha256 {escape(model['sha256'][:16])}…, {escape(data['layout'])}, "
-        f"task {escape(results['task'])}; input <b>{escape(recipe['mode'])}</b> ({escape(recipe['pixformat'])}, "
-        f"{escape(steps)}{', auto resize to the model input' if recipe.get('auto_resize') else ''}), "
+        f"task {escape(results['task'])}; input <b>{escape(recipe_text(recipe))}</b>, "
         f"model input {'x'.join(map(str, recipe['model_input']))}</p>"
     )
     keys = [("images", str(results["images"]))]

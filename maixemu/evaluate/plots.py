@@ -107,9 +107,9 @@ def worst_images(results: dict, records: dict[str, dict], root: Path, folder: Pa
 
     plt = _pyplot()
     items = worst[:12]
-    cols = min(4, len(items))
+    cols = min(6, len(items))
     rows = (len(items) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.4 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.5 * cols, 3.0 * rows), squeeze=False)
     for ax in axes.ravel():
         ax.axis("off")
     for ax, item in zip(axes.ravel(), items):
@@ -138,7 +138,7 @@ def _caption(task: str, item: dict, record: dict, names: list[str]) -> str:
         lines.append(f"{item['objects']} objects, {item['detections']} found, {item['errors']} errors")
     ref = record.get("ref")
     if ref:
-        text = f"cos {ref['cosine']:.3f}  agree {100 * ref['agreement']:.0f} %"
+        text = f"cos {ref['cosine']:.3f}  agree {100 * ref['agreement']:.1f} %"
         if "top1" in ref:
             text += f"  float {_label(names, ref['top1'])}"
         lines.append(text)

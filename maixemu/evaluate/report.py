@@ -83,6 +83,21 @@ def _num(value, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}g}" if abs(value) >= 1e4 or (value and abs(value) < 1e-3) else f"{value:.{digits}f}"
 
 
+def recipe_text(recipe: dict) -> str:
+    """``device (grayscale, frame 64x64, resize(28, 28))``: the input path in one line."""
+    parts = [recipe["pixformat"]]
+    if recipe.get("framesize"):
+        parts.append("frame {}x{}".format(*recipe["framesize"]))
+    parts += recipe["steps"]
+    w = recipe["model_input"][2]
+    h = recipe["model_input"][1]
+    if recipe.get("auto_resize") is None:
+        parts.append(f"resize({w}, {h}) where the size differs")
+    elif recipe["auto_resize"]:
+        parts.append(f"resize({w}, {h})")
+    return f"{recipe['mode']} ({', '.join(parts)})"
+
+
 def summary_text(results: dict, report: Path) -> str:
     """The table printed at the end of a run."""
     lines = []
@@ -90,8 +105,7 @@ def summary_text(results: dict, report: Path) -> str:
     source = results["data"]
     lines.append(f"maixemu eval: {model['file']} (V{model['version']}) on {source['path']} ({source['layout']}, task {results['task']})")
     recipe = results["input"]
-    steps = " -> ".join(recipe["steps"]) or "no steps"
-    lines.append(f"  input      {recipe['mode']} ({recipe['pixformat']}, {steps}{', auto resize' if recipe.get('auto_resize') else ''})")
+    lines.append(f"  input      {recipe_text(recipe)}")
     skipped = results["skipped"]
     lines.append(f"  images     {results['images']}" + (f"  ({len(skipped)} skipped: see below)" if skipped else ""))
     if results["task"] == "classify":

@@ -92,6 +92,14 @@ def _check_region(options: EvalOptions) -> None:
         raise EvalError("[MAIXPY]kpu: nms_value only support 0 to 1")
 
 
+def _final_size(recipe: InputRecipe) -> tuple[int, int] | None:
+    """The frame size after the recipe's last geometric step, when it does not depend on the image."""
+    last = next((s for s in reversed(recipe.steps) if s.op != "to_grayscale"), None)
+    if last is not None:
+        return tuple(last.args[-2:])
+    return recipe.framesize
+
+
 def prepare(options: EvalOptions):
     """Everything checked and loaded: (spec, dataset, header, model) — or an EvalError."""
     data = Path(options.data)
@@ -130,10 +138,11 @@ def prepare(options: EvalOptions):
         anchors=tuple(options.anchors or ()), threshold=options.threshold, nms=options.nms,
         reference=reference, mean=tuple(options.mean), std=tuple(options.std),
     )
-    last_geometry = next((s for s in reversed(recipe.steps) if s.op != "to_grayscale"), None)
     described = recipe.describe()
     described["model_input"] = list(chw)
-    described["auto_resize"] = not (last_geometry is not None and last_geometry.op == "resize")
+    known = _final_size(recipe)
+    # True: every image is resized to the model's input last; None: those whose size differs.
+    described["auto_resize"] = None if known is None else known != (chw[2], chw[1])
     header = {
         "model": {"file": Path(options.model).name, "sha256": file_sha256(options.model), "version": int(model.version)},
         "data": {"path": data.name or str(data), "layout": dataset.layout, "classes": len(dataset.class_names)},
