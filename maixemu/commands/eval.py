@@ -116,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
     except EvalError as exc:
         print(f"maixemu eval: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # while loading or writing the report: the checkpoint has every finished image
+        print(f"maixemu eval: interrupted; finished images are kept in {args.report / 'checkpoint.jsonl'}: "
+              "run the same command again to resume", file=sys.stderr)
+        return 130
     if outcome.interrupted:
         print(f"maixemu eval: {outcome.summary}", file=sys.stderr)
         return 130

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator
 
 from .dataset import Sample
@@ -40,28 +42,32 @@ def run_serial(spec: WorkSpec, samples: list[Sample]) -> Iterator[list[dict]]:
         yield evaluate_batch(spec, batch)
 
 
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the main process, which keeps what is done and stops them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def run_processes(spec: WorkSpec, samples: list[Sample], jobs: int) -> Iterator[list[dict]]:
-    """``jobs`` worker processes, started with ``spawn`` (no fork of a process that holds threads)."""
-    work = batches(samples, batch_size(len(samples), jobs))
+    """``jobs`` worker processes, started with ``spawn`` (no fork of a process that holds threads);
+    at most two batches per worker are in flight, so an interruption loses little work."""
+    queue = iter(batches(samples, batch_size(len(samples), jobs)))
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        pending = set()
-        queue = iter(work)
-        try:
-            for batch in queue:
-                pending.add(pool.submit(evaluate_batch, spec, batch))
-                if len(pending) >= jobs * 2:
-                    break
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
-                    following = next(queue, None)
-                    if following is not None:
-                        pending.add(pool.submit(evaluate_batch, spec, following))
-        finally:
-            for future in pending:
-                future.cancel()
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_ignore_interrupts)
+    finished = False
+    try:
+        pending = {pool.submit(evaluate_batch, spec, batch) for _, batch in zip(range(jobs * 2), queue)}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                following = next(queue, None)
+                if following is not None:
+                    pending.add(pool.submit(evaluate_batch, spec, following))
+                yield future.result()
+        finished = True
+    except BrokenProcessPool as exc:
+        raise EvalError(f"a worker process died ({exc}); what was done is kept: run the same command again to resume") from None
+    finally:
+        pool.shutdown(wait=finished, cancel_futures=True)
 
 
 def run_dask(spec: WorkSpec, samples: list[Sample], address: str) -> Iterator[list[dict]]:

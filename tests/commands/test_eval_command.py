@@ -300,3 +300,16 @@ def test_report_files(digits, mnist, tmp_path):
     assert confusion.sum() == summary["images"] and np.trace(confusion) == summary["correct"]
     assert sum(p["images"] for p in summary["per_class"]) == summary["images"]
     assert summary["top5"] >= summary["accuracy"]
+
+
+def test_without_the_eval_extra_plain_eval_still_works(digits, mnist, tmp_path, monkeypatch):
+    """No tqdm, no matplotlib: the text progress line and a report with tables and a note."""
+    import sys
+
+    for name in ("tqdm", "matplotlib", "matplotlib.pyplot"):
+        monkeypatch.setitem(sys.modules, name, None)
+    report = tmp_path / "report"
+    assert main(["eval", str(mnist), str(digits), "--report", str(report), "--jobs", "1", "--limit", "5"]) == 0
+    html = (report / "index.html").read_text()
+    assert "Plots need matplotlib" in html and not (report / "plots").exists()
+    assert results(report)["images"] == 5
