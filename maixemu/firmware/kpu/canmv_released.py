@@ -35,6 +35,17 @@ def _leading_self(args: tuple, wanted: int) -> tuple | None:
     return None
 
 
+def _whole_file(path: str, announce: str | None = None) -> bytes:
+    """``get_file_size`` + ``load_file_from_ff``: the whole file, its size printed first if asked."""
+    size = slot.file_size(path)
+    if announce is not None:
+        print(announce.format(size), end="")
+    data = slot.read_file(path, size)
+    if data is None:
+        raise OSError("Failed to read file")
+    return data
+
+
 class ReleasedApi:
     """Methods of the released ``KPU`` type; state lives in :class:`~.canmv.KPU`."""
 
@@ -54,11 +65,7 @@ class ReleasedApi:
         if path is None:
             raise ValueError("invalid path input")
         if isinstance(path, str):
-            length = slot.file_size(path)
-            print(f"model size {length} \r\n", end="")
-            data = slot.read_file(path, length)
-            if data is None:
-                raise OSError("Failed to read file")
+            data = _whole_file(path, "model size {} \r\n")
             source: int | str = path
             label = path
         elif isinstance(path, int):
@@ -97,10 +104,7 @@ class ReleasedApi:
         if input is None:
             raise ValueError("invalid input")
         if isinstance(input, str):
-            data = slot.read_file(input, slot.file_size(input))
-            if data is None:
-                raise OSError("Failed to read file")
-            flat = np.frombuffer(data, dtype=np.uint8)
+            flat = np.frombuffer(_whole_file(input), dtype=np.uint8)
         elif isinstance(input, image_module.Image):
             ai = slot.ai_input(input, "KPU.run_with_output")
             if ai is None:
@@ -182,11 +186,7 @@ class ReleasedApi:
             raise TypeError("function missing 1 required positional arguments")
         where = args[0]
         if isinstance(where, str):
-            size = slot.file_size(where)
-            print(f"weight_data_size: {size}\r\n", end="")
-            data = slot.read_file(where, size)
-            if data is None:
-                raise OSError("Failed to read file")
+            data = _whole_file(where, "weight_data_size: {}\r\n")
         elif isinstance(where, int):
             if len(args) < 2:
                 raise TypeError("[maixemu] lp_recog_load_weight_data(flash_addr, size) needs the size")
