@@ -249,6 +249,7 @@ class yolo2:  # noqa: N801 - the firmware's type name
                 advice = (f"{loaded.label} does not end in a KPU convolution + dequantize, so the firmware "
                           "knows no output shape to decode")
             raise OSError(with_advice("Parse model for yolo run failed", advice))
+        loaded = parent._require_run()
         output = parent._output(0)
         count = len(self._anchors) // 2
         classes = chw_out[0] // count - 5 if count else -1

@@ -165,6 +165,7 @@ class ReleasedApi:
             raise OSError(with_advice(_DIRTY, "call kpu.init_yolo2(anchor, ...) before regionlayer_yolo2() "
                                       "(the device would crash)"))
         output = self._last_output("regionlayer_yolo2")
+        loaded = self._require_model("regionlayer_yolo2")
         count = y["anchor_num"]
         if count <= 0 or len(y["anchors"]) < 2 * count:
             raise ValueError(f"[maixemu] init_yolo2 got {len(y['anchors'])} anchor values for anchor_num={count}; "
@@ -175,7 +176,7 @@ class ReleasedApi:
             net_w=y["net_w"], net_h=y["net_h"], img_w=y["img_w"], img_h=y["img_h"],
         )
         result = [[b.x, b.y, b.w, b.h, b.classid, b.value] for b in boxes]
-        slot.record_boxes("KPU.regionlayer_yolo2", self._loaded, result)
+        slot.record_boxes("KPU.regionlayer_yolo2", loaded, result)
         return result
 
     # ---------------------------------------------------------------------------- licence plates

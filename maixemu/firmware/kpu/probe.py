@@ -54,8 +54,8 @@ def _sum_bodies(data: bytes, first_header: int, count: int, headers_end: int) ->
 
 
 def _chw(shape) -> tuple[int, int, int]:
-    dims = tuple(int(s) for s in shape)
-    return ((1, 1, 1) + dims)[-3:]
+    c, h, w = ((1, 1, 1) + tuple(int(s) for s in shape))[-3:]
+    return c, h, w
 
 
 def input_chw(model: Model) -> tuple[int, int, int] | None:
