@@ -54,8 +54,8 @@ def model_cost(model: Model, file_size: int, streamed: bool) -> int:
     return working + file_size
 
 
-def read_source(source: int | str, *, flash: bool = False) -> tuple[bytes, str]:
-    """Bytes of the model at a flash address or device path (and a label), or the firmware's load error."""
+def _read_source(source: int | str, *, flash: bool) -> tuple[bytes, str]:
+    """Bytes of the model at a flash address or device path, or the firmware's load error."""
     if isinstance(source, int):
         path = storage.current().flash_file(source)
         if path is None:
@@ -89,7 +89,7 @@ def read_source(source: int | str, *, flash: bool = False) -> tuple[bytes, str]:
 
 def load_model(source: int | str, *, flash: bool = False) -> tuple[Model, int, str]:
     """Load and budget a model; returns (model, file size, label). Raises the firmware's ValueError."""
-    data, label = read_source(source, flash=flash)
+    data, label = _read_source(source, flash=flash)
     return model_from_bytes(data, label, flash=flash), len(data), label
 
 
@@ -154,4 +154,4 @@ def release(key: int) -> None:
     budget.used.pop(key, None)
 
 
-__all__ = ["FIRMWARE_BUDGETS", "budget", "set_firmware", "read_source", "load_model", "model_from_bytes", "reserve", "release"]
+__all__ = ["FIRMWARE_BUDGETS", "budget", "set_firmware", "load_model", "model_from_bytes", "reserve", "release"]

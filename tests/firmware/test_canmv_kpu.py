@@ -562,3 +562,20 @@ def test_one_object_uses_one_firmware_api(card):
     with pytest.raises(AttributeError, match="'KPU' object has no attribute 'Yolo2'"):
         old.Yolo2()
     assert KPU.sigmoid(0.0) == KPU.Act.sigmoid(0.0)  # the stateless helpers belong to neither object
+
+
+def test_buffers_larger_than_the_boards_ram_fail_like_malloc(card):
+    kpu = KPU()
+    with pytest.raises(MemoryError, match="^model buffer memory allocation failed"):
+        kpu.load_kmodel(0x300000, 64 * 1024 * 1024)
+    with pytest.raises(MemoryError, match="^weight data buffer memory allocation failed"):
+        kpu.lp_recog_load_weight_data(0x600000, 0x7FFFFFFF)
+    with pytest.raises(MemoryError, match="^LPR weight buffer memory allocation failed"):
+        KPU().Lpr().load(0x600000, 0x7FFFFFFF)
+    big = card.sd / "big.kmodel"
+    with open(big, "wb") as handle:  # sparse: 7 MiB on the card, nothing read into memory
+        handle.truncate(7 * 1024 * 1024)
+    with pytest.raises(MemoryError, match="^model buffer memory allocation failed"):
+        kpu.load_kmodel("/sd/big.kmodel")
+    with pytest.raises(ValueError, match="^Model size error!"):
+        KPU().load("/sd/big.kmodel")  # the feat/kpu build stops at 5 MiB

@@ -311,6 +311,7 @@ class license_plate_recognition:  # noqa: N801 - the firmware's type name
             raise ValueError('load("path" / offset, size)')
         if size <= 0:
             raise ValueError("weight file size error")
+        slot.check_allocation(size, "LPR weight buffer memory allocation failed")
         self._weights = None
         if isinstance(where, str):
             data = slot.read_file(where, size)

@@ -48,6 +48,16 @@ def file_size(path: str) -> int:
     return local.stat().st_size
 
 
+#: No buffer the firmware mallocs can be larger than the K210's RAM (the "none" budget: all 6 MiB).
+RAM_BYTES = kpu_loader.FIRMWARE_BUDGETS["none"]
+
+
+def check_allocation(size: int, message: str) -> None:
+    """A buffer larger than the board's RAM fails to malloc: the firmware's MemoryError, nothing read."""
+    if size > RAM_BYTES:
+        raise MemoryError(with_advice(message, f"{size} bytes is more than the K210's {RAM_BYTES // (1024 * 1024)} MiB of RAM"))
+
+
 def read_file(path: str, size: int) -> bytes | None:
     """The first ``size`` bytes of a device file, or None when it is shorter (``read_data`` fails)."""
     local = storage.current().resolve(path)
@@ -204,7 +214,7 @@ def record_score(call: str, score: float, length: int) -> None:
 
 
 __all__ = [
-    "ERASED_FLASH", "FileOpenError", "LoadedModel", "ModelMemoryError", "ModelParseError",
+    "ERASED_FLASH", "RAM_BYTES", "FileOpenError", "check_allocation", "LoadedModel", "ModelMemoryError", "ModelParseError",
     "ai_input", "device_floats", "file_size", "mapped_flash", "parse_and_reserve", "read_file",
     "read_flash", "record_boxes", "record_score", "run_model", "unmapped_advice",
 ]

@@ -35,11 +35,12 @@ def _leading_self(args: tuple, wanted: int) -> tuple | None:
     return None
 
 
-def _whole_file(path: str, announce: str | None = None) -> bytes:
-    """``get_file_size`` + ``load_file_from_ff``: the whole file, its size printed first if asked."""
+def _whole_file(path: str, announce: str | None = None, failure: str = "model buffer memory allocation failed") -> bytes:
+    """``get_file_size`` + malloc + ``load_file_from_ff``: the whole file, its size printed first if asked."""
     size = slot.file_size(path)
     if announce is not None:
         print(announce.format(size), end="")
+    slot.check_allocation(size, failure.format(size))
     data = slot.read_file(path, size)
     if data is None:
         raise OSError("Failed to read file")
@@ -73,6 +74,7 @@ class ReleasedApi:
                 raise ValueError("path error!")
             if size <= 0:
                 raise ValueError("size error!")
+            slot.check_allocation(size, "model buffer memory allocation failed")
             mapped = slot.mapped_flash(path)
             data = slot.read_flash(path, size)
             source, label = path, f"flash 0x{path:x}"
@@ -104,7 +106,7 @@ class ReleasedApi:
         if input is None:
             raise ValueError("invalid input")
         if isinstance(input, str):
-            flat = np.frombuffer(_whole_file(input), dtype=np.uint8)
+            flat = np.frombuffer(_whole_file(input, failure="memory allocation failed, allocating {} bytes"), dtype=np.uint8)
         elif isinstance(input, image_module.Image):
             ai = slot.ai_input(input, "KPU.run_with_output")
             if ai is None:
@@ -187,7 +189,7 @@ class ReleasedApi:
             raise TypeError("function missing 1 required positional arguments")
         where = args[0]
         if isinstance(where, str):
-            data = _whole_file(where, "weight_data_size: {}\r\n")
+            data = _whole_file(where, "weight_data_size: {}\r\n", "weight data buffer memory allocation failed")
         elif isinstance(where, int):
             if len(args) < 2:
                 raise TypeError("[maixemu] lp_recog_load_weight_data(flash_addr, size) needs the size")
@@ -197,6 +199,7 @@ class ReleasedApi:
             if size <= 0:
                 raise ValueError("size error!")
             print(f"weight_data_size: {size}\r\n", end="")
+            slot.check_allocation(size, "weight data buffer memory allocation failed")
             data = slot.read_flash(where, size)
         else:
             raise ValueError("path error!")
