@@ -40,7 +40,6 @@ MISSING: dict[str, Missing] = {
     "01-K210/03-Drawing/image_drawing_advanced.py": Missing(
         "draw_image", "draw_image(x_scale, y_scale, alpha) on a scaled copy (shape mismatch)", IMGCORE),
     "01-K210/03-Drawing/keypoints_drawing.py": Missing("draw_keypoints is not emulated", "image.draw_keypoints", IMGCORE),
-    "01-K210/05-Snapshot/emboss_snapshot.py": Missing("morph is not emulated", "image.morph", IMGCORE),
     "01-K210/09-Feature-Detection/hog.py": Missing("find_hog is not emulated", "image.find_hog", IMGFIND),
     "01-K210/09-Feature-Detection/lbp.py": Missing("find_lbp is not emulated", "image.find_lbp", IMGFIND),
     "01-K210/09-Feature-Detection/linear_regression_robust.py": Missing(
