@@ -15,7 +15,7 @@ import numpy as np
 
 from ..host import storage
 from . import KPU as legacy
-from . import ai_memory, kpu_calls, kpu_loader
+from . import ai_memory, ide_events, kpu_calls, kpu_loader
 from .yolo2 import region_layer
 
 _AI_MISSING = "Image formart error, use pix_to_ai() method to convert for kpu"
@@ -81,6 +81,7 @@ class KPU:
             raise OSError(_AI_MISSING)
         ai_memory._check_stale(img, "KPU.run_with_output")
         kpu_calls.notify_input(ai, "KPU.run_with_output")
+        ide_events.kpu_call("KPU.run_with_output", model)
         spec = model.inputs[0]
         flat = np.asarray(ai, dtype=np.uint8).reshape(-1)
         if flat.size != spec.size:
