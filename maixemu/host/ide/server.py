@@ -88,7 +88,10 @@ def encode_image(rgb: np.ndarray, kind: str) -> bytes:
     """(H, W, 3) RGB → JPEG or PNG bytes (OpenCV's encoders; they release the GIL)."""
     bgr = cv2.cvtColor(np.ascontiguousarray(rgb, dtype=np.uint8), cv2.COLOR_RGB2BGR)
     if kind == "jpeg":
-        ok, data = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+        params = [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY]
+        if hasattr(cv2, "IMWRITE_JPEG_SAMPLING_FACTOR"):  # full colour resolution: thin drawn lines keep their colour
+            params += [cv2.IMWRITE_JPEG_SAMPLING_FACTOR, cv2.IMWRITE_JPEG_SAMPLING_FACTOR_444]
+        ok, data = cv2.imencode(".jpg", bgr, params)
     else:
         ok, data = cv2.imencode(".png", bgr, [cv2.IMWRITE_PNG_COMPRESSION, 1])
     if not ok:

@@ -441,9 +441,11 @@ function init() {
   });
   initOverlay();
   buildSliders();
-  startStream("fb");
-  startStream("lcd");
   connect();
+  // The streams never "finish loading": start them after the page's load event, so the page is
+  // complete even when the script never shows an LCD picture.
+  const streams = () => { startStream("fb"); startStream("lcd"); };
+  if (document.readyState === "complete") streams(); else window.addEventListener("load", streams);
 }
 
 init();
