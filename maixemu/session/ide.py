@@ -152,6 +152,9 @@ class _Terminal(io.TextIOBase):
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self._inner, "encoding", "utf-8")
 
+    def __getattr__(self, name: str) -> Any:  # ``buffer``, ``errors``, ...: the real stream's
+        return getattr(self._inner, name)
+
 
 class _Input(io.TextIOBase):
     """``sys.stdin`` during an IDE run: lines typed in the page, and in maixemu's own terminal.
@@ -235,9 +238,10 @@ class IdeLink:
         self._stop_pending: tuple[float, type[BaseException]] | None = None
         self._fps_script: float | None = None
         self._frame_times: deque[float] = deque(maxlen=61)
-        self._kpu_frame: list[tuple[str, Any]] = []
+        self._kpu_frame: dict[str, list[float]] = {}  # call -> [count, estimated ms] since the last frame
         self._kpu_last: dict[str, Any] = {"ms": None, "calls": []}
-        self._estimates: dict[int, Any] = {}
+        self._estimates: dict[int, tuple[Any, float | None]] = {}
+        self._stats_at = 0.0
         self._watchdog: threading.Thread | None = None
         self.runs = 0
         self.last_error: dict[str, Any] | None = None
@@ -259,7 +263,9 @@ class IdeLink:
         self._stop_pending = None
         self._events.clear()
         self._frame_times.clear()
-        self._kpu_frame = []
+        self._kpu_frame = {}
+        self._kpu_last = {"ms": None, "calls": []}
+        self._estimates = {}
         self._fps_script = None
         self.last_error = None
         self.stopped_by_page = False
@@ -358,7 +364,9 @@ class IdeLink:
         self._fps_script = float(value)
 
     def on_kpu_call(self, call: str, model: Any) -> None:
-        self._kpu_frame.append((call, model))
+        entry = self._kpu_frame.setdefault(call, [0, 0.0])
+        entry[0] += 1
+        entry[1] += self._estimate_ms(model) or 0.0
 
     def checkpoint(self) -> None:
         """The soft-IRQ point: on the script's thread, run pending button IRQs and raise a pending Stop.
@@ -393,19 +401,18 @@ class IdeLink:
         return self._estimates[key][1]
 
     def _finish_kpu_frame(self) -> None:
-        calls, self._kpu_frame = self._kpu_frame, []
+        calls, self._kpu_frame = self._kpu_frame, {}
         if not calls and self._kpu_last["ms"] is None:
             return
-        total = 0.0
-        listed: dict[str, int] = {}
-        for call, model in calls:
-            ms = self._estimate_ms(model)
-            total += ms or 0.0
-            listed[call] = listed.get(call, 0) + 1
+        total = sum(ms for _, ms in calls.values())
         self._kpu_last = {"ms": round(total, 2) if calls else 0.0,
-                          "calls": [f"{name} x{count}" for name, count in listed.items()]}
+                          "calls": [f"{name} x{count}" for name, (count, _) in calls.items()]}
 
     def _publish_stats(self) -> None:
+        now = time.monotonic()
+        if now - self._stats_at < 0.1:  # the page shows numbers a few times a second, not per frame
+            return
+        self._stats_at = now
         times = self._frame_times
         pc_fps = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 and times[-1] > times[0] else None
         fps = self._fps_script

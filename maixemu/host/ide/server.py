@@ -51,6 +51,8 @@ MAX_STREAM_FPS = 30
 JPEG_QUALITY = 90
 #: Numbers (fps, KPU estimate) are pushed to a page at most this often per second.
 STATS_PER_SECOND = 5
+#: Rounds of updates (terminal text, new-frame notes, state) sent to one page per second at most.
+MESSAGES_PER_SECOND = 20
 #: Analysis requests computed at the same time at most (more wait; the page sends one at a time).
 ANALYSIS_WORKERS = 2
 TOKEN_COOKIE = "maixemu_ide_token"
@@ -483,6 +485,10 @@ class IdeServer:
                         await ws.send_json({"type": "frame", "stream": name, "seq": seq, "frame": info})
                 pending_stats = sent_versions.get("stats") != versions.get("stats")
                 await self._wait_change(timeout=(1.0 / STATS_PER_SECOND) if pending_stats else 1.0)
+                # Many frames per second: a page hears of them at most MESSAGES_PER_SECOND times.
+                pause = 1.0 / MESSAGES_PER_SECOND - (loop.time() - now)
+                if pause > 0:
+                    await asyncio.sleep(pause)
         except (ConnectionError, asyncio.CancelledError, RuntimeError):
             pass
 
