@@ -50,8 +50,9 @@ from ..host.ide import IdeChannel
 from ..runner import RunEnded, RunOptions, Session, _clean_end_types
 from . import ide_analysis
 
-#: Seconds a button event waits for the script's next checkpoint before a helper thread delivers it.
-IRQ_FALLBACK_S = 0.1
+#: Seconds a button event waits for the script's next checkpoint before a helper thread delivers it
+#: (only when the script also passed no checkpoint for that long: a busy loop, not a busy machine).
+IRQ_FALLBACK_S = 0.5
 #: Seconds a Stop waits for a checkpoint before it is raised asynchronously (busy loops).
 STOP_FALLBACK_S = 0.5
 #: Seconds the last page may be gone (a reload) before an ended session stops waiting for Run.
@@ -242,6 +243,7 @@ class IdeLink:
         self._kpu_last: dict[str, Any] = {"ms": None, "calls": []}
         self._estimates: dict[int, tuple[Any, float | None]] = {}
         self._stats_at = 0.0
+        self._checkpoint_at = 0.0
         self._watchdog: threading.Thread | None = None
         self.runs = 0
         self.last_error: dict[str, Any] | None = None
@@ -376,6 +378,7 @@ class IdeLink:
         """
         if threading.get_ident() != self._script_thread or not self._attached:
             return
+        self._checkpoint_at = time.monotonic()
         if getattr(self._in_irq, "active", False):
             return
         if self._events:
@@ -491,7 +494,8 @@ class IdeLink:
                 if not self._attached:
                     return
                 now = time.monotonic()
-                late_button = bool(self._events) and now - self._events[0][0] >= IRQ_FALLBACK_S
+                late_button = (bool(self._events) and now - self._events[0][0] >= IRQ_FALLBACK_S
+                               and now - self._checkpoint_at >= IRQ_FALLBACK_S)
                 stop = self._stop_pending
                 late_stop = stop is not None and now - stop[0] >= STOP_FALLBACK_S and self._in_script_code()
                 if late_stop:
