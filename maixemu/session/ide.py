@@ -37,6 +37,7 @@ import ctypes
 import io
 import math
 import re
+import signal
 import sys
 import threading
 import time
@@ -249,6 +250,8 @@ class IdeLink:
         self.last_error: dict[str, Any] | None = None
         #: The last run ended by the page's Stop (so maixemu waits for Run again, unlike after Ctrl-C).
         self.stopped_by_page = False
+        #: Exit code when maixemu was told to quit while it waited for Run (SIGTERM: 143).
+        self.quit_code: int | None = None
         channel.set_handlers(stop=self.stop, run=self.run_again, button=self.button, analyze=ide_analysis.analyze)
 
     # ------------------------------------------------------------------ one run
@@ -545,6 +548,7 @@ class IdeLink:
             return False
         notice(f"the script ended; the IDE page ({url}) can Run it again; close the page or press Ctrl-C to quit")
         gone_since: float | None = None
+        restore = _quit_on_sigterm()
         try:
             while True:
                 if self._run_requested.wait(timeout=0.1):
@@ -558,6 +562,27 @@ class IdeLink:
                     gone_since = None
         except KeyboardInterrupt:
             return False
+        except _Terminated:
+            self.quit_code = 143
+            return False
+        finally:
+            restore()
+
+
+class _Terminated(Exception):
+    """SIGTERM while maixemu waits for the page's Run: end as a run would (recordings finished)."""
+
+
+def _quit_on_sigterm() -> Callable[[], None]:
+    """Make SIGTERM raise :class:`_Terminated` on the main thread; returns the undo step."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
+        return lambda: None
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise _Terminated()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    return lambda: signal.signal(signal.SIGTERM, previous)
 
 
 class IdeSession(Session):
@@ -641,6 +666,7 @@ def run_with_ide(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
             if exit_code in (130, 143) and not link.stopped_by_page:
                 break  # Ctrl-C or SIGTERM in maixemu's own terminal: the user wants to quit
             if not link.wait_for_run_again(url, session.notice):
+                exit_code = link.quit_code if link.quit_code is not None else exit_code
                 break
             run += 1
     finally:

@@ -301,3 +301,25 @@ def test_board_pane_buttons_and_leds_come_from_the_profile():
         assert names["BOOT_KEY / NEXT"] == 16  # two names of one pin share one button
     finally:
         board.use_profile("default")
+
+
+def test_sigterm_while_waiting_for_run_ends_with_143_and_a_finished_recording(run, tmp_path):
+    ide, page = run("""
+        import sensor
+        sensor.reset()
+        sensor.set_pixformat(sensor.RGB565)
+        sensor.set_framesize(sensor.QQVGA)
+        for _ in range(60):
+            sensor.snapshot()
+        print("done")
+    """, "--camera", "synthetic")
+    page.send(type="record", on=True)
+    recording = page.wait_state("recording", lambda r: r["active"])
+    page.wait_state("status", lambda s: s["state"] == "ended")
+    wait_until(lambda: any("can Run it again" in line for line in ide.stderr), what="the wait for Run")
+    ide.proc.terminate()
+    assert ide.wait() == 143
+    video = cv2.VideoCapture(recording["file"])
+    ok, _ = video.read()
+    video.release()
+    assert ok  # the recording was finalised on the way out
