@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("aiohttp", reason="the IDE server needs the 'ide' extra (aiohttp)")
 
-from aiohttp import ClientSession, WSMsgType  # noqa: E402
+from aiohttp import ClientSession, WSMsgType, WSServerHandshakeError  # noqa: E402
 
 from maixemu.host.ide import channel as channel_mod  # noqa: E402
 from maixemu.host.ide.channel import ArrayFrame, IdeChannel  # noqa: E402
@@ -222,7 +222,8 @@ def test_websocket_terminal_controls_and_origin(served):
                 {"type": "stop"}]
     seen = asyncio.run(_ws_session(server, f"http://127.0.0.1:{server.port}", commands,
                                    lambda s: any(m["type"] == "leds" for m in s)
-                                   and any(m["type"] == "term" for m in s) and stops.is_set()))
+                                   and any(m["type"] == "term" for m in s)))
+    assert stops.wait(30)
     assert any(m["type"] == "term" and "hello from the script" in m["text"] for m in seen)
     assert any(m["type"] == "leds" and m["leds"] == {"LED_R": 0} for m in seen)
     assert channel.read_input(timeout=10) == "typed\n"
@@ -232,8 +233,9 @@ def test_websocket_terminal_controls_and_origin(served):
             break
         threading.Event().wait(0.05)
     assert pressed == [("BOOT_KEY", True), ("BOOT_KEY", False)]
-    with pytest.raises(Exception):  # another site's page may not drive the board
+    with pytest.raises(WSServerHandshakeError) as refused:  # another site's page may not drive the board
         asyncio.run(_ws_session(server, "http://attacker.example", [], lambda s: True))
+    assert refused.value.status == 403
 
 
 def test_close_with_pages_connected_returns(tmp_path):
