@@ -34,7 +34,6 @@ it is open; with no page open, ``maixemu`` ends as usual.
 from __future__ import annotations
 
 import ctypes
-import io
 import math
 import re
 import signal
@@ -48,6 +47,7 @@ from typing import Any, Callable
 
 from ..host import display
 from ..host.ide import IdeChannel
+from ..host.ide.terminal import ChannelInput, ConsoleReader, TerminalTee
 from ..runner import RunEnded, RunOptions, Session, _clean_end_types
 from . import ide_analysis
 
@@ -121,99 +121,6 @@ def _raise_async(thread_id: int, exc_type: type[BaseException] | None) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), target)
 
 
-class _Terminal(io.TextIOBase):
-    """``sys.stdout``/``sys.stderr`` during an IDE run: the real stream, plus the page's terminal."""
-
-    def __init__(self, inner: Any, link: "IdeLink", stream: str):
-        super().__init__()
-        self._inner = inner
-        self._link = link
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        count = self._inner.write(text)
-        if self._link.terminal_open:
-            # maixemu's own notices (the firmware's "[maixemu] ..." hints) are shown apart from the board's output
-            self._link.channel.write(text, "notice" if text.startswith("[maixemu]") else self._stream)
-        self._link.checkpoint()
-        return len(text) if count is None else count
-
-    def flush(self) -> None:
-        self._inner.flush()
-
-    def writable(self) -> bool:
-        return True
-
-    def isatty(self) -> bool:
-        return False
-
-    def fileno(self) -> int:
-        return self._inner.fileno()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return getattr(self._inner, "encoding", "utf-8")
-
-    def __getattr__(self, name: str) -> Any:  # ``buffer``, ``errors``, ...: the real stream's
-        return getattr(self._inner, name)
-
-
-class _Input(io.TextIOBase):
-    """``sys.stdin`` during an IDE run: lines typed in the page, and in maixemu's own terminal.
-
-    The real stdin is read only once the script reads (by a helper thread that then stays), so a
-    script that never reads leaves the terminal alone. End of input is reported only when the real
-    stdin has ended and no page is open (a page could still type).
-    """
-
-    def __init__(self, link: "IdeLink"):
-        super().__init__()
-        self._link = link
-        self._buffer = ""
-
-    def readable(self) -> bool:
-        return True
-
-    def isatty(self) -> bool:
-        return False
-
-    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
-        link = self._link
-        link.start_console_reader()
-        while "\n" not in self._buffer:
-            line = link.channel.read_input(timeout=0.05)
-            if line is not None:
-                self._buffer += line
-                continue
-            link.checkpoint()
-            if link.console_ended and link.channel.viewers == 0:
-                break
-        if size is not None and size >= 0:
-            cut = min(size, len(self._buffer))
-        else:
-            cut = self._buffer.find("\n") + 1 or len(self._buffer)
-        text, self._buffer = self._buffer[:cut], self._buffer[cut:]
-        return text
-
-    def read(self, size: int | None = -1) -> str:
-        if size is not None and size >= 0:
-            while len(self._buffer) < size:
-                line = self.readline()
-                if not line:
-                    break
-                self._buffer = line + self._buffer
-                if len(self._buffer) >= size:
-                    break
-            text, self._buffer = self._buffer[:size], self._buffer[size:]
-            return text
-        parts = []
-        while True:
-            line = self.readline()
-            if not line:
-                return "".join(parts)
-            parts.append(line)
-
-
 class IdeLink:
     """Everything between one ``maixemu run --ide`` process and its page, across its runs."""
 
@@ -221,8 +128,7 @@ class IdeLink:
         self.channel = channel
         self.script = script
         self.terminal_open = True
-        self.console_ended = False
-        self._console_thread: threading.Thread | None = None
+        self._console = ConsoleReader(channel)
         self._lock = threading.Lock()
         self._irq_lock = threading.Lock()
         self._in_irq = threading.local()
@@ -297,9 +203,10 @@ class IdeLink:
         gpio.add_output_listener(self.on_output_level)
         lcd.configure(sink=display.TeeSink(lcd.current_sink(), self.on_lcd_frame, self.checkpoint))
         saved = (sys.stdout, sys.stderr, sys.stdin)
-        sys.stdout = _Terminal(sys.stdout, self, "out")
-        sys.stderr = _Terminal(sys.stderr, self, "err")
-        sys.stdin = _Input(self)
+        is_open = lambda: self.terminal_open  # noqa: E731
+        sys.stdout = TerminalTee(sys.stdout, self.channel, "out", on_io=self.checkpoint, is_open=is_open)
+        sys.stderr = TerminalTee(sys.stderr, self.channel, "err", on_io=self.checkpoint, is_open=is_open)
+        sys.stdin = ChannelInput(self.channel, self._console, on_io=self.checkpoint)
         with self._lock:
             self._attached = True
         self._watchdog = threading.Thread(target=self._watch, name="maixemu-ide-irq", daemon=True)
@@ -516,27 +423,6 @@ class IdeLink:
                 return True
             frame = frame.f_back
         return False
-
-    # ------------------------------------------------------------------ console input
-    def start_console_reader(self) -> None:
-        """Read maixemu's own stdin too (from the first time the script reads)."""
-        if self._console_thread is not None:
-            return
-        real = sys.__stdin__
-        if real is None or real.closed:
-            self.console_ended = True
-            return
-
-        def pump() -> None:
-            try:
-                for line in real:
-                    self.channel.send_input(line)
-            except (OSError, ValueError):
-                pass
-            self.console_ended = True
-
-        self._console_thread = threading.Thread(target=pump, name="maixemu-ide-stdin", daemon=True)
-        self._console_thread.start()
 
     # ------------------------------------------------------------------ between runs
     def wait_for_run_again(self, url: str, notice: Callable[[str], None]) -> bool:
