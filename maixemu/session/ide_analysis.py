@@ -122,7 +122,7 @@ def histogram(frame: FrameBufferCopy, request: dict[str, Any]) -> dict[str, Any]
 
 
 def pixel(frame: FrameBufferCopy, request: dict[str, Any]) -> dict[str, Any]:
-    """What the firmware says about one pixel: raw value, RGB888, LAB (and gray)."""
+    """What the firmware says about one pixel: raw value, RGB888, LAB of the LAB table (and gray)."""
     x, y = _ints([request.get("x"), request.get("y")], 2, "x, y")
     img = frame.image
     if not (0 <= x < frame.width and 0 <= y < frame.height):
@@ -135,7 +135,11 @@ def pixel(frame: FrameBufferCopy, request: dict[str, Any]) -> dict[str, Any]:
         rgb = tuple(int(v) for v in img.get_pixel(x, y))
         raw = int(img.get_pixel(x, y, rgbtuple=False))
         gray = int(image_mod.rgb_to_grayscale(rgb))
-    lab = tuple(int(v) for v in image_mod.rgb_to_lab(rgb))
+    # LAB as the image methods see this pixel (the firmware's LAB table, what find_blobs compares);
+    # ``image.rgb_to_lab`` is imlib's float formula and differs from the table by a few units.
+    lab_img = img.to_rgb565(copy=True) if frame.is_gray else img
+    stats = lab_img.get_statistics(roi=(x, y, 1, 1))
+    lab = (int(stats.l_mean()), int(stats.a_mean()), int(stats.b_mean()))
     answer: dict[str, Any] = {"x": x, "y": y, "rgb888": list(rgb), "lab": list(lab), "gray": gray,
                               "format": frame.info["format"]}
     if raw is not None:

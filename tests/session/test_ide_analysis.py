@@ -71,14 +71,16 @@ def test_pixel_readout():
     pixel = analyze(frame, {"kind": "pixel", "x": 25, "y": 15})
     r, g, b = frame.image.get_pixel(25, 15)
     assert pixel["rgb888"] == [r, g, b]
-    assert pixel["lab"] == list(image.rgb_to_lab((r, g, b)))
+    one = frame.image.get_statistics(roi=(25, 15, 1, 1))
+    assert pixel["lab"] == [one.l_mean(), one.a_mean(), one.b_mean()]  # the LAB find_blobs compares
     assert pixel["rgb565"] == ((r >> 3) << 11) | ((g >> 2) << 5) | (b >> 3)  # the usual RRRRRGGGGGGBBBBB
     assert pixel["raw"] == frame.image.get_pixel(25, 15, rgbtuple=False)
 
 
 def test_threshold_preview_and_blobs_in_lab():
     frame = rgb565_frame()
-    l, a, b = image.rgb_to_lab((20, 180, 60))
+    block = frame.image.get_statistics(roi=(20, 10, 30, 20))
+    l, a, b = block.l_mean(), block.a_mean(), block.b_mean()
     t = f"{l - 5},{l + 5},{a - 5},{a + 5},{b - 5},{b + 5}"
     blobs = analyze(frame, {"kind": "blobs", "space": "lab", "t": t})
     assert blobs["count"] == 1 and blobs["blobs"][0]["rect"] == [20, 10, 29, 19]
