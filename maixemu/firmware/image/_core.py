@@ -373,6 +373,15 @@ def _reset_main_frame() -> None:
 
 
 def _host_path(path: str) -> Path:
+    """The host file holding what the device sees at ``path`` (for reading)."""
     from ...host import storage
 
     return storage.resolve(path)
+
+
+def _open_for_write(path: str):
+    """A binary file for writing the device file ``path``: into the run's layer (or the folder the user
+    mounted for writing), never over a file that existed before the run; ``ENOSPC`` when full."""
+    from ...host import storage
+
+    return storage.current().open(path, "wb")
