@@ -5,22 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import subprocess
 import sys
 import textwrap
-import zipfile
 from pathlib import Path
 
+from _shared import make_kfpkg, snapshot
+
 from maixemu.runner import RunOptions, run_script
-
-MODEL = Path(__file__).resolve().parents[2] / "maixemu" / "data" / "edge_filters.kmodel"
-
-
-def snapshot(folder: Path) -> dict[str, bytes | None]:
-    """Every file and folder under ``folder`` (what a run must leave as it was), minus ``.maixemu``."""
-    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None)
-            for p in sorted(folder.rglob("*")) if ".maixemu" not in p.relative_to(folder).parts}
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -35,14 +27,6 @@ def run_here(script: Path, **options) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out):
         code = run_script(RunOptions(script=script, **options), stderr=err)
     return code, out.getvalue(), err.getvalue()
-
-
-def kfpkg(path: Path) -> Path:
-    with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("flash-list.json", json.dumps(
-            {"version": "0.1.0", "files": [{"address": 0x300000, "bin": "m.kmodel", "sha256Prefix": False}]}))
-        archive.writestr("m.kmodel", MODEL.read_bytes())
-    return path
 
 
 def project_with_files(tmp_path: Path) -> Path:
@@ -66,7 +50,7 @@ def test_flash_image_with_flash_dir_keeps_every_file_of_the_folder(tmp_path):
     (flash / "lib").mkdir()
     (flash / "lib" / "util.py").write_text("x = 1\n")
     before, project_before = snapshot(flash), snapshot(project)
-    proc = run_cli(str(script), "--lcd", "none", "--flash-image", str(kfpkg(tmp_path / "face.kfpkg")),
+    proc = run_cli(str(script), "--lcd", "none", "--flash-image", str(make_kfpkg(tmp_path / "face.kfpkg")),
                    "--flash-dir", str(flash), "-q")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "loaded\n"
@@ -82,7 +66,7 @@ def test_flash_image_extraction_folder_is_removed(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", None)
     script = tmp_path / "main.py"
     script.write_text("import KPU as kpu\nkpu.deinit(kpu.load(0x300000))\n")
-    code, _, err = run_here(script, flash_image=kfpkg(tmp_path / "face.kfpkg"), quiet=True)
+    code, _, err = run_here(script, flash_image=make_kfpkg(tmp_path / "face.kfpkg"), quiet=True)
     assert code == 0, err
     assert [p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith("maixemu-flash-")] == []
 
