@@ -53,11 +53,11 @@ class KPU:
             raise OSError("Failed to init model\n" + text.split("\n", 1)[-1]) from exc
         net = legacy.kpu_net(model, source, file_size, label, streamed=False)
         try:
-            kpu_loader.reserve(id(net), model, file_size, streamed=False, flash=False)
+            kpu_loader.reserve(net, model, file_size, streamed=False, flash=False)
         except ValueError as exc:
             raise MemoryError("model buffer memory allocation failed") from exc
         if self._net is not None:
-            kpu_loader.release(id(self._net))
+            kpu_loader.release(self._net)
         self._net = net
         print("model load succeed")
 
