@@ -46,6 +46,7 @@ import stat as _stat
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +75,18 @@ def device_error(code: int, path: str | None = None) -> OSError:
 def enoent(path: str) -> OSError:
     """The error MicroPython raises for a missing path (it prints ``[Errno 2] ENOENT``)."""
     return device_error(errno.ENOENT, path)
+
+
+@contextmanager
+def device_errors(shown: str):
+    """Host OSErrors (which name the PC's paths) become the device's ``OSError(errno, 'ENAME', path)``
+    with the path as the script gave it; errors already in the device's form pass through."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno is None or (exc.strerror == errno.errorcode.get(exc.errno) and exc.filename in (None, shown)):
+            raise
+        raise device_error(exc.errno, shown or None) from None
 
 
 # ---------------------------------------------------------------------------------------- media
@@ -741,11 +754,13 @@ class Storage:
     def resolve(self, path) -> Path:
         """The host path holding what the device sees at ``path`` (for reading); ENOENT outside."""
         mount, parts, shown = self.locate(path)
-        return mount.read_path(parts, shown)
+        with device_errors(shown):
+            return mount.read_path(parts, shown)
 
     def lookup(self, path, *, follow: bool = True) -> Entry:
         mount, parts, shown = self.locate(path)
-        return mount.lookup(parts, follow=follow, shown=shown)
+        with device_errors(shown):
+            return mount.lookup(parts, follow=follow, shown=shown)
 
     def is_file(self, path) -> bool:
         try:
@@ -764,13 +779,15 @@ class Storage:
 
     def scandir(self, path) -> list[tuple[str, Entry]]:
         mount, parts, shown = self.locate(path)
-        return mount.scandir(parts, shown)
+        with device_errors(shown):
+            return mount.scandir(parts, shown)
 
     def listdir(self, path) -> list[str]:
         return [name for name, _ in self.scandir(path)]
 
     def stat(self, path) -> os.stat_result:
-        return self.resolve(path).stat()
+        with device_errors(self._shown(path)):
+            return self.resolve(path).stat()
 
     def statvfs(self, path) -> tuple[int, ...]:
         mount, parts, shown = self.locate(path)
@@ -782,13 +799,15 @@ class Storage:
              errors: str | None = None, newline: str | None = None):
         """The device's ``open()``: a file object of the merged view (writes to the layer)."""
         mount, parts, shown = self.locate(path)
-        return mount.open(parts, mode, buffering, encoding, errors, newline, shown,
-                          on_full=lambda: self._tell_full(mount))
+        with device_errors(shown):
+            return mount.open(parts, mode, buffering, encoding, errors, newline, shown,
+                              on_full=lambda: self._tell_full(mount))
 
     def resolve_for_write(self, path, *, keep_content: bool = False) -> Path:
         """A host path a writer library (Pillow, numpy) may write the file at ``path`` to."""
         mount, parts, shown = self.locate(path)
-        return mount.writable_path(parts, keep_content=keep_content, shown=shown)
+        with device_errors(shown):
+            return mount.writable_path(parts, keep_content=keep_content, shown=shown)
 
     def _tell_full(self, mount: Mount) -> None:
         if self.on_notice is None or mount.name in self._full_told:
@@ -799,15 +818,18 @@ class Storage:
 
     def mkdir(self, path) -> None:
         mount, parts, shown = self.locate(path)
-        mount.mkdir(parts, shown)
+        with device_errors(shown):
+            mount.mkdir(parts, shown)
 
     def rmdir(self, path) -> None:
         mount, parts, shown = self.locate(path)
-        mount.rmdir(parts, shown)
+        with device_errors(shown):
+            mount.rmdir(parts, shown)
 
     def remove(self, path) -> None:
         mount, parts, shown = self.locate(path)
-        mount.remove(parts, shown)
+        with device_errors(shown):
+            mount.remove(parts, shown)
 
     def rename(self, old, new) -> None:
         """Rename within one mount (an existing file at ``new`` is replaced); across mounts: EXDEV."""
@@ -815,7 +837,8 @@ class Storage:
         new_mount, new_parts, _ = self.locate(new)
         if old_mount is not new_mount:
             raise device_error(errno.EXDEV, shown)
-        old_mount.rename(old_parts, new_parts, shown)
+        with device_errors(shown):
+            old_mount.rename(old_parts, new_parts, shown)
 
     def chdir(self, path) -> None:
         device = self.device_path(path)

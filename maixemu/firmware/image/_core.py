@@ -358,10 +358,9 @@ def _decode_file(fp, name: str) -> tuple[int, np.ndarray]:
 def _load_path(path: str) -> tuple[int, np.ndarray]:
     from ...host import storage
 
-    host = storage.resolve(path)
-    if not host.is_file():
+    if not storage.current().is_file(path):
         raise storage.enoent(path)
-    with open(host, "rb") as fp:
+    with storage.current().open(path, "rb") as fp:  # host errors come back in the device's form
         return _decode_file(fp, path)
 
 
