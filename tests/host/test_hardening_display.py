@@ -92,7 +92,6 @@ def test_closing_the_window_ends_the_run_cleanly(tmp_path, monkeypatch, action, 
 
 def test_a_sleeping_script_still_notices_the_window_closing(tmp_path, monkeypatch):
     FakeGui(monkeypatch, after_s=0.3, action="close")
-    started = time.monotonic()
     code, out, err = run_in_process(tmp_path, """
         import lcd, time
         lcd.init()
@@ -101,8 +100,7 @@ def test_a_sleeping_script_still_notices_the_window_closing(tmp_path, monkeypatc
         print("woke up")
     """, lcd="window")
     assert code == 0
-    assert time.monotonic() - started < 5
-    assert out == "sleeping\n"
+    assert out == "sleeping\n"  # never "woke up": the 30 s sleep was cut short
     assert err == "[maixemu] the LCD window was closed; run ended\n"
 
 
