@@ -43,6 +43,21 @@ def wait_for_frame(proc: subprocess.Popen, n: int) -> None:
     raise AssertionError(f"the run ended before frame {n}: {proc.communicate(timeout=60)}")
 
 
+def killed_at(tmp_path: Path, target: Path, frame: int) -> None:
+    """A recording run killed with SIGKILL (no clean-up at all) right after its ``frame``-th frame."""
+    proc = start(tmp_path, str(target))
+    wait_for_frame(proc, frame)
+    proc.kill()
+    proc.communicate(timeout=60)
+
+
+def rerun(tmp_path: Path, target: Path, frames: int) -> subprocess.CompletedProcess:
+    """The same script again, recording ``frames`` frames to ``target``."""
+    return subprocess.run([sys.executable, "-m", "maixemu", "run", str(tmp_path / "main.py"), "--camera", "synthetic",
+                           "--lcd", f"record:{target}", "--frames", str(frames), "-q"], capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
 def count_frames(path: Path) -> int:
     cap = cv2.VideoCapture(str(path))
     assert cap.isOpened(), f"cannot read back {path}"
@@ -55,16 +70,11 @@ def count_frames(path: Path) -> int:
 
 def test_sigkill_keeps_every_recorded_frame_of_a_video(tmp_path):
     video = tmp_path / "out.mp4"
-    proc = start(tmp_path, str(video))
-    wait_for_frame(proc, 30)
-    proc.kill()
-    proc.communicate(timeout=60)
+    killed_at(tmp_path, video, 30)
     journal = tmp_path / "out.mp4.unfinished.mjpeg"
     assert count_frames(journal) >= 29  # picture 29 was recorded when snapshot 30 was taken
     # The next run to the same name keeps those frames: it refuses, in one line.
-    again = subprocess.run([sys.executable, "-m", "maixemu", "run", str(tmp_path / "main.py"), "--lcd",
-                            f"record:{video}", "--frames", "3"], capture_output=True, text=True, timeout=120,
-                           stdin=subprocess.DEVNULL)
+    again = rerun(tmp_path, video, 3)
     assert again.returncode == 2
     assert again.stderr == (f"maixemu: cannot record to {video}: {journal} holds the frames of an earlier recording "
                             "that never finished (was the run killed?); it plays as an MJPEG video: move or delete "
@@ -74,10 +84,7 @@ def test_sigkill_keeps_every_recorded_frame_of_a_video(tmp_path):
 
 def test_sigkill_leaves_only_whole_png_frames(tmp_path):
     folder = tmp_path / "pngs"
-    proc = start(tmp_path, str(folder))
-    wait_for_frame(proc, 20)
-    proc.kill()
-    proc.communicate(timeout=60)
+    killed_at(tmp_path, folder, 20)
     frames = sorted(folder.glob("frame_*.png"))
     assert len(frames) >= 19
     assert all(cv2.imread(str(p)) is not None for p in frames)
@@ -101,9 +108,7 @@ def test_fatal_signals_finalise_the_recording_like_sigterm(tmp_path, signum):
 def test_two_runs_recording_to_one_target_get_an_error(tmp_path, target):
     first = start(tmp_path, str(tmp_path / target))
     wait_for_frame(first, 3)
-    second = subprocess.run([sys.executable, "-m", "maixemu", "run", str(tmp_path / "main.py"), "--lcd",
-                             f"record:{tmp_path / target}", "--frames", "2"], capture_output=True, text=True,
-                            timeout=120, stdin=subprocess.DEVNULL)
+    second = rerun(tmp_path, tmp_path / target, 2)
     first.send_signal(signal.SIGTERM)
     first.communicate(timeout=120)
     assert first.returncode == 143
@@ -113,11 +118,8 @@ def test_two_runs_recording_to_one_target_get_an_error(tmp_path, target):
 
 
 def _record_pngs(tmp_path: Path, folder: Path, frames: int) -> subprocess.CompletedProcess:
-    script = tmp_path / "main.py"
-    script.write_text(LOOP)
-    return subprocess.run([sys.executable, "-m", "maixemu", "run", str(script), "--camera", "synthetic", "--lcd",
-                           f"record:{folder}", "--frames", str(frames), "-q"], capture_output=True, text=True,
-                          timeout=120, stdin=subprocess.DEVNULL)
+    (tmp_path / "main.py").write_text(LOOP)
+    return rerun(tmp_path, folder, frames)
 
 
 def test_a_folder_of_an_earlier_recording_is_replaced_never_mixed(tmp_path):
