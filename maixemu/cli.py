@@ -37,8 +37,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", nargs="?", type=Path, help="MaixPy script (default: the bundled sample)")
     parser.add_argument("--camera", help="0 (webcam index) | VIDEO | DIR of images | IMAGE | synthetic (default: webcam 0, else synthetic)")
     parser.add_argument("--lcd", help="window | none | record:PATH (.mp4/.avi or a folder of PNGs) (default: window if a display exists)")
-    parser.add_argument("--sd", dest="sd_dir", type=Path, help="local folder mapped to /sd (default: the script's folder)")
-    parser.add_argument("--flash-dir", type=Path, help="local folder mapped to /flash (default: the script's folder)")
+    parser.add_argument("--sd", dest="sd_dir", type=Path, help="local folder mounted as /sd; the script's writes change it (default: the script's folder, copy-on-write into .maixemu/sd)")
+    parser.add_argument("--flash-dir", type=Path, help="local folder mounted as /flash; the script's writes change it (default: the script's folder, copy-on-write into .maixemu/flash)")
+    parser.add_argument("--writable", action="store_true", help="let the script write into its own folder for real (no .maixemu copy-on-write layer)")
     parser.add_argument("--flash", action="append", type=parse_flash_mapping, default=[], metavar="ADDR=FILE", help="map a flash address to a model file, e.g. 0x300000=face.kmodel (repeatable)")
     parser.add_argument("--flash-image", type=Path, help="a .kfpkg flash package; its flash-list.json gives the addresses")
     parser.add_argument("--frames", type=int, help="end cleanly after N camera frames (LCD frames for scripts without a camera)")
@@ -74,6 +75,7 @@ def command_run(args: argparse.Namespace) -> int:
         lcd=args.lcd,
         sd_dir=args.sd_dir,
         flash_dir=args.flash_dir,
+        writable=args.writable,
         flash=dict(args.flash),
         flash_image=args.flash_image,
         frames=args.frames,
