@@ -11,42 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-F = np.float32
-_DEG = np.arange(360)
-# the firmware's sincos_tab.c tables hold the values rounded to 6 decimals (exact 0 at 90/180/270)
-COS = np.round(np.cos(np.deg2rad(_DEG)), 6).astype(F)
-SIN = np.round(np.sin(np.deg2rad(_DEG)), 6).astype(F)
-_PI = F(3.14159265358979)
-
-
-def _fast_atanf(xx: np.ndarray) -> np.ndarray:
-    xx = xx.astype(F)
-    sign = np.where(xx < 0, F(-1), F(1))
-    x = np.abs(xx)
-    big = x > F(2.414213562373095)
-    mid = (~big) & (x > F(0.4142135623730950))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xr = np.where(big, -(F(1.0) / np.where(x == 0, F(1), x)), np.where(mid, (x - F(1.0)) / (x + F(1.0)), x)).astype(F)
-    y = np.where(big, F(np.pi / 2), np.where(mid, F(np.pi / 4), F(0))).astype(F)
-    z = xr * xr
-    y = y + ((((F(8.05374449538e-2) * z - F(1.38776856032e-1)) * z + F(1.99777106478e-1)) * z
-              - F(3.33329491539e-1)) * z * xr + xr)
-    return (y * sign).astype(F)
-
-
-def fast_atan2f(y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The firmware's atan2 (fmath.c): angles in [0, 2*pi); x == 0 gives 0 / +-pi."""
-    y = np.asarray(y, F)
-    x = np.asarray(x, F)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q1 = _fast_atanf(y / np.where(x == 0, F(1), x))
-        qn = _fast_atanf(-y / np.where(x == 0, F(1), x))
-    out = np.where((x > 0) & (y >= 0), q1,
-          np.where((x < 0) & (y >= 0), _PI - qn,
-          np.where((x < 0) & (y < 0), _PI + q1,
-          np.where((x > 0) & (y < 0), F(2) * _PI - qn,
-                   np.where(y == 0, F(0), np.where(y > 0, _PI, -_PI))))))
-    return out.astype(F)
+from ._fmath import COS, F, SIN, fast_atan2f, ftoi, line_length, line_through_roi
+from ._fmath import fast_atanf as _fast_atanf  # noqa: F401  (kept for the modules that use it here)
 
 
 def _sobel(gray: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -96,34 +62,7 @@ def _peaks(acc: np.ndarray, threshold: int) -> list[tuple[int, int, int]]:
 
 
 def _ftrunc(v) -> int:
-    return int(np.trunc(F(v)))
-
-
-def _lb_clip(x1, y1, x2, y2, w, h):
-    """Liang-Barsky clip to [0, w-1] x [0, h-1] (imlib ``lb_clip_line``); None if outside."""
-    xd, yd = x2 - x1, y2 - y1
-    p = (-xd, xd, -yd, yd)
-    q = (x1, (w - 1) - x1, y1, (h - 1) - y1)
-    umin, umax = F(0), F(1)
-    for pi, qi in zip(p, q):
-        if pi:
-            u = F(qi) / F(pi)
-            if pi < 0:
-                if u > umax:
-                    return None
-                if u > umin:
-                    umin = u
-            if pi > 0:
-                if u < umin:
-                    return None
-                if u < umax:
-                    umax = u
-        elif qi < 0:
-            return None
-    if umax < umin:
-        return None
-    return (_ftrunc(x1 + F(xd) * umin), _ftrunc(y1 + F(yd) * umin),
-            _ftrunc(x1 + F(xd) * umax), _ftrunc(y1 + F(yd) * umax))
+    return int(ftoi(F(v)))
 
 
 def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: int,
@@ -175,24 +114,13 @@ def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: i
             break
     result = []
     for ln in lines:
-        th, rho = ln["theta"], ln["rho"]
-        if 45 <= th < 135:
-            x1, x2 = 0, rw - 1
-            y1 = _ftrunc((F(rho) - F(x1) * COS[th]) / SIN[th])
-            y2 = _ftrunc((F(rho) - F(x2) * COS[th]) / SIN[th])
-        else:
-            y1, y2 = 0, rh - 1
-            x1 = _ftrunc((F(rho) - F(y1) * SIN[th]) / COS[th])
-            x2 = _ftrunc((F(rho) - F(y2) * SIN[th]) / COS[th])
-        clipped = _lb_clip(x1, y1, x2, y2, rw, rh)
-        if clipped is None:
+        th = ln["theta"]
+        placed = line_through_roi(th, ln["rho"], roi)
+        if placed is None:
             continue
-        x1, y1, x2, y2 = clipped
-        rho += _ftrunc(F(rx) * COS[th] + F(ry) * SIN[th])
-        dx, dy = x2 - x1, y2 - y1
-        result.append(dict(x1=x1 + rx, y1=y1 + ry, x2=x2 + rx, y2=y2 + ry,
-                           length=_ftrunc(np.sqrt(F(dx * dx + dy * dy))), magnitude=ln["magnitude"],
-                           theta=th, rho=rho))
+        x1, y1, x2, y2, rho = placed
+        result.append(dict(x1=x1, y1=y1, x2=x2, y2=y2, length=line_length(x1, y1, x2, y2),
+                           magnitude=ln["magnitude"], theta=th, rho=rho))
     return result
 
 
