@@ -38,6 +38,7 @@ from ._find import Blob, Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # n
 from ._geometry import GeometryMixin
 from ._k210 import K210Mixin
 from ._mathops import MathOpsMixin
+from ._rects import RectsMixin
 from ._regression import RegressionMixin
 from ._template import TemplateMixin
 from ._stats import Histogram, Statistics, StatsMixin  # noqa: F401
@@ -77,7 +78,7 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(TemplateMixin, RegressionMixin, ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
+class Image(RectsMixin, TemplateMixin, RegressionMixin, ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
             BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 

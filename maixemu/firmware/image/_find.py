@@ -392,37 +392,6 @@ class FindMixin:
                                     r_margin, r_min, r_max, max(r_step, 1))
         return [Circle(**d) for d in found]
 
-    def find_rects(self, *args, **kwargs):
-        """Quadrilaterals from contours of an edge map (approximation of the AprilTag quad finder)."""
-        import cv2
-
-        x0, y0, w, h = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
-        threshold = _args.to_int(_args.pick(args, 1, kwargs, "threshold", 10000))
-        gray = _gray8(self, (x0, y0, w, h))
-        edges = cv2.Canny(gray, 50, 150)
-        gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0)
-        gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1)
-        mag = np.abs(gx) + np.abs(gy)
-        contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
-        out = []
-        for cnt in contours:
-            peri = cv2.arcLength(cnt, True)
-            if peri < 20:
-                continue
-            approx = cv2.approxPolyDP(cnt, 0.04 * peri, True)
-            if len(approx) != 4 or not cv2.isContourConvex(approx):
-                continue
-            pts = approx[:, 0, :]
-            magnitude = int(sum(mag[min(py, h - 1), min(px, w - 1)] for px, py in cnt[:, 0, :]))
-            if magnitude < threshold:
-                continue
-            rx, ry, rw, rh = cv2.boundingRect(approx)
-            if any(abs(rx - o.x() + x0) < 3 and abs(ry - o.y() + y0) < 3 for o in out):
-                continue
-            out.append(Rect(x=rx + x0, y=ry + y0, w=rw, h=rh, magnitude=magnitude,
-                            corners=tuple((int(px) + x0, int(py) + y0) for px, py in pts)))
-        return out
-
     def find_features(self, cascade, *args, **kwargs):
         """Haar-cascade detections as (x, y, w, h) tuples (OpenCV ``detectMultiScale``)."""
         if not isinstance(cascade, HaarCascade):
