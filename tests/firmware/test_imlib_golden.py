@@ -155,8 +155,6 @@ KNOWN_MISMATCH: dict[str, str] = {
     "359_find_circles": "[imgfind] exact with the firmware gray table (imgcore's 000_tables fix)",
     "364_find_rects": "[imgfind] quad finder: the circle's quad differs (another set of error maxima)",
     "366_find_rects": "[imgfind] exact with the firmware gray table (imgcore's 000_tables fix)",
-    "368_find_qrcodes": "[imgfind] rect/corners 1 px off",
-    "370_find_qrcodes": "[imgfind] rect/corners 1 px off",
     "372_find_apriltags": "[imgfind] not emulated",
     "383_warp_affine_ai": "+-1 on a few AI values (float32 source position)",
     "385_warp_affine_ai": "+-1 on a few AI values (float32 source position)",

@@ -39,6 +39,7 @@ from ._find import Blob, Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # n
 from ._geometry import GeometryMixin
 from ._k210 import K210Mixin
 from ._mathops import MathOpsMixin
+from ._qrcode import QRCodeMixin as _QRCodeMixin
 from ._rects import RectsMixin as _RectsMixin
 from ._regression import RegressionMixin as _RegressionMixin
 from ._template import TemplateMixin as _TemplateMixin
@@ -79,7 +80,7 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(_FeaturesMixin, _RectsMixin, _TemplateMixin, _RegressionMixin, ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
+class Image(_QRCodeMixin, _FeaturesMixin, _RectsMixin, _TemplateMixin, _RegressionMixin, ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
             BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 

@@ -337,31 +337,6 @@ class FindMixin:
             blobs = _merge_blobs(blobs, margin, merge_cb)
         return blobs
 
-    def find_qrcodes(self, *args, **kwargs):
-        """QR codes via OpenCV's detector/decoder (the firmware uses quirc)."""
-        import cv2
-
-        x0, y0, w, h = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
-        gray = _gray8(self, (x0, y0, w, h))
-        det = cv2.QRCodeDetector()
-        out = []
-        try:
-            ok, texts, pts, _ = det.detectAndDecodeMulti(gray)
-        except cv2.error:
-            ok, texts, pts = False, (), None
-        if not ok or pts is None:
-            return out
-        for text, quad in zip(texts, pts):
-            if not text:
-                continue
-            q = [(int(round(px)) + x0, int(round(py)) + y0) for px, py in quad]
-            xs = [p[0] for p in q]
-            ys = [p[1] for p in q]
-            rx, ry = min(xs), min(ys)
-            out.append(QRCode(x=rx, y=ry, w=max(xs) - rx + 1, h=max(ys) - ry + 1, payload=text,
-                              version=1, ecc_level=0, mask=0, data_type=4, eci=0, corners=tuple(q)))
-        return out
-
     def find_lines(self, *args, **kwargs):
         """Infinite lines by the firmware's Hough transform (``_hough``), clipped to the ROI."""
         from . import _hough
