@@ -175,17 +175,6 @@ class BasicMixin:
         return self._convert(RGB565, _color.gray_to_rgb565, args, kwargs)
 
     # ------------------------------------------------------------------ simple filters
-    def invert(self):
-        """Bitwise NOT of every pixel (in place; AI untouched)."""
-        np.invert(self._pix, out=self._pix)
-        self._touch()
-        return self
-
-    def negate(self):
-        """Per-channel ``max - v`` (OpenMV ``negate``): same as inverting the 5/6/8-bit fields."""
-        return self.invert()
-
-    # ------------------------------------------------------------------ output
     def save(self, path, *args, **kwargs):
         """Write by extension (.jpg/.jpeg quality 1-100, .bmp, .ppm/.pgm, .png) to a device path."""
         if not isinstance(path, str):

@@ -337,7 +337,9 @@ class FeaturesMixin:
 
     def get_similarity(self, image):
         """Block SSIM against another image, a file path or a colour (``similarity`` object)."""
-        raw = self._operand_raw(image)
+        from ._pixels import operand
+
+        raw = operand(self, image)
         if self._fmt == GRAYSCALE:
             return similarity(self._pix, raw, 255)
         from . import _lab
