@@ -45,7 +45,6 @@ FINDER_GROUPS = frozenset({"find_lines", "find_circles", "find_line_segments", "
 KNOWN_MISMATCH: dict[str, str] = {
     "356_find_line_segments": "[imgfind] not emulated",
     "358_find_line_segments": "[imgfind] not emulated",
-    "364_find_rects": "[imgfind] quad finder: the ring's quad comes from another set of error maxima",
     "372_find_apriltags": "[imgfind] not emulated",
 }
 

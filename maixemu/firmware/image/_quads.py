@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from . import _fmath as fm
 from ._fmath import F, fast_atan2f, fsqrt
 from ._jit import kernel
 
@@ -37,13 +38,20 @@ PI = F(math.pi)
 
 
 # ---------------------------------------------------------------------- float helpers
+def _sincos(x) -> tuple[np.ndarray, np.ndarray]:
+    """libm ``cosf``/``sinf`` (the build turns the pair into ``sincosf``), elementwise."""
+    flat = np.atleast_1d(np.asarray(x, F))
+    c = np.array([fm.cosf(v) for v in flat], F).reshape(np.shape(x))
+    s = np.array([fm.sinf(v) for v in flat], F).reshape(np.shape(x))
+    return c, s
+
+
 def cosf(x) -> np.float32:
-    """libm ``cosf`` (correctly rounded through double)."""
-    return F(math.cos(float(x)))
+    return fm.cosf(x)
 
 
 def sinf(x) -> np.float32:
-    return F(math.sin(float(x)))
+    return fm.sinf(x)
 
 
 _SIN_TABLE = None
@@ -288,7 +296,8 @@ class _Moments:
         for m in self.M:
             direct = m[i1] - np.where(i0 > 0, m[np.maximum(i0 - 1, 0)], F(0))
             direct = np.where(i0 > 0, direct, m[i1])
-            wrapped = (m[sz - 1] - m[np.maximum(i0 - 1, 0)]) + m[i1]
+            # the source reads ``M = M[sz-1] - M[i0-1]; M += M[i1]``; -ffast-math reassociates it
+            wrapped = (m[sz - 1] + m[i1]) - m[np.maximum(i0 - 1, 0)]
             out.append(np.where(wrap, wrapped, direct).astype(F))
         n = np.where(wrap, sz - i0 + i1 + 1, i1 - i0 + 1)
         return out, n
@@ -303,12 +312,12 @@ def fit_line(mom: _Moments, i0, i1):
     Cxy = Mxy / W - Ex * Ey
     Cyy = Myy / W - Ey * Ey
     normal_theta = F(0.5) * fast_atan2f(F(-2) * Cxy, Cyy - Cxx)
-    nt = np.atleast_1d(normal_theta).astype(np.float64)
-    nx = np.cos(nt).astype(F).reshape(np.shape(normal_theta))
-    ny = np.sin(nt).astype(F).reshape(np.shape(normal_theta))
+    nx, ny = _sincos(normal_theta)
     N = np.asarray(n).astype(F)
-    err = nx * nx * N * Cxx + F(2) * nx * ny * N * Cxy + ny * ny * N * Cyy
-    mse = nx * nx * Cxx + F(2) * nx * ny * Cxy + ny * ny * Cyy
+    # as the -ffast-math build evaluates ``nx*nx*N*Cxx + 2*nx*ny*N*Cxy + ny*ny*N*Cyy`` (and the
+    # same without N): one shared sum, N factored out
+    mse = Cyy * (ny * ny) + nx * (Cxx * nx + Cxy * (ny + ny))
+    err = N * mse
     return (Ex, Ey, nx, ny), err, mse
 
 
