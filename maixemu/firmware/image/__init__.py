@@ -33,6 +33,7 @@ from ._basic import BasicMixin
 from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
 from ._draw import DrawMixin
 from ._extra import Barcode, ExtraMixin  # noqa: F401
+from ._apriltag import AprilTagMixin as _AprilTagMixin
 from ._binary import BinaryMixin
 from ._features import FeaturesMixin as _FeaturesMixin
 from ._filters import FilterMixin
@@ -84,7 +85,7 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(_QRCodeMixin, _FeaturesMixin, _RectsMixin, _TemplateMixin, _RegressionMixin, ExtraMixin, BlobMixin,
+class Image(_AprilTagMixin, _QRCodeMixin, _FeaturesMixin, _RectsMixin, _TemplateMixin, _RegressionMixin, ExtraMixin, BlobMixin,
             FindMixin, BinaryMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin,
             DrawMixin, ChannelHelpers, BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
