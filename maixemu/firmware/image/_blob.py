@@ -81,33 +81,26 @@ for _i, _name in enumerate(_FIELDS):
     setattr(Blob, _name, (lambda i: lambda self: self._values[i])(_i))
 
 
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= 1 << 31 else v
-
-
 def _int16(v: int) -> int:
     return int(fm.int16(v))
 
 
-def _rotation(a: int, b: int, c: int) -> np.float32:
-    if a == c:
-        return F(0)
-    return F(fm.fast_atan2f(F(_int32(2 * b)), F(_int32(a - c))) / F(2.0))
+def _wrap32(v: np.ndarray) -> np.ndarray:
+    """int64 values stored into a C ``int`` (two's complement wrap)."""
+    return ((np.asarray(v, np.int64) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
 def _region_sums(labels: np.ndarray, n: int, x0: int, y0: int):
-    """Per-label pixel count and exact moment sums (absolute coordinates)."""
-    ys, xs = np.nonzero(labels)
-    lab = labels[ys, xs]
-    xs = xs.astype(np.int64) + x0
-    ys = ys.astype(np.int64) + y0
-    sums = []
-    for v in (np.ones_like(xs), xs, ys, xs * xs, xs * ys, ys * ys):
-        out = np.zeros(n, np.int64)
-        np.add.at(out, lab, v)
-        sums.append(out)
-    return sums
+    """Per-label pixel count and moment sums (absolute coordinates), exact: every partial sum stays
+    far below 2**53, so ``bincount``'s float64 accumulation is exact."""
+    h, w = labels.shape
+    lab = labels.ravel()
+    xs = np.tile(np.arange(x0, x0 + w, dtype=np.float64), h)
+    ys = np.repeat(np.arange(y0, y0 + h, dtype=np.float64), w)
+    out = [np.bincount(lab, minlength=n).astype(np.int64)]
+    for v in (xs, ys, xs * xs, xs * ys, ys * ys):
+        out.append(np.rint(np.bincount(lab, weights=v, minlength=n)).astype(np.int64))
+    return out
 
 
 def find_blobs(img, thresholds, args: tuple, kwargs: dict) -> list[Blob]:
@@ -149,18 +142,23 @@ def find_blobs(img, thresholds, args: tuple, kwargs: dict) -> list[Blob]:
             continue
         found, first = np.unique(seeded, return_index=True)
         order = found[np.argsort(first, kind="stable")]
-        claimed |= np.isin(labels, found)
-        cnt, sx, sy, sxx, sxy, syy = _region_sums(labels, n, x0, y0)
-        for k in order:
-            npx = int(cnt[k])
-            bx, by, bw, bh = (int(v) for v in stats[k, :4])
-            rw, rh = _int16(bw - 1), _int16(bh - 1)
-            mx, my = int(sx[k]) // npx, int(sy[k]) // npx
-            a = _int32(int(sxx[k]) - 2 * mx * int(sx[k]) + npx * mx * mx)
-            b = _int32(int(sxy[k]) - (mx * int(sy[k]) + my * int(sx[k])) + npx * mx * my)
-            c = _int32(int(syy[k]) - 2 * my * int(sy[k]) + npx * my * my)
-            blob = Blob(bx + x0, by + y0, rw, rh, npx, mx, my, _rotation(a, b, c), (1 << code) & 0xFFFF, 1)
-            if (rw * rh) >= area_th and npx >= pix_th and (threshold_cb is None or threshold_cb(blob)):
+        taken = np.zeros(n, bool)
+        taken[found] = True
+        claimed |= taken[labels]
+        cnt, sx, sy, sxx, sxy, syy = (v[order] for v in _region_sums(labels, n, x0, y0))
+        bx, by, bw, bh = (stats[order, i].astype(np.int64) for i in range(4))
+        rw, rh = fm.int16(bw - 1), fm.int16(bh - 1)
+        mx, my = sx // cnt, sy // cnt
+        a = _wrap32(sxx - 2 * mx * sx + cnt * mx * mx)
+        b = _wrap32(sxy - (mx * sy + my * sx) + cnt * mx * my)
+        c = _wrap32(syy - 2 * my * sy + cnt * my * my)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rot = fm.fast_atan2f(_wrap32(2 * b).astype(F), _wrap32(a - c).astype(F)) / F(2.0)
+        rot = np.where(a != c, rot, F(0)).astype(F)
+        keep = ((rw * rh) >= area_th) & (cnt >= pix_th)
+        for k in np.flatnonzero(keep):
+            blob = Blob(bx[k] + x0, by[k] + y0, rw[k], rh[k], cnt[k], mx[k], my[k], rot[k], (1 << code) & 0xFFFF, 1)
+            if threshold_cb is None or threshold_cb(blob):
                 blobs.append(blob)
     if merge:
         blobs = _merge(blobs, margin, merge_cb)

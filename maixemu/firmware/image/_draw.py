@@ -255,26 +255,8 @@ class DrawMixin:
         t0, t1 = thickness // 2, (thickness - 1) // 2  # thickness >= 0 when used
         if not ((thickness > 0 or filled) and shear_dx != 0):
             return
-        a2, b2 = width * width, height * height
-        steps: list[tuple[int, int]] = []
-        x, y = 0, height
-        sigma = 2 * b2 + a2 * (1 - 2 * height)
-        while b2 * x <= a2 * y:
-            steps.append((x, y))
-            if sigma >= 0:
-                sigma += 4 * a2 * (1 - y)
-                y -= 1
-            sigma += b2 * (4 * x + 6)
-            x += 1
-        x, y = width, 0
-        sigma = 2 * a2 + b2 * (1 - 2 * width)
-        while a2 * y <= b2 * x:
-            steps.append((x, y))
-            if sigma >= 0:
-                sigma += 4 * b2 * (1 - x)
-                x -= 1
-            sigma += a2 * (4 * y + 6)
-            y += 1
+        # the two octant walks: the second is the first with the axes swapped
+        steps = _ellipse_walk(width, height) + [(x, y) for y, x in _ellipse_walk(height, width)]
         if not steps:
             return
         sx = np.array([s[0] for s in steps], np.int64)
@@ -476,6 +458,23 @@ class DrawMixin:
         self._plot(xx + x_off, yy + y_off, value[yy, xx])
         self._touch()
         return self
+
+
+def _ellipse_walk(width: int, height: int) -> list[tuple[int, int]]:
+    """One half of scratch_draw_sheared_ellipse's midpoint walk: (x, y) from (0, height) while the
+    slope is below 1, in integer arithmetic exactly as draw.c steps it."""
+    a2, b2 = width * width, height * height
+    out = []
+    x, y = 0, height
+    sigma = 2 * b2 + a2 * (1 - 2 * height)
+    while b2 * x <= a2 * y:
+        out.append((x, y))
+        if sigma >= 0:
+            sigma += 4 * a2 * (1 - y)
+            y -= 1
+        sigma += b2 * (4 * x + 6)
+        x += 1
+    return out
 
 
 def _mask_bits(mask, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:

@@ -91,10 +91,10 @@ def _mode(win: Window) -> np.ndarray:
     """For each pixel: the value whose running count first reaches the window's maximum count."""
     vals = [win.at(dy, dx) for dy, dx in offsets(win.k)]
     best = vals[0].copy()
-    best_count = np.ones(best.shape, np.int64)
+    best_count = np.ones(best.shape, np.int16)
     for p in range(1, len(vals)):
         v = vals[p]
-        count = np.ones(v.shape, np.int64)
+        count = np.ones(v.shape, np.int16)
         for q in range(p):
             count += vals[q] == v
         better = count > best_count
@@ -140,7 +140,8 @@ class FilterMixin:
         th, off, inv, mask = _common(args, kwargs, 1)
         n = (2 * k + 1) ** 2
         idx = int(fm.to_int(p * F(n - 1)))
-        out = [np.partition(Window(c, k).stack(), idx, axis=2)[:, :, idx] for c in channels(self._pix, self._fmt)]
+        out = [np.partition(Window(c.astype(np.uint8), k).stack(), idx, axis=2)[:, :, idx].astype(np.int64)
+               for c in channels(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -149,7 +150,7 @@ class FilterMixin:
         self._mutable()
         k = ksize(size)
         th, off, inv, mask = _common(args, kwargs, 0)
-        out = [_mode(Window(c, k)) for c in channels(self._pix, self._fmt)]
+        out = [_mode(Window(c.astype(np.uint8), k)).astype(np.int64) for c in channels(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -334,6 +335,16 @@ def _clip_histogram(hist: np.ndarray, limit: int) -> np.ndarray:
     return hist
 
 
+def _interpolation_band(g: int, n: int, size: int) -> tuple[int, int, int]:
+    """(band length, first region, second region) of CLAHE's g-th interpolation band: half
+    regions at the borders (the far one rounds up), mapping pairs of neighbouring regions inside."""
+    if g == 0:
+        return size >> 1, 0, 0
+    if g == n:
+        return (size + 1) >> 1, n - 1, n - 1
+    return size, g - 1, g
+
+
 def _clahe_core(img: np.ndarray, nx: int, ny: int, clip: np.float32) -> np.ndarray:
     ph, pw = img.shape
     if nx > 16 or ny > 16 or pw % nx or ph % ny:
@@ -356,20 +367,10 @@ def _clahe_core(img: np.ndarray, nx: int, ny: int, clip: np.float32) -> np.ndarr
     out = img.copy()
     y = 0
     for gy in range(ny + 1):
-        if gy == 0:
-            sub_y, yu, yb = ys >> 1, 0, 0
-        elif gy == ny:
-            sub_y, yu, yb = (ys + 1) >> 1, ny - 1, ny - 1
-        else:
-            sub_y, yu, yb = ys, gy - 1, gy
+        sub_y, yu, yb = _interpolation_band(gy, ny, ys)
         x = 0
         for gx in range(nx + 1):
-            if gx == 0:
-                sub_x, xl, xr = xs >> 1, 0, 0
-            elif gx == nx:
-                sub_x, xl, xr = (xs + 1) >> 1, nx - 1, nx - 1
-            else:
-                sub_x, xl, xr = xs, gx - 1, gx
+            sub_x, xl, xr = _interpolation_band(gx, nx, xs)
             block = img[y:y + sub_y, x:x + sub_x]
             if block.size:
                 num = sub_x * sub_y
