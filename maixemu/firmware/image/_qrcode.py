@@ -154,30 +154,23 @@ def _flood_fill(pix, x, y, frm, to, spans, stack):
         while True:
             recurse = False
             if depth < cap:
-                if y > 0:
+                for step in (-1, 1):  # the row above first, then the row below
+                    ny = y + step
+                    if ny < 0 or ny >= h:
+                        continue
                     for i in range(left, right + 1):
-                        if pix[y - 1, i] == frm:
+                        if pix[ny, i] == frm:
                             stack[depth, 0] = x
                             stack[depth, 1] = y
                             stack[depth, 2] = left
                             stack[depth, 3] = right
                             depth += 1
                             x = i
-                            y = y - 1
+                            y = ny
                             recurse = True
                             break
-                if not recurse and y < h - 1:
-                    for i in range(left, right + 1):
-                        if pix[y + 1, i] == frm:
-                            stack[depth, 0] = x
-                            stack[depth, 1] = y
-                            stack[depth, 2] = left
-                            stack[depth, 3] = right
-                            depth += 1
-                            x = i
-                            y = y + 1
-                            recurse = True
-                            break
+                    if recurse:
+                        break
             if recurse:
                 break
             if depth == 0:

@@ -161,23 +161,21 @@ def _union_find(t, parent):
                 if t[yy, xx] != v:
                     continue
                 b = (yy * w + xx) & 0xFFFF
-                # unionfind_get_representative (with path compression) of a and of b
-                ra = a
-                while parent[ra] != ra:
-                    ra = parent[ra]
-                i = a
-                while parent[i] != ra:
-                    nxt = parent[i]
-                    parent[i] = ra
-                    i = nxt
-                rb = b
-                while parent[rb] != rb:
-                    rb = parent[rb]
-                i = b
-                while parent[i] != rb:
-                    nxt = parent[i]
-                    parent[i] = rb
-                    i = nxt
+                # unionfind_get_representative (with path compression) of a, then of b
+                ra = rb = 0
+                for which in range(2):
+                    node = a if which == 0 else b
+                    root = node
+                    while parent[root] != root:
+                        root = parent[root]
+                    while parent[node] != root:
+                        nxt = parent[node]
+                        parent[node] = root
+                        node = nxt
+                    if which == 0:
+                        ra = root
+                    else:
+                        rb = root
                 if ra != rb:
                     parent[rb] = ra
     return parent

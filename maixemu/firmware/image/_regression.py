@@ -149,20 +149,14 @@ class RegressionMixin:
         Arguments as ``py_image_get_regression``: ``invert``, ``roi``, ``x_stride`` (2), ``y_stride``
         (1), ``area_threshold`` (10), ``pixels_threshold`` (10), ``robust`` (False).
         """
-        from ._find import Line
+        from ._find import Line, _roi_and_strides
 
         ths = _lab.parse_thresholds(thresholds, self._fmt)
         if not ths:
             return None
         rest = args
         invert = bool(_args.to_int(_args.pick(rest, 0, kwargs, "invert", False)))
-        roi = _args.roi(self.width(), self.height(), _args.pick(rest, 1, kwargs, "roi", None))
-        x_stride = _args.to_int(_args.pick(rest, 2, kwargs, "x_stride", 2))
-        if x_stride <= 0:
-            raise OSError("x_stride must not be zero.")
-        y_stride = _args.to_int(_args.pick(rest, 3, kwargs, "y_stride", 1))
-        if y_stride <= 0:
-            raise OSError("y_stride must not be zero.")
+        roi, x_stride, y_stride = _roi_and_strides(self, rest[1:], kwargs)
         area_threshold = _args.to_int(_args.pick(rest, 4, kwargs, "area_threshold", 10))
         pixels_threshold = _args.to_int(_args.pick(rest, 5, kwargs, "pixels_threshold", 10))
         robust = bool(_args.to_int(_args.pick(rest, 6, kwargs, "robust", False)))
