@@ -112,3 +112,14 @@ def test_rotated_squares_are_found_once(angle):
     cx = np.mean([p[0] for p in rects[0].corners()])
     cy = np.mean([p[1] for p in rects[0].corners()])
     assert abs(cx - 50) < 2 and abs(cy - 50) < 2
+
+
+def test_find_lines_halves_the_accumulator_for_large_rois():
+    """hough.c shrinks the accumulator (hough_divide 2, 4) when it does not fit the 700 KiB heap:
+    a 640x480 roi gets theta and rho in steps of 2; a 320x240 one keeps steps of 1."""
+    y, x = np.mgrid[0:480, 0:640]
+    big = gray(np.where(x + y > 400, 255, 0)).find_lines(threshold=1000)
+    assert [(l.theta(), l.rho()) for l in big] == [(44, 282)]  # 45 deg, rho 283 in steps of 2
+    y, x = np.mgrid[0:240, 0:320]
+    small = gray(np.where(x + y > 200, 255, 0)).find_lines(threshold=1000)
+    assert [(l.theta(), l.rho()) for l in small] == [(45, 141)]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+FB_ALLOC_SIZE = 700 * 1024  # OMV_FB_ALLOC_SIZE of the full build: what fb_avail() gives at most
+
 from ._fmath import COS, F, SIN, fast_atan2f, ftoi, line_length, line_through_roi
 from ._fmath import fast_atanf as _fast_atanf  # noqa: F401  (kept for the modules that use it here)
 
@@ -69,18 +71,28 @@ def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: i
                theta_margin: int, rho_margin: int) -> list[dict]:
     rx, ry, rw, rh = roi
     r_diag = _ftrunc(np.sqrt(F(rw * rw + rh * rh)))
-    theta_size = 1 + 180 + 1
-    r_size = 2 * r_diag + 1
+    hd = 1  # hough_divide: the accumulator shrinks (1, 2, 4) until it fits the frame-buffer heap
+    while True:
+        r_div = (r_diag + hd - 1) // hd
+        theta_size = 1 + (180 + hd - 1) // hd + 1
+        r_size = 2 * r_div + 1
+        if 4 * theta_size * r_size <= FB_ALLOC_SIZE:
+            break
+        hd <<= 1
+        if hd > 4:
+            raise MemoryError("Out of Memory! Please reduce the resolution of the image you are running "
+                              "this algorithm on to bypass this issue!")
     acc = np.zeros((r_size, theta_size), np.int64)
     step = x_stride  # firmware bug: the row stride is x_stride for gray/RGB565 images
     ys, xs = _samples(rx, ry, rw, rh, x_stride, range(ry + 1, ry + rh - 1, step))
     if ys.size:
         x_acc, y_acc = _sobel(gray, ys, xs)
         theta = _angle_deg(x_acc, y_acc, 180)
-        rho = np.trunc(F(1) * (xs - rx).astype(F) * COS[theta] + (ys - ry).astype(F) * SIN[theta]).astype(np.int64) + r_diag
+        rho = np.trunc(F(1) * (xs - rx).astype(F) * COS[theta] + (ys - ry).astype(F) * SIN[theta]).astype(np.int64)
+        rho = np.sign(rho) * (np.abs(rho) // hd) + r_div  # C division truncates toward zero
         mag = _magnitude(x_acc, y_acc)
-        np.add.at(acc, (rho, theta + 1), mag)
-    lines = [dict(magnitude=v, theta=c - 1, rho=r - r_diag) for r, c, v in _peaks(acc, threshold)]
+        np.add.at(acc, (rho, theta // hd + 1), mag)
+    lines = [dict(magnitude=v, theta=(c - 1) * hd, rho=(r - r_div) * hd) for r, c, v in _peaks(acc, threshold)]
     while True:  # merge overlapping
         merged = False
         out = []
