@@ -515,8 +515,9 @@ def refine_edges(im: np.ndarray, quad: list) -> list:
         ny = ny / mag
         nsamples = max(16, int(mag / F(8)))
         Mx = My = Mxx = Mxy = Myy = N = F(0)
+        inv_n = F(1.0) / F(nsamples + 1)
         for s in range(nsamples):
-            alpha = (F(1.0) + F(s)) / F(nsamples + 1)
+            alpha = (F(s) + F(1.0)) * inv_n  # the build multiplies by 1/(nsamples + 1)
             x0 = alpha * quad[a][0] + (F(1) - alpha) * quad[b][0]
             y0 = alpha * quad[a][1] + (F(1) - alpha) * quad[b][1]
             Mn = F(0)
@@ -551,7 +552,15 @@ def refine_edges(im: np.ndarray, quad: list) -> list:
             Cxx = Mxx / N - Ex * Ex
             Cxy = Mxy / N - Ex * Ey
             Cyy = Myy / N - Ey * Ey
-        normal_theta = F(0.5) * _atan2(F(-2) * Cxy, Cyy - Cxx)
+        if N == 0:
+            # 0/0 everywhere: the build's fast_atan2f gives NaN for NaN input, so this line's normal
+            # is NaN and its two corners keep their old place (the det test fails)
+            lines.append([F(np.nan)] * 4)
+            continue
+        # ``Cyy - Cxx`` as the build evaluates it: (Myy/N + (Ex*Ex - Mxx/N)) - Ey*Ey
+        with np.errstate(invalid="ignore", divide="ignore"):
+            x_arg = (Myy / N + (Ex * Ex - Mxx / N)) - Ey * Ey
+        normal_theta = F(0.5) * _atan2(F(-2) * Cxy, x_arg)
         lines.append([Ex, Ey, cosf(normal_theta), sinf(normal_theta)])
     out = [list(p) for p in quad]
     for i in range(4):
@@ -641,14 +650,7 @@ def _contains(poly, q) -> bool:
 
 
 def polygons_overlap(pa, pb) -> bool:
-    """``g2d_polygon_overlaps_polygon``.
-
-    A quad whose refined corners became NaN (``refine_edges`` found no gradient along an edge:
-    0/0) overlaps nothing: the firmware is built with ``-ffast-math``, which leaves NaN comparisons
-    to the compiler; this is the reading that reproduces the reference build's answers.
-    """
-    if any(np.isnan(v) for p in (*pa, *pb) for v in p):
-        return False
+    """``g2d_polygon_overlaps_polygon``."""
     for ia in range(len(pa)):
         sa = _seg(pa[ia], pa[(ia + 1) % len(pa)])
         for ib in range(len(pb)):
