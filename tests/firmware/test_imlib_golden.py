@@ -43,8 +43,6 @@ FINDER_GROUPS = frozenset({"find_lines", "find_circles", "find_line_segments", "
 
 #: Cases that do not give the firmware's answer yet: id -> why. Remove an entry when it passes.
 KNOWN_MISMATCH: dict[str, str] = {
-    "356_find_line_segments": "[imgfind] not emulated",
-    "358_find_line_segments": "[imgfind] not emulated",
     "372_find_apriltags": "[imgfind] ids/corners/centres/margins as the no-FMA build; pose floats differ in the low bits (double-precision SVDs, the float32 Jacobi SVD is not ported)",
 }
 

@@ -41,6 +41,7 @@ from ._blob import Blob, BlobMixin  # noqa: F401
 from ._find import Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # noqa: F401
 from ._geometry import GeometryMixin
 from ._k210 import K210Mixin
+from ._lsd import LineSegmentsMixin as _LineSegmentsMixin
 from ._mathops import MathOpsMixin
 from ._pixels import ChannelHelpers
 from ._pool import PoolMixin
@@ -85,7 +86,7 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(_AprilTagMixin, _QRCodeMixin, _FeaturesMixin, _RectsMixin, _TemplateMixin, _RegressionMixin, ExtraMixin, BlobMixin,
+class Image(_LineSegmentsMixin, _AprilTagMixin, _QRCodeMixin, _FeaturesMixin, _RectsMixin, _TemplateMixin, _RegressionMixin, ExtraMixin, BlobMixin,
             FindMixin, BinaryMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin,
             DrawMixin, ChannelHelpers, BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""

@@ -67,6 +67,30 @@ def _ftrunc(v) -> int:
     return int(ftoi(F(v)))
 
 
+def merge_until_stable(items: list, merge) -> list:
+    """The firmware's list merging (hough.c, line.c): pop the head, fold into it every later item
+    ``merge(head, item)`` accepts (it returns the merged item, or None), push the head to the
+    output; repeat over the output until a pass merges nothing."""
+    items = list(items)
+    while True:
+        merged = False
+        out = []
+        while items:
+            a = items.pop(0)
+            rest = []
+            for b in items:
+                m = merge(a, b)
+                if m is None:
+                    rest.append(b)
+                else:
+                    a, merged = m, True
+            items = rest
+            out.append(a)
+        items = out
+        if not merged:
+            return items
+
+
 def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: int,
                theta_margin: int, rho_margin: int) -> list[dict]:
     rx, ry, rw, rh = roi
@@ -93,37 +117,26 @@ def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: i
         mag = _magnitude(x_acc, y_acc)
         np.add.at(acc, (rho, theta // hd + 1), mag)
     lines = [dict(magnitude=v, theta=(c - 1) * hd, rho=(r - r_div) * hd) for r, c, v in _peaks(acc, threshold)]
-    while True:  # merge overlapping
-        merged = False
-        out = []
-        while lines:
-            a = lines.pop(0)
-            rest = []
-            for b in lines:
-                t0, t1, r0, r1 = a["theta"], b["theta"], a["rho"], b["rho"]
-                if r0 < 0:
-                    r0, t0 = -r0, t0 + 180
-                if r1 < 0:
-                    r1, t1 = -r1, t1 + 180
-                td = abs(t0 - t1)
-                td = 360 - td if td >= 180 else td
-                if td < theta_margin and abs(r0 - r1) < rho_margin:
-                    m = a["magnitude"] + b["magnitude"]
-                    s_mean = (SIN[t0] * F(a["magnitude"]) + SIN[t1] * F(b["magnitude"])) / F(m)
-                    c_mean = (COS[t0] * F(a["magnitude"]) + COS[t1] * F(b["magnitude"])) / F(m)
-                    th = int(_angle_any(s_mean, c_mean)) % 360
-                    rho = _ftrunc((r0 * a["magnitude"] + r1 * b["magnitude"]) // m)
-                    a = dict(magnitude=m // 2, theta=th, rho=rho)
-                    if a["theta"] >= 180:
-                        a["rho"], a["theta"] = -a["rho"], a["theta"] - 180
-                    merged = True
-                else:
-                    rest.append(b)
-            lines = rest
-            out.append(a)
-        lines = out
-        if not merged:
-            break
+    def merge_lines(a, b):
+        t0, t1, r0, r1 = a["theta"], b["theta"], a["rho"], b["rho"]
+        if r0 < 0:
+            r0, t0 = -r0, t0 + 180
+        if r1 < 0:
+            r1, t1 = -r1, t1 + 180
+        td = abs(t0 - t1)
+        td = 360 - td if td >= 180 else td
+        if not (td < theta_margin and abs(r0 - r1) < rho_margin):
+            return None
+        m = a["magnitude"] + b["magnitude"]
+        s_mean = (SIN[t0] * F(a["magnitude"]) + SIN[t1] * F(b["magnitude"])) / F(m)
+        c_mean = (COS[t0] * F(a["magnitude"]) + COS[t1] * F(b["magnitude"])) / F(m)
+        th = int(_angle_any(s_mean, c_mean)) % 360
+        rho = _ftrunc((r0 * a["magnitude"] + r1 * b["magnitude"]) // m)
+        if th >= 180:
+            rho, th = -rho, th - 180
+        return dict(magnitude=m // 2, theta=th, rho=rho)
+
+    lines = merge_until_stable(lines, merge_lines)
     result = []
     for ln in lines:
         th = ln["theta"]
@@ -176,26 +189,15 @@ def find_circles(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold:
             acc += np.bincount(idx, weights=mg[ok], minlength=acc.size).astype(np.int64)
         for row, col, v in _peaks(acc.reshape(b_size, a_size), threshold):
             circles.append(dict(x=(col - 1) + r + rx, y=(row - 1) + r + ry, r=r, magnitude=v))
-    while True:
-        merged = False
-        out = []
-        while circles:
-            a = circles.pop(0)
-            rest = []
-            for b in circles:
-                if (abs(a["x"] - b["x"]) < x_margin and abs(a["y"] - b["y"]) < y_margin
-                        and abs(a["r"] - b["r"]) < r_margin):
-                    m = a["magnitude"] + b["magnitude"]
-                    a = dict(x=(a["x"] * a["magnitude"] + b["x"] * b["magnitude"]) // m,
-                             y=(a["y"] * a["magnitude"] + b["y"] * b["magnitude"]) // m,
-                             r=(a["r"] * a["magnitude"] + b["r"] * b["magnitude"]) // m,
-                             magnitude=m // 2)
-                    merged = True
-                else:
-                    rest.append(b)
-            circles = rest
-            out.append(a)
-        circles = out
-        if not merged:
-            break
+    def merge_circles(a, b):
+        if not (abs(a["x"] - b["x"]) < x_margin and abs(a["y"] - b["y"]) < y_margin
+                and abs(a["r"] - b["r"]) < r_margin):
+            return None
+        m = a["magnitude"] + b["magnitude"]
+        return dict(x=(a["x"] * a["magnitude"] + b["x"] * b["magnitude"]) // m,
+                    y=(a["y"] * a["magnitude"] + b["y"] * b["magnitude"]) // m,
+                    r=(a["r"] * a["magnitude"] + b["r"] * b["magnitude"]) // m,
+                    magnitude=m // 2)
+
+    circles = merge_until_stable(circles, merge_circles)
     return circles
