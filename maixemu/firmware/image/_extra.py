@@ -1,5 +1,6 @@
-"""Less used OpenMV methods: ``find_edges``, ``flood_fill`` and ``find_barcodes`` (numpy/OpenCV
-approximations of the firmware's versions). ``replace``/``blend`` live in ``_mathops``."""
+"""Less used OpenMV methods: ``find_edges``, ``flood_fill`` (numpy/OpenCV approximations of the
+firmware's versions) and ``find_barcodes`` (the firmware's zbar scan, ``_barcodes``).
+``replace``/``blend`` live in ``_mathops``."""
 
 from __future__ import annotations
 
@@ -7,11 +8,7 @@ import numpy as np
 
 from . import _args
 from ._core import GRAYSCALE
-from ._find import _Result, _accessors, _gray8
-
-# cv2 barcode type names -> the firmware's barcodes_t values
-_BARCODE_TYPES = {"EAN_8": 2, "UPC_E": 3, "UPC_A": 5, "EAN_13": 6, "CODE_39": 12, "CODE_93": 14,
-                  "CODE_128": 15, "CODABAR": 11, "ITF": 8, "I25": 8}
+from ._find import _Result, _accessors
 
 
 class Barcode(_Result):
@@ -89,28 +86,21 @@ class ExtraMixin:
         return self
 
     def find_barcodes(self, *args, **kwargs):
-        """1D barcodes via OpenCV's detector (the firmware uses zbar); ``type()`` uses the
-        firmware's constants (``image.EAN13`` ...)."""
-        import cv2
+        """1D barcodes as the firmware finds them: its zbar scan (``_barcodes``) over ``roi``; each
+        result's ``type()`` is the firmware's constant (``image.EAN13`` ...), ``rotation()`` radians."""
+        from . import _barcodes
 
-        x0, y0, w, h = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
-        gray = _gray8(self, (x0, y0, w, h))
-        det = cv2.barcode.BarcodeDetector()
-        try:
-            ok, infos, types, pts = det.detectAndDecodeWithType(gray)
-        except cv2.error:
-            return []
+        roi = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
         out = []
-        if not ok or pts is None:
-            return out
-        for text, kind, quad in zip(infos, types, pts):
-            if not text:
-                continue
-            q = tuple((int(round(px)) + x0, int(round(py)) + y0) for px, py in quad)
-            xs = [p[0] for p in q]
-            ys = [p[1] for p in q]
-            rx, ry = min(xs), min(ys)
-            out.append(Barcode(x=rx, y=ry, w=max(xs) - rx + 1, h=max(ys) - ry + 1, payload=text,
-                               type=_BARCODE_TYPES.get(str(kind), 15), rotation=0.0, quality=1,
-                               corners=q))
+        for code in _barcodes.find_barcodes(self, roi):
+            x, y, w, h = code["rect"]
+            try:
+                payload = code["payload"].decode()
+            except UnicodeDecodeError:  # MicroPython keeps the bytes as they are; Python needs text
+                payload = code["payload"].decode("latin-1")
+            f32 = np.float32  # IM_DEG2RAD in float32 (-fsingle-precision-constant makes M_PI a float)
+            rotation = f32(f32(code["rotation"]) * f32(np.pi)) / f32(180)
+            out.append(Barcode(x=x, y=y, w=w, h=h, payload=payload, type=code["type"],
+                               rotation=float(np.float32(rotation)), quality=code["quality"],
+                               corners=((x, y), (x + w, y), (x + w, y + h), (x, y + h))))
         return out
