@@ -38,6 +38,80 @@ def firmware_source(path: str) -> str:
                           capture_output=True, text=True).stdout
 
 
+#: What imlib's finders need from the rest of the firmware, written for the PC: the allocators
+#: (plain malloc), the list and rectangle helpers (same semantics as collections.c / imlib.c), a
+#: grayscale ``image_t``, and fmath.h's inline functions as the header defines them (fast_sqrtf is
+#: the ``fsqrt.s`` instruction there, ``sqrtf`` here). fmath.c itself is appended from the mirror.
+_SHIM = r"""
+#include <stdlib.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+#include <stdio.h>
+#include <math.h>
+#include <float.h>
+#define IMAGE_BPP_BINARY 0
+#define IMAGE_BPP_GRAYSCALE 1
+#define IMAGE_BPP_RGB565 2
+typedef struct { int w, h, bpp; uint8_t *data; } image_t;
+typedef struct { int16_t x, y; } point_t;
+typedef struct { int16_t x, y, w, h; } rectangle_t;
+typedef struct { size_t n, len; char *d; } list_t;
+static void *umm_malloc(size_t n) { return malloc(n); }
+static void umm_free(void *p) { free(p); }
+static void *umm_realloc(void *p, size_t n) { return realloc(p, n); }
+static void *umm_calloc(size_t a, size_t b) { return calloc(a, b); }
+static void umm_init_x(size_t n) { (void) n; }
+static size_t fb_avail(void) { return 1 << 20; }
+static void *fb_alloc(size_t n) { return malloc(n); }
+static void *fb_alloc0(size_t n) { return calloc(1, n); }
+static void fb_free(void) { }
+static void fb_alloc_fail(void) { abort(); }
+static void *xalloc(size_t n) { return malloc(n + 1); }
+static void list_init(list_t *l, size_t len) { l->n = 0; l->len = len; l->d = NULL; }
+static size_t list_size(list_t *l) { return l->n; }
+static void list_push_back(list_t *l, void *v) {
+    l->d = realloc(l->d, (l->n + 1) * l->len); memcpy(l->d + l->n * l->len, v, l->len); l->n++; }
+static void list_pop_front(list_t *l, void *v) {
+    memcpy(v, l->d, l->len); memmove(l->d, l->d + l->len, (l->n - 1) * l->len); l->n--; }
+static void list_copy(list_t *dst, list_t *src) { *dst = *src; }
+static void rectangle_init(rectangle_t *r, int x, int y, int w, int h) { r->x = x; r->y = y; r->w = w; r->h = h; }
+static bool rectangle_overlap(rectangle_t *a, rectangle_t *b) {
+    return a->x < b->x + b->w && a->y < b->y + b->h && b->x < a->x + a->w && b->y < a->y + a->h; }
+static void rectangle_united(rectangle_t *a, rectangle_t *b) {
+    int x = a->x < b->x ? a->x : b->x, y = a->y < b->y ? a->y : b->y;
+    int r = a->x + a->w > b->x + b->w ? a->x + a->w : b->x + b->w;
+    int t = a->y + a->h > b->y + b->h ? a->y + a->h : b->y + b->h;
+    a->x = x; a->y = y; a->w = r - x; a->h = t - y; }
+#define IMAGE_COMPUTE_BINARY_PIXEL_ROW_PTR(img, y) ((uint32_t *) 0)
+#define IMAGE_GET_BINARY_PIXEL_FAST(row, x) 0
+#define COLOR_BINARY_TO_GRAYSCALE(p) 0
+#define IMAGE_COMPUTE_RGB565_PIXEL_ROW_PTR(img, y) ((uint16_t *) 0)
+#define IMAGE_GET_RGB565_PIXEL_FAST(row, x) 0
+#define COLOR_RGB565_TO_GRAYSCALE(p) 0
+static inline float fast_sqrtf(float x) { return sqrtf(x); }
+static inline int fast_floorf(float x) { return (int) (x); }
+static inline int fast_ceilf(float x) { return (int) (x + 0.9999f); }
+static inline int fast_roundf(float x) { return (int) (x); }
+static inline float fast_fabsf(float d) { return fabsf(d); }
+"""
+
+
+def imlib_shim(*typedefs: str) -> str:
+    """The shim, fmath.c's functions, and the named typedefs cut from the mirror's imlib.h."""
+    import re
+
+    header = firmware_source(f"{IMG_DIR}/include/imlib.h")
+    parts = [_SHIM]
+    for name in typedefs:
+        m = re.search(r"typedef (?:struct|enum) " + re.escape(name) + r" \{.*?\}[^;]*;", header, re.S)
+        parts.append(m.group(0))
+    fmath = firmware_source(f"{IMG_DIR}/fmath.c").replace('#include "math.h"', "").replace('#include "fmath.h"', "")
+    parts.append(fmath.replace(" inline float", " float"))
+    return "\n".join(parts) + "\n"
+
+
 def build(tmp_path: Path, name: str, source: str, extra_flags: tuple[str, ...] = ()) -> Path:
     """Compile one C translation unit (already assembled by the test) into ``tmp_path/name``."""
     src = tmp_path / f"{name}.c"

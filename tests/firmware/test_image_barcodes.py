@@ -10,66 +10,15 @@ several module widths, heights, rotations, contrasts, noise levels and ROIs.
 from __future__ import annotations
 
 import random
-import re
 
 import numpy as np
 import pytest
 
-from firmware_c import IMG_DIR, build, firmware_source, needs_firmware_c, run
+from firmware_c import IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c, run
 from maixemu.firmware import image
 from maixemu.firmware.image import _barcodes
 
 needs_zbar = pytest.mark.skipif(not _barcodes.available(), reason="needs libzbar0 and pyzbar")
-
-_SHIM = r"""
-#include <stdlib.h>
-#include <stdint.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <string.h>
-#include <stdio.h>
-#define IMLIB_ENABLE_BARCODES
-#define IMAGE_BPP_BINARY 0
-#define IMAGE_BPP_GRAYSCALE 1
-#define IMAGE_BPP_RGB565 2
-typedef struct { int w, h, bpp; uint8_t *data; } image_t;
-typedef struct { int16_t x, y; } point_t;
-typedef struct { int16_t x, y, w, h; } rectangle_t;
-typedef struct { size_t n, len; char *d; } list_t;
-typedef struct { point_t corners[4]; rectangle_t rect; size_t payload_len; char *payload;
-                 uint16_t type, rotation; int quality; } find_barcodes_list_lnk_data_t;
-static void *umm_malloc(size_t n) { return malloc(n); }
-static void umm_free(void *p) { free(p); }
-static void *umm_realloc(void *p, size_t n) { return realloc(p, n); }
-static void *umm_calloc(size_t a, size_t b) { return calloc(a, b); }
-static void umm_init_x(size_t n) { (void) n; }
-static size_t fb_avail(void) { return 1 << 20; }
-static void *fb_alloc(size_t n) { return malloc(n); }
-static void fb_free(void) { }
-static void fb_alloc_fail(void) { abort(); }
-static void *xalloc(size_t n) { return malloc(n + 1); }
-static void list_init(list_t *l, size_t len) { l->n = 0; l->len = len; l->d = NULL; }
-static size_t list_size(list_t *l) { return l->n; }
-static void list_push_back(list_t *l, void *v) {
-    l->d = realloc(l->d, (l->n + 1) * l->len); memcpy(l->d + l->n * l->len, v, l->len); l->n++; }
-static void list_pop_front(list_t *l, void *v) {
-    memcpy(v, l->d, l->len); memmove(l->d, l->d + l->len, (l->n - 1) * l->len); l->n--; }
-static void list_copy(list_t *dst, list_t *src) { *dst = *src; }
-static void rectangle_init(rectangle_t *r, int x, int y, int w, int h) { r->x = x; r->y = y; r->w = w; r->h = h; }
-static bool rectangle_overlap(rectangle_t *a, rectangle_t *b) {
-    return a->x < b->x + b->w && a->y < b->y + b->h && b->x < a->x + a->w && b->y < a->y + a->h; }
-static void rectangle_united(rectangle_t *a, rectangle_t *b) {
-    int x = a->x < b->x ? a->x : b->x, y = a->y < b->y ? a->y : b->y;
-    int r = a->x + a->w > b->x + b->w ? a->x + a->w : b->x + b->w;
-    int t = a->y + a->h > b->y + b->h ? a->y + a->h : b->y + b->h;
-    a->x = x; a->y = y; a->w = r - x; a->h = t - y; }
-#define IMAGE_COMPUTE_BINARY_PIXEL_ROW_PTR(img, y) ((uint32_t *) 0)
-#define IMAGE_GET_BINARY_PIXEL_FAST(row, x) 0
-#define COLOR_BINARY_TO_GRAYSCALE(p) 0
-#define IMAGE_COMPUTE_RGB565_PIXEL_ROW_PTR(img, y) ((uint16_t *) 0)
-#define IMAGE_GET_RGB565_PIXEL_FAST(row, x) 0
-#define COLOR_RGB565_TO_GRAYSCALE(p) 0
-"""
 
 _MAIN = r"""
 int main(void) {
@@ -95,10 +44,9 @@ int main(void) {
 
 @pytest.fixture(scope="module")
 def firmware_find_barcodes(tmp_path_factory):
-    zbar = firmware_source(f"{IMG_DIR}/zbar.c").replace('#include "imlib.h"', "")
-    header = firmware_source(f"{IMG_DIR}/include/imlib.h")
-    enum = re.search(r"typedef enum barcodes \{.*?\} barcodes_t;", header, re.S).group(0)  # the firmware's numbering
-    exe = build(tmp_path_factory.mktemp("zbar"), "find_barcodes", _SHIM + enum + zbar + _MAIN)
+    zbar = firmware_source(f"{IMG_DIR}/zbar.c").replace('#include "imlib.h"', "#define IMLIB_ENABLE_BARCODES")
+    shim = imlib_shim("find_barcodes_list_lnk_data", "barcodes")  # the firmware's struct and numbering
+    exe = build(tmp_path_factory.mktemp("zbar"), "find_barcodes", shim + zbar + _MAIN)
 
     def call(gray: np.ndarray, roi) -> list[tuple]:
         h, w = gray.shape

@@ -32,7 +32,7 @@ from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
 from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
 from ._draw import DrawMixin
-from ._extra import Barcode, ExtraMixin  # noqa: F401
+from ._extra import Barcode, DataMatrix, ExtraMixin  # noqa: F401
 from ._apriltag import AprilTagMixin as _AprilTagMixin
 from ._binary import BinaryMixin
 from ._features import FeaturesMixin as _FeaturesMixin

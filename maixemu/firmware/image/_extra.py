@@ -1,5 +1,6 @@
 """Less used OpenMV methods: ``find_edges``, ``flood_fill`` (numpy/OpenCV approximations of the
-firmware's versions) and ``find_barcodes`` (the firmware's zbar scan, ``_barcodes``).
+firmware's versions), ``find_barcodes`` and ``find_datamatrices`` (the firmware's zbar and libdmtx
+scans, ``_barcodes`` / ``_datamatrix``).
 ``replace``/``blend`` live in ``_mathops``."""
 
 from __future__ import annotations
@@ -22,6 +23,33 @@ class Barcode(_Result):
 
 
 _accessors(Barcode, Barcode._fields)
+
+
+class DataMatrix(_Result):
+    _fields = ("x", "y", "w", "h", "payload", "rotation", "rows", "columns", "capacity", "padding")
+
+    def rect(self):
+        return (self._v["x"], self._v["y"], self._v["w"], self._v["h"])
+
+    def corners(self):
+        return self._v["corners"]
+
+
+_accessors(DataMatrix, DataMatrix._fields)
+
+
+def _payload_text(payload: bytes) -> str:
+    """MicroPython keeps a payload's bytes as they are in a str; Python needs text."""
+    try:
+        return payload.decode()
+    except UnicodeDecodeError:
+        return payload.decode("latin-1")
+
+
+def _deg2rad(degrees: int) -> float:
+    """``IM_DEG2RAD`` in float32 (-fsingle-precision-constant makes M_PI a float), as a float object."""
+    f32 = np.float32
+    return float(f32(f32(degrees) * f32(np.pi)) / f32(180))
 
 
 class ExtraMixin:
@@ -94,13 +122,23 @@ class ExtraMixin:
         out = []
         for code in _barcodes.find_barcodes(self, roi):
             x, y, w, h = code["rect"]
-            try:
-                payload = code["payload"].decode()
-            except UnicodeDecodeError:  # MicroPython keeps the bytes as they are; Python needs text
-                payload = code["payload"].decode("latin-1")
-            f32 = np.float32  # IM_DEG2RAD in float32 (-fsingle-precision-constant makes M_PI a float)
-            rotation = f32(f32(code["rotation"]) * f32(np.pi)) / f32(180)
-            out.append(Barcode(x=x, y=y, w=w, h=h, payload=payload, type=code["type"],
-                               rotation=float(np.float32(rotation)), quality=code["quality"],
+            out.append(Barcode(x=x, y=y, w=w, h=h, payload=_payload_text(code["payload"]), type=code["type"],
+                               rotation=_deg2rad(code["rotation"]), quality=code["quality"],
                                corners=((x, y), (x + w, y), (x + w, y + h), (x, y + h))))
+        return out
+
+    def find_datamatrices(self, *args, **kwargs):
+        """Data Matrix symbols as the firmware finds them: its libdmtx scan (``_datamatrix``) over
+        ``roi`` with ``effort`` grid locations (default 200); ``rotation()`` in radians."""
+        from . import _datamatrix
+
+        roi = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
+        effort = _args.to_int(_args.pick(args, 1, kwargs, "effort", 200))
+        out = []
+        for code in _datamatrix.find_datamatrices(self, roi, effort):
+            x, y, w, h = code["rect"]
+            out.append(DataMatrix(x=x, y=y, w=w, h=h, payload=_payload_text(code["payload"]),
+                                  rotation=_deg2rad(code["rotation"]), rows=code["rows"],
+                                  columns=code["columns"], capacity=code["capacity"],
+                                  padding=code["padding"], corners=code["corners"]))
         return out
