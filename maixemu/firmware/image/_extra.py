@@ -38,6 +38,13 @@ class DataMatrix(_Result):
 _accessors(DataMatrix, DataMatrix._fields)
 
 
+class Displacement(_Result):
+    _fields = ("x_translation", "y_translation", "rotation", "scale", "response")
+
+
+_accessors(Displacement, Displacement._fields)
+
+
 def _payload_text(payload: bytes) -> str:
     """MicroPython keeps a payload's bytes as they are in a str; Python needs text."""
     try:
@@ -142,3 +149,32 @@ class ExtraMixin:
                                   columns=code["columns"], capacity=code["capacity"],
                                   padding=code["padding"], corners=code["corners"]))
         return out
+
+    def find_displacement(self, template, *args, **kwargs):
+        """Translation (or, with ``logpolar=True``, rotation and scale) between ``roi`` of this image
+        and ``template_roi`` of ``template`` by the firmware's phase correlation (``_phasecorr``)."""
+        from . import _phasecorr
+        from ._core import ImageBase
+
+        if not isinstance(template, ImageBase):
+            raise TypeError("Image expected")
+        roi = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
+        template_roi = _args.roi(template.width(), template.height(),
+                                 _args.pick(args, 1, kwargs, "template_roi", None))
+        if roi[2:] != template_roi[2:]:
+            raise OSError("ROI(w,h) != TEMPLATE_ROI(w,h)")
+        logpolar = bool(_args.to_int(_args.pick(args, 2, kwargs, "logpolar", False)))
+        fix = bool(_args.to_int(_args.pick(args, 3, kwargs, "fix_rotation_scale", False)))
+
+        def rotation_corr(pixels, z_rotation, zoom):
+            tmp = type(self)(size=(pixels.shape[1], pixels.shape[0]))
+            if self._fmt == GRAYSCALE:
+                tmp = tmp.to_grayscale(True)
+            tmp._pix[...] = pixels
+            tmp._rotation_corr(0.0, 0.0, float(z_rotation), 0.0, 0.0, float(zoom), 60.0)
+            return tmp._pix
+
+        x, y, r, s, response = _phasecorr.phasecorrelate(self, template, roi, template_roi, logpolar, fix,
+                                                         rotation_corr)
+        return Displacement(x_translation=float(x), y_translation=float(y), rotation=float(r), scale=float(s),
+                            response=float(response))

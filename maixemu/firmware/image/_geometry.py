@@ -61,6 +61,14 @@ class GeometryMixin:
             raise OSError("Zoom must be > 0!")
         if not (0 < fov < 180):
             raise OSError("FOV must be > 0 and < 180!")
+        return self._rotation_corr(xr, yr, zr, xt, yt, zoom, fov, corners)
+
+    def _rotation_corr(self, xr: float, yr: float, zr: float, xt: float, yt: float, zoom: float, fov: float,
+                       corners=None):
+        """``imlib_rotation_corr`` itself: angles (and ``fov``) in radians, no argument checks — what
+        the firmware's C callers (``find_displacement``'s ``fix_rotation_scale``) reach directly."""
+        import math
+
         w, h = self.width(), self.height()
         F = np.float32
         z = float(F(F(np.sqrt(F(w * w + h * h))) / F(2)) / F(math.tan(float(F(fov / 2)))))
