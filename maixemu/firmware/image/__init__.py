@@ -176,13 +176,13 @@ def load_descriptor(path, *args, **kwargs):
 
 def save_descriptor(desc, path, *args, **kwargs):
     """Write an LBP descriptor as the firmware does: a uint32 type, then the 2891 histogram bytes."""
-    from ._core import _host_path
+    from ._core import _open_for_write
 
     if not isinstance(path, str):
         raise TypeError(f"can't convert {type(path).__name__} to str")
     if not isinstance(desc, _features.LBPDescriptor):
         raise NotImplementedError("image.save_descriptor of ORB keypoints is not emulated yet")
-    with open(_host_path(path), "wb") as fp:
+    with _open_for_write(path) as fp:
         _features.save_lbp(desc, fp)
     return True
 
