@@ -54,7 +54,7 @@ _SHIM = r"""
 #define IMAGE_BPP_BINARY 0
 #define IMAGE_BPP_GRAYSCALE 1
 #define IMAGE_BPP_RGB565 2
-typedef struct { int w, h, bpp; uint8_t *data; } image_t;
+typedef struct { int w, h, bpp; union { uint8_t *data; uint8_t *pixels; }; } image_t;
 typedef struct { int16_t x, y; } point_t;
 typedef struct { int16_t x, y, w, h; } rectangle_t;
 typedef struct { size_t n, len; char *d; } list_t;

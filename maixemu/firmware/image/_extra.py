@@ -178,3 +178,18 @@ class ExtraMixin:
                                                          rotation_corr)
         return Displacement(x_translation=float(x), y_translation=float(y), rotation=float(r), scale=float(s),
                             response=float(response))
+
+    def selective_search(self, *args, **kwargs):
+        """Region proposals ``[(x, y, w, h), ...]`` of the firmware's selective search (``_selective``).
+
+        ``threshold`` (int, 500), ``size`` (20) and ``a1``/``a2``/``a3`` (1.0) as the firmware reads
+        them: its ``a2`` and ``a3`` look up the ``a1`` keyword, so only ``a1=`` (or positions) count.
+        """
+        from . import _selective
+
+        t = _args.to_int(_args.pick(args, 0, kwargs, "threshold", 500))
+        size = _args.to_int(_args.pick(args, 1, kwargs, "size", 20))
+        a1_kw = kwargs.get("a1")
+        a1, a2, a3 = (_args.to_float(a1_kw if a1_kw is not None else (args[2 + i] if len(args) > 2 + i else 1.0))
+                      for i in range(3))
+        return _selective.selective_search(self, t, size, a1, a2, a3)
