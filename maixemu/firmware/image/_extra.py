@@ -61,25 +61,27 @@ def _deg2rad(degrees: int) -> float:
 
 class ExtraMixin:
     def find_edges(self, edge_type, *args, **kwargs):
-        """Grayscale only: edge map (white edges on black) inside the ROI (OpenCV Canny/Sobel)."""
-        import cv2
+        """Edges of a grayscale image as ``edge.c`` finds them (``_edges``); in place, returns the image.
+
+        ``EDGE_SIMPLE``: high-pass ``morph``, ``binary`` to ``threshold`` and ``erode(1, 2)`` over the
+        whole image. ``EDGE_CANNY``: the K210's KPU blur of the whole image, then Sobel, hysteresis
+        and non-maximum suppression inside ``roi`` (white edges on black, the ROI border black).
+        """
+        from . import _edges
 
         if self._fmt != GRAYSCALE:
             raise OSError("Image format is not supported!")
         edge_type = _args.to_int(edge_type)
-        x, y, w, h = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
+        roi = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
         th = _args.pick(args, 1, kwargs, "threshold", None)
         lo, hi = (100, 200) if th is None else (_args.to_int(v) for v in _args.fixed_array(th, 2))
-        region = self._pix[y:y + h, x:x + w]
-        if edge_type == 0:  # EDGE_CANNY (the firmware enum: CANNY=0, SIMPLE=1)
-            edges = cv2.Canny(region, lo, hi)
-        else:  # EDGE_SIMPLE: gradient magnitude between the thresholds
-            gx = cv2.Sobel(region, cv2.CV_32F, 1, 0)
-            gy = cv2.Sobel(region, cv2.CV_32F, 0, 1)
-            mag = np.abs(gx) + np.abs(gy)
-            edges = np.where((mag >= lo) & (mag <= hi), 255, 0).astype(np.uint8)
-        self._pix[y:y + h, x:x + w] = edges
-        self._touch()
+        if edge_type == 1:  # EDGE_SIMPLE
+            self.morph(1, list(_edges.KERNEL_HIGH_PASS_3), mul=1.0, add=0.0)
+            self.binary([(lo, hi)])
+            self.erode(1, threshold=2)
+        elif edge_type == 0:  # EDGE_CANNY
+            self._pix[...] = _edges.canny(self._pix, roi, lo, hi)
+            self._touch()
         return self
 
     def flood_fill(self, *args, **kwargs):
