@@ -34,11 +34,11 @@ FLT_MAX = F(np.finfo(np.float32).max)
 
 
 def _atan2(y, x) -> np.float32:
-    return F(fast_atan2f(F(y), F(x)))
+    return fm.fast_atan2f_1(y, x)
 
 
 def _log(x) -> np.float32:
-    return F(fm.fast_log(F(x)))
+    return fm.fast_log_1(x)
 
 
 
@@ -146,7 +146,7 @@ def nfa(n: int, k: int, p, logNT) -> np.float32:
     p_term = p / (F(1.0) - p)
     log1term = (_log_gamma(F(n) + F(1.0)) - _log_gamma(F(k) + F(1.0)) - _log_gamma(F(n - k) + F(1.0))
                 + F(k) * _log(p) + F(n - k) * _log(F(1.0) - p))
-    term = F(fm.fast_expf(log1term))
+    term = fm.fast_expf_1(log1term)
     if _double_equal(term, F(0.0)):
         if F(k) > F(n) * p:
             return log1term * _NEG_INV_LN10 - logNT  # the build multiplies by -1/ln(10)
