@@ -76,7 +76,7 @@ def matmul_gmacs(macs: int, runs: int = 7) -> float:
     Timed with BLAS's own threading and with one BLAS thread; the better of the two is the
     reference (on a loaded machine multi-threaded BLAS can collapse, which would flatter us).
     """
-    from ..kmodel.blas_threads import blas_threads
+    from ..kmodel.kpu.blas import blas_threads
 
     n = max(64, int(round(max(macs, 1) ** (1 / 3))))
     rng = np.random.default_rng(0)

@@ -243,8 +243,8 @@ def name_v4_body_fields(data: bytes, lay: Layout) -> None:
     (not the weight arrays) becomes a named field, so targeted mutations and reports say
     ``node[12].filter_h`` instead of ``nodes[12].body+0x38``.
     """
-    from maixemu.kmodel import v4 as v4_module
-    from maixemu.kmodel.v4_format import BodyReader
+    from maixemu.kmodel.v4 import model as v4_module
+    from maixemu.kmodel.v4.format import BodyReader
 
     seen: dict[int, tuple[str, bool, int]] = {}
 

@@ -471,8 +471,11 @@ def test_unit_step_buckets_reproduce_the_table():
 @pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (2, 1, True)])
 def test_bucketed_table_lookup_matches_reference(monkeypatch, pool_type, kernel, dw):
     """Forcing the two-level lookup onto small tables must not change a byte."""
-    monkeypatch.setattr(K, "BUCKET_MIN_ENTRIES", 0)
-    monkeypatch.setattr(K, "_BUCKET_MIN_WIDTH", 1)
+    from maixemu.kmodel.kpu import activation as kpu_activation
+    from maixemu.kmodel.kpu import conv as kpu_conv
+
+    monkeypatch.setattr(kpu_conv, "BUCKET_MIN_ENTRIES", 0)
+    monkeypatch.setattr(kpu_activation, "_BUCKET_MIN_WIDTH", 1)
     rng = np.random.default_rng(500 + pool_type + kernel)
     c, h, w = 4, 12, 18
     x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kpu as kpu_engine
-from .errors import KmodelFormatError
-from .model import K210_KPU_RAM_BYTES
-from .v4_format import BodyReader, MEM_KPU, check_range
-from .v4_nodes import DecodeContext, Node
+from .. import kpu as kpu_engine
+from ..errors import KmodelFormatError
+from ..model import K210_KPU_RAM_BYTES
+from .format import BodyReader, MEM_KPU, check_range
+from .nodes import DecodeContext, Node
 
 F32 = np.float32
 _CENTER = F32(128)
