@@ -300,7 +300,7 @@ def test_v4_quantized_conv_patch_matrix_is_bounded():
 
 
 @pytest.mark.parametrize("version,name,module,attr", [
-    (3, "face_detect_320x240", "maixemu.kmodel.v3", "LUT_TOTAL_ENTRIES"),
+    (3, "face_detect_320x240", "maixemu.kmodel.v3.layers", "LUT_TOTAL_ENTRIES"),
     (4, "ulffd_landmark", "maixemu.kmodel.v4.kpu", "V4_LUT_TOTAL_ENTRIES"),
 ])
 def test_activation_tables_of_a_model_share_one_budget(monkeypatch, version, name, module, attr):
