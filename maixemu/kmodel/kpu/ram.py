@@ -10,9 +10,9 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import KmodelRuntimeError
+from ..k210 import K210_KPU_RAM_BYTES as KPU_RAM_BYTES
+from ..k210 import K210_KPU_ROW_BYTES as KPU_ROW_BYTES
 
-KPU_RAM_BYTES = 2 * 1024 * 1024
-KPU_ROW_BYTES = 64
 KPU_ROWS = KPU_RAM_BYTES // KPU_ROW_BYTES
 
 
