@@ -14,7 +14,7 @@ from ..reader import BinaryReader
 from . import layers
 from .format import HEADER_BYTES, LAYER_CODES, LAYER_NAMES, MAX_LAYERS, UNSUPPORTED_CODES, read_header
 from .layers import QUANTIZED_OUTPUT, LoadContext, read_layer
-from .model import State, Step, V3Model
+from .model import State, Step, V3Model, cache_drops
 
 
 def load_v3(data: bytes) -> V3Model:
@@ -150,6 +150,7 @@ class _Loader:
         kpu_hi = max((a.addr + K.kpu_bytes(*a.shape) if a.indices is None else int(a.indices.max()) + 1 for a in accesses), default=K.KPU_RAM_BYTES)
         model._state = State(self.main_usage)
         model._state.plan = model._plan
+        model._drops = cache_drops(model._plan, [0] + [s.index + 1 for s in steps if s.conv is not None])
         # layer table ----------------------------------------------------------------------
         model.layers = [
             LayerInfo(

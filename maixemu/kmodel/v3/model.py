@@ -86,6 +86,8 @@ class V3Model(Model):
     def __init__(self) -> None:
         self.notes: list[str] = []
         self.steps: list[Step] = []
+        #: step index → cache keys a plain run may drop after it (see ``cache_drops``)
+        self._drops: dict[int, list[int]] = {}
         self.inputs: list[TensorSpec] = []
         self.outputs: list[TensorSpec] = []
         self.layers: list[LayerInfo] = []
@@ -149,6 +151,7 @@ class V3Model(Model):
         state.materialize_all = collect
         self._place_input(inputs[0])
         done = False
+        drops = self._drops
         try:
             for step in self.steps[:n]:
                 out = step.fn(state)
@@ -156,6 +159,11 @@ class V3Model(Model):
                     if callable(out):
                         out = out()
                     yield TraceStep(index=step.index, kind=step.kind, output=out, on_kpu=step.on_kpu, name=step.kind)
+                else:
+                    # a run holds a conv output only until the last layer that reads it has run
+                    for key in drops.get(step.index, ()):
+                        state.cache.pop(key, None)
+                    out = None
             done = True
         finally:
             if not done and not collect:
@@ -186,6 +194,24 @@ class V3Model(Model):
         """Zero main memory and KPU RAM (they otherwise persist between runs, as on the device)."""
         self._state.main[:] = 0
         self._state.kpu.clear()
+
+
+def cache_drops(plan: K.KpuRamPlan, conv_keys: list[int]) -> dict[int, list[int]]:
+    """When a plain run may forget each cached conv output: step index → cache keys to drop.
+
+    Key ``k`` is the output of step ``k - 1`` (key 0: the placed input). The plan says which
+    later conv reads take a cached array (``reuse``: reader key → writer key); an output is kept
+    until its last such reader has run, and one that no read takes is dropped right after the
+    step that made it (whatever the arena needs was written by then).
+    """
+    last_reader: dict[int, int] = {}
+    for reader, writer in plan.reuse.items():
+        last_reader[writer] = max(last_reader.get(writer, reader), reader)
+    drops: dict[int, list[int]] = {}
+    for key in conv_keys:
+        after = last_reader.get(key, max(key, 1)) - 1
+        drops.setdefault(after, []).append(key)
+    return drops
 
 
 def to_u8(yc: np.ndarray) -> np.ndarray:
