@@ -96,11 +96,14 @@ from .ram import (
     KPU_RAM_BYTES,
     KPU_ROW_BYTES,
     KPU_ROWS,
+    LAYOUTS,
     PLAN_WORK_LIMIT,
     KpuAccess,
     KpuRam,
     KpuRamPlan,
+    convert_native,
     from_centered,
+    from_native,
     kpu_bytes,
     kpu_rows,
     layout,
@@ -109,12 +112,13 @@ from .ram import (
     plan_kpu_ram,
     row_addr,
     to_centered,
+    to_native,
 )
 from .registers import KpuRegisters, decode_registers, signed
 
 __all__ = [
     "ActivationTable", "BatchNorm", "BUCKET_MIN_ENTRIES", "KPU_RAM_BYTES", "KPU_ROW_BYTES", "KPU_ROWS",
-    "KpuAccess", "KpuConv", "KpuRam", "KpuRamPlan", "KpuRegisters", "LUT_MAX_ENTRIES", "PLAN_WORK_LIMIT",
+    "KpuAccess", "LAYOUTS", "convert_native", "from_native", "to_native", "KpuConv", "KpuRam", "KpuRamPlan", "KpuRegisters", "LUT_MAX_ENTRIES", "PLAN_WORK_LIMIT",
     "POOL_GEOMETRY", "POOL_NAMES", "activate", "activation_lut", "decode_activation", "decode_batchnorm",
     "decode_registers", "from_centered", "kpu_bytes", "kpu_rows", "layout", "layout_indices", "layout_view",
     "plan_kpu_ram", "pool", "round_shift", "row_addr", "signed", "to_centered", "unit_step_buckets",

@@ -216,3 +216,46 @@ def unit_step_buckets(lut: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] |
     inner = steps[steps % width != 0]  # a step at a bucket start is already in first[q]
     step[inner >> j] = inner.astype(np.float64)
     return 1.0 / width, first, step
+
+
+@dataclass(frozen=True)
+class SegmentTable:
+    """The activation as intervals of bn for direct evaluation (no lookup table).
+
+    For ``bp[j] < bn <= bp[j+1]`` the segment the device picks (the last ``i`` with
+    ``bn > x_start[i]``) is fixed, so interval ``j`` carries that segment's ``x_start``,
+    ``y_mul``, ``shift`` (clamped to 60, as ``round_shift``) and ``bias``; ``bn <= bp[0]`` lies
+    below every segment start. All int64 arrays of the same length.
+    """
+
+    bp: np.ndarray
+    sx: np.ndarray
+    sm: np.ndarray
+    ss: np.ndarray
+    sb: np.ndarray
+
+
+def segment_table(act: ActivationTable) -> SegmentTable:
+    xs = [int(v) for v in act.x_start]
+    bps = sorted(set(xs))
+    chosen = [max(i for i in range(16) if xs[i] <= bp) for bp in bps]
+    pick = np.array(chosen, dtype=np.int64)
+    return SegmentTable(
+        bp=np.array(bps, dtype=np.int64),
+        sx=act.x_start[pick].astype(np.int64),
+        sm=act.y_mul[pick].astype(np.int64),
+        ss=np.minimum(act.shift[pick], 60).astype(np.int64),
+        sb=act.bias[pick].astype(np.int64),
+    )
+
+
+def activate_segments(bn: np.ndarray, table: SegmentTable) -> tuple[np.ndarray, bool]:
+    """``activate(bn)`` through a :class:`SegmentTable` (vectorised, exact): (uint8 values, any
+    value below every segment start)."""
+    bn = np.asarray(bn, dtype=np.int64)
+    j = np.searchsorted(table.bp, bn, side="left") - 1
+    bad = bool((j < 0).any())
+    np.maximum(j, 0, out=j)
+    t = (bn - table.sx[j]) * table.sm[j]
+    r = round_shift(t, table.ss[j]) + table.sb[j]
+    return np.clip(r, 0, 255).astype(np.uint8), bad

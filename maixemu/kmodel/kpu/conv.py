@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .blas import blas_threads
 from ..errors import KmodelFormatError, KmodelRuntimeError
 from .activation import (
     _LUT_PREFETCH_MAX,
@@ -20,12 +19,18 @@ from .activation import (
     _centered_lut,
     activate,
     decode_activation,
+    SegmentTable,
+    activate_segments,
     decode_batchnorm,
+    segment_table,
     unit_step_buckets,
 )
+from .blas import blas_threads
+from .fast import kernels
+from .hwc import HwcPath
 from .parallel import _pool, _scratch, _workers
 from .pool import _MAX_POOLS, _POOL_COMMUTES_MONOTONE, _SELECTION_POOLS, POOL_GEOMETRY, POOL_NAMES, pool
-from .ram import from_centered, row_addr, to_centered
+from .ram import from_centered, from_native, row_addr, to_centered, to_native
 from .registers import KpuRegisters
 
 #: Largest activation lookup table built for the fast path (entries).
@@ -60,7 +65,7 @@ class _FastPlan:
     m: np.ndarray  # float64 [OC,1]: mul * 2**-shift
     c: np.ndarray  # float64 [OC,1]: (C*mul)*2**-shift + add - L
     span: float  # U - L
-    lut: np.ndarray  # int8 centered outputs (out - 128), index = bn - L
+    lut: np.ndarray | None  # int8 centered outputs (out - 128), index = bn - L; None: segments
     pool_first: bool
     #: an int64 view of most of a big table: reading it sequentially (a fast streaming max)
     #: pulls the table into cache before the random-access take (measured: 2x faster take)
@@ -68,6 +73,27 @@ class _FastPlan:
     #: two-level form of a big unit-step table (see ``unit_step_buckets``): (2**-j, first
     #: value of each bucket (int8), the step inside each bucket (float64, +inf if none))
     buckets: tuple[float, np.ndarray, np.ndarray] | None = None
+    #: no table (too big): ``segment_table`` of the activation, applied to bn itself
+    segments: "SegmentTable | None" = None
+
+
+@dataclass
+class _Bounds:
+    """See ``KpuConv._bounds``."""
+
+    wf: np.ndarray
+    C: np.ndarray
+    gmin: np.ndarray
+    gmax: np.ndarray
+    bmin: int
+    bmax: int
+    #: every possible bn lies above the first segment start (else a run may raise, as the device's
+    #: reference does)
+    valid: bool
+    monotone: bool
+    lo: int
+    hi: int
+    pool_first: bool
 
 
 class KpuConv:
@@ -140,6 +166,8 @@ class KpuConv:
         # exact reference GEMM operands (float64; exact, |values| tiny vs 2**53)
         self._wref = self.weights.astype(np.float64)
         self._fast: _FastPlan | None = None
+        #: the compiled HWC path (``kpu.hwc``) when the fast engine is available
+        self._hwc: HwcPath | None = None
         #: (stride, ((dy, dx), ...)): the sums are computed only at these pixel phases of the
         #: pooled grid (selection pools: one phase; max pools: all, then their maximum)
         self._sample: tuple[int, tuple[tuple[int, int], ...]] | None = None
@@ -148,7 +176,13 @@ class KpuConv:
         self._items: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}
         if fast:
             try:
-                self._prepare_fast()
+                bounds = self._bounds()
+                compiled = kernels()
+                if compiled is not None:
+                    self._hwc = HwcPath.prepare(self, bounds, compiled, lut_max_entries=self._lut_max_entries,
+                                                threads=_workers())
+                else:
+                    self._prepare_fast(bounds)
             except _NoFastPath as why:
                 self.notes.append(f"exact int64 path: {why}")
         if (self.act.y_mul < 0).any():
@@ -162,7 +196,10 @@ class KpuConv:
             self.notes.append("accumulator may exceed 36 bits (silicon behaviour unknown)")
         return self
 
-    def _prepare_fast(self) -> None:
+    def _bounds(self) -> "_Bounds":
+        """What every exact fast path needs: ``w' = w + ax``, the per-channel constant ``C`` of
+        ``acc = G + C`` (``G = Σ x'·w'``, ``x' = x − 128``), the sums' bounds and the batch-norm
+        range with the part of it where the activation is not constant."""
         regs = self.regs
         if regs.arg_x % (1 << regs.shr_x):
             raise _NoFastPath("arg_x is not a multiple of 2**shr_x")
@@ -170,24 +207,6 @@ class KpuConv:
         wf = self.weights + ax  # int64 [OC, taps]
         # acc = Σ x'·(w+ax) + 128·Σ(w+ax) + const_w
         C = 128 * wf.sum(axis=1) + self.const_w  # int64 per channel (python-int safe: small)
-        absw = np.abs(wf)
-        chunks = _chunks_for_bound(absw, 128, _F32_EXACT)
-        if chunks is None or len(chunks) > 4 or (self.depthwise and len(chunks) > 1):
-            # (depthwise sums run as one batched product, so they cannot be split into chunks)
-            bound64 = int(absw.sum(axis=1).max(initial=0)) * 128
-            if bound64 >= _F64_EXACT:
-                raise _NoFastPath("sums exceed float64's exact range")
-            self._gemm_dtype = np.float64
-            self._gemm_chunks = [(0, wf.shape[1])]
-        else:
-            self._gemm_dtype = np.float32
-            self._gemm_chunks = chunks
-        self._wfast = wf.astype(self._gemm_dtype)
-        # selection pools keep one pixel per window: compute the conv only there (4-16x less work)
-        sel = _SELECTION_POOLS.get(self.pool_type)
-        self._sample = None if sel is None else (sel[0], ((sel[1], sel[2]),))
-        if self.depthwise:
-            self._wfast_dw = self._wfast.reshape(wf.shape[0], 1, wf.shape[1]) if self.k == 3 else self._wfast.reshape(-1, 1, 1)
         # G bounds per channel (exact: x' in [-128,127])
         gmax = np.where(wf > 0, 127 * wf, -128 * wf).sum(axis=1)
         gmin = np.where(wf > 0, -128 * wf, 127 * wf).sum(axis=1)
@@ -201,9 +220,8 @@ class KpuConv:
         bn_lo, bn_hi = np.minimum(v1, v2), np.maximum(v1, v2)
         bmin, bmax = int(bn_lo.min()), int(bn_hi.max())
         act = self.act
-        if bmin <= int(act.x_start.min()):
-            raise _NoFastPath("batch-norm range reaches below the first activation segment")
-        monotone = self._act_monotone(bmin, bmax)
+        valid = bmin > int(act.x_start.min())
+        monotone = valid and self._act_monotone(bmin, bmax)
         lo, hi = bmin, bmax
         if monotone:
             v_lo, v_hi = _activate_scalar(bmin, act), _activate_scalar(bmax, act)
@@ -224,11 +242,44 @@ class KpuConv:
                 else:
                     a = mid + 1
             hi = max(a, lo)
-        if hi - lo + 1 > self._lut_max_entries:
-            raise _NoFastPath(f"activation table would need {hi - lo + 1} entries")
-        # int8 "x - 128" entries: a 4x smaller table stays in cache next to the data streams,
-        # and layer outputs are 4x smaller (the next layer widens them while copying anyway)
-        lut = _centered_lut(act, lo, hi)
+        pool_first = monotone and bool((mul >= 0).all()) and self.pool_type in _POOL_COMMUTES_MONOTONE
+        return _Bounds(wf, C, gmin, gmax, bmin, bmax, valid, monotone, lo, hi, pool_first)
+
+    def _prepare_fast(self, b: "_Bounds") -> None:
+        """The numpy plan: float32/float64 GEMMs (exact by the sum bounds) and a float64
+        batch-norm folded into one table index per value (or the segments when no table fits)."""
+        wf, C, gmin, gmax = b.wf, b.C, b.gmin, b.gmax
+        absw = np.abs(wf)
+        chunks = _chunks_for_bound(absw, 128, _F32_EXACT)
+        if chunks is None or len(chunks) > 4 or (self.depthwise and len(chunks) > 1):
+            # (depthwise sums run as one batched product, so they cannot be split into chunks)
+            bound64 = int(absw.sum(axis=1).max(initial=0)) * 128
+            if bound64 >= _F64_EXACT:
+                raise _NoFastPath("sums exceed float64's exact range")
+            self._gemm_dtype = np.float64
+            self._gemm_chunks = [(0, wf.shape[1])]
+        else:
+            self._gemm_dtype = np.float32
+            self._gemm_chunks = chunks
+        self._wfast = wf.astype(self._gemm_dtype)
+        # selection pools keep one pixel per window: compute the conv only there (4-16x less work)
+        sel = _SELECTION_POOLS.get(self.pool_type)
+        self._sample = None if sel is None else (sel[0], ((sel[1], sel[2]),))
+        if self.depthwise:
+            self._wfast_dw = self._wfast.reshape(wf.shape[0], 1, wf.shape[1]) if self.k == 3 else self._wfast.reshape(-1, 1, 1)
+        mul, add, shift = self.bn.mul, self.bn.add, self.bn.shift
+        act = self.act
+        lo, hi = b.lo, b.hi
+        segments = None
+        if not b.valid or hi - lo + 1 > self._lut_max_entries:
+            # no table: bn itself, then the 16 segments (exact, a few passes more)
+            segments = segment_table(act)
+            lo = 0
+            lut = None
+        else:
+            # int8 "x - 128" entries: a 4x smaller table stays in cache next to the data streams,
+            # and layer outputs are 4x smaller (the next layer widens them while copying anyway)
+            lut = _centered_lut(act, lo, hi)
         # per-channel affine map G -> bn - lo, exactness check
         gabs = np.maximum(np.abs(gmin), np.abs(gmax))
         scale = np.left_shift(np.int64(1), shift)
@@ -240,12 +291,15 @@ class KpuConv:
         num = C * mul + (add - lo) * scale  # |num| < 2**53: exact as a float64
         m = (mul.astype(np.float64) / scale.astype(np.float64)).reshape(-1, 1)
         c = (num.astype(np.float64) / scale.astype(np.float64)).reshape(-1, 1)
-        pool_first = monotone and bool((mul >= 0).all()) and self.pool_type in _POOL_COMMUTES_MONOTONE
-        words = lut[: lut.size // 8 * 8].view(np.int64) if _LUT_PREFETCH_MIN <= lut.size <= _LUT_PREFETCH_MAX else None
-        buckets = unit_step_buckets(lut) if lut.size > BUCKET_MIN_ENTRIES else None
-        if buckets is not None:
-            words = None
-        self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=lut, pool_first=pool_first, lut_words=words, buckets=buckets)
+        pool_first = b.pool_first
+        if lut is None:
+            self._fast = _FastPlan(m=m, c=c, span=float(hi - b.lo), lut=None, pool_first=pool_first, segments=segments)
+        else:
+            words = lut[: lut.size // 8 * 8].view(np.int64) if _LUT_PREFETCH_MIN <= lut.size <= _LUT_PREFETCH_MAX else None
+            buckets = unit_step_buckets(lut) if lut.size > BUCKET_MIN_ENTRIES else None
+            if buckets is not None:
+                words = None
+            self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=lut, pool_first=pool_first, lut_words=words, buckets=buckets)
         st = _MAX_POOLS.get(self.pool_type, 0)
         if pool_first and st and self.out_shape[1:] == (self.in_shape[1] // st, self.in_shape[2] // st):
             # max pools before the (non-decreasing) table: the sums are computed phase by phase
@@ -275,7 +329,39 @@ class KpuConv:
 
     @property
     def fast(self) -> bool:
-        return self._fast is not None
+        return self._fast is not None or self._hwc is not None
+
+    @property
+    def layout(self) -> str:
+        """The layer's native maps (``kpu.ram.to_native``): "HWC" (uint8) or "CHW" (centred int8)."""
+        return "HWC" if self._hwc is not None else "CHW"
+
+    @property
+    def path(self) -> str:
+        """How the layer runs, e.g. ``int8+lut HWC``, ``dw+segments HWC``, ``f32+lut CHW``, ``int64``."""
+        if self._hwc is not None:
+            return f"{self._hwc.products}+{self._hwc.activation} HWC"
+        plan = self._fast
+        if plan is None:
+            return "int64"
+        products = "f32" if self._gemm_dtype == np.float32 else "f64"
+        act = "segments" if plan.segments is not None else "buckets" if plan.buckets is not None else "lut"
+        return f"{products}+{act} CHW"
+
+    @property
+    def table_entries(self) -> int:
+        """Entries of the activation table this layer holds (0 when it evaluates the segments)."""
+        if self._hwc is not None:
+            return int(self._hwc.act.lut.size) if self._hwc.act.mode == 0 else 0
+        if self._fast is not None and self._fast.lut is not None:
+            return int(self._fast.lut.size)
+        return 0
+
+    def run_native(self, x: np.ndarray) -> np.ndarray:
+        """One map in the layer's native layout (``self.layout``) → the output in the same layout."""
+        if self._hwc is not None:
+            return self._hwc.run(x)
+        return self.run_centered(x)
 
     # ---------------------------------------------------------------- execution
     def run(self, x: np.ndarray) -> np.ndarray:
@@ -284,6 +370,8 @@ class KpuConv:
         if x.ndim == 4:
             return np.stack([self.run(xi) for xi in x])
         self._check_shape(x)
+        if self._hwc is not None:
+            return from_native(self._hwc.run(to_native(x, "HWC")), "HWC")
         if self._fast is None:
             with blas_threads(1):
                 return self.run_reference(x)
@@ -543,6 +631,13 @@ class KpuConv:
         buf = _scratch("bn", n, np.float64).reshape(oc, ph, pw)
         np.multiply(g, plan.m[o0:o1, :, None], out=buf)
         buf += plan.c[o0:o1, :, None]
+        if plan.segments is not None:
+            # bn = floor(G·m + c) exactly (checked at load), then the segments themselves
+            np.floor(buf, out=buf)
+            values, bad = activate_segments(buf.astype(np.int64), plan.segments)
+            if bad:
+                raise self._below_segments()
+            return to_centered(values)
         np.clip(buf, 0.0, plan.span, out=buf)
         idx = _scratch("idx", n, np.intp).reshape(oc, ph, pw)
         if plan.buckets is not None:
@@ -581,6 +676,8 @@ class KpuConv:
         pool with single-threaded BLAS each (``parallel=False``: in the calling thread).
         Scratch buffers are per thread, so concurrent runs on different threads are safe.
         """
+        if self._hwc is not None:
+            return to_centered(from_native(self._hwc.run(to_native(from_centered(xc), "HWC")), "HWC"))
         plan = self._fast
         if plan is None:
             # single-threaded BLAS like the fast path: a multi-threaded OpenBLAS call on these
@@ -638,6 +735,10 @@ class KpuConv:
         sx = sx.astype(np.int64)
         acc = s + ((regs.arg_x * sx) >> regs.shr_x) + self.const_w[:, None]
         return acc.reshape(oc, h, w)
+
+    def _below_segments(self) -> KmodelRuntimeError:
+        offset, fld = self.act_where
+        return KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start", offset=offset, field=fld)
 
     def run_reference(self, x: np.ndarray) -> np.ndarray:
         """The exact int64 path (document arithmetic verbatim): uint8 in, uint8 out."""

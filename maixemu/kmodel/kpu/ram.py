@@ -133,6 +133,34 @@ def to_centered(x: np.ndarray) -> np.ndarray:
     return (np.asarray(x, dtype=np.uint8) ^ np.uint8(0x80)).view(np.int8)
 
 
+#: The engine's native map forms: "CHW" = centred int8 ``[C,H,W]`` (numpy path), "HWC" = the
+#: device's uint8 bytes ``[H,W,C]`` (compiled path). KPU→KPU chains pass them along unchanged.
+LAYOUTS = ("CHW", "HWC")
+
+
+def to_native(x: np.ndarray, layout: str) -> np.ndarray:
+    """uint8 ``[C,H,W]`` → the native form of ``layout``."""
+    if layout == "HWC":
+        return np.ascontiguousarray(np.asarray(x, dtype=np.uint8).transpose(1, 2, 0))
+    return to_centered(x)
+
+
+def from_native(y: np.ndarray, layout: str) -> np.ndarray:
+    """A native map → uint8 ``[C,H,W]`` (the bytes KPU RAM or main memory hold)."""
+    if layout == "HWC":
+        return np.ascontiguousarray(y.transpose(2, 0, 1))
+    return from_centered(y)
+
+
+def convert_native(y: np.ndarray, src: str, dst: str) -> np.ndarray:
+    """A native map of layout ``src`` in layout ``dst``."""
+    if src == dst:
+        return y
+    if src == "HWC":  # uint8 HWC -> centred CHW
+        return np.ascontiguousarray(y.transpose(2, 0, 1) ^ np.uint8(0x80)).view(np.int8)
+    return np.ascontiguousarray(from_centered(y).transpose(1, 2, 0))
+
+
 def from_centered(xc: np.ndarray) -> np.ndarray:
     """Centered values (int8 or float32 holding integers) → uint8 ``x``."""
     xc = np.asarray(xc)

@@ -20,7 +20,7 @@ from ..ops import activation as act_ops
 from ..ops import elementwise, fully_connected, layout, pool, quantize
 from ..reader import BinaryReader
 from .format import LAYER_NAMES, Body, BodyLayout
-from .model import F32, State, Step, to_u8
+from .model import F32, State, Step
 
 #: Activation-table entries all K210_CONV layers of one model may hold (real V3 models: under
 #: 8M). Layers beyond it take the exact int64 path, so thousands of wide-range layers in a
@@ -119,8 +119,7 @@ def read_k210_conv(b: Body, step: Step, ctx: LoadContext) -> None:
     lut_limit = max(0, min(K.LUT_MAX_ENTRIES, ctx.lut_left))
     conv = K.KpuConv.prepare(regs, weights, bn_words, act_raw, weight_bytes=ctx.weight_bytes, lut_max_entries=lut_limit)
     conv.act_where = (act_off, f"{f}.act_offset (activation table)")
-    lut = getattr(getattr(conv, "_fast", None), "lut", None)
-    ctx.lut_left -= int(lut.size) if lut is not None else 0
+    ctx.lut_left -= conv.table_entries
     step.conv = conv
     step.on_kpu = True
     step.flags = flags
@@ -136,7 +135,7 @@ def read_k210_conv(b: Body, step: Step, ctx: LoadContext) -> None:
         "src_row": regs.image_src_addr,
         "dst_row": regs.image_dst_addr,
         "main_out": main_out if flags & 1 else None,
-        "path": "fast" if conv.fast else "exact-int64",
+        "path": conv.path,
         "typecode": "B",
     }
     for name, row, shape in (("image_src_addr", regs.image_src_addr, regs.in_shape), ("image_dst_addr", regs.image_dst_addr, regs.out_shape)):
@@ -151,24 +150,26 @@ def read_k210_conv(b: Body, step: Step, ctx: LoadContext) -> None:
         step.main_out_addr = main_out
     key = step.index + 1
 
+    layout = conv.layout
+
     def run(state: State, conv=conv, key=key, flags=flags, main_out=main_out) -> Callable[[], np.ndarray]:
         src = state.reusable_input(key)
         if src is not None:
-            xc = state.cache[src]
+            src_layout, cached = state.cache[src]
+            xn = K.convert_native(cached, src_layout, layout)
         else:
-            x = state.kpu.download(conv.src_addr, conv.in_shape)
-            xc = K.to_centered(x)
-        yc = conv.run_centered(xc)
-        state.cache[key] = yc
+            xn = K.to_native(state.kpu.download(conv.src_addr, conv.in_shape), layout)
+        yn = conv.run_native(xn)
+        state.cache[key] = (layout, yn)
         y8 = None
         if state.materialize_all or key in state.plan.materialize:
-            y8 = to_u8(yc)
+            y8 = K.from_native(yn, layout)
             state.kpu.upload(conv.dst_addr, y8)
         if flags & 1:
             if y8 is None:
-                y8 = to_u8(yc)
+                y8 = K.from_native(yn, layout)
             state.write(main_out, y8)
-        return lambda: to_u8(yc)
+        return lambda: K.from_native(yn, layout)
 
     step.fn = run
 

@@ -116,7 +116,8 @@ class V3Model(Model):
         if first.conv is not None:
             spec = self.inputs[0]
             arr = check_input(spec, x)
-            state.cache[0] = K.to_centered(arr)
+            layout = first.conv.layout
+            state.cache[0] = (layout, K.to_native(arr, layout))
             if 0 in self._plan.materialize or state.materialize_all:
                 state.kpu.upload(first.conv.src_addr, arr)
         elif first.code == LAYER_CODES["FULLY_CONNECTED"]:
@@ -171,7 +172,8 @@ class V3Model(Model):
                 for key in sorted(state.cache):
                     step = self.steps[key - 1] if key > 0 else None
                     if step is not None and step.conv is not None:
-                        state.kpu.upload(step.conv.dst_addr, to_u8(state.cache[key]))
+                        layout, cached = state.cache[key]
+                        state.kpu.upload(step.conv.dst_addr, K.from_native(cached, layout))
             state.cache = {}
             state.materialize_all = False
 
@@ -214,6 +216,3 @@ def cache_drops(plan: K.KpuRamPlan, conv_keys: list[int]) -> dict[int, list[int]
     return drops
 
 
-def to_u8(yc: np.ndarray) -> np.ndarray:
-    """A conv output in the engine's centred form → the uint8 bytes the device stores."""
-    return K.from_centered(yc)

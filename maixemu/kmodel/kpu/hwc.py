@@ -1,0 +1,183 @@
+"""The compiled fast path of one KPU layer, on HWC uint8 maps (the device's bytes, channels last).
+
+Chosen per layer at load (``HwcPath.prepare``), each piece exact:
+
+* products — depthwise layers: one numba kernel that computes, pools and finishes every output
+  pixel (``dw``); other layers: an im2col matrix and a GEMM, ``int8`` (onnxruntime
+  ``MatMulInteger`` u8×s8 with the weights prepacked, proven exact for these weights at load, see
+  ``kpu.int8``), else ``f32`` (BLAS sgemm, K split so that every partial sum stays below 2**24)
+  or ``f64`` (below 2**53);
+* batch-norm + activation + pool — one numba pass (``kernels.epilogue``): the device's int64
+  batch-norm, then a table lookup (``lut``) or, when the table would be too big or a value may
+  lie below every segment start, the 16 segments themselves (``segments``);
+* selection pools (left/right-top) compute the sums only at the pixels they keep.
+
+HWC because a GEMM over [pixels, taps·channels] writes [pixels, out channels]: a 1×1 layer reads
+its input as is, the next layer's im2col copies whole channel vectors, and the numba loops run
+over contiguous channels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import KmodelRuntimeError
+from .activation import activation_lut, segment_table
+from .int8 import Int8Gemm, int8_enabled
+from .parallel import _scratch
+
+_F32_EXACT = 1 << 24
+_F64_EXACT = 1 << 53
+#: Largest activation table the compiled path builds (uint8 entries). Beyond it the segments
+#: are evaluated directly: a multi-MiB table misses the cache on every lookup and costs load time.
+HWC_LUT_MAX_ENTRIES = 1 << 20
+
+#: pool_type -> (window k, stride s, row offset, column offset, kind) of the epilogue:
+#: kind "max" (pre- or post-activation), "mean", or "pick" (one kept pixel, a selection pool)
+_POOLS = {
+    0: (1, 1, 0, 0, "pick"),
+    1: (2, 2, 0, 0, "max"),
+    2: (2, 2, 0, 0, "mean"),
+    3: (4, 4, 0, 0, "max"),
+    4: (4, 4, 0, 0, "mean"),
+    5: (1, 2, 0, 0, "pick"),
+    6: (1, 2, 0, 1, "pick"),
+    7: (1, 4, 0, 0, "pick"),
+    8: (2, 1, 0, 0, "mean"),
+    9: (2, 1, 0, 0, "max"),
+}
+
+
+@dataclass
+class _Act:
+    """Activation arguments of the kernels (mode 0: table ``lut`` over ``lo..lo+span``; 1: segments)."""
+
+    mode: int
+    lo: int
+    span: int
+    lut: np.ndarray
+    bp: np.ndarray
+    sx: np.ndarray
+    sm: np.ndarray
+    ss: np.ndarray
+    sb: np.ndarray
+
+    def args(self) -> tuple:
+        return (self.mode, self.lo, self.span, self.lut, self.bp, self.sx, self.sm, self.ss, self.sb)
+
+
+_NO_ARRAY = np.zeros(1, np.int64)
+
+
+def _act_plan(conv, bounds, lut_limit: int) -> _Act:
+    lo, hi = bounds.lo, bounds.hi
+    if bounds.valid and hi - lo + 1 <= lut_limit:
+        return _Act(0, lo, hi - lo, activation_lut(conv.act, lo, hi), _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY)
+    t = segment_table(conv.act)
+    return _Act(1, 0, 0, np.zeros(1, np.uint8), t.bp, t.sx, t.sm, t.ss, t.sb)
+
+
+class HwcPath:
+    """A prepared layer on the compiled path; ``run(x)``: uint8 [H, W, IC] → uint8 [OH, OW, OC]."""
+
+    def __init__(self) -> None:  # use prepare()
+        self.products = ""
+        self.activation = ""
+
+    @classmethod
+    def prepare(cls, conv, bounds, kernels, *, lut_max_entries: int, threads: int = 1) -> "HwcPath":
+        self = cls()
+        self.kernels = kernels
+        self.conv = conv
+        ic, h, w = conv.in_shape
+        oc, oh, ow = conv.out_shape
+        self.in_hw = (h, w)
+        self.out_shape_hwc = (oh, ow, oc)
+        self.kk = conv.k
+        self.pad = int(conv.pad_value)
+        k, s, oy0, ox0, kind = _POOLS[conv.pool_type]
+        self.act = _act_plan(conv, bounds, min(lut_max_entries, HWC_LUT_MAX_ENTRIES))
+        self.activation = "lut" if self.act.mode == 0 else "segments"
+        reduce = {"pick": 0, "max": 1 if bounds.pool_first else 2, "mean": 3}[kind]
+        mul, shift, add = conv.bn.mul, conv.bn.shift, conv.bn.add
+        self.bn = (np.ascontiguousarray(bounds.C, np.int64), np.ascontiguousarray(mul, np.int64),
+                   np.ascontiguousarray(shift, np.int64), np.ascontiguousarray(add, np.int64))
+        wf = bounds.wf  # int64 [OC, taps] in [ic][ky][kx] order
+        taps = self.kk * self.kk
+        if conv.depthwise:
+            self.products = "dw"
+            self.wt = np.ascontiguousarray(wf.reshape(oc, taps).T, dtype=np.int64)  # [k*k, C]
+            self.pool = (k, s, oy0, ox0, reduce)
+            return self
+        # the GEMM grid: every conv pixel, or only the kept pixels of a selection pool
+        if kind == "pick" and s > 1:
+            self.grid = (s, oy0, ox0, oh, ow)
+            self.pool = (1, 1, 0, 0, 0)
+        else:
+            self.grid = (1, 0, 0, h, w)
+            self.pool = (k, s, oy0, ox0, reduce)
+        w_kn = wf.reshape(oc, ic, taps).transpose(2, 1, 0).reshape(taps * ic, oc)  # rows t*IC + c
+        raw = conv.weights.reshape(oc, ic, taps).transpose(2, 1, 0).reshape(taps * ic, oc)
+        ax = conv.regs.arg_x >> conv.regs.shr_x
+        self.gemm = None
+        if int8_enabled() and raw.min(initial=0) >= 0 and raw.max(initial=0) <= 255 and -255 <= ax <= 0:
+            self.gemm = Int8Gemm.build(np.ascontiguousarray(raw, dtype=np.uint8), -ax, threads)
+        if self.gemm is not None:
+            self.products = "int8"
+            return self
+        absw = np.abs(w_kn)
+        bound = int(absw.sum(axis=0).max(initial=0)) * 128
+        if bound < _F32_EXACT:
+            self.dtype, self.chunks = np.float32, [(0, w_kn.shape[0])]
+        else:
+            from .conv import _chunks_for_bound
+
+            chunks = _chunks_for_bound(absw.T, 128, _F32_EXACT)
+            if chunks is not None and len(chunks) <= 4:
+                self.dtype, self.chunks = np.float32, chunks
+            elif bound < _F64_EXACT:
+                self.dtype, self.chunks = np.float64, [(0, w_kn.shape[0])]
+            else:
+                raise ValueError("sums exceed float64's exact range")
+        self.products = "f32" if self.dtype == np.float32 else "f64"
+        self.wmat = np.ascontiguousarray(w_kn, dtype=self.dtype)
+        return self
+
+    # ------------------------------------------------------------------------------------------
+    def run(self, x: np.ndarray) -> np.ndarray:
+        kn = self.kernels
+        out = np.empty(self.out_shape_hwc, dtype=np.uint8)
+        if self.products == "dw":
+            bad = kn.depthwise(x, self.wt, self.kk, self.pad, out, *self.bn, *self.pool, *self.act.args())
+        else:
+            g = self._sums(x)
+            bad = kn.epilogue(g, out, *self.bn, *self.pool, *self.act.args())
+        if bad:
+            offset, fld = self.conv.act_where
+            raise KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start", offset=offset, field=fld)
+        return out
+
+    def _sums(self, x: np.ndarray) -> np.ndarray:
+        """``G`` on the grid, [rows, cols, OC] (int32 from int8 products, else float)."""
+        s, oy0, ox0, gh, gw = self.grid
+        ic = x.shape[2]
+        kcols = self.kk * self.kk * ic
+        p = gh * gw
+        if self.gemm is not None:
+            if self.kk == 1 and s == 1:
+                a = x.reshape(p, ic)
+            else:
+                a = _scratch("hwc_cols", p * kcols, np.uint8).reshape(p, kcols)
+                self.kernels.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 0)
+            return self.gemm(a).reshape(gh, gw, -1)
+        a = _scratch("hwc_cols", p * kcols, self.dtype).reshape(p, kcols)
+        self.kernels.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 128)
+        if len(self.chunks) == 1:
+            g = a @ self.wmat
+        else:
+            g = np.zeros((p, self.wmat.shape[1]), dtype=np.float64)
+            for k0, k1 in self.chunks:
+                g += a[:, k0:k1] @ self.wmat[k0:k1]
+        return g.reshape(gh, gw, -1)
