@@ -235,10 +235,16 @@ class SegmentTable:
     sb: np.ndarray
 
 
-def segment_table(act: ActivationTable) -> SegmentTable:
+def segment_table(act: ActivationTable, lo: int | None = None, hi: int | None = None) -> SegmentTable:
+    """The whole activation, or (``lo``/``hi`` given, ``lo`` above the first segment start) only
+    the intervals that meet ``[lo, hi]``: the first kept one then starts at ``bp[0] = lo − 1``."""
     xs = [int(v) for v in act.x_start]
     bps = sorted(set(xs))
     chosen = [max(i for i in range(16) if xs[i] <= bp) for bp in bps]
+    if lo is not None and hi is not None:
+        keep = [j for j in range(len(bps)) if bps[j] < hi and (j + 1 == len(bps) or bps[j + 1] >= lo)]
+        chosen = [chosen[j] for j in keep]
+        bps = [lo - 1] + [bps[j] for j in keep[1:]]
     pick = np.array(chosen, dtype=np.int64)
     return SegmentTable(
         bp=np.array(bps, dtype=np.int64),

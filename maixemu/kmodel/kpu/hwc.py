@@ -75,6 +75,11 @@ def _act_plan(conv, bounds, lut_limit: int) -> _Act:
     lo, hi = bounds.lo, bounds.hi
     if bounds.valid and hi - lo + 1 <= lut_limit:
         return _Act(0, lo, hi - lo, activation_lut(conv.act, lo, hi), _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY)
+    if bounds.valid:
+        # every bn lies in [bmin, bmax]; clamped to [lo, hi] (the activation is constant beyond
+        # in the monotone case, lo/hi are bmin/bmax otherwise) only a few segments remain
+        t = segment_table(conv.act, lo, hi)
+        return _Act(2, lo, hi - lo, np.zeros(1, np.uint8), t.bp, t.sx, t.sm, t.ss, t.sb)
     t = segment_table(conv.act)
     return _Act(1, 0, 0, np.zeros(1, np.uint8), t.bp, t.sx, t.sm, t.ss, t.sb)
 
@@ -108,7 +113,9 @@ class HwcPath:
         taps = self.kk * self.kk
         if conv.depthwise:
             self.products = "dw"
-            self.wt = np.ascontiguousarray(wf.reshape(oc, taps).T, dtype=np.int64)  # [k*k, C]
+            # int32 sums when they cannot overflow (|G| <= 128·Σ|w'| per channel), else int64
+            narrow = 128 * int(np.abs(wf).sum(axis=1).max(initial=0)) < 1 << 31
+            self.wt = np.ascontiguousarray(wf.reshape(oc, taps).T, dtype=np.int32 if narrow else np.int64)  # [k*k, C]
             self.pool = (k, s, oy0, ox0, reduce)
             return self
         # the GEMM grid: every conv pixel, or only the kept pixels of a selection pool

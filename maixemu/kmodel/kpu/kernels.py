@@ -76,29 +76,115 @@ def _act_one(bn, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
 
 
 @njit(**_NOGIL)
-def _bn_vector(g, cc, mul, shift, add, out):
-    for c in range(out.shape[0]):
-        out[c] = ((np.int64(g[c]) + cc[c]) * mul[c] >> shift[c]) + add[c]
+def _act_block(bn, dst, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
+    """``dst[i, c] = activation(bn[i, c])`` for a block of batch-norm values; returns how many lie
+    below every segment start. Table mode runs in two passes (index arithmetic, then the gather)
+    so the first one vectorises."""
+    n, ch = bn.shape
+    bad = 0
+    if act_mode == 0:
+        for i in range(n):
+            row = bn[i]
+            for c in range(ch):
+                v = row[c] - lo
+                v = 0 if v < 0 else v
+                row[c] = span if v > span else v
+        for i in range(n):
+            row = bn[i]
+            out = dst[i]
+            for c in range(ch):
+                out[c] = lut[row[c]]
+        return bad
+    if act_mode == 2:
+        # clamped to [lo, lo + span], where the few segments of ``bp`` cover every value
+        top = bp.shape[0] - 1
+        hi = lo + span
+        for i in range(n):
+            row = bn[i]
+            out = dst[i]
+            for c in range(ch):
+                v = row[c]
+                v = lo if v < lo else v
+                v = hi if v > hi else v
+                j = top
+                while j > 0 and bp[j] >= v:
+                    j -= 1
+                r = _round_shift((v - sx[j]) * sm[j], ss[j]) + sb[j]
+                out[c] = 0 if r < 0 else (255 if r > 255 else r)
+        return bad
+    for i in range(n):
+        for c in range(ch):
+            v = _act_one(bn[i, c], act_mode, lo, span, lut, bp, sx, sm, ss, sb)
+            if v < 0:
+                bad += 1
+                v = 0
+            dst[i, c] = v
+    return bad
 
 
 @njit(**_NOGIL)
-def _act_vector(bn, dst, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
+def _finish_row(g, ys, s, ox0, k, reduce, out_row, cc, mul, shift, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb,
+                bn, m, tmp, acc):
+    """One output row from the sums ``g`` [rows, W, C]: window rows ``ys`` (k of them, already
+    clamped), output column ``ox`` reads columns ``ox·s + ox0 + dx`` (clamped)."""
+    w = g.shape[1]
+    ch = g.shape[2]
+    ow = out_row.shape[0]
     bad = 0
-    if act_mode == 0:
-        for c in range(bn.shape[0]):
-            i = bn[c] - lo
-            if i < 0:
-                i = 0
-            elif i > span:
-                i = span
-            dst[c] = lut[i]
-        return bad
-    for c in range(bn.shape[0]):
-        v = _act_one(bn[c], act_mode, lo, span, lut, bp, sx, sm, ss, sb)
-        if v < 0:
-            bad += 1
-            v = 0
-        dst[c] = v
+    if reduce == 0:
+        y = ys[0]
+        for ox in range(ow):
+            src = g[y, ox * s + ox0]
+            dst = bn[ox]
+            for c in range(ch):
+                dst[c] = ((np.int64(src[c]) + cc[c]) * mul[c] >> shift[c]) + add[c]
+        return _act_block(bn[:ow], out_row, act_mode, lo, span, lut, bp, sx, sm, ss, sb)
+    if reduce == 1:
+        for ox in range(ow):
+            mrow = m[ox]
+            x0 = ox * s + ox0
+            first = g[ys[0], x0]
+            for c in range(ch):
+                mrow[c] = first[c]
+            for dy in range(k):
+                for dx in range(k):
+                    src = g[ys[dy], min(x0 + dx, w - 1)]
+                    for c in range(ch):
+                        if src[c] > mrow[c]:
+                            mrow[c] = src[c]
+            dst = bn[ox]
+            for c in range(ch):
+                dst[c] = ((np.int64(mrow[c]) + cc[c]) * mul[c] >> shift[c]) + add[c]
+        return _act_block(bn[:ow], out_row, act_mode, lo, span, lut, bp, sx, sm, ss, sb)
+    acc[:ow] = 0
+    for dy in range(k):
+        for dx in range(k):
+            for ox in range(ow):
+                src = g[ys[dy], min(ox * s + ox0 + dx, w - 1)]
+                dst = bn[ox]
+                for c in range(ch):
+                    dst[c] = ((np.int64(src[c]) + cc[c]) * mul[c] >> shift[c]) + add[c]
+            bad += _act_block(bn[:ow], tmp[:ow], act_mode, lo, span, lut, bp, sx, sm, ss, sb)
+            for ox in range(ow):
+                arow = acc[ox]
+                trow = tmp[ox]
+                if reduce == 2:
+                    for c in range(ch):
+                        if trow[c] > arow[c]:
+                            arow[c] = trow[c]
+                else:
+                    for c in range(ch):
+                        arow[c] += trow[c]
+    div = k * k
+    for ox in range(ow):
+        arow = acc[ox]
+        orow = out_row[ox]
+        if reduce == 2:
+            for c in range(ch):
+                orow[c] = arow[c]
+        else:
+            for c in range(ch):
+                orow[c] = arow[c] // div
     return bad
 
 
@@ -108,141 +194,83 @@ def epilogue(g, out, cc, mul, shift, add, k, s, oy0, ox0, reduce, act_mode, lo, 
     values below every activation segment start (the caller raises the reference's error)."""
     h, w, ch = g.shape
     oh, ow = out.shape[0], out.shape[1]
-    bn = np.empty(ch, np.int64)
-    m = np.empty(ch, g.dtype)
-    acc = np.empty(ch, np.int64)
-    tmp = np.empty(ch, np.uint8)
+    bn = np.empty((ow, ch), np.int64)
+    m = np.empty((ow, ch), g.dtype)
+    tmp = np.empty((ow, ch), np.uint8)
+    acc = np.empty((ow, ch), np.int64)
+    ys = np.empty(max(k, 1), np.int64)
     bad = 0
     for oy in range(oh):
-        for ox in range(ow):
-            y0 = oy * s + oy0
-            x0 = ox * s + ox0
-            if reduce == 0:
-                _bn_vector(g[y0, x0], cc, mul, shift, add, bn)
-                bad += _act_vector(bn, out[oy, ox], act_mode, lo, span, lut, bp, sx, sm, ss, sb)
-            elif reduce == 1:
-                m[:] = g[y0, x0]
-                for dy in range(k):
-                    y = min(y0 + dy, h - 1)
-                    for dx in range(k):
-                        x = min(x0 + dx, w - 1)
-                        row = g[y, x]
-                        for c in range(ch):
-                            if row[c] > m[c]:
-                                m[c] = row[c]
-                _bn_vector(m, cc, mul, shift, add, bn)
-                bad += _act_vector(bn, out[oy, ox], act_mode, lo, span, lut, bp, sx, sm, ss, sb)
-            else:
-                acc[:] = 0
-                for dy in range(k):
-                    y = min(y0 + dy, h - 1)
-                    for dx in range(k):
-                        x = min(x0 + dx, w - 1)
-                        _bn_vector(g[y, x], cc, mul, shift, add, bn)
-                        bad += _act_vector(bn, tmp, act_mode, lo, span, lut, bp, sx, sm, ss, sb)
-                        if reduce == 2:
-                            for c in range(ch):
-                                if tmp[c] > acc[c]:
-                                    acc[c] = tmp[c]
-                        else:
-                            for c in range(ch):
-                                acc[c] += tmp[c]
-                dst = out[oy, ox]
-                if reduce == 2:
-                    for c in range(ch):
-                        dst[c] = acc[c]
-                else:
-                    for c in range(ch):
-                        dst[c] = acc[c] // (k * k)
+        for dy in range(k):
+            ys[dy] = min(oy * s + oy0 + dy, h - 1)
+        bad += _finish_row(g, ys, s, ox0, k, reduce, out[oy], cc, mul, shift, add, act_mode, lo, span, lut, bp, sx, sm, ss,
+                           sb, bn, m, tmp, acc)
     return bad
 
 
 @njit(**_NOGIL)
-def _dw_sums(x, wt, kk, pad, y, xx, out):
-    """Depthwise sums ``Σ (x−128)·w'`` at conv pixel (y, xx) for every channel (int64: exact for any w')."""
-    h, w, ch = x.shape
-    for c in range(ch):
-        out[c] = 0
-    if kk == 1:
-        row = x[y, xx]
+def _dw_row(xp, wt, kk, y, cs, cx0, grow):
+    """Depthwise sums of conv row ``y`` at columns ``j·cs + cx0`` into ``grow`` [cols, C].
+
+    ``xp`` is the centred input (x − 128) with a one-pixel border of ``pad − 128`` when kk == 3."""
+    cols, ch = grow.shape
+    for j in range(cols):
         for c in range(ch):
-            out[c] = (np.int64(row[c]) - 128) * wt[0, c]
-        return
-    t = 0
-    for ky in range(3):
-        yy = y + ky - 1
-        for kx in range(3):
-            xi = xx + kx - 1
-            wrow = wt[t]
-            t += 1
-            if yy < 0 or yy >= h or xi < 0 or xi >= w:
-                pv = np.int64(pad) - 128
+            grow[j, c] = 0
+    for ky in range(kk):
+        for kx in range(kk):
+            wrow = wt[ky * kk + kx]
+            src_row = xp[y + ky]
+            for j in range(cols):
+                src = src_row[j * cs + cx0 + kx]
+                dst = grow[j]
                 for c in range(ch):
-                    out[c] += pv * wrow[c]
-            else:
-                row = x[yy, xi]
-                for c in range(ch):
-                    out[c] += (np.int64(row[c]) - 128) * wrow[c]
+                    dst[c] += src[c] * wrow[c]
 
 
 @njit(**_NOGIL)
 def depthwise(x, wt, kk, pad, out, cc, mul, shift, add, k, s, oy0, ox0, reduce, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
-    """A whole depthwise layer: x uint8 [H, W, C], wt int64 [k·k, C] (= w + arg_x >> shr_x), out uint8 [OH, OW, C]."""
+    """A whole depthwise layer: x uint8 [H, W, C], wt [k·k, C] (= w + arg_x >> shr_x; int32 when
+    the sums fit, else int64), out uint8 [OH, OW, C]. The sums of the rows one output row needs
+    are made in a small buffer and finished at once."""
     h, w, ch = x.shape
     oh, ow = out.shape[0], out.shape[1]
-    g = np.empty(ch, np.int64)
-    m = np.empty(ch, np.int64)
-    bn = np.empty(ch, np.int64)
-    acc = np.empty(ch, np.int64)
-    tmp = np.empty(ch, np.uint8)
+    border = 1 if kk == 3 else 0
+    xp = np.empty((h + 2 * border, w + 2 * border, ch), wt.dtype)
+    if border:
+        pv = pad - 128
+        xp[0] = pv
+        xp[h + 1] = pv
+        xp[:, 0] = pv
+        xp[:, w + 1] = pv
+    for yy in range(h):
+        for xx in range(w):
+            src = x[yy, xx]
+            dst = xp[yy + border, xx + border]
+            for c in range(ch):
+                dst[c] = np.int64(src[c]) - 128
+    # columns the window reads: selection pools only their kept pixel, other pools every column
+    if reduce == 0:
+        cols, cs, cx0, rs, rk = ow, s, ox0, s, 1
+    else:
+        cols, cs, cx0, rs, rk = w, 1, 0, s, k
+    grows = np.empty((rk, cols, ch), wt.dtype)
+    ys = np.empty(rk, np.int64)
+    bn = np.empty((ow, ch), np.int64)
+    m = np.empty((ow, ch), wt.dtype)
+    tmp = np.empty((ow, ch), np.uint8)
+    acc = np.empty((ow, ch), np.int64)
     bad = 0
     for oy in range(oh):
-        for ox in range(ow):
-            y0 = oy * s + oy0
-            x0 = ox * s + ox0
-            if reduce == 0:
-                _dw_sums(x, wt, kk, pad, y0, x0, g)
-                _bn_vector(g, cc, mul, shift, add, bn)
-                bad += _act_vector(bn, out[oy, ox], act_mode, lo, span, lut, bp, sx, sm, ss, sb)
-            elif reduce == 1:
-                first = True
-                for dy in range(k):
-                    y = min(y0 + dy, h - 1)
-                    for dx in range(k):
-                        xx = min(x0 + dx, w - 1)
-                        _dw_sums(x, wt, kk, pad, y, xx, g)
-                        if first:
-                            m[:] = g
-                            first = False
-                        else:
-                            for c in range(ch):
-                                if g[c] > m[c]:
-                                    m[c] = g[c]
-                _bn_vector(m, cc, mul, shift, add, bn)
-                bad += _act_vector(bn, out[oy, ox], act_mode, lo, span, lut, bp, sx, sm, ss, sb)
-            else:
-                acc[:] = 0
-                for dy in range(k):
-                    y = min(y0 + dy, h - 1)
-                    for dx in range(k):
-                        xx = min(x0 + dx, w - 1)
-                        _dw_sums(x, wt, kk, pad, y, xx, g)
-                        _bn_vector(g, cc, mul, shift, add, bn)
-                        bad += _act_vector(bn, tmp, act_mode, lo, span, lut, bp, sx, sm, ss, sb)
-                        if reduce == 2:
-                            for c in range(ch):
-                                if tmp[c] > acc[c]:
-                                    acc[c] = tmp[c]
-                        else:
-                            for c in range(ch):
-                                acc[c] += tmp[c]
-                dst = out[oy, ox]
-                if reduce == 2:
-                    for c in range(ch):
-                        dst[c] = acc[c]
-                else:
-                    for c in range(ch):
-                        dst[c] = acc[c] // (k * k)
+        for dy in range(rk):
+            _dw_row(xp, wt, kk, min(oy * rs + oy0 + dy, h - 1), cs, cx0, grows[dy])
+            ys[dy] = dy
+        if reduce == 0:
+            bad += _finish_row(grows, ys, 1, 0, 1, 0, out[oy], cc, mul, shift, add, act_mode, lo, span, lut, bp, sx, sm, ss,
+                               sb, bn, m, tmp, acc)
+        else:
+            bad += _finish_row(grows, ys, s, ox0, k, reduce, out[oy], cc, mul, shift, add, act_mode, lo, span, lut, bp, sx, sm,
+                               ss, sb, bn, m, tmp, acc)
     return bad
 
 
