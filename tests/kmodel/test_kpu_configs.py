@@ -502,3 +502,26 @@ def test_bucketed_table_lookup_matches_reference(monkeypatch, pool_type, kernel,
     got = conv.run(x)
     np.testing.assert_array_equal(got, conv.run_reference(x))
     assert len(np.unique(got)) >= 6
+
+
+@pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (2, 1, True),
+                                                 (9, 3, False), (8, 3, True), (3, 1, False)])
+def test_direct_segments_match_the_reference(pool_type, kernel, dw):
+    """With no activation table allowed (a table "would need 266 M entries"), every engine
+    evaluates the 16 segments directly: the same bytes as the int64 reference, never its path."""
+    rng = np.random.default_rng(900 + pool_type * 7 + kernel)
+    c, h, w = 6, 12, 16
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=6, weights=_weights(rng, 6, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    pool_type=pool_type, pad_value=77, arg_x=-110 << 15, shr_x=15, src_row=0, dst_row=4000,
+                    activation=Activation.relu(scale_shift=2))
+    spec = _calibrate(spec, x, rng, spread=300)
+    from maixemu.kmodel.build import encode_batchnorm
+
+    conv = K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                             np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"), spec.activation.encode(),
+                             lut_max_entries=0)
+    assert conv.fast and "segments" in conv.path and conv.table_entries == 0
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 6
