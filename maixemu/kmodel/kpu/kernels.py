@@ -84,16 +84,13 @@ def _act_block(bn, dst, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
     bad = 0
     if act_mode == 0:
         for i in range(n):
-            row = bn[i]
             for c in range(ch):
-                v = row[c] - lo
+                v = bn[i, c] - lo
                 v = 0 if v < 0 else v
-                row[c] = span if v > span else v
+                bn[i, c] = span if v > span else v
         for i in range(n):
-            row = bn[i]
-            out = dst[i]
             for c in range(ch):
-                out[c] = lut[row[c]]
+                dst[i, c] = lut[bn[i, c]]
         return bad
     if act_mode == 2:
         # clamped to [lo, lo + span], where the few segments of ``bp`` cover every value
@@ -134,27 +131,26 @@ def _finish_row(g, ys, s, ox0, k, reduce, out_row, cc, mul, shift, add, act_mode
     if reduce == 0:
         y = ys[0]
         for ox in range(ow):
-            src = g[y, ox * s + ox0]
-            dst = bn[ox]
+            x = ox * s + ox0
             for c in range(ch):
-                dst[c] = ((np.int64(src[c]) + cc[c]) * mul[c] >> shift[c]) + add[c]
+                bn[ox, c] = ((np.int64(g[y, x, c]) + cc[c]) * mul[c] >> shift[c]) + add[c]
         return _act_block(bn[:ow], out_row, act_mode, lo, span, lut, bp, sx, sm, ss, sb)
     if reduce == 1:
         for ox in range(ow):
-            mrow = m[ox]
             x0 = ox * s + ox0
-            first = g[ys[0], x0]
+            y0 = ys[0]
             for c in range(ch):
-                mrow[c] = first[c]
+                m[ox, c] = g[y0, x0, c]
             for dy in range(k):
+                y = ys[dy]
                 for dx in range(k):
-                    src = g[ys[dy], min(x0 + dx, w - 1)]
+                    x = min(x0 + dx, w - 1)
                     for c in range(ch):
-                        if src[c] > mrow[c]:
-                            mrow[c] = src[c]
-            dst = bn[ox]
+                        v = g[y, x, c]
+                        if v > m[ox, c]:
+                            m[ox, c] = v
             for c in range(ch):
-                dst[c] = ((np.int64(mrow[c]) + cc[c]) * mul[c] >> shift[c]) + add[c]
+                bn[ox, c] = ((np.int64(m[ox, c]) + cc[c]) * mul[c] >> shift[c]) + add[c]
         return _act_block(bn[:ow], out_row, act_mode, lo, span, lut, bp, sx, sm, ss, sb)
     acc[:ow] = 0
     for dy in range(k):
@@ -218,14 +214,13 @@ def _dw_row(xp, wt, kk, y, cs, cx0, grow):
         for c in range(ch):
             grow[j, c] = 0
     for ky in range(kk):
+        yy = y + ky
         for kx in range(kk):
-            wrow = wt[ky * kk + kx]
-            src_row = xp[y + ky]
+            t = ky * kk + kx
             for j in range(cols):
-                src = src_row[j * cs + cx0 + kx]
-                dst = grow[j]
+                xx = j * cs + cx0 + kx
                 for c in range(ch):
-                    dst[c] += src[c] * wrow[c]
+                    grow[j, c] += xp[yy, xx, c] * wt[t, c]
 
 
 @njit(**_NOGIL)
@@ -282,27 +277,24 @@ def im2col(x, kk, pad, s, oy0, ox0, oh, ow, out, center):
     sampled pixel of row i, column j is (i·s + oy0, j·s + ox0); taps outside the map read ``pad``.
     """
     h, w, ch = x.shape
+    pv = pad - center
     for i in range(oh):
         y = i * s + oy0
         for j in range(ow):
             xx = j * s + ox0
-            dst = out[i * ow + j]
+            r = i * ow + j
             if kk == 1:
-                src = x[y, xx]
                 for c in range(ch):
-                    dst[c] = src[c] - center
+                    out[r, c] = x[y, xx, c] - center
                 continue
-            t = 0
             for ky in range(3):
                 yy = y + ky - 1
                 for kx in range(3):
                     xi = xx + kx - 1
-                    base = t * ch
-                    t += 1
+                    base = (ky * 3 + kx) * ch
                     if yy < 0 or yy >= h or xi < 0 or xi >= w:
                         for c in range(ch):
-                            dst[base + c] = pad - center
+                            out[r, base + c] = pv
                     else:
-                        src = x[yy, xi]
                         for c in range(ch):
-                            dst[base + c] = src[c] - center
+                            out[r, base + c] = x[yy, xi, c] - center
