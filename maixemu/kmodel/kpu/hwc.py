@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import KmodelRuntimeError
 from .activation import activation_lut, segment_table
-from .int8 import Int8Gemm, int8_enabled
+from .int8 import MAX_POOLS, Int8Conv3x3, Int8Gemm, int8_enabled
 from .parallel import _scratch
 
 _F32_EXACT = 1 << 24
@@ -33,6 +33,9 @@ _F64_EXACT = 1 << 53
 #: Largest activation table the compiled path builds (uint8 entries). Beyond it the segments
 #: are evaluated directly: a multi-MiB table misses the cache on every lookup and costs load time.
 HWC_LUT_MAX_ENTRIES = 1 << 20
+
+#: 3×3 layers with at most this many input channels use ``ConvInteger`` (no im2col matrix)
+CONV_INTEGER_MAX_CHANNELS = 4
 
 #: pool_type -> (window k, stride s, row offset, column offset, kind) of the epilogue:
 #: kind "max" (pre- or post-activation), "mean", or "pick" (one kept pixel, a selection pool)
@@ -129,7 +132,19 @@ class HwcPath:
         raw = conv.weights.reshape(oc, ic, taps).transpose(2, 1, 0).reshape(taps * ic, oc)
         ax = conv.regs.arg_x >> conv.regs.shr_x
         self.gemm = None
-        if int8_enabled() and raw.min(initial=0) >= 0 and raw.max(initial=0) <= 255 and -255 <= ax <= 0:
+        self.conv3 = None
+        int8_ok = int8_enabled() and raw.min(initial=0) >= 0 and raw.max(initial=0) <= 255 and -255 <= ax <= 0
+        pooled = self.pool[4] == 1 and conv.pool_type in MAX_POOLS
+        small_sums = 128 * int(np.abs(wf).sum(axis=1).max(initial=0)) < _F32_EXACT
+        if int8_ok and self.kk == 3 and ic <= CONV_INTEGER_MAX_CHANNELS and (self.pool[4] == 0 or (pooled and small_sums)):
+            stride = self.grid[0]
+            self.conv3 = Int8Conv3x3.build(conv.weights.reshape(oc, ic, 3, 3).astype(np.uint8), -ax, stride,
+                                           conv.pool_type if pooled else 0, threads)
+            if self.conv3 is not None:
+                self.products = "int8conv"
+                self.conv3_pool = (1, 1, 0, 0, 0)
+                return self
+        if int8_ok:
             self.gemm = Int8Gemm.build(np.ascontiguousarray(raw, dtype=np.uint8), -ax, threads)
         if self.gemm is not None:
             self.products = "int8"
@@ -158,6 +173,16 @@ class HwcPath:
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
         if self.products == "dw":
             bad = kn.depthwise(x, self.wt, self.kk, self.pad, out, *self.bn, *self.pool, *self.act.args())
+        elif self.conv3 is not None:
+            s, oy0, ox0, gh, gw = self.grid
+            h, w = self.in_hw
+            xp = _scratch("hwc_pad", x.shape[2] * (h + 2 - oy0) * (w + 2 - ox0), np.uint8).reshape(1, x.shape[2], h + 2 - oy0, w + 2 - ox0)
+            kn.pad_chw(x, self.pad, oy0, ox0, xp[0])
+            g = self.conv3(xp)  # [OH, OW, OC] after its max pool, or the grid's sums
+            oh, ow = self.out_shape_hwc[:2]
+            if g.shape[0] != oh or g.shape[1] != ow:
+                g = np.ascontiguousarray(g[:oh, :ow])
+            bad = kn.epilogue(g, out, *self.bn, *self.conv3_pool, *self.act.args())
         else:
             g = self._sums(x)
             bad = kn.epilogue(g, out, *self.bn, *self.pool, *self.act.args())

@@ -298,3 +298,19 @@ def im2col(x, kk, pad, s, oy0, ox0, oh, ow, out, center):
                     else:
                         for c in range(ch):
                             out[r, base + c] = x[yy, xi, c] - center
+
+
+@njit(**_NOGIL)
+def pad_chw(x, pad, oy0, ox0, out):
+    """``out[c, y, x]`` = the HWC map ``x`` with a one-pixel ``pad`` border, shifted by (oy0, ox0)."""
+    h, w, ch = x.shape
+    oc, ph, pw = out.shape
+    for c in range(oc):
+        for y in range(ph):
+            yy = y + oy0 - 1
+            for xx in range(pw):
+                xi = xx + ox0 - 1
+                if yy < 0 or yy >= h or xi < 0 or xi >= w:
+                    out[c, y, xx] = pad
+                else:
+                    out[c, y, xx] = x[yy, xi, c]
