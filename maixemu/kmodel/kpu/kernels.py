@@ -231,7 +231,7 @@ def depthwise(x, wt, kk, pad, out, cc, mul, shift, add, k, s, oy0, ox0, reduce, 
     h, w, ch = x.shape
     oh, ow = out.shape[0], out.shape[1]
     border = 1 if kk == 3 else 0
-    xp = np.empty((h + 2 * border, w + 2 * border, ch), wt.dtype)
+    xp = np.empty((h + 2 * border, w + 2 * border, ch), np.int16)  # x − 128 (and pad − 128) fit int16
     if border:
         pv = pad - 128
         xp[0] = pv
