@@ -57,6 +57,7 @@ class KpuState:
         self.plan = kpu_engine.KpuRamPlan()
         self.lut_budget = V4_LUT_BUDGET_ENTRIES
         self.lut_total_left = V4_LUT_TOTAL_ENTRIES
+        self.drops: dict[int, list[int]] = {}
 
     def prepare_conv(self, regs, weights, bn_words, act) -> "kpu_engine.KpuConv":
         """``KpuConv.prepare`` with a larger activation-table limit while the model's budget lasts."""
@@ -82,6 +83,18 @@ class KpuState:
 
     def finalize(self) -> None:
         self.plan = kpu_engine.plan_kpu_ram(self.accesses, K210_KPU_RAM_BYTES)
+        # a run forgets each cached conv output once the last conv that takes it has run
+        last: dict[int, int] = {}
+        for reader, writer in self.plan.reuse.items():
+            last[writer] = max(last.get(writer, reader), reader)
+        writers = {a.step for a in self.accesses if a.kind == "w" and a.conv}
+        self.drops: dict[int, list[int]] = {}
+        for writer in writers:
+            self.drops.setdefault(last.get(writer, writer), []).append(writer)
+
+    def forget_after(self, step: int) -> None:
+        for key in self.drops.get(step, ()):
+            self.cache.pop(key, None)
 
     # --- run time ------------------------------------------------------------------------------
 

@@ -106,8 +106,10 @@ class V4Model(Model):
 
     def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
         self._feed(inputs)
+        kpu = self._kpu
         for node in self._nodes:
             node.run()
+            kpu.forget_after(kpu.NODE_STEP0 + node.index)
         return self._fetch()
 
     def trace(self, *inputs: np.ndarray, limit: int | None = None) -> Iterator[TraceStep]:
