@@ -525,3 +525,27 @@ def test_direct_segments_match_the_reference(pool_type, kernel, dw):
     got = conv.run(x)
     np.testing.assert_array_equal(got, conv.run_reference(x))
     assert len(np.unique(got)) >= 6
+
+
+@pytest.mark.kpu_engines("fast", "fast-f32")
+@pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (9, 3, True), (3, 1, False)])
+def test_step_buckets_match_the_reference(monkeypatch, pool_type, kernel, dw):
+    """With no full table allowed, a monotone activation runs as step buckets (two tiny lookups
+    per value, built by bisection at load): the same bytes as the int64 reference."""
+    from maixemu.kmodel.kpu import hwc
+
+    monkeypatch.setattr(hwc, "HWC_LUT_MAX_ENTRIES", 0)
+    rng = np.random.default_rng(1300 + pool_type * 7 + kernel)
+    c, h, w = 5, 12, 16
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=5, weights=_weights(rng, 5, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    pool_type=pool_type, pad_value=3, arg_x=-100 << 15, shr_x=15, src_row=0, dst_row=4000)
+    spec = _calibrate(spec, x, rng, spread=250)
+    from maixemu.kmodel.build import encode_batchnorm
+
+    conv = K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                             np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"), spec.activation.encode())
+    assert "steps" in conv.path
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 6

@@ -265,3 +265,51 @@ def activate_segments(bn: np.ndarray, table: SegmentTable) -> tuple[np.ndarray, 
     t = (bn - table.sx[j]) * table.sm[j]
     r = round_shift(t, table.ss[j]) + table.sb[j]
     return np.clip(r, 0, 255).astype(np.uint8), bad
+
+
+#: Most buckets a step table may have (see ``step_buckets``).
+STEP_BUCKETS_MAX = 1 << 16
+
+
+def step_buckets(act: ActivationTable, lo: int, hi: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
+    """A non-decreasing activation on ``[lo, hi]`` as buckets of ``2**j`` values, each holding at
+    most one of its steps: ``act(lo + i) = first[q] + inc[q]·(i >= at[q])`` with ``q = i >> j``.
+
+    The steps (the smallest bn of each output level above ``act(lo)``) are found by bisection,
+    all levels at once with the vectorised ``activate``, so a table of millions of entries costs
+    a few small passes instead of being built. Returns ``(j, first (uint8), inc, at)`` or None
+    when the steps are too close together for ``STEP_BUCKETS_MAX`` buckets.
+    """
+    v_lo = int(activate(np.array([lo]), act)[0])
+    v_hi = int(activate(np.array([hi]), act)[0])
+    span = hi - lo
+    levels = np.arange(v_lo + 1, v_hi + 1, dtype=np.int64)
+    if levels.size == 0:  # constant: one bucket wider than the range
+        return max(span, 1).bit_length(), np.array([v_lo], np.uint8), np.zeros(1, np.int64), np.full(1, 1 << 62, np.int64)
+    a = np.full(levels.size, lo, dtype=np.int64)  # act(a) < level
+    b = np.full(levels.size, hi, dtype=np.int64)  # act(b) >= level
+    while True:
+        open_ = b - a > 1
+        if not open_.any():
+            break
+        mid = (a + b) // 2
+        up = activate(mid, act) >= levels
+        b = np.where(open_ & up, mid, b)
+        a = np.where(open_ & ~up, mid, a)
+    at_abs, counts = np.unique(b, return_counts=True)
+    steps = at_abs - lo  # > 0: act(lo) < every level
+    gap = int(np.diff(steps).min()) if steps.size > 1 else span + 1
+    j = max(0, min(gap, span + 1).bit_length() - 1)
+    width = 1 << j
+    nb = span // width + 1
+    if nb > STEP_BUCKETS_MAX:
+        return None
+    starts = np.arange(nb, dtype=np.int64) * width
+    cum = np.concatenate([[0], np.cumsum(counts)])
+    first = v_lo + cum[np.searchsorted(steps, starts, side="right")]
+    at = np.full(nb, 1 << 62, dtype=np.int64)
+    inc = np.zeros(nb, dtype=np.int64)
+    inner = steps % width != 0  # a step at a bucket start is already in first[q]
+    at[steps[inner] >> j] = steps[inner]
+    inc[steps[inner] >> j] = counts[inner]
+    return j, first.astype(np.uint8), inc, at

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KmodelRuntimeError
-from .activation import activation_lut, segment_table
+from .activation import activation_lut, segment_table, step_buckets
 from .int8 import MAX_POOLS, Int8Conv3x3, Int8Gemm, int8_enabled
 from .parallel import _scratch
 
@@ -55,7 +55,10 @@ _POOLS = {
 
 @dataclass
 class _Act:
-    """Activation arguments of the kernels (mode 0: table ``lut`` over ``lo..lo+span``; 1: segments)."""
+    """Activation arguments of the kernels: mode 0 a table ``lut`` over ``lo..lo+span``; 1 the
+    segments (``bp``, ``sx``, ``sm``, ``ss``, ``sb``), unclamped, counting values below them; 2 the
+    segments that meet ``[lo, lo+span]``, clamped; 3 step buckets (``lut`` = first value of each
+    bucket, ``bp`` = its step, ``sx`` = the step's increment, ``ss[0]`` = log2 of the width)."""
 
     mode: int
     lo: int
@@ -74,10 +77,17 @@ class _Act:
 _NO_ARRAY = np.zeros(1, np.int64)
 
 
-def _act_plan(conv, bounds, lut_limit: int) -> _Act:
+def _act_plan(conv, bounds, lut_limit: int, lut_budget: int) -> _Act:
+    """A table when it is small, else step buckets (monotone activations), else the segments;
+    tables and buckets count against the model's budget ``lut_budget``."""
     lo, hi = bounds.lo, bounds.hi
     if bounds.valid and hi - lo + 1 <= lut_limit:
         return _Act(0, lo, hi - lo, activation_lut(conv.act, lo, hi), _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY)
+    if bounds.monotone:
+        buckets = step_buckets(conv.act, lo, hi)
+        if buckets is not None and buckets[1].size <= lut_budget:
+            j, first, inc, at = buckets
+            return _Act(3, lo, hi - lo, first, at, inc, _NO_ARRAY, np.array([j], np.int64), _NO_ARRAY)
     if bounds.valid:
         # every bn lies in [bmin, bmax]; clamped to [lo, hi] (the activation is constant beyond
         # in the monotone case, lo/hi are bmin/bmax otherwise) only a few segments remain
@@ -106,8 +116,8 @@ class HwcPath:
         self.kk = conv.k
         self.pad = int(conv.pad_value)
         k, s, oy0, ox0, kind = _POOLS[conv.pool_type]
-        self.act = _act_plan(conv, bounds, min(lut_max_entries, HWC_LUT_MAX_ENTRIES))
-        self.activation = "lut" if self.act.mode == 0 else "segments"
+        self.act = _act_plan(conv, bounds, min(lut_max_entries, HWC_LUT_MAX_ENTRIES), lut_max_entries)
+        self.activation = ("lut", "segments", "segments", "steps")[self.act.mode]
         reduce = {"pick": 0, "max": 1 if bounds.pool_first else 2, "mean": 3}[kind]
         mul, shift, add = conv.bn.mul, conv.bn.shift, conv.bn.add
         self.bn = (np.ascontiguousarray(bounds.C, np.int64), np.ascontiguousarray(mul, np.int64),

@@ -92,10 +92,24 @@ def _act_block(bn, dst, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
             for c in range(ch):
                 dst[i, c] = lut[bn[i, c]]
         return bad
+    if act_mode == 3:
+        # step buckets (``activation.step_buckets``): lut = first, bp = at, sx = inc, ss[0] = j
+        j = ss[0]
+        for i in range(n):
+            for c in range(ch):
+                v = bn[i, c] - lo
+                v = 0 if v < 0 else v
+                v = span if v > span else v
+                q = v >> j
+                dst[i, c] = lut[q] + (sx[q] if v >= bp[q] else 0)
+        return bad
     if act_mode == 2:
         # clamped to [lo, lo + span], where the few segments of ``bp`` cover every value
         top = bp.shape[0] - 1
         hi = lo + span
+        first = 1
+        while first * 2 <= top:
+            first *= 2
         for i in range(n):
             row = bn[i]
             out = dst[i]
@@ -103,9 +117,14 @@ def _act_block(bn, dst, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
                 v = row[c]
                 v = lo if v < lo else v
                 v = hi if v > hi else v
-                j = top
-                while j > 0 and bp[j] >= v:
-                    j -= 1
+                # the last breakpoint below v, by halving steps (a fixed few for 16 segments)
+                j = 0
+                step = first if top > 0 and v > bp[1] else 0  # most values: the first interval
+                while step > 0:
+                    k = j + step
+                    if k <= top and bp[k] < v:
+                        j = k
+                    step >>= 1
                 r = _round_shift((v - sx[j]) * sm[j], ss[j]) + sb[j]
                 out[c] = 0 if r < 0 else (255 if r > 255 else r)
         return bad
