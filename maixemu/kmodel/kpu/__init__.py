@@ -1,4 +1,17 @@
-"""The K210 KPU convolution engine, bit-exact, in numpy (shared by kmodel V3 and V4).
+"""The K210 KPU convolution engine, bit-exact (shared by kmodel V3 and V4).
+
+Modules: ``registers`` (the 12 register words), ``activation`` (batch-norm/activation tables, the
+exact activation, lookup tables, segment and step tables), ``ram`` (KPU RAM layout, arena, the
+KPU→KPU plan, native map forms), ``pool``, ``conv`` (``KpuConv``: preparation, the numpy path and
+the int64 reference), ``hwc`` (the compiled path of one layer), ``kernels`` (its numba kernels),
+``int8`` (onnxruntime int8 products with their load-time proof), ``fast`` (which engine, the kernel
+cache), ``parallel`` (scratch buffers, thread pool), ``blas`` (per-thread OpenBLAS threads).
+
+Each layer chooses its path at load: with the ``fast`` extra the compiled HWC path of ``hwc``
+(int8 / ConvInteger / depthwise kernel / float products, then a table, step buckets or the
+segments); otherwise the numpy path described below. ``conv.path`` names the choice,
+``conv.layout`` the native map form ``run_native`` takes. Every path is held to
+``run_reference`` by the tests.
 
 Public API (stable; V3's ``K210_CONV``, V4's ``kpu_conv2d`` and the firmware layer use it):
 
@@ -72,8 +85,10 @@ Why the fast path is exact (the proof the tests check numerically):
   blocks — the same integers the full-resolution sums would give, in a different order.
 * Selection pools (left/right-top) keep one pixel per window, so the sums are computed only
   at those pixels (a stride-2/4 convolution): same bytes, 4-16× less work.
-* Anything outside these conditions (odd ``arg_x``, huge table, negative ``y_mul`` tails, ...)
-  takes the exact int64 path, which is the document's arithmetic verbatim (its float64
+* A table that would be too big (or bn values that may lie below every segment start) is not
+  built: bn is computed exactly and the 16 segments are evaluated directly (``segment_table``).
+* Only an ``arg_x`` that is not a multiple of ``2**shr_x`` (no compiler emits one) or sums beyond
+  int64/float64 take the exact int64 path, the document's arithmetic verbatim (its float64
   products, exact below 2**53, also run with single-threaded BLAS).
 """
 
