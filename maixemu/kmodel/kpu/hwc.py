@@ -97,6 +97,20 @@ def _act_plan(conv, bounds, lut_limit: int, lut_budget: int) -> _Act:
     return _Act(1, 0, 0, np.zeros(1, np.uint8), t.bp, t.sx, t.sm, t.ss, t.sb)
 
 
+def _float_bn(bounds, mul: np.ndarray, shift: np.ndarray, add: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(m, c)`` with ``bn = floor(G·m + c)`` exactly in float64 — ``m = mul·2**-shift`` and
+    ``c = (C·mul + add·2**shift)·2**-shift`` are dyadic and every sum stays below 2**53 (checked
+    per channel with the sums' bounds) — or two empty arrays (the kernels then use int64)."""
+    C = bounds.C
+    gabs = np.maximum(np.abs(bounds.gmin), np.abs(bounds.gmax))
+    scale = np.left_shift(np.int64(1), shift)
+    bound = (gabs.astype(np.float64) + np.abs(C)) * np.abs(mul) + np.abs(add).astype(np.float64) * scale + scale
+    if (bound >= 2.0**52).any():
+        return np.zeros(0), np.zeros(0)
+    num = C * mul + add * scale
+    return mul.astype(np.float64) / scale, num.astype(np.float64) / scale
+
+
 class HwcPath:
     """A prepared layer on the compiled path; ``run(x)``: uint8 [H, W, IC] → uint8 [OH, OW, OC]."""
 
@@ -121,7 +135,7 @@ class HwcPath:
         reduce = {"pick": 0, "max": 1 if bounds.pool_first else 2, "mean": 3}[kind]
         mul, shift, add = conv.bn.mul, conv.bn.shift, conv.bn.add
         self.bn = (np.ascontiguousarray(bounds.C, np.int64), np.ascontiguousarray(mul, np.int64),
-                   np.ascontiguousarray(shift, np.int64), np.ascontiguousarray(add, np.int64))
+                   np.ascontiguousarray(shift, np.int64), np.ascontiguousarray(add, np.int64)) + _float_bn(bounds, mul, shift, add)
         wf = bounds.wf  # int64 [OC, taps] in [ic][ky][kx] order
         taps = self.kk * self.kk
         if conv.depthwise:

@@ -76,6 +76,15 @@ def _act_one(bn, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
 
 
 @njit(**_NOGIL)
+def _bn_value(v, c, cc, mul, shift, add, fm, fc):
+    """The device's batch-norm ``((G + C)·mul >> shift) + add``: as ``floor(G·m + c)`` in float64
+    when the layer's bounds make that exact (``fm``/``fc`` given, checked at load), else in int64."""
+    if fm.shape[0]:
+        return np.int64(np.floor(v * fm[c] + fc[c]))
+    return ((np.int64(v) + cc[c]) * mul[c] >> shift[c]) + add[c]
+
+
+@njit(**_NOGIL)
 def _act_block(bn, dst, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
     """``dst[i, c] = activation(bn[i, c])`` for a block of batch-norm values; returns how many lie
     below every segment start. Table mode runs in two passes (index arithmetic, then the gather)
@@ -139,7 +148,7 @@ def _act_block(bn, dst, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
 
 
 @njit(**_NOGIL)
-def _finish_row(g, ys, s, ox0, k, reduce, out_row, cc, mul, shift, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb,
+def _finish_row(g, ys, s, ox0, k, reduce, out_row, cc, mul, shift, add, fm, fc, act_mode, lo, span, lut, bp, sx, sm, ss, sb,
                 bn, m, tmp, acc):
     """One output row from the sums ``g`` [rows, W, C]: window rows ``ys`` (k of them, already
     clamped), output column ``ox`` reads columns ``ox·s + ox0 + dx`` (clamped)."""
@@ -152,7 +161,7 @@ def _finish_row(g, ys, s, ox0, k, reduce, out_row, cc, mul, shift, add, act_mode
         for ox in range(ow):
             x = ox * s + ox0
             for c in range(ch):
-                bn[ox, c] = ((np.int64(g[y, x, c]) + cc[c]) * mul[c] >> shift[c]) + add[c]
+                bn[ox, c] = _bn_value(g[y, x, c], c, cc, mul, shift, add, fm, fc)
         return _act_block(bn[:ow], out_row, act_mode, lo, span, lut, bp, sx, sm, ss, sb)
     if reduce == 1:
         for ox in range(ow):
@@ -169,7 +178,7 @@ def _finish_row(g, ys, s, ox0, k, reduce, out_row, cc, mul, shift, add, act_mode
                         if v > m[ox, c]:
                             m[ox, c] = v
             for c in range(ch):
-                bn[ox, c] = ((np.int64(m[ox, c]) + cc[c]) * mul[c] >> shift[c]) + add[c]
+                bn[ox, c] = _bn_value(m[ox, c], c, cc, mul, shift, add, fm, fc)
         return _act_block(bn[:ow], out_row, act_mode, lo, span, lut, bp, sx, sm, ss, sb)
     acc[:ow] = 0
     for dy in range(k):
@@ -178,7 +187,7 @@ def _finish_row(g, ys, s, ox0, k, reduce, out_row, cc, mul, shift, add, act_mode
                 src = g[ys[dy], min(ox * s + ox0 + dx, w - 1)]
                 dst = bn[ox]
                 for c in range(ch):
-                    dst[c] = ((np.int64(src[c]) + cc[c]) * mul[c] >> shift[c]) + add[c]
+                    dst[c] = _bn_value(src[c], c, cc, mul, shift, add, fm, fc)
             bad += _act_block(bn[:ow], tmp[:ow], act_mode, lo, span, lut, bp, sx, sm, ss, sb)
             for ox in range(ow):
                 arow = acc[ox]
@@ -204,7 +213,7 @@ def _finish_row(g, ys, s, ox0, k, reduce, out_row, cc, mul, shift, add, act_mode
 
 
 @njit(**_NOGIL)
-def epilogue(g, out, cc, mul, shift, add, k, s, oy0, ox0, reduce, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
+def epilogue(g, out, cc, mul, shift, add, fm, fc, k, s, oy0, ox0, reduce, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
     """``out[oy, ox, c]`` (uint8 [OH, OW, C]) from the sums ``g`` [H, W, C]; returns the count of
     values below every activation segment start (the caller raises the reference's error)."""
     h, w, ch = g.shape
@@ -218,7 +227,7 @@ def epilogue(g, out, cc, mul, shift, add, k, s, oy0, ox0, reduce, act_mode, lo, 
     for oy in range(oh):
         for dy in range(k):
             ys[dy] = min(oy * s + oy0 + dy, h - 1)
-        bad += _finish_row(g, ys, s, ox0, k, reduce, out[oy], cc, mul, shift, add, act_mode, lo, span, lut, bp, sx, sm, ss,
+        bad += _finish_row(g, ys, s, ox0, k, reduce, out[oy], cc, mul, shift, add, fm, fc, act_mode, lo, span, lut, bp, sx, sm, ss,
                            sb, bn, m, tmp, acc)
     return bad
 
@@ -243,7 +252,7 @@ def _dw_row(xp, wt, kk, y, cs, cx0, grow):
 
 
 @njit(**_NOGIL)
-def depthwise(x, wt, kk, pad, out, cc, mul, shift, add, k, s, oy0, ox0, reduce, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
+def depthwise(x, wt, kk, pad, out, cc, mul, shift, add, fm, fc, k, s, oy0, ox0, reduce, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
     """A whole depthwise layer: x uint8 [H, W, C], wt [k·k, C] (= w + arg_x >> shr_x; int32 when
     the sums fit, else int64), out uint8 [OH, OW, C]. The sums of the rows one output row needs
     are made in a small buffer and finished at once."""
@@ -280,10 +289,10 @@ def depthwise(x, wt, kk, pad, out, cc, mul, shift, add, k, s, oy0, ox0, reduce, 
             _dw_row(xp, wt, kk, min(oy * rs + oy0 + dy, h - 1), cs, cx0, grows[dy])
             ys[dy] = dy
         if reduce == 0:
-            bad += _finish_row(grows, ys, 1, 0, 1, 0, out[oy], cc, mul, shift, add, act_mode, lo, span, lut, bp, sx, sm, ss,
+            bad += _finish_row(grows, ys, 1, 0, 1, 0, out[oy], cc, mul, shift, add, fm, fc, act_mode, lo, span, lut, bp, sx, sm, ss,
                                sb, bn, m, tmp, acc)
         else:
-            bad += _finish_row(grows, ys, s, ox0, k, reduce, out[oy], cc, mul, shift, add, act_mode, lo, span, lut, bp, sx, sm,
+            bad += _finish_row(grows, ys, s, ox0, k, reduce, out[oy], cc, mul, shift, add, fm, fc, act_mode, lo, span, lut, bp, sx, sm,
                                ss, sb, bn, m, tmp, acc)
     return bad
 
