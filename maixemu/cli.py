@@ -47,6 +47,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--firmware", choices=["full", "minimum", "none"], default="full", help="memory budget of the emulated firmware for models")
     parser.add_argument("--kpu-log", type=Path, help="write one JSON line per kpu.forward/run_yolo2 call (model, shapes, boxes)")
     parser.add_argument("--show-ai", nargs="?", const="window", metavar="SINK", help="a second view with the AI buffers the KPU read, next to the LCD: window (default) | record:PATH | none")
+    parser.add_argument("--ide", nargs="?", const=8210, type=int, metavar="PORT", help="serve an IDE page (frame buffer, terminal, histogram, thresholds, buttons) at http://127.0.0.1:PORT/ (default 8210; 0: any free port)")
+    parser.add_argument("--ide-host", metavar="ADDR", help="address the IDE page listens on (default 127.0.0.1; any other needs the token in the printed address)")
     parser.add_argument("--debug", action="store_true", help="show maixemu's own frames in tracebacks")
     parser.add_argument("-q", "--quiet", action="store_true", help="no [maixemu] notices")
 
@@ -61,6 +63,11 @@ def command_run(args: argparse.Namespace) -> int:
     if args.timeout is not None and not 0 < args.timeout < 1e9:  # nan and inf fail too
         print("maixemu: --timeout must be a number of seconds > 0", file=sys.stderr)
         return 2
+    if args.ide is not None and not 0 <= args.ide <= 65535:
+        print("maixemu: --ide PORT must be 0..65535", file=sys.stderr)
+        return 2
+    if args.ide_host and args.ide is None:
+        args.ide = 8210
     options = RunOptions(
         script=script,
         camera=args.camera,
@@ -76,6 +83,8 @@ def command_run(args: argparse.Namespace) -> int:
         debug=args.debug,
         kpu_log=args.kpu_log,
         show_ai=args.show_ai,
+        ide=args.ide,
+        ide_host=args.ide_host,
         quiet=args.quiet,
         argv=list(getattr(args, "script_args", [])),
     )

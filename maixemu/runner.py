@@ -86,6 +86,10 @@ class RunOptions:
     quiet: bool = False
     kpu_log: Path | None = None
     show_ai: str | None = None
+    #: ``--ide [PORT]``: serve the IDE page on this port (0: any free one); None: no page.
+    ide: int | None = None
+    #: ``--ide-host ADDR``: where the IDE page listens (default 127.0.0.1; others need the URL's token).
+    ide_host: str | None = None
     argv: list[str] = field(default_factory=list)
 
 
@@ -580,4 +584,8 @@ def default_sample() -> Path:
 
 
 def run_script(options: RunOptions, **kwargs) -> int:
+    if options.ide is not None:  # the IDE page wires itself into the run (maixemu.session.ide)
+        from .session.ide import run_with_ide
+
+        return run_with_ide(options, **kwargs)
     return Session(options, **kwargs).run()

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import ai_memory as _ai_memory
-from . import kpu_calls, kpu_loader
+from . import ide_events, kpu_calls, kpu_loader
 from . import kpu_errors as codes
 from ..kmodel.kpu import POOL_NAMES
 from .kpu_fmap import kpu_fmap
@@ -236,6 +236,7 @@ def _input_array(net: kpu_net, data, call: str) -> np.ndarray:
         chw = _model_input_chw(net)
         ai = _ai_memory.read_ai_input(data, chw, call)
         kpu_calls.notify_input(ai, call)
+        ide_events.kpu_call(call, model)
         return ai.reshape(spec.shape)
     if isinstance(data, list):
         if not data:

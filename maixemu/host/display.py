@@ -230,6 +230,57 @@ class VideoFileSink(DisplaySink):
         super().close()
 
 
+class TeeSink(DisplaySink):
+    """Another sink, unchanged, plus calls after every frame it shows and every pump.
+
+    For views that follow the LCD (``--show-ai``, the IDE page's LCD pane): ``after_show(rgb)``
+    gets the very frame the inner sink got (it must copy what it keeps), ``on_pump()`` runs when the
+    LCD pumps events (also while the script sleeps). The inner sink keeps its own state.
+    """
+
+    def __init__(self, inner: DisplaySink, after_show: Callable[[np.ndarray], None] | None = None,
+                 on_pump: Callable[[], None] | None = None):
+        super().__init__()
+        self.inner = inner
+        self.name = inner.name
+        self.records = inner.records
+        self._after_show = after_show
+        self._on_pump = on_pump
+
+    def show(self, rgb: np.ndarray) -> None:
+        self.inner.show(rgb)
+        self.frames_shown = self.inner.frames_shown
+        if self._after_show is not None:
+            self._after_show(rgb)
+
+    def pump(self, delay_ms: int = 1) -> None:
+        self.inner.pump(delay_ms)
+        if self._on_pump is not None:
+            self._on_pump()
+
+    @property
+    def closed(self) -> bool:  # type: ignore[override]
+        return self.inner.closed
+
+    @closed.setter
+    def closed(self, value: bool) -> None:
+        pass  # set by DisplaySink.__init__ only; the inner sink owns the state
+
+    @property
+    def close_reason(self) -> str:  # type: ignore[override]
+        return self.inner.close_reason
+
+    @close_reason.setter
+    def close_reason(self, value: str) -> None:
+        pass
+
+    def closed_error(self) -> WindowClosed:
+        return self.inner.closed_error()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 def display_available() -> bool:
     """True when an OpenCV window can be shown: not Linux, or an X11/Wayland display is set.
 

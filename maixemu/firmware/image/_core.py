@@ -74,6 +74,10 @@ class ImageBase:
         Why no AI buffer: on the device only the camera (and ``pix_to_ai``) fill it; a loaded or
         allocated image has ``pix_ai == NULL`` and ``kpu.forward`` refuses it.
         """
+        if copy_to_fb:  # the firmware hands the IDE the old frame buffer before it is overwritten
+            from .. import ide_events
+
+            ide_events.fb_update_jpeg_buffer()
         if path is not None:
             if from_bytes:  # the file's bytes themselves (str contents are taken as bytes too)
                 data = path.encode("utf-8", "surrogateescape") if isinstance(path, str) else bytes(path)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...host import storage
 from ...kmodel import Model
-from .. import ai_memory, kpu_calls, kpu_loader
+from .. import ai_memory, ide_events, kpu_calls, kpu_loader
 from ..kpu_errors import with_advice
 from . import probe
 
@@ -191,6 +191,7 @@ def run_model(loaded: LoadedModel, flat: np.ndarray, call: str) -> None:
         )
         data = np.resize(data, spec.nbytes) if data.size else np.zeros(spec.nbytes, np.uint8)
     x = data.view(spec.dtype).reshape(spec.shape) if np.dtype(spec.dtype).itemsize > 1 else data.reshape(spec.shape)
+    ide_events.kpu_call(call, loaded.model)
     loaded.outputs = [np.asarray(o) for o in loaded.model.run(x.astype(spec.dtype, copy=False))]
     if kpu_calls.enabled():
         first = loaded.output_floats(0)
