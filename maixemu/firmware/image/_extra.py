@@ -195,3 +195,26 @@ class ExtraMixin:
         a1, a2, a3 = (_args.to_float(a1_kw if a1_kw is not None else (args[2 + i] if len(args) > 2 + i else 1.0))
                       for i in range(3))
         return _selective.selective_search(self, t, size, a1, a2, a3)
+
+    def draw_keypoints(self, keypoints, *args, **kwargs):
+        """Draw a ``kp_desc`` object or a list of ``(x, y, angle)`` tuples as the firmware does
+        (``color`` white, ``size`` 10, ``thickness`` 1, ``fill`` False): a line along each angle and
+        a circle of radius ``(size - 2) / 2``."""
+        from . import _orb
+
+        c = self._color(args, kwargs, 0)
+        size = _args.to_int(_args.pick(args, 1, kwargs, "size", 10))
+        thickness = _args.to_int(_args.pick(args, 2, kwargs, "thickness", 1))
+        fill = bool(_args.to_int(_args.pick(args, 3, kwargs, "fill", False)))
+        _orb.draw(self, keypoints, c, size, thickness, fill)
+        self._touch()
+        return self
+
+    def find_keypoints(self, *args, **kwargs):
+        """Not built: the firmware's ORB descriptor samples OpenCV's learned 256-pair pattern, a data
+        table the emulator does not copy (``_orb``'s docstring); ``load_descriptor`` reads keypoints
+        saved on a board, and ``match_descriptor``/``draw_keypoints`` work on them."""
+        raise NotImplementedError(
+            "image.Image.find_keypoints is not emulated yet: the firmware's ORB descriptor samples "
+            "OpenCV's learned 256-pair pattern, which the emulator does not bundle; keypoints saved on a "
+            "board (image.save_descriptor) load with image.load_descriptor and match/draw here")
