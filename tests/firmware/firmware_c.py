@@ -41,7 +41,8 @@ def firmware_source(path: str) -> str:
 #: What imlib's finders need from the rest of the firmware, written for the PC: the allocators
 #: (plain malloc), the list and rectangle helpers (same semantics as collections.c / imlib.c), a
 #: grayscale ``image_t``, and fmath.h's inline functions as the header defines them (fast_sqrtf is
-#: the ``fsqrt.s`` instruction there, ``sqrtf`` here). fmath.c itself is appended from the mirror.
+#: the ``fsqrt.s`` instruction in inline asm there, ``sqrtss`` in inline asm here, so that the compiler
+#: rewrites neither). fmath.c itself is appended from the mirror.
 _SHIM = r"""
 #include <stdlib.h>
 #include <stdint.h>
@@ -90,7 +91,13 @@ static void rectangle_united(rectangle_t *a, rectangle_t *b) {
 #define IMAGE_COMPUTE_RGB565_PIXEL_ROW_PTR(img, y) ((uint16_t *) 0)
 #define IMAGE_GET_RGB565_PIXEL_FAST(row, x) 0
 #define COLOR_RGB565_TO_GRAYSCALE(p) 0
+#if defined(__x86_64__) || defined(__i386__)
+/* an instruction the compiler cannot see through, as the K210's ``fsqrt.s`` asm: -ffast-math must
+   not fold sqrt(a)*sqrt(b) or 1/sqrt(sqrt(x)) into powf here when it cannot on the device */
+static inline float fast_sqrtf(float x) { __asm__("sqrtss %1, %0" : "=x"(x) : "x"(x)); return x; }
+#else
 static inline float fast_sqrtf(float x) { return sqrtf(x); }
+#endif
 static inline int fast_floorf(float x) { return (int) (x); }
 static inline int fast_ceilf(float x) { return (int) (x + 0.9999f); }
 static inline int fast_roundf(float x) { return (int) (x); }

@@ -109,11 +109,13 @@ def homography_compute(corr) -> np.ndarray | None:
     A = np.triu(A) + np.triu(A, 1).T
     if not np.all(np.isfinite(A)):
         return None
-    u, _, _ = np.linalg.svd(A.astype(np.float64))
-    H = u[:, 8].reshape(3, 3).astype(F)
-    Tx = np.array([[1, 0, -x_cx], [0, 1, -x_cy], [0, 0, 1]], F)
-    Ty = np.array([[1, 0, y_cx], [0, 1, y_cy], [0, 0, 1]], F)
-    return (Ty @ H).astype(F) @ Tx
+    from . import _matd
+
+    U, _, _ = _matd.svd([list(row) for row in A])
+    H = [[U[3 * i + j][8] for j in range(3)] for i in range(3)]
+    Tx = [[F(1), F(0), -x_cx], [F(0), F(1), -x_cy], [F(0), F(0), F(1)]]
+    Ty = [[F(1), F(0), y_cx], [F(0), F(1), y_cy], [F(0), F(0), F(1)]]
+    return np.array(_matd._multiply(_matd._multiply(Ty, H), Tx), F)  # matd_op("M*M*M"), left to right
 
 
 def project(H: np.ndarray, x, y) -> tuple[np.float32, np.float32]:
@@ -152,9 +154,10 @@ def homography_to_pose(H: np.ndarray, fx, fy, cx, cy) -> np.ndarray:
     R02 = R10 * R21 - R20 * R11
     R12 = R20 * R01 - R00 * R21
     R22 = R00 * R11 - R10 * R01
-    R = np.array([[R00, R01, R02], [R10, R11, R12], [R20, R21, R22]], F)
-    u, _, vt = np.linalg.svd(R.astype(np.float64))
-    R = (u @ vt).astype(F)
+    from . import _matd
+
+    U, _, V = _matd.svd([[F(R00), F(R01), F(R02)], [F(R10), F(R11), F(R12)], [F(R20), F(R21), F(R22)]])
+    R = np.array(_matd._multiply(U, _matd._transpose(V)), F)  # matd_op("M*M'", U, V)
     pose = np.zeros((4, 4), F)
     pose[:3, :3] = R
     pose[:3, 3] = (TX, TY, TZ)
@@ -273,22 +276,9 @@ def quad_decode(flag: int, d: int, h: int, im: np.ndarray, H: np.ndarray):
 
 def _table_sincos(theta) -> tuple[np.float32, np.float32]:
     """The ``cos``/``sin`` macros of apriltag.c (512-entry table with interpolation)."""
-    from ._quads import _sin_table, table_cos
+    from ._quads import table_cos, table_sin
 
-    x = F(theta)
-    t = _sin_table()
-    inp = x * F(0.159154943092)
-    n = int(np.trunc(inp))
-    if x < 0:
-        n -= 1
-    inp = inp - F(n)
-    findex = F(512) * inp
-    if findex >= F(512.0):
-        findex = findex - F(512.0)
-    index = int(findex) & 0x1FF
-    fract = findex - F(index)
-    s = (F(1.0) - fract) * t[index] + fract * t[index + 1]
-    return table_cos(x), s
+    return table_cos(theta), table_sin(theta)
 
 
 def detect(im: np.ndarray, families: int) -> list[dict]:

@@ -65,6 +65,24 @@ def _sin_table() -> np.ndarray:
     return _SIN_TABLE
 
 
+def table_sin(x) -> np.float32:
+    """``riscv_sin_f32`` (the ``sin`` macro of apriltag.c): the same table, floor of ``x / 2pi`` by the
+    sign of ``x``, and an index wrap at 512."""
+    x = F(x)
+    t = _sin_table()
+    inp = x * F(0.159154943092)
+    n = int(np.trunc(inp))
+    if x < 0:
+        n -= 1
+    inp = inp - F(n)
+    findex = F(512) * inp
+    if findex >= F(512):
+        findex = findex - F(512)
+    index = int(findex) & 0x1FF
+    fract = findex - F(index)
+    return F((F(1.0) - fract) * t[index] + fract * t[index + 1])
+
+
 def table_cos(x) -> np.float32:
     """``riscv_cos_f32`` (the ``cos`` macro): 512-entry sine table with linear interpolation."""
     x = F(x)
