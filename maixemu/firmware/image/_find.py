@@ -1,8 +1,7 @@
 """Vision finders: the Hough lines/circles entry points, Haar features (``_haar``) and the result
 objects (maixpy-api.md §2.8). ``find_blobs`` lives in ``_blob``, the other finders in their modules.
 
-Scripts draw what these return; exact pixel equality with the device is not expected. The result
-objects behave like OpenMV's: methods (``rect()``, ``cx()``, ``payload()`` ...) plus tuple-style
+The result objects behave like OpenMV's: methods (``rect()``, ``cx()``, ``payload()`` ...) plus tuple-style
 indexing/slicing (``line[0:4]``, ``qr[4]``).
 """
 
