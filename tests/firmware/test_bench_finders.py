@@ -50,6 +50,7 @@ CASES = {
     "selective_search_320x240": (320, 240, lambda img: img.selective_search()),
     "find_displacement_128x128": (128, 128, lambda img: img.find_displacement(img, logpolar=False)),
     "find_barcodes_320x240": (320, 240, lambda img: img.find_barcodes()),
+    "find_keypoints_320x240": (320, 240, lambda img: img.find_keypoints()),
     "find_features_frontalface_320x240": (320, 240, lambda img: img.find_features(image.HaarCascade("frontalface"))),
 }
 

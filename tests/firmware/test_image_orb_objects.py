@@ -95,6 +95,19 @@ def test_draw_keypoints_draws_a_line_and_a_circle():
         image.Image(size=(60, 40)).draw_keypoints(3)
 
 
-def test_find_keypoints_says_why_it_is_missing():
-    with pytest.raises(NotImplementedError, match="find_keypoints.*256-pair pattern"):
-        image.Image(size=(320, 240)).find_keypoints()
+def test_keypoints_found_here_save_load_and_match_themselves(sd_card):
+    from PIL import Image as PILImage
+
+    from _shared import shared_path
+
+    path = shared_path("images", "face_group.jpg")
+    if not path.is_file():
+        pytest.skip(f"{path} not found (../shared is absent)")
+    img = image.Image(size=(320, 240)).to_grayscale(True)
+    img._pix[...] = np.asarray(PILImage.open(path).convert("L").resize((320, 240)))
+    kp = img.find_keypoints(max_keypoints=50)
+    assert len(kp) == 50 and repr(kp) == '{"size":50, "threshold":20, "normalized":0}'
+    image.save_descriptor(kp, "scene.orb")
+    back = image.load_descriptor("scene.orb")
+    m = image.match_descriptor(kp, back)  # every keypoint is its own best match (distance 0)
+    assert m.count() >= 40 and all(i == j for i, j in m.match())

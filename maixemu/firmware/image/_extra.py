@@ -211,10 +211,20 @@ class ExtraMixin:
         return self
 
     def find_keypoints(self, *args, **kwargs):
-        """Not built: the firmware's ORB descriptor samples OpenCV's learned 256-pair pattern, a data
-        table the emulator does not copy (``_orb``'s docstring); ``load_descriptor`` reads keypoints
-        saved on a board, and ``match_descriptor``/``draw_keypoints`` work on them."""
-        raise NotImplementedError(
-            "image.Image.find_keypoints is not emulated yet: the firmware's ORB descriptor samples "
-            "OpenCV's learned 256-pair pattern, which the emulator does not bundle; keypoints saved on a "
-            "board (image.save_descriptor) load with image.load_descriptor and match/draw here")
+        """ORB keypoints as the firmware finds them (``_orb``): ``roi``, ``threshold`` (20),
+        ``normalized`` (False: all octaves), ``scale_factor`` (1.5), ``max_keypoints`` (100),
+        ``corner_detector`` (``image.CORNER_AGAST``). ``None`` when there are none, as on the device."""
+        from . import _orb
+        from ._find import _gray8
+
+        roi = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
+        threshold = _args.to_int(_args.pick(args, 1, kwargs, "threshold", 20))
+        normalized = bool(_args.to_int(_args.pick(args, 2, kwargs, "normalized", False)))
+        scale_factor = _args.to_float(_args.pick(args, 3, kwargs, "scale_factor", 1.5))
+        max_keypoints = _args.to_int(_args.pick(args, 4, kwargs, "max_keypoints", 100))
+        detector = _args.to_int(_args.pick(args, 5, kwargs, "corner_detector", 1))
+        if not normalized and not np.float32(scale_factor) > np.float32(1.0):  # the octaves would never end
+            raise OSError("find_keypoints: scale_factor must be > 1.0 (the firmware loops forever otherwise)")
+        kpts = _orb.find_keypoints(_gray8(self), roi, threshold, normalized, scale_factor, max_keypoints,
+                                   agast=detector != 0)
+        return _orb.KeyPoints(kpts, threshold, normalized) if kpts else None

@@ -1,6 +1,6 @@
-"""ORB keypoint objects of the firmware (``orb.c``, ``py_image.c``): the ``kp_desc`` object, its
-file format, ``match_descriptor``'s matcher and outlier filter, the ``kp_match`` result and
-``draw_keypoints``.
+"""ORB as the firmware has it (``orb.c``, ``fast.c``, ``agast.c``, ``py_image.c``): ``find_keypoints``,
+the ``kp_desc`` object and its file format, ``match_descriptor``'s matcher and outlier filter, the
+``kp_match`` result and ``draw_keypoints``.
 
 What is here is integer logic ported as the C does it, so it is exact: the descriptor distance is
 orb.c's modified popcount (a 2-bit field that differs counts once, the WTA_K=4 distance), the
@@ -8,13 +8,23 @@ ratio test divides as RISC-V does (a zero divisor gives -1), the cross-check, th
 the centroid/rect of the matches and the ``matched`` flags, which — as on the device — stay set on
 the second keypoint set between calls and feed ``filter_outliers``.
 
-``Image.find_keypoints`` itself is not built: the descriptor samples OpenCV's learned 256-pair
-pattern (``bit_pattern_31_``), a data table that no formula generates and no installed library
-exposes, which the project does not copy from upstream sources. It raises ``NotImplementedError``.
+``find_keypoints`` is ``orb_find_keypoints``: per octave (scale 1, f, f^2 ... while the ROI keeps
+more than two patches) the image scaled by fixed-point nearest sampling, blurred by the K210's KPU
+(``_edges.kpu_blur``, the firmware's ``imlib_sepconv3``), corners by FAST-9 or AGAST-5/8 (the
+segment tests their decision trees implement, scores by the trees' bisection, the firmware's 3x3
+non-maximum suppression and its 2000-corner cap), the intensity-centroid angle quantised to 15
+degrees, and the rBRIEF descriptor (4-point groups, 2 bits each) on the pattern turned by that
+angle; finally the MicroPython quicksort by score and the ``max_keypoints`` cut.
+
+The descriptor's sampling pattern is OpenCV's learned ``bit_pattern_31_`` (the firmware's
+``sample_pattern``). It is not copied here: :func:`sampling_pattern` reads it out of the installed
+OpenCV by running its ORB on probe images (step edges along x, y and x+y, whose blurred values
+order the pattern's points) — a test compares the result with the firmware's table.
 """
 
 from __future__ import annotations
 
+import functools
 import struct
 
 import numpy as np
@@ -260,3 +270,253 @@ def draw(img, keypoints, c, size: int, thickness: int, fill: bool) -> None:
         co = _fmath.ftoi(_fmath.COS[angle] * np.float32(size))
         img._line(x, y, x + co, y + si, c, thickness)
         img._circle(x, y, int(_fmath.cdiv(size - 2, 2)), c, thickness, fill)
+
+
+# ---------------------------------------------------------------------- find_keypoints
+PATCH_SIZE = 31
+HALF_PATCH = PATCH_SIZE // 2
+MAX_CORNERS = 2000
+
+
+def u_max() -> list[int]:
+    """OpenCV's (and orb.c's) circular patch half-widths for a 31-pixel patch."""
+    import math
+
+    vmax = math.floor(HALF_PATCH * math.sqrt(2.0) / 2 + 1)
+    vmin = math.ceil(HALF_PATCH * math.sqrt(2.0) / 2)
+    um = [0] * (HALF_PATCH + 2)
+    for v in range(vmax + 1):
+        um[v] = int(round(math.sqrt(HALF_PATCH * HALF_PATCH - v * v)))  # cvRound: no .5 cases here
+    v0 = 0
+    for v in range(HALF_PATCH, vmin - 1, -1):
+        while um[v0] == um[v0 + 1]:
+            v0 += 1
+        um[v] = v0
+        v0 += 1
+    return um
+
+
+@functools.lru_cache(maxsize=1)
+def sampling_pattern() -> np.ndarray:
+    """The 512 sampling points (x, y) of the descriptor, read out of OpenCV's ORB (see the module doc)."""
+    return _probe_pattern()
+
+
+def _probe_pattern() -> np.ndarray:
+    import cv2
+
+    n, c = 101, 50
+    try:
+        orb = cv2.ORB_create(nfeatures=1, scaleFactor=1.2, nlevels=1, edgeThreshold=31, firstLevel=0, WTA_K=2,
+                             patchSize=PATCH_SIZE)
+    except AttributeError as exc:  # pragma: no cover - an OpenCV without features2d
+        raise NotImplementedError("image.Image.find_keypoints needs OpenCV's ORB (features2d) to read its "
+                                  f"sampling pattern: {exc}") from None
+    yy, xx = np.mgrid[0:n, 0:n] - c
+    offsets = np.arange(-30, 31)
+    found = {}
+    for name, u in (("x", xx), ("y", yy), ("s", xx + yy)):
+        bits, values = [], []
+        for e in range(-20, 21):
+            for sign in (1, -1):
+                img = np.where(sign * (u - e) >= 0, 255, 0).astype(np.uint8)
+                _, d = orb.compute(img, [cv2.KeyPoint(float(c), float(c), PATCH_SIZE, 0.0, 0, 0)])
+                bits.append(np.unpackbits(d[0], bitorder="little"))  # pair 8i + j -> byte i, bit j
+                b = cv2.GaussianBlur(img, (7, 7), 2, 2, borderType=cv2.BORDER_REFLECT_101).astype(np.int64)
+                if name == "x":
+                    values.append(b[c, c + offsets])
+                elif name == "y":
+                    values.append(b[c + offsets, c])
+                else:  # along x + y = v: the blurred step depends on x + y only
+                    values.append(b[c + offsets // 2, c + offsets - offsets // 2])
+        B, V = np.array(bits), np.array(values)  # probes x 256, probes x 61
+        less = V[:, :, None] < V[:, None, :]  # probes x a x b: value(a) < value(b)
+        found[name] = (B, less)
+
+    def solutions(name, k, lo, hi):
+        B, less = found[name]
+        sub = less[:, lo + 30:hi + 31, lo + 30:hi + 31]
+        ok = np.all(sub == B[:, k][:, None, None].astype(bool), axis=0)
+        return [(a + lo, b + lo) for a, b in zip(*np.nonzero(ok))]
+
+    pts = np.zeros((512, 2), np.int64)
+    for k in range(256):
+        cx, cy = solutions("x", k, -15, 15), solutions("y", k, -15, 15)
+        if len(cx) != 1 or len(cy) != 1:  # equal x (or y) of the two points: the diagonal decides
+            cs = set(solutions("s", k, -30, 30))
+            sols = [(ax, ay, bx, by) for ax, bx in cx for ay, by in cy if (ax + ay, bx + by) in cs]
+        else:
+            sols = [(cx[0][0], cy[0][0], cx[0][1], cy[0][1])]
+        if len(sols) != 1:
+            raise NotImplementedError("image.Image.find_keypoints: OpenCV's ORB pattern could not be read "
+                                      f"from this OpenCV ({cv2.__version__})")
+        ax, ay, bx, by = sols[0]
+        pts[2 * k] = (ax, ay)
+        pts[2 * k + 1] = (bx, by)
+    return pts
+
+
+def _scale_gray(gray: np.ndarray, w: int, h: int) -> np.ndarray:
+    """orb.c's ``image_scale``: fixed-point nearest sampling."""
+    sh, sw = gray.shape
+    xr = ((sw << 16) // w) + 1
+    yr = ((sh << 16) // h) + 1
+    sy = (np.arange(h) * yr) >> 16
+    sx = (np.arange(w) * xr) >> 16
+    return gray[sy][:, sx]
+
+
+def _arcs(diff: np.ndarray, length: int) -> np.ndarray:
+    """Per pixel, the largest over circular runs of ``length`` ring samples of the run's minimum."""
+    n = diff.shape[-1]
+    ext = np.concatenate([diff, diff[..., :length - 1]], axis=-1)
+    best = None
+    for start in range(n):
+        m = ext[..., start:start + length].min(axis=-1)
+        best = m if best is None else np.maximum(best, m)
+    return best
+
+
+_FAST_RING = ((0, 3), (1, 3), (2, 2), (3, 1), (3, 0), (3, -1), (2, -2), (1, -3), (0, -3), (-1, -3), (-2, -2),
+              (-3, -1), (-3, 0), (-3, 1), (-2, 2), (-1, 3))  # (dx, dy), fast.c's make_offsets
+_AGAST_RING = ((-1, 0), (-1, -1), (0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1))  # agast.c's 5_8 pattern
+
+
+def _corners(img: np.ndarray, roi, threshold: int, agast: bool):
+    """Corners of the segment test (``fast9_detect``/``agast58_detect``) and their bisection scores, in
+    raster order, capped at 2000 as the firmware's buffer."""
+    rx, ry, rw, rh = roi
+    if agast:
+        ring, arc, x0, x1, y0, y1 = _AGAST_RING, 5, rx + 1, rx + rw - 1, ry + 1, ry + rh - 1
+    else:
+        ring, arc, x0, x1, y0, y1 = _FAST_RING, 9, rx + 3, rx + rw - 3, ry + 3, ry + rh - 3
+    if x1 <= x0 or y1 <= y0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    p = img.astype(np.int64)
+    centre = p[y0:y1, x0:x1]
+    samples = np.stack([p[y0 + dy:y1 + dy, x0 + dx:x1 + dx] for dx, dy in ring], axis=-1)
+    bright = _arcs(samples - centre[..., None], arc)  # the run's smallest excess over the centre
+    dark = _arcs(centre[..., None] - samples, arc)
+    best = np.maximum(bright, dark)
+    ys, xs = np.nonzero(best > threshold)  # corner: a run all > centre + b (or all < centre - b)
+    ys, xs = ys[:MAX_CORNERS] + y0, xs[:MAX_CORNERS] + x0
+    scores = best[ys - y0, xs - x0] - 1  # the largest b the tree still accepts
+    return xs, ys, scores
+
+
+def _nonmax(xs, ys, scores):
+    """fast.c/agast.c ``nonmax_suppression``: drop a corner when a corner among its 8 neighbours
+    scores at least as much."""
+    if not xs.size:
+        return []
+    h, w = int(ys.max()) + 3, int(xs.max()) + 3
+    s = np.full((h, w), -1, np.int64)
+    s[ys + 1, xs + 1] = scores
+    nb = np.full(xs.shape, -1, np.int64)
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            if dx or dy:
+                nb = np.maximum(nb, s[ys + 1 + dy, xs + 1 + dx])
+    keep = nb < scores
+    return [(int(x), int(y), int(sc)) for x, y, sc, k in zip(xs, ys, scores, keep) if k]
+
+
+def _angle(img: np.ndarray, x: int, y: int) -> int:
+    """``comp_angle``: intensity-centroid orientation, truncated to whole degrees, then to 15."""
+    um = u_max()
+    p = img.astype(np.int64)
+    m01 = m10 = 0
+    u = np.arange(-HALF_PATCH, HALF_PATCH + 1)
+    m10 += int((u * p[y, x + u]).sum())
+    for v in range(1, HALF_PATCH + 1):
+        d = um[v]
+        uu = np.arange(-d, d + 1)
+        plus, minus = p[y + v, x + uu], p[y - v, x + uu]
+        m01 += v * int((plus - minus).sum())
+        m10 += int((uu * (plus + minus)).sum())
+    F = np.float32
+    ang = int(np.arctan2(F(m01), F(m10)) * (F(180.0) / F(np.pi)))
+    if ang < 0:
+        ang += 360
+    return ang - ang % 15
+
+
+def _c_roundf(v) -> np.ndarray:
+    """libm ``roundf`` of float32 values: halves away from zero (in float64, where ``|v| + 0.5`` is exact)."""
+    v = np.asarray(v, np.float64)
+    return (np.sign(v) * np.floor(np.abs(v) + 0.5)).astype(np.int64)
+
+
+def _describe(img: np.ndarray, x: int, y: int, angle: int) -> bytes:
+    """The rBRIEF descriptor of orb.c: 32 bytes, each from four groups of four points, 2 bits a group."""
+    F = np.float32
+    a, b = _fmath.COS[angle], _fmath.SIN[angle]
+    pat = sampling_pattern().astype(F)
+    px, py = pat[:, 0], pat[:, 1]
+    sx = _c_roundf((px * a - py * b).astype(F))
+    sy = _c_roundf((px * b + py * a).astype(F))
+    vals = img[y + sy, x + sx].astype(np.int64).reshape(32, 4, 4)  # byte, group, point
+    t0, t1, t2, t3 = vals[..., 0], vals[..., 1], vals[..., 2], vals[..., 3]
+    u = np.where(t1 > t0, 1, 0)
+    t0 = np.maximum(t0, t1)
+    v = np.where(t3 > t2, 3, 2)
+    t2 = np.maximum(t2, t3)
+    k = np.where(t0 > t2, u, v)
+    return bytes((k * (1 << (2 * np.arange(4)))).sum(axis=1).astype(np.uint8).tolist())
+
+
+def _quicksort(items: list, comp) -> None:
+    """MicroPython's ``mp_quicksort`` (omv array.c): in place, not stable — ties land where it leaves them."""
+    def qs(head: int, tail: int) -> None:
+        while head < tail:
+            h, t = head - 1, tail
+            v = items[tail]
+            while True:
+                h += 1
+                while h < t and comp(items[h], v) < 0:
+                    h += 1
+                t -= 1
+                while h < t and comp(v, items[t]) < 0:
+                    t -= 1
+                if h >= t:
+                    break
+                items[h], items[t] = items[t], items[h]
+            items[h], items[tail] = items[tail], items[h]
+            if t - head < tail - h - 1:
+                qs(head, t)
+                head = h + 1
+            else:
+                qs(h + 1, tail)
+                tail = t
+
+    qs(0, len(items) - 1)
+
+
+def find_keypoints(gray: np.ndarray, roi, threshold: int, normalized: bool, scale_factor: float,
+                   max_keypoints: int, agast: bool) -> list[KeyPoint]:
+    """``orb_find_keypoints`` on the image's gray values."""
+    from ._edges import kpu_blur
+
+    F = np.float32
+    h0, w0 = gray.shape
+    rx, ry, rw, rh = roi
+    kpts: list[KeyPoint] = []
+    scale = F(1.0)
+    octave = 1
+    while True:
+        sw, sh = int(_c_roundf(F(w0) / scale)), int(_c_roundf(F(h0) / scale))
+        r = (int(_c_roundf(F(rx) / scale)) + PATCH_SIZE, int(_c_roundf(F(ry) / scale)) + PATCH_SIZE,
+             int(_c_roundf(F(rw) / scale)) - 2 * PATCH_SIZE, int(_c_roundf(F(rh) / scale)) - 2 * PATCH_SIZE)
+        if r[2] <= 2 * PATCH_SIZE or r[3] <= 2 * PATCH_SIZE:
+            break
+        img = kpu_blur(_scale_gray(gray, sw, sh))
+        for x, y, score in _nonmax(*_corners(img, r, threshold, agast)):
+            angle = _angle(img, x, y)
+            desc = _describe(img, x, y, angle)
+            kpts.append(KeyPoint(int(np.floor(F(x) * scale)), int(np.floor(F(y) * scale)), score, octave, angle, desc))
+        if normalized:
+            break
+        scale = F(scale * F(scale_factor))
+        octave += 1
+    _quicksort(kpts, lambda a, b: b.score - a.score)  # kpt_comp: descending scores
+    return kpts[:max_keypoints] if len(kpts) > max_keypoints else kpts
