@@ -47,6 +47,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--firmware", choices=["full", "minimum", "none"], default="full", help="memory budget of the emulated firmware for models")
     parser.add_argument("--kpu-log", type=Path, help="write one JSON line per kpu.forward/run_yolo2 call (model, shapes, boxes)")
     parser.add_argument("--show-ai", nargs="?", const="window", metavar="SINK", help="a second view with the AI buffers the KPU read, next to the LCD: window (default) | record:PATH | none")
+    parser.add_argument("--audio-out", metavar="SINK", help="I2S sound: wav:PATH | speaker | none (default: a WAV file in the temp folder, made at the first sound)")
+    parser.add_argument("--audio-in", metavar="SOURCE", help="what the microphone hears: silence (default) | tone[:HZ[:AMPLITUDE]] | FILE.wav | mic")
     parser.add_argument("--debug", action="store_true", help="show maixemu's own frames in tracebacks")
     parser.add_argument("-q", "--quiet", action="store_true", help="no [maixemu] notices")
 
@@ -76,6 +78,8 @@ def command_run(args: argparse.Namespace) -> int:
         debug=args.debug,
         kpu_log=args.kpu_log,
         show_ai=args.show_ai,
+        audio_out=args.audio_out,
+        audio_in=args.audio_in,
         quiet=args.quiet,
         argv=list(getattr(args, "script_args", [])),
     )
