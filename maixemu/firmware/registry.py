@@ -45,6 +45,8 @@ MAIXPY_MODULES: dict[str, str] = {
     "video": _F + "video",
     # the M5StickV firmware's frozen power-chip module (AXP192 over machine.I2C)
     "pmu": _F + "pmu",
+    # ulab 0.26 (MaixPy-v1 and kendryte/canmv full builds): numpy-like arrays, flat API
+    "ulab": _F + "ulab",
 }
 
 #: Names the firmware's frozen ``_boot.py`` leaves in the globals ``main.py`` runs in, so scripts use
