@@ -9,8 +9,8 @@ both in the firmware's unsigned integer arithmetic.
 
 The accelerator itself is undocumented beyond its register map: ``fft_shift`` has one bit per
 butterfly layer ("shift 1st layer" = bit 0), data are int16. This model is a radix-2
-decimation-in-time FFT with Q15 twiddles (``round(32767 * cos)``), products truncated (``>> 15``),
-each layer's sums halved when its shift bit is set and wrapped to int16 — so an unshifted
+decimation-in-time FFT with Q15 twiddles (``round(32767 * cos)``), products rounded to nearest,
+each layer's sums halved (arithmetic shift) when its shift bit is set and wrapped to int16 — so an unshifted
 512-point transform of loud audio overflows as it does on the board (the MaixPy docs recommend a
 shift for loud input). Results match the board in scale and behaviour; the last bits of rounding
 are the model's, not verified against silicon.
@@ -71,8 +71,8 @@ def hardware_fft(real: np.ndarray, imag: np.ndarray, shift: int, forward: bool) 
         im = im.reshape(-1, 2, half)
         ur, ui = re[:, 0, :], im[:, 0, :]
         vr, vi = re[:, 1, :], im[:, 1, :]
-        tr = (vr * wr - vi * wi) >> 15
-        ti = (vr * wi + vi * wr) >> 15
+        tr = (vr * wr - vi * wi + 16384) >> 15
+        ti = (vr * wi + vi * wr + 16384) >> 15
         top_r, top_i, bottom_r, bottom_i = ur + tr, ui + ti, ur - tr, ui - ti
         if (shift >> layer) & 1:
             top_r, top_i, bottom_r, bottom_i = top_r >> 1, top_i >> 1, bottom_r >> 1, bottom_i >> 1
