@@ -169,15 +169,19 @@ class _AviInfo:
             fail(5)
         self.usec_per_frame, self.max_byte_sec = word(at + 8), word(at + 12)
         self.total_frame = word(at + 24)
+        def stream_list(at: int) -> tuple[bytes, int, int]:
+            """A ``LIST strl`` at ``at``: (stream type, its strh offset, its strf offset)."""
+            if tag(at) != b"LIST":
+                fail(3)
+            if tag(at + 8) != b"strl":
+                fail(6)
+            strh = at + 12
+            if tag(strh) != b"strh":
+                fail(7)
+            return tag(strh + 8), strh, strh + word(strh + 4) + 8
+
         at += word(at + 4) + 8
-        if tag(at) != b"LIST":
-            fail(3)
-        if tag(at + 8) != b"strl":
-            fail(6)
-        strh = at + 12
-        if tag(strh) != b"strh":
-            fail(7)
-        kind, strf = tag(strh + 8), strh + word(strh + 4) + 8
+        kind, strh, strf = stream_list(at)
         if kind == b"vids":
             if tag(strh + 12) != b"MJPG":
                 fail(10)
@@ -186,27 +190,18 @@ class _AviInfo:
                 fail(8)
             self.width, self.height = word(strf + 12), word(strf + 16)
             at += word(at + 4) + 8
-            if tag(at + 8) == b"strl":
-                strh = at + 12
-                if tag(strh) != b"strh":
-                    fail(7)
-                if tag(strh + 8) != b"auds":
+            if tag(at + 8) == b"strl":  # a second strl list: it must be the sound
+                second, _, strf = stream_list(at)
+                if second != b"auds":
                     fail(10)
-                self._audio(buf, strh + word(strh + 4) + 8, tag, word, fail)
+                self._audio(buf, strf, tag, word, fail)
         elif kind == b"auds":
             self.video_flag, self.audio_flag = b"01dc", b"00wb"
             self._audio(buf, strf, tag, word, fail)
             at += word(at + 4) + 8
-            if tag(at) != b"LIST":
-                fail(3)
-            if tag(at + 8) != b"strl":
-                fail(6)
-            strh = at + 12
-            if tag(strh) != b"strh":
-                fail(7)
-            if tag(strh + 8) != b"vids":
+            second, _, strf = stream_list(at)
+            if second != b"vids":
                 fail(10)
-            strf = strh + word(strh + 4) + 8
             if tag(strf) != b"strf":
                 fail(8)
             if tag(strf + 24) != b"MJPG":

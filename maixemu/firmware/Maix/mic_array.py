@@ -60,9 +60,10 @@ class MIC_ARRAY:  # noqa: N801 - the firmware's name
     @staticmethod
     def init(i2s_d0: int = 23, i2s_d1: int = 22, i2s_d2: int = 21, i2s_d3: int = 20, i2s_ws: int = 19,
              i2s_sclk: int = 18, sk9822_dat: int = 24, sk9822_clk: int = 25) -> bool:
-        mapping = [(i2s_d0, "I2S0_IN_D0"), (i2s_d1, "I2S0_IN_D1"), (i2s_d2, "I2S0_IN_D2"), (i2s_d3, "I2S0_IN_D3"),
-                   (i2s_ws, "I2S0_WS"), (i2s_sclk, "I2S0_SCLK"),
-                   (sk9822_dat, f"GPIOHS{SK9822_DAT_GPIONUM}"), (sk9822_clk, f"GPIOHS{SK9822_CLK_GPIONUM}")]
+        pins = (i2s_d0, i2s_d1, i2s_d2, i2s_d3, i2s_ws, i2s_sclk, sk9822_dat, sk9822_clk)
+        functions = ("I2S0_IN_D0", "I2S0_IN_D1", "I2S0_IN_D2", "I2S0_IN_D3", "I2S0_WS", "I2S0_SCLK",
+                     f"GPIOHS{SK9822_DAT_GPIONUM}", f"GPIOHS{SK9822_CLK_GPIONUM}")
+        mapping = zip(pins, functions)
         for pin, function in mapping:
             fpioa.set_pin_function(int(pin), fpioa.FUNCTIONS[function])
         audio_device.current().mic_array_ready = True
