@@ -119,6 +119,42 @@ def imlib_shim(*typedefs: str) -> str:
     return "\n".join(parts) + "\n"
 
 
+#: The omv ``array_t`` the finders collect their results in (a growable array of pointers).
+ARRAY_SHIM = r"""
+typedef struct { int n; void **items; } array_t;
+static void array_alloc(array_t **a, void (*f)(void *)) { (void) f; *a = calloc(1, sizeof(array_t)); }
+static int array_length(array_t *a) { return a->n; }
+static void *array_at(array_t *a, int i) { return a->items[i]; }
+static void array_push_back(array_t *a, void *v) {
+    a->items = realloc(a->items, (a->n + 1) * sizeof(void *)); a->items[a->n++] = v; }
+static void *array_take(array_t *a, int i) {
+    void *v = a->items[i]; memmove(a->items + i, a->items + i + 1, (a->n - i - 1) * sizeof(void *)); a->n--; return v; }
+static void *array_pop_back(array_t *a) { return a->items[--a->n]; }
+static void array_free(array_t *a) { free(a->items); free(a); }
+static void xfree(void *p) { free(p); }
+static void *rectangle_alloc(int x, int y, int w, int h) {
+    rectangle_t *r = malloc(sizeof(rectangle_t)); rectangle_init(r, x, y, w, h); return r; }
+"""
+
+
+def strip_includes(text: str) -> str:
+    """A firmware source without its ``#include`` lines (the shim provides what they declared)."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith("#include")) + "\n"
+
+
+def shared_gray(name: str, size: tuple[int, int]):
+    """A photo of ``../shared/images`` as gray uint8 at ``size`` (skips when ../shared is absent)."""
+    import numpy as np
+    from PIL import Image as PILImage
+
+    from _shared import shared_path
+
+    path = shared_path("images", name)
+    if not path.is_file():
+        pytest.skip(f"{path} not found (../shared is absent)")
+    return np.asarray(PILImage.open(path).convert("L").resize(size))
+
+
 def build(tmp_path: Path, name: str, source: str, extra_flags: tuple[str, ...] = ()) -> Path:
     """Compile one C translation unit (already assembled by the test) into ``tmp_path/name``."""
     src = tmp_path / f"{name}.c"

@@ -15,7 +15,7 @@ import struct
 import numpy as np
 import pytest
 
-from firmware_c import IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c, run
+from firmware_c import IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c, run, strip_includes
 from maixemu.firmware import image
 from maixemu.firmware.image import _phasecorr
 
@@ -66,14 +66,10 @@ int main(void) {
 """
 
 
-def _strip(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if not line.startswith("#include")) + "\n"
-
-
 @pytest.fixture(scope="module")
 def firmware_phasecorrelate(tmp_path_factory):
-    source = (imlib_shim() + _EXTRA + _strip(firmware_source(f"{IMG_DIR}/sincos_tab.c"))
-              + _strip(firmware_source(f"{IMG_DIR}/include/omv_fft.h")) + _strip(firmware_source(f"{IMG_DIR}/fft.c")) + _strip(firmware_source(f"{IMG_DIR}/phasecorrelation.c")) + _MAIN)
+    source = (imlib_shim() + _EXTRA + strip_includes(firmware_source(f"{IMG_DIR}/sincos_tab.c"))
+              + strip_includes(firmware_source(f"{IMG_DIR}/include/omv_fft.h")) + strip_includes(firmware_source(f"{IMG_DIR}/fft.c")) + strip_includes(firmware_source(f"{IMG_DIR}/phasecorrelation.c")) + _MAIN)
     exe = build(tmp_path_factory.mktemp("phasecorr"), "phasecorrelate", source)
 
     def call(a: np.ndarray, b: np.ndarray, roi0, roi1, logpolar: bool, fix: bool) -> list[np.float32]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from firmware_c import IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c, run
+from firmware_c import IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c, run, strip_includes
 from maixemu.firmware import image
 from maixemu.firmware.image import _edges
 
@@ -42,13 +42,9 @@ int main(void) {
 """
 
 
-def _strip(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if not line.startswith("#include")) + "\n"
-
-
 @pytest.fixture(scope="module")
 def firmware_canny(tmp_path_factory):
-    source = imlib_shim() + _EXTRA + _strip(firmware_source(f"{IMG_DIR}/edge.c")) + _MAIN
+    source = imlib_shim() + _EXTRA + strip_includes(firmware_source(f"{IMG_DIR}/edge.c")) + _MAIN
     exe = build(tmp_path_factory.mktemp("edge"), "canny", source)
 
     def call(pix, roi, lo, hi):

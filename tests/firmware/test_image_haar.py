@@ -10,22 +10,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from _shared import shared_path
-from firmware_c import IMG_DIR, build, firmware_source, have_firmware_c, imlib_shim, needs_firmware_c
+from firmware_c import ARRAY_SHIM, IMG_DIR, build, firmware_source, have_firmware_c, imlib_shim, needs_firmware_c, shared_gray, strip_includes
 from maixemu.firmware import image
 from maixemu.firmware.image import _color, _haar
 
 _EXTRA = r"""
-typedef struct { int n; void **items; } array_t;
-static void array_alloc(array_t **a, void (*f)(void *)) { *a = calloc(1, sizeof(array_t)); }
-static int array_length(array_t *a) { return a->n; }
-static void *array_at(array_t *a, int i) { return a->items[i]; }
-static void array_push_back(array_t *a, void *v) { a->items = realloc(a->items, (a->n + 1) * sizeof(void *)); a->items[a->n++] = v; }
-static void *array_take(array_t *a, int i) { void *v = a->items[i]; memmove(a->items + i, a->items + i + 1, (a->n - i - 1) * sizeof(void *)); a->n--; return v; }
-static void *array_pop_back(array_t *a) { return a->items[--a->n]; }
-static void array_free(array_t *a) { free(a->items); free(a); }
-static void xfree(void *p) { free(p); }
-static void *rectangle_alloc(int x, int y, int w, int h) { rectangle_t *r = malloc(sizeof(rectangle_t)); rectangle_init(r, x, y, w, h); return r; }
 struct size { int w; int h; };
 typedef struct { int w; int h; int y_offs; int x_ratio; int y_ratio; uint32_t **data; uint32_t **swap; } mw_image_t;
 typedef struct cascade {
@@ -75,10 +64,6 @@ int main(void) {
 """
 
 
-def _strip(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if not line.startswith("#include")) + "\n"
-
-
 def _function(text: str, signature: str) -> str:
     start = text.index(signature)
     end = text.index("\n}\n", start) + 3
@@ -87,14 +72,14 @@ def _function(text: str, signature: str) -> str:
 
 @pytest.fixture(scope="module")
 def firmware_detect(tmp_path_factory):
-    haar = _strip(firmware_source(f"{IMG_DIR}/haar.c"))
+    haar = strip_includes(firmware_source(f"{IMG_DIR}/haar.c"))
     haar = haar[:haar.index("int imlib_load_cascade_from_file")].replace("#ifndef OMV_MINIMUM", "")
-    mw = _strip(firmware_source(f"{IMG_DIR}/integral_mw.c"))
+    mw = strip_includes(firmware_source(f"{IMG_DIR}/integral_mw.c"))
     rect_c = firmware_source(f"{IMG_DIR}/rectangle.c")
     merge = "".join(_function(rect_c, sig) for sig in ("bool rectangle_intersects(", "static void rectangle_add(",
                                                           "static void rectangle_div(", "array_t *rectangle_merge("))
-    cascades = _strip(firmware_source(f"{IMG_DIR}/include/cascade.h"))
-    exe = build(tmp_path_factory.mktemp("haar"), "haar", imlib_shim() + _EXTRA + cascades + mw + merge + haar + _MAIN)
+    cascades = strip_includes(firmware_source(f"{IMG_DIR}/include/cascade.h"))
+    exe = build(tmp_path_factory.mktemp("haar"), "haar", imlib_shim() + ARRAY_SHIM + _EXTRA + cascades + mw + merge + haar + _MAIN)
 
     def call(gray, roi, which, stages, thr, sf):
         h, w = gray.shape
@@ -104,14 +89,6 @@ def firmware_detect(tmp_path_factory):
 
     return call
 
-
-def _photo_gray(name: str, size) -> np.ndarray:
-    from PIL import Image as PILImage
-
-    path = shared_path("images", name)
-    if not path.is_file():
-        pytest.skip(f"{path} not found (../shared is absent)")
-    return np.asarray(PILImage.open(path).convert("L").resize(size))
 
 
 @needs_firmware_c
@@ -125,7 +102,7 @@ def _photo_gray(name: str, size) -> np.ndarray:
 ])
 def test_find_features_equals_the_firmwares_detector(firmware_detect, case):
     name, size, roi, which, stages, thr, sf = case
-    gray = _photo_gray(name, size)
+    gray = shared_gray(name, size)
     roi = roi or (0, 0, size[0], size[1])
     img = image.Image(size=size).to_grayscale(True)
     img._pix[...] = gray

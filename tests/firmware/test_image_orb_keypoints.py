@@ -15,8 +15,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from _shared import shared_path
-from firmware_c import IMG_DIR, build, firmware_source, have_firmware_c, imlib_shim, needs_firmware_c
+from firmware_c import IMG_DIR, build, firmware_source, have_firmware_c, imlib_shim, needs_firmware_c, shared_gray, strip_includes
 from maixemu.firmware import image
 from maixemu.firmware.image import _edges, _orb
 
@@ -62,17 +61,13 @@ int main(void) {
 """
 
 
-def _strip(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if not line.startswith("#include")) + "\n"
-
-
 @pytest.fixture(scope="module")
 def firmware_orb(tmp_path_factory):
-    parts = [imlib_shim(), _strip(firmware_source("components/micropython/port/src/omv/include/array.h")), _EXTRA,
-             _strip(firmware_source("components/micropython/port/src/omv/array.c")),
-             _strip(firmware_source(f"{IMG_DIR}/sincos_tab.c"))]
+    parts = [imlib_shim(), strip_includes(firmware_source("components/micropython/port/src/omv/include/array.h")), _EXTRA,
+             strip_includes(firmware_source("components/micropython/port/src/omv/array.c")),
+             strip_includes(firmware_source(f"{IMG_DIR}/sincos_tab.c"))]
     for name in ("fast.c", "agast.c", "orb.c"):
-        text = _strip(firmware_source(f"{IMG_DIR}/{name}"))
+        text = strip_includes(firmware_source(f"{IMG_DIR}/{name}"))
         if name != "orb.c":  # both define the same static helpers
             text = text.replace("nonmax_suppression", f"nonmax_suppression_{name[:-2]}") \
                        .replace("alloc_keypoint", f"alloc_keypoint_{name[:-2]}").replace("corner_t", f"{name[:-2]}_corner_t")
@@ -94,14 +89,6 @@ def firmware_orb(tmp_path_factory):
     return call
 
 
-def _photo(name, size):
-    from PIL import Image as PILImage
-
-    path = shared_path("images", name)
-    if not path.is_file():
-        pytest.skip(f"{path} not found (../shared is absent)")
-    return np.asarray(PILImage.open(path).convert("L").resize(size))
-
 
 @needs_firmware_c
 @pytest.mark.parametrize("case", [
@@ -113,7 +100,7 @@ def _photo(name, size):
 def test_find_keypoints_equals_orb_c(firmware_orb, monkeypatch, case):
     name, size, roi, thr, norm, sf, maxk, det = case
     monkeypatch.setattr(_edges, "kpu_blur", lambda pix: pix.copy())
-    gray = _photo(name, size)
+    gray = shared_gray(name, size)
     roi = roi or (0, 0, size[0], size[1])
     expected = firmware_orb(gray, roi, thr, norm, sf, maxk, det)
     img = image.Image(size=size).to_grayscale(True)

@@ -11,21 +11,14 @@ import numpy as np
 import pytest
 
 from _shared import shared_path
-from firmware_c import IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c, run
+from firmware_c import ARRAY_SHIM, IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c, run, strip_includes
 from maixemu.firmware import image
 from maixemu.firmware.image import _color
 
 _EXTRA = r"""
 #define IMLIB_ENABLE_SELECTIVE_SEARCH
 #define qsort omv_qsort
-typedef struct { int n; void **items; } array_t;
-static void array_alloc(array_t **a, void (*f)(void *)) { *a = calloc(1, sizeof(array_t)); }
-static int array_length(array_t *a) { return a->n; }
-static void *array_at(array_t *a, int i) { return a->items[i]; }
-static void array_push_back(array_t *a, void *v) { a->items = realloc(a->items, (a->n + 1) * sizeof(void *)); a->items[a->n++] = v; }
-static void xfree(void *p) { free(p); }
 static void fb_free_all(void) { }
-static void *rectangle_alloc(int x, int y, int w, int h) { rectangle_t *r = malloc(sizeof(rectangle_t)); rectangle_init(r, x, y, w, h); return r; }
 static int mp_plat_print;
 #define mp_printf(p, ...) printf(__VA_ARGS__)
 #define IMAGE_GET_RGB565_PIXEL(img, x, y) (((uint16_t *) (img)->data)[((img)->w * (y)) + (x)])
@@ -55,14 +48,10 @@ int main(void) {
 """
 
 
-def _strip(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if not line.startswith("#include")) + "\n"
-
-
 @pytest.fixture(scope="module")
 def firmware_selective_search(tmp_path_factory):
-    source = (imlib_shim() + _EXTRA + _strip(firmware_source(f"{IMG_DIR}/rgb2rgb_tab.c"))
-              + _strip(firmware_source(f"{IMG_DIR}/selective_search.c")) + _strip(firmware_source(f"{IMG_DIR}/qsort.c"))
+    source = (imlib_shim() + ARRAY_SHIM + _EXTRA + strip_includes(firmware_source(f"{IMG_DIR}/rgb2rgb_tab.c"))
+              + strip_includes(firmware_source(f"{IMG_DIR}/selective_search.c")) + strip_includes(firmware_source(f"{IMG_DIR}/qsort.c"))
               + _MAIN)
     exe = build(tmp_path_factory.mktemp("selective"), "selective_search", source)
 

@@ -22,6 +22,7 @@ import functools
 
 import numpy as np
 
+from ._blob import _overlap  # rectangle_overlap
 from ._core import GRAYSCALE
 
 #: zbar symbol type -> the firmware's ``barcodes_t`` (``image.EAN2`` ...); others are dropped.
@@ -111,10 +112,6 @@ def _united(a: list[int], b: list[int]) -> list[int]:
     return [x, y, max(a[0] + a[2], b[0] + b[2]) - x, max(a[1] + a[3], b[1] + b[3]) - y]
 
 
-def _overlap(a: list[int], b: list[int]) -> bool:
-    return a[0] < b[0] + b[2] and a[1] < b[1] + b[3] and b[0] < a[0] + a[2] and b[1] < a[1] + a[3]
-
-
 def find_barcodes(img, roi: tuple[int, int, int, int]) -> list[dict]:
     """``imlib_find_barcodes``: the scan, the firmware's rects and types, the overlap merge."""
     from ._find import _gray8
@@ -140,25 +137,16 @@ def find_barcodes(img, roi: tuple[int, int, int, int]) -> list[dict]:
 
 
 def _merge_overlapping(codes: list[dict]) -> list[dict]:
-    """The firmware's merge loop, in its list order (pop front, compare with the rest, repeat)."""
-    while True:
-        merged = False
-        out = []
-        while codes:
-            code = codes.pop(0)
-            rest = []
-            for other in codes:
-                if (_overlap(code["rect"], other["rect"]) and code["payload"] == other["payload"]
-                        and code["type"] == other["type"]):
-                    a, b = code["rect"], other["rect"]
-                    code["rotation"] = code["rotation"] if a[2] * a[3] > b[2] * b[3] else other["rotation"]
-                    code["quality"] += other["quality"]
-                    code["rect"] = _united(a, b)
-                    merged = True
-                else:
-                    rest.append(other)
-            codes = rest
-            out.append(code)
-        codes = out
-        if not merged:
-            return codes
+    """The firmware's merge loop (the list merging of hough.c): same type and payload, overlapping
+    rects -> one code with the united rect, the larger one's rotation and the summed quality."""
+    from ._hough import merge_until_stable
+
+    def merge(a: dict, b: dict):
+        if not (_overlap(a["rect"], b["rect"]) and a["payload"] == b["payload"] and a["type"] == b["type"]):
+            return None
+        ra, rb = a["rect"], b["rect"]
+        return {"rect": _united(ra, rb), "payload": a["payload"], "type": a["type"],
+                "rotation": a["rotation"] if ra[2] * ra[3] > rb[2] * rb[3] else b["rotation"],
+                "quality": a["quality"] + b["quality"]}
+
+    return merge_until_stable(codes, merge)

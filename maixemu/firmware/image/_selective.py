@@ -46,6 +46,13 @@ def _qsort(keys, recs):
             recs[i, k] = recs[j, k]
             recs[j, k] = u
 
+    def insertion(a, n):
+        for pm in range(a + 1, a + n):
+            pl = pm
+            while pl > a and keys[pl - 1] > keys[pl]:
+                swap(pl, pl - 1)
+                pl -= 1
+
     def med3(a, b, c):
         if cmp(keys[a], keys[b]) < 0:
             if cmp(keys[b], keys[c]) < 0:
@@ -68,11 +75,7 @@ def _qsort(keys, recs):
         n = stack_n[top]
         while True:
             if n < 7:
-                for pm in range(a + 1, a + n):
-                    pl = pm
-                    while pl > a and keys[pl - 1] > keys[pl]:
-                        swap(pl, pl - 1)
-                        pl -= 1
+                insertion(a, n)
                 break
             pm = a + n // 2
             if n > 7:
@@ -116,11 +119,7 @@ def _qsort(keys, recs):
                 pb += 1
                 pc -= 1
             if swap_cnt == 0:  # switch to insertion sort
-                for pm in range(a + 1, a + n):
-                    pl = pm
-                    while pl > a and keys[pl - 1] > keys[pl]:
-                        swap(pl, pl - 1)
-                        pl -= 1
+                insertion(a, n)
                 break
             pn = a + n
             r = min(pa - a, pb - pa)
