@@ -14,6 +14,7 @@ in Python (the gradient field and the pseudo-ordering are vectorised).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -123,7 +124,14 @@ _Q = [F(v) for v in (75122.6331530, 80916.6278952, 36308.2951477, 8687.24529705,
 
 
 def _log_gamma(x) -> np.float32:
-    x = F(x)
+    """``log_gamma`` (Lanczos below 15, Windschitl above) of a float32 — memoised: the NFA asks for the
+    same few integer arguments over and over."""
+    return _log_gamma_cached(float(F(x)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _log_gamma_cached(xf: float) -> np.float32:
+    x = F(xf)
     if x > F(15.0):
         # Windschitl, as the -ffast-math build evaluates it: 1/(810 x^6) becomes (1/810) x^-6 and
         # the sum is regrouped
