@@ -102,7 +102,7 @@ def reset_state() -> None:
     from . import notices
 
     notices.reset()
-    for name in ("utime", "mgc", "Maix", "fpioa_manager", "board", "machine", "uos", "micropython"):
+    for name in ("utime", "mgc", "Maix", "fpioa_manager", "board", "machine", "uos", "micropython", "image"):
         module = sys.modules.get(_F + name)
         if module is None:
             continue

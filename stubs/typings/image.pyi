@@ -55,9 +55,7 @@ QRCODE: int
 ASCII: int
 """Font encoding for ``font_load``: the built-in 8x12 ASCII font (the default)."""
 UTF8: int
-Unicode: int
-GBK: int
-GB2312: int
+"""Font index for ``font_load``: a Unicode-indexed bitmap font from flash or a ``.Dzk`` file (value 2)."""
 
 # ---------------------------------------------------------------------------- result objects
 class Blob:
@@ -575,8 +573,9 @@ def rgb_to_grayscale(rgb_tuple: Sequence[int], /) -> int:
     """(r, g, b) -> gray, through RGB565."""
 def grayscale_to_rgb(g: int, /) -> tuple[int, int, int]:
     """gray -> (r, g, b), through RGB565."""
-def font_load(encoding: int, width: int = ..., height: int = ..., font: int | str = ..., /) -> None:
-    """Load a UTF-8/GBK bitmap font from a flash address or a .Dzk file for ``draw_string``."""
+def font_load(index: int, width: int, height: int, font: int | str, /) -> None:
+    """``UTF8``: load a Unicode-indexed bitmap font from a flash address or a ``.Dzk`` file for
+    ``draw_string``; any other index selects the built-in 8x12 ASCII font."""
 def font_free() -> None:
     """Back to the built-in 8x12 ASCII font."""
 def get_affine_transform(src_list: Sequence[Sequence[float]], dst_list: Sequence[Sequence[float]], /) -> list[float]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..pixformat import BINARY, GRAYSCALE, JPEG, RGB565  # noqa: F401  (re-exported for scripts)
-from . import _args, _color, _lab
+from . import _args, _color, _fonts, _lab
 from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
 from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
@@ -35,6 +35,7 @@ from ._draw import DrawMixin
 from ._extra import Barcode, ExtraMixin  # noqa: F401
 from ._filters import FilterMixin, PoolMixin
 from ._find import Blob, Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # noqa: F401
+from ._fonts import font_free, font_load  # noqa: F401
 from ._geometry import GeometryMixin
 from ._k210 import K210Mixin
 from ._mathops import MathOpsMixin
@@ -48,6 +49,7 @@ def _not_emulated(qualname: str):
     method.__name__ = qualname.rsplit(".", 1)[-1]
     method.__qualname__ = qualname
     method.__doc__ = "Exists on the device; not emulated yet (raises NotImplementedError)."
+    method._not_emulated = True  # read by the method-table audit (tests/firmware/test_image_method_table.py)
     return method
 
 
@@ -75,12 +77,12 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
+class Image(_fonts.FontMixin, ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
             BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 
 
-Image.blur = Image.mean  # OpenMV aliases
+Image.blur = Image.gaussian  # py_image.c: blur, gaussian and gaussian_blur are one function
 Image.gaussian_blur = Image.gaussian
 for _alias, _target in (("and", "b_and"), ("nand", "b_nand"), ("or", "b_or"), ("nor", "b_nor"),
                         ("xor", "b_xor"), ("xnor", "b_xnor")):
@@ -98,7 +100,7 @@ TAG16H5, TAG25H7, TAG25H9, TAG36H10, TAG36H11, ARTOOLKIT = 1, 2, 4, 8, 16, 32
 EAN2, EAN5, EAN8, UPCE, ISBN10, UPCA, EAN13, ISBN13 = 0, 1, 2, 3, 4, 5, 6, 7
 I25, DATABAR, DATABAR_EXP, CODABAR, CODE39, PDF417, CODE93, CODE128 = 8, 9, 10, 11, 12, 13, 14, 15
 QRCODE = 16
-ASCII, UTF8, Unicode, GBK, GB2312 = 0, 1, 2, 3, 4  # font encodings (image.font_load)
+ASCII, UTF8 = _fonts.ASCII, _fonts.UTF8  # the font indexes the firmware exports (font.h enum)
 
 
 # ---------------------------------------------------------------------- module functions
@@ -140,33 +142,15 @@ def lab_to_rgb(lab_tuple) -> tuple[int, int, int]:
     return tuple(int(round(gam(c) * 255)) for c in lin)
 
 
-def font_load(*args, **kwargs):
-    """Only the built-in ASCII font is emulated; loading ASCII is accepted (it is the default)."""
-    if args and args[0] == ASCII:
-        return None
-    raise NotImplementedError("image.font_load is not emulated yet (UTF-8/GBK fonts from flash or file)")
+load_descriptor = _not_emulated("load_descriptor")
+save_descriptor = _not_emulated("save_descriptor")
+match_descriptor = _not_emulated("match_descriptor")
 
 
-def font_free():
-    """Back to the built-in 8x12 ASCII font (the only one the emulator has)."""
-    return None
+ImageWriter = _not_emulated("ImageWriter")
+ImageReader = _not_emulated("ImageReader")
 
 
-def load_descriptor(*args, **kwargs):
-    raise NotImplementedError("image.load_descriptor is not emulated yet")
-
-
-def save_descriptor(*args, **kwargs):
-    raise NotImplementedError("image.save_descriptor is not emulated yet")
-
-
-def match_descriptor(*args, **kwargs):
-    raise NotImplementedError("image.match_descriptor is not emulated yet")
-
-
-def ImageWriter(*args, **kwargs):  # noqa: N802 - MaixPy name
-    raise NotImplementedError("image.ImageWriter is not emulated yet")
-
-
-def ImageReader(*args, **kwargs):  # noqa: N802 - MaixPy name
-    raise NotImplementedError("image.ImageReader is not emulated yet")
+def _reset_state() -> None:
+    """Power-on state of the module's board data: the built-in font (see ``_fonts.BOARD_FONT``)."""
+    _fonts.reset()
