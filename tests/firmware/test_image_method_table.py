@@ -84,23 +84,15 @@ NOT_EMULATED: dict[str, str] = {
     # imgrest (this branch), in progress
     "chrominvar": "imgrest: in progress",
     "illuminvar": "imgrest: in progress",
-    "compress": "imgrest: in progress",
-    "compress_for_ide": "imgrest: in progress",
-    "compressed": "imgrest: in progress",
-    "compressed_for_ide": "imgrest: in progress",
     "dump_roi": "imgrest: in progress",
     "find_domain": "imgrest: in progress",
     "remove_shadows": "imgrest: in progress",
-    "to_bitmap": "imgrest: in progress",
-    "to_rainbow": "imgrest: in progress",
 }
 
 NOT_EMULATED_FUNCTIONS: dict[str, str] = {
     "load_descriptor": "imgfind: descriptor files need find_keypoints/find_lbp objects",
     "save_descriptor": "imgfind: descriptor files need find_keypoints/find_lbp objects",
     "match_descriptor": "imgfind: needs keypoint/LBP descriptors",
-    "ImageWriter": "imgrest: in progress",
-    "ImageReader": "imgrest: in progress",
 }
 
 #: Integer names maixemu's image module has and the firmware's does not (scripts written against

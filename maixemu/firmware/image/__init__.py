@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..pixformat import BINARY, GRAYSCALE, JPEG, RGB565  # noqa: F401  (re-exported for scripts)
-from . import _args, _color, _fonts, _lab
+from . import _args, _bitmap, _codec, _color, _fonts, _imageio, _jpeg_encode, _kinds, _lab
 from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
 from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
@@ -77,7 +77,7 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(_fonts.FontMixin, ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
+class Image(_fonts.FontMixin, _bitmap.BitmapMixin, _codec.CodecMixin, _imageio.ImageIOMixin, ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
             BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 
@@ -91,6 +91,7 @@ for _alias, _target in (("and", "b_and"), ("nand", "b_nand"), ("or", "b_or"), ("
 for _name in _DEVICE_METHODS:
     if not hasattr(Image, _name):
         setattr(Image, _name, _not_emulated(f"Image.{_name}"))
+_kinds.install_guards(Image)  # which image formats each method accepts (BINARY, JPEG images)
 
 # ---------------------------------------------------------------------- module constants
 SEARCH_EX, SEARCH_DS = 0, 1
@@ -147,10 +148,12 @@ save_descriptor = _not_emulated("save_descriptor")
 match_descriptor = _not_emulated("match_descriptor")
 
 
-ImageWriter = _not_emulated("ImageWriter")
-ImageReader = _not_emulated("ImageReader")
+ImageWriter = _imageio.ImageWriter
+ImageReader = _imageio.ImageReader
 
 
 def _reset_state() -> None:
-    """Power-on state of the module's board data: the built-in font (see ``_fonts.BOARD_FONT``)."""
+    """Power-on state of the module's board data: the built-in font (``_fonts.BOARD_FONT``) and
+    the JPEG encoder's table cache (``_jpeg_encode.BOARD_JPEG``)."""
     _fonts.reset()
+    _jpeg_encode.reset()
