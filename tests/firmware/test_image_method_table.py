@@ -81,12 +81,6 @@ NOT_EMULATED: dict[str, str] = {
     "morph": "imgcore: filter.c morph not ported yet",
     "top_hat": "imgcore: needs morph/open",
     "black_hat": "imgcore: needs morph/close",
-    # imgrest (this branch), in progress
-    "chrominvar": "imgrest: in progress",
-    "illuminvar": "imgrest: in progress",
-    "dump_roi": "imgrest: in progress",
-    "find_domain": "imgrest: in progress",
-    "remove_shadows": "imgrest: in progress",
 }
 
 NOT_EMULATED_FUNCTIONS: dict[str, str] = {

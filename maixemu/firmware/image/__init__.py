@@ -20,6 +20,12 @@ open or states differently):
 * ``find_blobs`` reports ``w = x2 - x1`` and ``h = y2 - y1``; ``find_lines`` ignores ``y_stride``
   (uses ``x_stride``) and reports theta 89 for horizontal edges — all as in the firmware.
 * ``copy``/``crop`` follow v0.6.3 (``crop`` does not exist in v0.6.2).
+* Files: only BMP and JPEG load (picojpeg's pixels, not libjpeg's) and only ``.bmp``/``.jpg`` save;
+  JPEG output is the firmware's own encoder, byte for byte (``_imageio``, ``_jpeg_encode``,
+  ``_jpeg_decode``). BINARY and JPEG images exist, and every method accepts exactly the image
+  formats its C function accepts (``_kinds``).
+* ``image.font_load(image.UTF8, w, h, src)`` draws Unicode-indexed fonts from flash or a ``.Dzk``
+  file with font.c's quirks (``_fonts``).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..pixformat import BINARY, GRAYSCALE, JPEG, RGB565  # noqa: F401  (re-exported for scripts)
-from . import _args, _bitmap, _codec, _color, _fonts, _imageio, _jpeg_encode, _kinds, _lab
+from . import _args, _bitmap, _codec, _color, _flood, _fonts, _imageio, _invariant, _jpeg_encode, _kinds, _lab, _polar, _rotation
 from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
 from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
@@ -77,7 +83,8 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(_fonts.FontMixin, _bitmap.BitmapMixin, _codec.CodecMixin, _imageio.ImageIOMixin, ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
+class Image(_fonts.FontMixin, _bitmap.BitmapMixin, _codec.CodecMixin, _imageio.ImageIOMixin, _flood.FloodMixin,
+            _invariant.InvariantMixin, _polar.PolarMixin, _rotation.RotationMixin, ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
             BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 

@@ -195,17 +195,6 @@ class FilterMixin:
         self._store8(cv2.bilateralFilter(src, 2 * size + 1, color_sigma * 255, space_sigma))
         return self
 
-    def cartoon(self, *args, **kwargs):
-        """Flat colour regions (OpenCV mean-shift style approximation)."""
-        import cv2
-
-        src = self._rgb8_or_gray()
-        if src.ndim == 2:
-            self._store8(cv2.bilateralFilter(src, 7, 60, 5))
-        else:
-            self._store8(cv2.pyrMeanShiftFiltering(src, 8, 24))
-        return self
-
     def histeq(self, *args, **kwargs):
         """Histogram equalisation (of the luminance for RGB565) (OpenCV, approx.)."""
         import cv2

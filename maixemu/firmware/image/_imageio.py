@@ -175,6 +175,71 @@ def read_bmp(data: bytes) -> Decoded:
     return Decoded(out_fmt, np.ascontiguousarray(pix))
 
 
+def read_ppm(data: bytes) -> Decoded:
+    """ppm.c: P2/P5 (gray) and P3/P6 (colour, through the 8->5/6 rounding tables), maxval 255 only."""
+    pos = 2
+    n = len(data)
+
+    def read_int() -> int:
+        nonlocal pos
+        value, mode = 0, "white"
+        while True:
+            c = data[pos] if pos < n else 0
+            if mode == "white":
+                if c == ord("#"):
+                    mode = "comment"
+                elif 48 <= c <= 57:
+                    value, mode = c - 48, "number"
+            elif mode == "comment":
+                if c in (10, 13):
+                    mode = "white"
+            elif 48 <= c <= 57:
+                value = value * 10 + c - 48
+            else:
+                return value  # the delimiter stays for the next read (read_int_c_valid)
+            pos += 1
+            if pos > n + 1:
+                return value
+
+    kind = data[1:2]
+    if kind not in (b"2", b"3", b"5", b"6"):
+        raise OSError("Unsupported format!")
+    w, h = read_int(), read_int()
+    if w == 0 or h == 0:
+        raise OSError("File corrupted!")
+    if read_int() != 255:
+        raise OSError("Unsupported format!")
+    channels = 1 if kind in (b"2", b"5") else 3
+    count = w * h * channels
+    if kind in (b"5", b"6"):
+        raw = np.zeros(count, np.uint8)
+        src = np.frombuffer(data[pos + 1:pos + 1 + count], np.uint8)  # after the maxval's delimiter
+        raw[: src.size] = src
+    else:
+        raw = np.array([read_int() & 0xFF for _ in range(count)], np.uint8)
+    if channels == 1:
+        return Decoded(GRAYSCALE, raw.reshape(h, w))
+    rgb = raw.reshape(h, w, 3)
+    return Decoded(RGB565, _color.pack565(_color.T8TO5[rgb[..., 0]], _color.T8TO6[rgb[..., 1]], _color.T8TO5[rgb[..., 2]]))
+
+
+def read_operand(path: str, img) -> np.ndarray:
+    """``imlib_image_operation``'s file operand: a BMP or PPM/PGM of the image's size and format
+    (``OSError("Unsupported format!")`` / ``"Images not equal!"``), as stored pixels."""
+    with open(_host(path), "rb") as fp:
+        data = fp.read()
+    if data[:1] == b"P" and data[1:2] in (b"2", b"3", b"5", b"6"):
+        out = read_ppm(data)
+    elif data[:2] == b"BM":
+        out = read_bmp(data)
+    else:
+        raise OSError("Unsupported format!")
+    check_extension(out.fmt, path)
+    if out.fmt != img._fmt or out.pix.shape != img._pix.shape:
+        raise OSError("Images not equal!")
+    return out.pix
+
+
 # ---------------------------------------------------------------------- extensions
 _JPG, _BMP, _PNM, _RAW, _OTHER = "jpg", "bmp", "pnm", "raw", None
 

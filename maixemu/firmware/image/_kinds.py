@@ -64,8 +64,8 @@ OTHER_KIND_PRINTS: dict[str, str] = {
     "resize": "only support grayscale, 565 zoom out now\r",
     "pix_to_ai": "only support grayscale now\r",
     "ai_to_pix": "only support grayscale now\r",
-    "strech_char": "only support grayscale now",
-    "stretch": "only support grayscale now",
+    "strech_char": "only support grayscale now\r",
+    "stretch": "only support grayscale now\r",
 }
 
 #: Methods whose emulation handles BINARY images as the firmware does (grown as kinds are built).
