@@ -29,12 +29,11 @@ def image_to_input(path: Path, shape: tuple[int, ...]) -> np.ndarray:
     """Load an image as the model's uint8 CHW input (golden README conventions)."""
     from PIL import Image
 
+    from ..evaluate.file_input import pil_to_chw
+
     c, h, w = (int(v) for v in shape[-3:])
     with Image.open(path) as img:
-        img = img.convert("L" if c == 1 else "RGB").resize((w, h), Image.BILINEAR)
-        arr = np.asarray(img, dtype=np.uint8)
-    arr = arr[None] if arr.ndim == 2 else arr.transpose(2, 0, 1)
-    return np.ascontiguousarray(arr).reshape(shape)
+        return pil_to_chw(img, c, h, w).reshape(shape)
 
 
 def describe(arr: np.ndarray, top: int) -> str:

@@ -1,0 +1,137 @@
+"""The report's text parts: ``results.json``, ``predictions.csv`` and the terminal summary."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file and rename, so a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_results(report: Path, results: dict) -> Path:
+    path = report / "results.json"
+    write_atomic(path, json.dumps(results, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def _name(names: list[str], index) -> str:
+    return names[index] if isinstance(index, int) and 0 <= index < len(names) else ""
+
+
+def prediction_rows(records: list[dict], task: str, names: list[str]) -> tuple[list[str], list[list]]:
+    from .aggregate import image_errors
+
+    columns = ["index", "path", "status", "reason"]
+    if task == "classify":
+        columns += ["label", "label_name", "prediction", "prediction_name", "score", "correct", "top5"]
+    elif task == "detect":
+        columns += ["objects", "detections", "errors", "boxes"]
+    else:
+        columns += ["prediction", "score"]
+    with_reference = any("ref" in r for r in records)
+    if with_reference:
+        columns += ["cosine", "agreement", "reference_top1", "max_abs", "mean_abs"]
+    rows = []
+    for r in sorted(records, key=lambda r: r["index"]):
+        ok = r["status"] == "ok"
+        row = [r["index"], r["rel"], r["status"], r.get("reason", "")]
+        top = r.get("top") or [None]
+        score = r["scores"][0] if r.get("scores") else ""
+        if task == "classify":
+            label = r.get("label")
+            row += [label, _name(names, label), top[0] if ok else "", _name(names, top[0]), score,
+                    int(top[0] == label) if ok and top[0] is not None else "", " ".join(map(str, r.get("top") or []))]
+        elif task == "detect":
+            row += [len(r["gt"]), len(r["boxes"]), image_errors(r), json.dumps(r["boxes"])] if ok else ["", "", "", ""]
+        else:
+            row += [top[0] if ok and top[0] is not None else "", score]
+        if with_reference:
+            ref = r.get("ref")
+            if ref:
+                row += [ref["cosine"], ref["agreement"], ref.get("top1", ""), max(o["max_abs"] for o in ref["outputs"]),
+                        sum(o["mean_abs"] for o in ref["outputs"]) / len(ref["outputs"])]
+            else:
+                row += ["", "", "", "", ""]
+        rows.append(row)
+    return columns, rows
+
+
+def write_predictions(report: Path, records: list[dict], task: str, names: list[str]) -> Path:
+    path = report / "predictions.csv"
+    columns, rows = prediction_rows(records, task, names)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fp:
+        writer = csv.writer(fp)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    os.replace(tmp, path)
+    return path
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{100 * value:.2f} %"
+
+
+def _num(value, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}g}" if abs(value) >= 1e4 or (value and abs(value) < 1e-3) else f"{value:.{digits}f}"
+
+
+def recipe_text(recipe: dict) -> str:
+    """``device (grayscale, frame 64x64, resize(28, 28))``: the input path in one line."""
+    parts = [recipe["pixformat"]]
+    if recipe.get("framesize"):
+        parts.append("frame {}x{}".format(*recipe["framesize"]))
+    parts += recipe["steps"]
+    w = recipe["model_input"][2]
+    h = recipe["model_input"][1]
+    if recipe.get("auto_resize") is None:
+        parts.append(f"resize({w}, {h}) where the size differs")
+    elif recipe["auto_resize"]:
+        parts.append(f"resize({w}, {h})")
+    return f"{recipe['mode']} ({', '.join(parts)})"
+
+
+def summary_text(results: dict, report: Path) -> str:
+    """The table printed at the end of a run."""
+    lines = []
+    model = results["model"]
+    source = results["data"]
+    lines.append(f"maixemu eval: {model['file']} (V{model['version']}) on {source['path']} ({source['layout']}, task {results['task']})")
+    recipe = results["input"]
+    lines.append(f"  input      {recipe_text(recipe)}")
+    skipped = results["skipped"]
+    lines.append(f"  images     {results['images']}" + (f"  ({len(skipped)} skipped: see below)" if skipped else ""))
+    if results["task"] == "classify":
+        lines.append(f"  top-1      {_pct(results['accuracy'])}  ({results['correct']} of {results['images']})")
+        lines.append(f"  top-5      {_pct(results['top5'])}")
+        per = results["per_class"]
+        if per:
+            lines.append("  per class  " + "  ".join(f"{p['name']}: {_pct(p['accuracy'])}" for p in per[:12]) + (" ..." if len(per) > 12 else ""))
+    elif results["task"] == "detect":
+        lines.append(f"  mAP@0.5    {_pct(results['map50'])}  ({results['objects']} objects, {results['detections']} detections, "
+                     f"recall {_pct(results['recall'])}, precision {_pct(results['precision'])})")
+        for p in results["per_class_ap"][:20]:
+            lines.append(f"    {p['name']:<16} AP {_pct(p['ap']):>9}  objects {p['objects']:>4}  detections {p['detections']:>4}")
+    reference = results.get("reference")
+    if reference and reference.get("images"):
+        lines.append(f"  reference  {reference['file']}: cosine mean {_num(reference['cosine_mean'])} (min {_num(reference['cosine_min'])}), "
+                     f"agreement {_pct(reference['agreement'])} on output {reference['class_output']}"
+                     + (f", top-1 agreement {_pct(reference['top1_agreement'])}" if "top1_agreement" in reference else ""))
+        lines.append("    output  shape            cosine mean  cosine min    max |err|   mean |err|")
+        for o in reference["outputs"]:
+            shape = "x".join(str(s) for s in o["shape"])
+            lines.append(f"    {o['index']:<6}  {shape:<15}  {_num(o['cosine_mean']):>11}  {_num(o['cosine_min']):>10}  "
+                         f"{_num(o['max_abs']):>11}  {_num(o['mean_abs']):>11}")
+    for item in skipped[:10]:
+        lines.append(f"  skipped    {item['path']}: {item['reason']}")
+    if len(skipped) > 10:
+        lines.append(f"  skipped    ... and {len(skipped) - 10} more (results.json lists them all)")
+    lines.append(f"  report     {report / 'index.html'}")
+    return "\n".join(lines)
