@@ -8,7 +8,7 @@ import pytest
 
 import maixemu.firmware.image as image
 from maixemu.firmware import pixformat
-from maixemu.firmware.image import _bitmap, _color, _kinds, _yuv
+from maixemu.firmware.image import _bitmap, _color, _kinds, _tables as _yuv
 
 
 def gray(values) -> image.Image:
@@ -157,3 +157,15 @@ def test_methods_accept_the_formats_the_firmware_accepts(capsys):
     j = rgb(np.zeros((16, 16))).compressed()
     assert j.pix_to_ai() is None and j.ai_to_pix() is None
     assert capsys.readouterr().out == "only support grayscale now\r\n"
+
+
+def test_rainbow_table_is_the_firmwares():
+    # sha256 of rainbow_tab.c's rainbow_table[256] (little-endian uint16), entries read off the source
+    import hashlib
+
+    table = _bitmap.rainbow_table()
+    assert table.shape == (256,) and table.dtype == np.uint16
+    assert hashlib.sha256(table.astype("<u2").tobytes()).hexdigest() == (
+        "da5bae34831d32e7bc30b264b25e4d43baef4ee8055ec38879ff8630c512a15b")
+    assert [hex(int(table[i])) for i in (0, 18, 97, 128, 174, 255)] == [
+        "0x3f06", "0xff07", "0xe007", "0xe067", "0xe0f7", "0x20f8"]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import maixemu.firmware.image as image
-from maixemu.firmware.image import _color, _fmath, _invariant
+from maixemu.firmware.image import _color, _invariant, _polar, _tables
 from maixemu.host import storage
 
 
@@ -60,9 +60,9 @@ def c565(r: int, g: int, b: int) -> int:
 # ---------------------------------------------------------------------- chrominvar / illuminvar
 def test_fmath_tables_are_the_firmwares():
     # sincos_tab.c / xyz_tab.c (float32 bytes)
-    assert digest(_fmath.sin_table()) == "67333f6fdab7460b4da075a22b5293d2"
-    assert digest(_fmath.cos_table()) == "031a2ee4e21202838d9a253c99af2cbe"
-    assert digest(_fmath.xyz_table()) == "c1a50c826ba9dc9b482d6d61f339ca39"
+    assert digest(_polar.sin_table()) == "67333f6fdab7460b4da075a22b5293d2"
+    assert digest(_polar.cos_table()) == "031a2ee4e21202838d9a253c99af2cbe"
+    assert digest(_tables.xyz_table()) == "c1a50c826ba9dc9b482d6d61f339ca39"
 
 
 def test_invariant_tables_match_the_c_code_on_all_65536_pixels():

@@ -237,3 +237,11 @@ def test_binary_images_compress_as_their_gray_levels():
     b = gray.to_bitmap(copy=True)
     # jpeg_get_mcu(bpp 0): COLOR_BINARY_TO_GRAYSCALE(bit) - 128, the gray path's samples
     assert b.compressed(quality=70).to_bytes() == gray.compressed(quality=70).to_bytes()
+
+
+def test_the_encoder_reads_the_firmwares_yuv_table():
+    # sha256 of yuv_tab.c's full yuv_table[196608] (int8), which jpeg.c's COLOR_RGB565_TO_Y/U/V read
+    from maixemu.firmware.image import _tables
+
+    assert hashlib.sha256(_tables.yuv_table().tobytes()).hexdigest() == (
+        "3934e95630e51d66299c5147b8ce1b1f04aef5bc5ffd9825ff64297293872a48")

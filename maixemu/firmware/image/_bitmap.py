@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _args, _color, _kinds, _yuv
+from . import _args, _color, _kinds, _tables
 from ._core import GRAYSCALE, RGB565
 
 BINARY = _kinds.BINARY
@@ -131,5 +131,5 @@ class BitmapMixin:
             if not copy:
                 raise OSError("Can't convert to rainbow in place!")
             return self._new_kind(RGB565, table[self._pix], True)
-        y, _, _ = _yuv.yuv_of(self._pix)
-        return self._new_kind(RGB565, table[y.astype(np.int64) + 128], copy)
+        gray = _tables.gray_table()[self._pix]  # COLOR_RGB565_TO_GRAYSCALE: Y + 128
+        return self._new_kind(RGB565, table[gray], copy)

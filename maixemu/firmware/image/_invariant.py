@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _color, _fmath, _kinds
+from . import _color, _fmath, _kinds, _tables
 from ._core import RGB565, ImageBase
 
 F = np.float32
@@ -46,7 +46,7 @@ def _to_565(r: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def chrominvar_table() -> np.ndarray:
-    xyz = _fmath.xyz_table()
+    xyz = _tables.xyz_table()
     r8, g8, b8 = _channels()
     r, g, b = xyz[r8], xyz[g8], xyz[b8]
     total = (r + g + b).astype(F)
@@ -57,7 +57,7 @@ def chrominvar_table() -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def illuminvar_table() -> np.ndarray:
-    xyz = _fmath.xyz_table()
+    xyz = _tables.xyz_table()
     r8, g8, b8 = _channels()
     r, g, b = (xyz[c] + F(1.0) for c in (r8, g8, b8))
     rs = (r * F(0.9968) + g * F(0.0228) + b * F(0.0015)).astype(F)

@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _yuv
+from . import _tables
 
 _F = np.float32
 
@@ -369,7 +369,8 @@ def _mcu_planes(pix: np.ndarray, sub: int) -> tuple[list[np.ndarray], np.ndarray
     """Per MCU row and column: the Y blocks (in MCU order), U and V blocks, and the MCU height."""
     mw, mh = (8, 8) if sub == SUBSAMPLE_1X1 else (16, 8) if sub == SUBSAMPLE_2X1 else (16, 16)
     padded = _padded(pix, mh, mw, 0)
-    y, u, v = _yuv.yuv_of(padded)
+    yuv = _tables.yuv_table()[padded]
+    y, u, v = yuv[..., 0], yuv[..., 1], yuv[..., 2]
     ph, pw = padded.shape
     nr, nc = ph // mh, pw // mw
     yb = _blocks(y)  # (ph/8, pw/8, 64)

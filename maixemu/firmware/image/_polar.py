@@ -11,12 +11,28 @@ fused multiply-add (the K210's ``fmadd.s``), which is exact here to the float32 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from . import _args, _fmath
+from functools import lru_cache
+
+from . import _args, _fmath, _tables
 from ._core import RGB565
 
 F = np.float32
+
+
+@lru_cache(maxsize=1)
+def sin_table() -> np.ndarray:
+    """``sin_table[360]`` of sincos_tab.c: one entry per degree, written to 6 decimals."""
+    return np.array([_tables._nearest_float32(f"{math.sin(math.radians(i)):.6f}") for i in range(360)], F)
+
+
+@lru_cache(maxsize=1)
+def cos_table() -> np.ndarray:
+    """``cos_table[360]`` of sincos_tab.c."""
+    return np.array([_tables._nearest_float32(f"{math.cos(math.radians(i)):.6f}") for i in range(360)], F)
 
 
 def _fma(a, b, c) -> np.ndarray:
@@ -38,17 +54,15 @@ def polar_map(w: int, h: int, linear: bool, reverse: bool, clamp: bool) -> tuple
         theta = 630 - np.trunc(xs.astype(F) * theta_scale).astype(np.int64)
         theta = np.where(theta >= 360, theta - 360, theta)
         e = rho if linear else _fmath.fast_expf(rho)
-        sx = np.trunc(_fma(e, _fmath.cos_table()[theta], w_2)).astype(np.int64)
-        sy = np.trunc(_fma(e, _fmath.sin_table()[theta], h_2)).astype(np.int64)
+        sx = np.trunc(_fma(e, cos_table()[theta], w_2)).astype(np.int64)
+        sy = np.trunc(_fma(e, sin_table()[theta], h_2)).astype(np.int64)
         return sx, sy
-    from ._hough import fast_atan2f
-
     x_2 = (xs.astype(F) - w_2).astype(F)
     y_2 = (ys.astype(F) - h_2).astype(F)
     dist = np.sqrt(_fma(x_2, x_2, y_2 * y_2))
     with np.errstate(divide="ignore"):
         rho = dist if linear else _fmath.fast_log(dist)
-    deg = np.trunc((fast_atan2f(y_2, x_2) * (F(180) / F(np.pi))).astype(F)).astype(np.int64)
+    deg = np.trunc((_fmath.fast_atan2f(y_2, x_2) * (F(180) / F(np.pi))).astype(F)).astype(np.int64)
     theta = 630 - np.where(x_2 != 0, deg, np.where(y_2 < 0, 270, 90))
     theta = np.where(theta >= 360, theta - 360, theta)
     with np.errstate(invalid="ignore", over="ignore"):

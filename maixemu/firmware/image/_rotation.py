@@ -8,10 +8,10 @@ of the original (nearest, black outside), ``x' = fma(m00, x, fma(m01, y, m02))``
 fuses ``a * b + c`` into ``fmadd.s`` (in ``matd_multiply``'s ``acc += a * b``, the PLU steps and the
 per-pixel affine terms, whose order is the one -ffast-math reassociation gives); the float32 fused
 multiply-add is reproduced by rounding the float64 result once. Measured against host
-builds of the C code with the firmware's flags: 4 of 420 000 pixels differ (with the host's libm
-trigonometry). ``cosf``/``sinf``/``tanf`` are taken correctly rounded; the board's newlib ones can
-differ by an ulp, and an ulp of ``tanf(fov / 2)`` moves pixels whose source lands on an integer
-(even ``rotation_corr()`` with its defaults shifts some pixels by one on the board).
+builds of the C code with the firmware's flags: 4 of 420 000 pixels differ (both with the C
+library's ``cosf``/``sinf``/``tanf``, ``_fmath``). The board's newlib versions can differ by an ulp,
+and an ulp of ``tanf(fov / 2)`` moves pixels whose source lands on an integer (even
+``rotation_corr()`` with its defaults shifts some pixels by one).
 
 ``corners=`` needs ``homography_compute`` with its float32 SVD (``matd_svd``), which is not ported:
 it raises ``NotImplementedError``.
@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from . import _args
+from . import _args, _fmath
 
 F = np.float32
 
@@ -89,19 +89,6 @@ def inverse(m: np.ndarray) -> np.ndarray | None:
     return x
 
 
-def _cosf(a) -> np.float32:
-    """cosf/sinf/tanf, correctly rounded (the board's newlib versions can differ by an ulp)."""
-    return F(math.cos(float(a)))
-
-
-def _sinf(a) -> np.float32:
-    return F(math.sin(float(a)))
-
-
-def _tanf(a) -> np.float32:
-    return F(math.tan(float(a)))
-
-
 def _cdiv2(v: int) -> int:
     return int(v / 2) if v < 0 else v // 2  # C integer division by 2 (toward zero)
 
@@ -109,9 +96,9 @@ def _cdiv2(v: int) -> int:
 def transform(w: int, h: int, xr: float, yr: float, zr: float, xt: float, yt: float,
               zoom: float, fov: float) -> np.ndarray | None:
     """T4 of imlib_rotation_corr (angles in radians, float32), or None for a singular model."""
-    z = F(F(np.sqrt(F(w * w + h * h))) / F(2)) / _tanf(F(fov / F(2)))
+    z = F(F(np.sqrt(F(w * w + h * h))) / F(2)) / _fmath.tanf(F(fov / F(2)))
     z_z = F(z * F(zoom))
-    c, s = _cosf, _sinf
+    c, s = _fmath.cosf, _fmath.sinf
     A1 = np.array([[1, 0, _cdiv2(-w)], [0, 1, _cdiv2(-h)], [0, 0, 0], [0, 0, 1]], F)
     RX = np.array([[1, 0, 0, 0], [0, c(xr), -s(xr), 0], [0, s(xr), c(xr), 0], [0, 0, 0, 1]], F)
     RY = np.array([[c(yr), 0, -s(yr), 0], [0, 1, 0, 0], [s(yr), 0, c(yr), 0], [0, 0, 0, 1]], F)
@@ -148,14 +135,12 @@ class RotationMixin:
         defaults = (0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 60.0)
         xr, yr, zr, xt, yt, zoom, fov = (F(_args.to_float(_args.pick(args, i, kwargs, n, d)))
                                         for i, (n, d) in enumerate(zip(names, defaults)))
-        deg = F(math.pi) / F(180)  # IM_DEG2RAD(x) = x * M_PI / 180 (float constants)
-        xr, yr, zr = (F(F(v * F(math.pi)) / F(180)) for v in (xr, yr, zr))
+        xr, yr, zr = (F(F(v * F(math.pi)) / F(180)) for v in (xr, yr, zr))  # IM_DEG2RAD
         if not zoom > 0:
             raise OSError("Zoom must be > 0!")
         fov = F(F(fov * F(math.pi)) / F(180))
         if not (0 < fov < 180):
             raise OSError("FOV must be > 0 and < 180!")
-        del deg
         corners = _args.pick(args, 7, kwargs, "corners", None)
         if corners is not None:
             pts = [[_args.to_float(v) for v in _args.fixed_array(p, 2)] for p in _args.fixed_array(corners, 4)]
