@@ -285,3 +285,17 @@ def test_image_writer_and_reader_as_the_port_behaves(sd):
     with pytest.raises(OSError) as err:
         image.ImageReader("/sd/missing.bin")
     assert err.value.errno == errno.ENOENT
+
+
+def test_a_header_claiming_a_huge_image_is_refused_before_decoding(sd):
+    data = bytearray(_jpeg(8, 8, 1, "0" + "1010000" + "0"))
+    i = data.index(b"\xff\xc0")
+    data[i + 5:i + 9] = struct.pack(">HH", 16000, 16000)  # 256 Mpx claimed by a 200-byte file
+    (sd / "big.jpg").write_bytes(bytes(data))
+    with pytest.raises(MemoryError, match="Out of normal MicroPython Heap Memory"):
+        image.Image("/sd/big.jpg")
+    header = bytearray(_bmp(30000, 30000, 24, b"", comp=0)[:54])
+    header[2:6] = struct.pack("<I", 0xFFFFFFF0)  # a file size field that covers the claimed rows
+    (sd / "big.bmp").write_bytes(bytes(header))
+    with pytest.raises(MemoryError, match="Out of normal MicroPython Heap Memory"):
+        image.Image("/sd/big.bmp")

@@ -77,10 +77,6 @@ NOT_EMULATED: dict[str, str] = {
     "get_regression": "imgfind: stats.c regression not ported yet",
     "get_similarity": "imgfind: SSIM (stats.c) not ported yet",
     "selective_search": "imgfind: selective_search.c not ported yet",
-    # imgcore's part (morphology)
-    "morph": "imgcore: filter.c morph not ported yet",
-    "top_hat": "imgcore: needs morph/open",
-    "black_hat": "imgcore: needs morph/close",
 }
 
 NOT_EMULATED_FUNCTIONS: dict[str, str] = {

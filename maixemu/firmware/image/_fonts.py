@@ -33,7 +33,6 @@ is reset by ``image._reset_state()`` and will move into the board object (issue 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -187,12 +186,9 @@ def font_free(*args, **kwargs) -> None:
 
 
 def _open_font_file(path: str) -> BinaryIO:
-    from ...host import storage
+    from ._imageio import open_device_file
 
-    host = storage.resolve(path)
-    if not host.is_file():
-        raise storage.enoent(path)
-    return open(os.fspath(host), "rb")
+    return open_device_file(path, "rb")
 
 
 # ---------------------------------------------------------------------- UTF-8 decoding (font.c)

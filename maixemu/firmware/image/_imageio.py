@@ -62,20 +62,52 @@ class Decoded:
         self.fmt, self.pix, self.dims = fmt, pix, dims
 
 
-def _host(path: str):
+def open_device_file(path: str, mode: str = "rb"):
+    """The device file ``path`` opened through the board's storage.
+
+    Reads of a missing file are the device's ``OSError(ENOENT)``. When the storage has its own
+    ``open`` (copy-on-write layers), every read and write goes through it, so a run never writes
+    over a file that existed before it.
+    """
     from ...host import storage
 
-    host = storage.resolve(path)
-    if not host.is_file():
+    st = storage.current()
+    if hasattr(st, "open"):
+        if "r" in mode and hasattr(st, "is_file") and not st.is_file(path):
+            raise storage.enoent(path)
+        return st.open(path, mode)
+    host = st.resolve(path)
+    if "r" in mode and not host.is_file():
         raise storage.enoent(path)
-    return host
+    return open(host, mode)
+
+
+#: Image buffers past the K210's usable main memory cannot be allocated there (``xalloc`` fails);
+#: checked from the header, before anything is decoded (``maixemu.firmware.heap`` when present).
+_IMAGE_MAX_BYTES = 6 * 1024 * 1024
+_XALLOC_TEXT = ("Out of normal MicroPython Heap Memory! Please reduce the resolution of the image you are "
+                "running this algorithm on to bypass this issue!")
+
+
+def check_image_buffer(w: int, h: int, bytes_per_pixel: int) -> None:
+    """The firmware's ``xalloc`` MemoryError for an image buffer the board could not hold."""
+    try:
+        from .. import heap
+    except ImportError:
+        if w * h * bytes_per_pixel > _IMAGE_MAX_BYTES:
+            raise MemoryError(_XALLOC_TEXT) from None
+        return
+    heap.check_image_buffer(w, h, bytes_per_pixel)
+
+
+def read_device_file(path: str) -> bytes:
+    with open_device_file(path, "rb") as fp:
+        return fp.read()
 
 
 def load_path(path: str) -> Decoded:
     """``imlib_load_image`` of a device path (then its extension check)."""
-    host = _host(path)
-    with open(host, "rb") as fp:
-        data = fp.read()
+    data = read_device_file(path)
     if data[:2] == b"BM":
         out = read_bmp(data)
     elif data[:2] == b"\xff\xd8":
@@ -107,6 +139,9 @@ def load_file_object(fp) -> Decoded:
 
 
 def _load_jpeg(data: bytes) -> Decoded:
+    size = _jpeg_decode.geometry(data)
+    if size is not None:  # picojpeg_util xallocs the decoded image before decoding it
+        check_image_buffer(size[0], size[1], 2 if _jpeg_decode.components(data) != 1 else 1)
     try:
         kind, pix = _jpeg_decode.decode(data)
     except _jpeg_decode.JpegError as e:
@@ -153,6 +188,7 @@ def read_bmp(data: bytes) -> Decoded:
     row_bytes = ((w * bpp + 31) // 32) * 4
     if data_size < row_bytes * h:
         raise ValueError("file_corrupted_raise!")
+    check_image_buffer(w, h, 1 if bpp == 8 else 2)  # bmp_read: xalloc(w * h * bpp)
     body = np.zeros(row_bytes * h, np.uint8)
     src = np.frombuffer(data[header_size:header_size + row_bytes * h], np.uint8)
     body[: src.size] = src
@@ -226,8 +262,7 @@ def read_ppm(data: bytes) -> Decoded:
 def read_operand(path: str, img) -> np.ndarray:
     """``imlib_image_operation``'s file operand: a BMP or PPM/PGM of the image's size and format
     (``OSError("Unsupported format!")`` / ``"Images not equal!"``), as stored pixels."""
-    with open(_host(path), "rb") as fp:
-        data = fp.read()
+    data = read_device_file(path)
     if data[:1] == b"P" and data[1:2] in (b"2", b"3", b"5", b"6"):
         out = read_ppm(data)
     elif data[:2] == b"BM":
@@ -289,10 +324,7 @@ def save(img, path: str, roi: tuple[int, int, int, int], quality: int) -> None:
             "writers are compiled out); nothing was written, as on the board",
         )
         return
-    from ...host import storage
-
-    host = storage.resolve(path)
-    with open(host, "wb") as fp:
+    with open_device_file(path, "wb") as fp:
         fp.write(data)
 
 
@@ -357,10 +389,7 @@ class ImageWriter:
     """``image.ImageWriter(path)``: creates the file with the stream header (see module docstring)."""
 
     def __init__(self, path):
-        from ...host import storage
-
-        device = _path_str(path)
-        with open(storage.resolve(device), "wb") as fp:
+        with open_device_file(_path_str(path), "wb") as fp:
             fp.write(_STREAM_HEADER)
 
     def size(self) -> int:
@@ -384,7 +413,7 @@ class ImageReader:
     """``image.ImageReader(path)``: opens the file and reads (without checking) the 16-byte header."""
 
     def __init__(self, path):
-        _host(_path_str(path))
+        open_device_file(_path_str(path), "rb").close()
 
     def size(self) -> int:
         return _EIO

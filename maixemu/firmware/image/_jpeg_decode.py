@@ -532,3 +532,11 @@ def geometry(data: bytes) -> tuple[int, int] | None:
         return frame.width, frame.height
     except JpegError:
         return None
+
+
+def components(data: bytes) -> int:
+    """Components of the first SOF (0 when there is none)."""
+    try:
+        return _parse(data).comps
+    except JpegError:
+        return 0
