@@ -150,9 +150,15 @@ def _near_function(fmt: int, seed_t, float_t):
     return near
 
 
-def _float_arg(rest, index, kwargs, name, default) -> float:
-    v = _args.to_float(_args.pick(rest, index, kwargs, name, default))
-    return float(F(v))
+def fill_thresholds(rest, kwargs, index: int) -> tuple[float, float]:
+    """``seed_threshold``/``floating_threshold`` (default 0.05 each, float32, 0..1) at ``index``."""
+    values = []
+    for i, name in enumerate(("seed_threshold", "floating_threshold")):
+        v = float(F(_args.to_float(_args.pick(rest, index + i, kwargs, name, 0.05))))
+        if not 0.0 <= v <= 1.0:
+            raise OSError(f"Error: 0.0 <= {name} <= 1.0!")
+        values.append(v)
+    return values[0], values[1]
 
 
 class FloodMixin:
@@ -160,12 +166,7 @@ class FloodMixin:
         """``flood_fill(x, y, seed_threshold=0.05, floating_threshold=0.05, color=white,
         invert=False, clear_background=False, mask=None)``: fill the seed's region in place."""
         (x, y), rest = _args.consume(args, 2)
-        seed = _float_arg(rest, 0, kwargs, "seed_threshold", 0.05)
-        if not 0.0 <= seed <= 1.0:
-            raise OSError("Error: 0.0 <= seed_threshold <= 1.0!")
-        floating = _float_arg(rest, 1, kwargs, "floating_threshold", 0.05)
-        if not 0.0 <= floating <= 1.0:
-            raise OSError("Error: 0.0 <= floating_threshold <= 1.0!")
+        seed, floating = fill_thresholds(rest, kwargs, 0)
         color = _args.pick(rest, 2, kwargs, "color", -1)
         if self._fmt == BINARY:
             from ._bitmap import bit_color
@@ -198,12 +199,7 @@ class FloodMixin:
     def cartoon(self, *args, **kwargs):
         """``cartoon(seed_threshold=0.05, floating_threshold=0.05, mask=None)``: every region of
         similar pixels becomes its mean colour (filter.c ``imlib_cartoon_filter``), in place."""
-        seed = _float_arg(args, 0, kwargs, "seed_threshold", 0.05)
-        if not 0.0 <= seed <= 1.0:
-            raise OSError("Error: 0.0 <= seed_threshold <= 1.0!")
-        floating = _float_arg(args, 1, kwargs, "floating_threshold", 0.05)
-        if not 0.0 <= floating <= 1.0:
-            raise OSError("Error: 0.0 <= floating_threshold <= 1.0!")
+        seed, floating = fill_thresholds(args, kwargs, 0)
         mask = mask_arg(_args.pick(args, 2, kwargs, "mask", None))
         fmt, w, h = self._fmt, self.width(), self.height()
         seed_t, float_t = thresholds(fmt, seed, floating)

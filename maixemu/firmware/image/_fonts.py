@@ -324,30 +324,12 @@ def draw_utf8(img, x_off: int, y_off: int, text, color, scale, x_spacing: int, m
 
 
 class FontMixin:
-    """``draw_string`` dispatch: the built-in ASCII renderer, or :func:`draw_utf8` after
-    ``font_load(UTF8, ...)`` (font.c ``imlib_draw_string``)."""
+    """``draw_string`` with a loaded UTF-8 font (font.c ``imlib_draw_string`` dispatch)."""
 
-    def draw_string(self, *args, **kwargs):
+    def _draw_text(self, x, y, text, data: bytes, c, scale, x_spacing, y_spacing, mono) -> None:
         if not BOARD_FONT.is_utf8:
-            return super().draw_string(*args, **kwargs)
-        if args and isinstance(args[0], (tuple, list)):
-            vec = _args.fixed_array(args[0], 3)
-            rest = args[1:]
-        else:
-            if len(args) < 3:
-                raise OSError("Not enough positional arguments!")
-            vec, rest = list(args[:3]), args[3:]
-        x, y = _args.to_int(vec[0]), _args.to_int(vec[1])
-        text = vec[2]
+            return super()._draw_text(x, y, text, data, c, scale, x_spacing, y_spacing, mono)
         if not isinstance(text, (str, bytes)):  # mp_obj_str_get_str: str or bytes only
             raise TypeError(f"can't convert '{type(text).__name__}' object to str implicitly")
-        c = self._color(rest, kwargs, 0)
-        scale = _F(_args.to_float(_args.pick(rest, 1, kwargs, "scale", 1.0)))
-        if not scale > 0:
-            raise OSError("Error: 0 < scale!")
-        x_spacing = _args.to_int(_args.pick(rest, 2, kwargs, "x_spacing", 0))
-        _args.to_int(_args.pick(rest, 3, kwargs, "y_spacing", 2))  # parsed, unused with UTF-8
-        mono = bool(_args.to_int(_args.pick(rest, 4, kwargs, "mono_space", False)))
         draw_utf8(self, x, y, text, c, scale, x_spacing, mono)
-        self._touch()
-        return self
+        return None

@@ -34,9 +34,6 @@ class GeometryMixin:
             theta = np.where(r < F(1e-7), F(1.0), _fmath.fast_atanf(r) / np.where(r == 0, F(1), r)).astype(F)
         sx = hw + np.trunc(theta * (nx.astype(F) * zoom)).astype(np.int64)
         sy = hh + np.trunc(theta * (ny.astype(F) * zoom)).astype(np.int64)
-        ok = (sx >= 0) & (sx < w) & (sy >= 0) & (sy < h)
-        src = self._pix.copy()
-        self._pix[...] = 0
-        self._pix[ok] = src[sy[ok], sx[ok]]
-        self._touch()
-        return self
+        from ._polar import remap_nearest
+
+        return remap_nearest(self, sx, sy)

@@ -76,17 +76,25 @@ def polar_map(w: int, h: int, linear: bool, reverse: bool, clamp: bool) -> tuple
     return sx, sy
 
 
+def remap_nearest(img, sx: np.ndarray, sy: np.ndarray):
+    """In place: output pixel (x, y) takes source ``(sx, sy)`` of the original, black outside.
+
+    The firmware's geometric corrections all copy the image, clear it and pull pixels back this way.
+    """
+    h, w = img._pix.shape
+    ok = (sx >= 0) & (sx < w) & (sy >= 0) & (sy < h)
+    src = img._pix.copy()
+    img._pix[...] = 0
+    img._pix[ok] = src[sy[ok], sx[ok]]
+    img._touch()
+    return img
+
+
 class PolarMixin:
     def _polar(self, linear: bool, args, kwargs):
         reverse = bool(_args.to_int(_args.pick(args, 0, kwargs, "reverse", False)))
-        w, h = self.width(), self.height()
-        sx, sy = polar_map(w, h, linear, reverse, clamp=reverse and self._fmt == RGB565)
-        ok = (sx >= 0) & (sx < w) & (sy >= 0) & (sy < h)
-        src = self._pix.copy()
-        self._pix[...] = 0
-        self._pix[ok] = src[sy[ok], sx[ok]]
-        self._touch()
-        return self
+        sx, sy = polar_map(self.width(), self.height(), linear, reverse, clamp=reverse and self._fmt == RGB565)
+        return remap_nearest(self, sx, sy)
 
     def linpolar(self, *args, **kwargs):
         """In place: the image unrolled to (angle, radius) linearly (``reverse=True``: rolled back)."""

@@ -147,13 +147,12 @@ class RotationMixin:
             del pts
             raise NotImplementedError("image.Image.rotation_corr(corners=...) is not emulated yet "
                                       "(it needs the firmware's float32 SVD homography)")
+        from ._polar import remap_nearest
+
         w, h = self.width(), self.height()
         T4 = transform(w, h, xr, yr, zr, xt, yt, zoom, fov)
-        src = self._pix.copy()
-        self._pix[...] = 0
-        if T4 is not None:
-            sx, sy = source_map(T4, w, h)
-            ok = (sx >= 0) & (sx < w) & (sy >= 0) & (sy < h)
-            self._pix[ok] = src[sy[ok], sx[ok]]
-        self._touch()
-        return self
+        if T4 is None:  # singular model: the image is cleared and nothing is pulled back
+            self._pix[...] = 0
+            self._touch()
+            return self
+        return remap_nearest(self, *source_map(T4, w, h))
