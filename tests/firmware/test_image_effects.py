@@ -166,11 +166,97 @@ def test_rotation_corr_arguments():
         img.rotation_corr(zoom=0)
     with pytest.raises(OSError, match="FOV must be > 0 and < 180!"):
         img.rotation_corr(fov=0)
-    with pytest.raises(NotImplementedError, match="corners"):
-        img.rotation_corr(corners=((0, 0), (7, 0), (7, 7), (0, 7)))
+    with pytest.raises(TypeError, match="isn't a tuple or list"):
+        img.rotation_corr(corners=None)  # a given keyword is read even when None
+    with pytest.raises(ValueError, match="requested length 4"):
+        img.rotation_corr(corners=((0, 0), (7, 0), (7, 7)))
+    with pytest.raises(ValueError, match="requested length 2"):
+        img.rotation_corr(0, 0, 0, 0, 0, 1, 60, ((0, 0), (7, 0), (7, 7), (0,)))  # 8th positional
     same = rgb(pat565(8, 8))
     same.rotation_corr(unknown_keyword=3)  # ignored, as py_helper's keyword lookups do
     assert same.width() == 8
+
+
+# corners=: homography_compute. Its float32 SVD is rounding-dominated (see _rotation), so the
+# expectations are the C build's homographies (bits as printed by the host build with FMA) within a
+# tolerance, and its output images within one-pixel shifts of a few pixels.
+HOMOGRAPHIES = [  # ((w, h), corners, H of the C build as float32 bits, tolerance in pixels)
+    ((24, 16), ((0, 0), (23, 0), (23, 15), (0, 15)),
+     "bf13cb7d 362cc8c1 b7908000 350ffa73 bf13cb72 b7090000 b28fe399 338173cf bf13cb7e", 1e-4),
+    ((64, 48), ((3, 2), (60, 5), (58, 44), (6, 40)),
+     "3eec487e 3d24b237 3fcb7de1 3cc2699f 3ef13159 3f87a992 b99be213 3a8c0f23 3f079ff7", 0.005),
+    ((160, 120), ((12, 5), (150, 0), (159, 119), (3, 110)),
+     "be13fdba 3c72f311 c0113aa3 3bc34329 be1740f6 bf722815 390869ca 39358f5b be4187ce", 0.1),
+    ((320, 240), ((0, 0), (319, 0), (319, 239), (0, 239)),
+     "bf13cc31 b9c7e31f 3d499480 b96b1da9 bf13cb4c 3d191c80 b3182672 338f356f bf13ca90", 0.2),
+]
+
+
+def _project(H, w, h):
+    g = np.array([[x, y, 1.0] for x in np.linspace(0, w - 1, 9) for y in np.linspace(0, h - 1, 9)])
+    p = g @ np.asarray(H, np.float64).T
+    return p[:, :2] / p[:, 2:], g[:, :2]
+
+
+@pytest.mark.parametrize("size,corners,bits,tol", HOMOGRAPHIES)
+def test_homography_compute_follows_the_c_build(size, corners, bits, tol):
+    from maixemu.firmware.image import _matd
+
+    w, h = size
+    world = ((0, 0), (w - 1, 0), (w - 1, h - 1), (0, h - 1))
+    H = _matd.homography_compute([(*a, *b) for a, b in zip(world, corners)])
+    ref = np.array([int(b, 16) for b in bits.split()], np.uint32).view(np.float32).reshape(3, 3)
+    mine, _ = _project(H, w, h)
+    theirs, _ = _project(ref, w, h)
+    assert np.abs(mine - theirs).max() < tol
+
+
+def test_homography_stops_after_32_rotations_as_the_port_does():
+    """The QVGA identity: the C build's H is off the identity by ~0.09 px (a converged SVD would be
+    off by ~1e-4); the port's truncated SVD is off by a comparable amount, not by nothing."""
+    from maixemu.firmware.image import _matd
+
+    world = ((0, 0), (319, 0), (319, 239), (0, 239))
+    H = _matd.homography_compute([(*a, *a) for a in world])
+    p, g = _project(H, 320, 240)
+    assert 0.005 < np.abs(p - g).max() < 0.2
+
+
+ROTATION_CORNERS = [  # ((x_rot, .., fov), corners, zlib+base64 of the C output of a 24x16 position map)
+    ((0, 0, 0, 0, 0, 1.0, 60.0), ((2, 1), (22, 0), (20, 15), (0, 13)),
+     "eNpVyldQCAAcx/HvT4WGFkLZUkqFBtplj7J3yQzZ+wHZez3Yex539t482HvzYO/Ng73H/3TXcZ/Xjx8OOOJk8pKP/MYZF1xxowD"
+     "ueBhPvPCmIIUojA+++FGcEqYkpShtylCWcvhT3gQQSAWCCKYiIYTaDyeCSBNFVaqZ6kQTQyxxJp4EEkkimRrUpJb9MBrQkBSTSi"
+     "MamyY0pRnNTQta0orWtKEt7UizX5s6dKaL6Uom3Ux3epBFT9OL3vShL/1yfzrtyfjnZ+b+rP9+fwYwkEEMZghDGWaGM4JsM5JRj"
+     "GaMGcs4xjOBiUxiMlOYyjSmM4OZzDKzmWPmMo/5LDALWcRilrCUZSw3K1jJKlazhrWsYz0b2Gg2sZktZivb2M4OdrLL7GYPe9nH"
+     "fg5wkEMc5ghHzTGOc8Kc5BSnOcNZzpnzXOAil7jMFa5yjet//y1zmzvcNfe4zwMemkc85glPecZzXvCSV7zmDTe4aXL+Rz7xmS9"
+     "85Zv5zg9+8ovfICmPHOQoJ73lnXnPB9s531NexlsFVUiF5aMiKqpi8pWfiquEnI2LXOVmCshdHvI0QQpWRYUoVGGqpMqqonBFKF"
+     "JRKmPKqpz8TXkFKNBUsF9DNVVLtVVHdU091VdDpSjVdrRiFGviFK8Ek6gkJdtPU7pprwx1UEd1Umd1Ubb+AGUhorg="),
+    ((10, -5, 8, 2, -1, 1.2, 45.0), ((1, 2), (23, 1), (21, 14), (2, 15)),
+     "eNo9yjVYEFAAReFzdbM7NxW72cQExRqVNkaDxs3Czgm7FZ1sTIzNwC7c7C42sfu+B5/nX08Zc5ln81nAQkqZwUxmMdtyySPN0sk"
+     "g07JIJoUy1rGeDbYx/qUsYjFLLPz5VkAhRfHPJof9HOAgh+K/ic1ssa2+l9oylrPCwl9EMSXM4YKF/7Ad4SgV8d/GdtvBzvivZB"
+     "WrbU39f5FLXLaq+FdwjOOcsPDvst3soTz+a3nAQ3vEY99VXOEq1+y675N2itNWGf9y9rKPj9Ra+J/YU57xPP43uGm3uO27kjOct"
+     "XOcp5Fq+WSf+cJXC/8Le8krC/8du8s9quv/xmpiTdVM4f/Gd37YT9+v7Q1v7V38q7lPF3VVNyXEv7m1UEu1Uvh/8dv+8Df+7/lg"
+     "NQxRUvwT1F091NPC39raqK2FHyGpgdWQ5H+ohtlwjYh/L/VWH6v726m9Oljd31CTbLLSlB7/kRplyfHvq37qbwPi31GdrLNyre5"
+     "PV4YylRX/FButMUqN/0AbpMFKjH+e5atAhRb+LGUrR1Ms/Kkaq3Eab+FPFP8Lf5GKraT+n6ppNr3+n6CJ9g9RRbuM"),
+]
+
+
+@pytest.mark.parametrize("params,corners,packed", ROTATION_CORNERS)
+def test_rotation_corr_corners(params, corners, packed):
+    import base64
+    import zlib
+
+    w, h = 24, 16
+    img = rgb((np.arange(w * h) + 1).reshape(h, w))  # each pixel codes its position (0 = black)
+    assert img.rotation_corr(*params[:7], corners=corners) is img
+    ref = np.frombuffer(zlib.decompress(base64.b64decode(packed)), np.uint16).reshape(h, w)
+    mine = img._pix.astype(np.int64)
+    differ = mine != ref
+    assert differ.sum() <= 2
+    both = differ & (mine > 0) & (ref > 0)
+    dx = np.abs((mine[both] - 1) % w - (ref[both].astype(np.int64) - 1) % w)
+    dy = np.abs((mine[both] - 1) // w - (ref[both].astype(np.int64) - 1) // w)
+    assert differ.sum() == both.sum() and (dx <= 1).all() and (dy <= 1).all()
 
 
 # ---------------------------------------------------------------------- flood_fill / cartoon

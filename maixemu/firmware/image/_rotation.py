@@ -13,8 +13,15 @@ library's ``cosf``/``sinf``/``tanf``, ``_fmath``). The board's newlib versions c
 and an ulp of ``tanf(fov / 2)`` moves pixels whose source lands on an integer (even
 ``rotation_corr()`` with its defaults shifts some pixels by one).
 
-``corners=`` needs ``homography_compute`` with its float32 SVD (``matd_svd``), which is not ported:
-it raises ``NotImplementedError``.
+``corners=`` multiplies T4 by ``homography_compute`` of the image corners (0, 0), (w-1, 0),
+(w-1, h-1), (0, h-1) onto the four given points (``_matd``: float32 normal matrix, the port's SVD
+that stops after 32 Jacobi rotations). That computation is dominated by rounding: the 9x9 matrix of
+unnormalised coordinates has a condition number far beyond float32's precision, so two host builds
+of the same C code (with and without FMA) already disagree on 31% of the output pixels of the
+measured cases, by one pixel each, and on QVGA-sized perturbed corners their homographies can differ
+by many pixels. The port disagrees with the FMA build on as many pixels as the builds disagree with
+each other (1-pixel shifts; identical on most small images). The device's own result depends on its
+exact instruction sequence and is not reproducible bit for bit.
 """
 
 from __future__ import annotations
@@ -24,69 +31,9 @@ import math
 import numpy as np
 
 from . import _args, _fmath
+from ._matd import homography_compute, inverse, matmul
 
 F = np.float32
-
-
-def _fma(a, b, c):
-    return F(float(a) * float(b) + float(c))
-
-
-def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``matd_multiply`` in float32: ``acc = fma(a[i, k], b[k, j], acc)`` over k."""
-    out = np.zeros((a.shape[0], b.shape[1]), F)
-    for i in range(a.shape[0]):
-        for j in range(b.shape[1]):
-            acc = F(0)
-            for k in range(a.shape[1]):
-                acc = _fma(a[i, k], b[k, j], acc)
-            out[i, j] = acc
-    return out
-
-
-def inverse(m: np.ndarray) -> np.ndarray | None:
-    """``matd_inverse`` of a 3x3 (or larger) float32 matrix: PLU, then solve against I; None if singular."""
-    n = m.shape[0]
-    lu = m.astype(F).copy()
-    piv = list(range(n))
-    singular = False
-    for j in range(n):
-        for i in range(n):
-            acc = F(0)
-            for k in range(min(i, j)):
-                acc = _fma(lu[i, k], lu[k, j], acc)
-            lu[i, j] = F(lu[i, j] - acc)
-        p = j
-        for i in range(j + 1, n):
-            if abs(lu[i, j]) > abs(lu[p, j]):
-                p = i
-        if p != j:
-            lu[[p, j]] = lu[[j, p]]
-            piv[p], piv[j] = piv[j], piv[p]
-        lujj = lu[j, j]
-        if abs(lujj) < F(1e-8):
-            singular = True
-        if lujj != 0:
-            inv = F(F(1.0) / lujj)
-            for i in range(j + 1, n):
-                lu[i, j] = F(lu[i, j] * inv)
-    if singular:
-        return None
-    x = np.eye(n, dtype=F)[piv]
-    for k in range(n):
-        for i in range(k + 1, n):
-            luik = F(-lu[i, k])
-            for t in range(n):
-                x[i, t] = _fma(x[k, t], luik, x[i, t])
-    for k in range(n - 1, -1, -1):
-        lukk = F(F(1.0) / lu[k, k])
-        for t in range(n):
-            x[k, t] = F(x[k, t] * lukk)
-        for i in range(k):
-            luik = F(-lu[i, k])
-            for t in range(n):
-                x[i, t] = _fma(x[k, t], luik, x[i, t])
-    return x
 
 
 def _cdiv2(v: int) -> int:
@@ -141,16 +88,19 @@ class RotationMixin:
         fov = F(F(fov * F(math.pi)) / F(180))
         if not (0 < fov < 180):
             raise OSError("FOV must be > 0 and < 180!")
-        corners = _args.pick(args, 7, kwargs, "corners", None)
-        if corners is not None:
-            pts = [[_args.to_float(v) for v in _args.fixed_array(p, 2)] for p in _args.fixed_array(corners, 4)]
-            del pts
-            raise NotImplementedError("image.Image.rotation_corr(corners=...) is not emulated yet "
-                                      "(it needs the firmware's float32 SVD homography)")
+        corners = None
+        if "corners" in kwargs or len(args) > 7:  # py_helper_keyword_corner_array: 4 (x, y) points
+            raw = kwargs["corners"] if "corners" in kwargs else args[7]
+            corners = [[_args.to_float(v) for v in _args.fixed_array(p, 2)] for p in _args.fixed_array(raw, 4)]
         from ._polar import remap_nearest
 
         w, h = self.width(), self.height()
         T4 = transform(w, h, xr, yr, zr, xt, yt, zoom, fov)
+        if corners is not None:  # the source corners (0, 0), (w-1, 0), (w-1, h-1), (0, h-1) -> corners
+            world = ((0, 0), (w - 1, 0), (w - 1, h - 1), (0, h - 1))
+            H = homography_compute([(*wp, *cp) for wp, cp in zip(world, corners)])
+            if T4 is not None:
+                T4 = matmul(H, T4)
         if T4 is None:  # singular model: the image is cleared and nothing is pulled back
             self._pix[...] = 0
             self._touch()
