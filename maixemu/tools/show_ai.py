@@ -100,36 +100,6 @@ def _snapshot_ai() -> np.ndarray | None:
     return frame._ai_array()
 
 
-class _TeeSink(display.DisplaySink):
-    """The LCD's own sink, unchanged, plus a call after every frame it shows."""
-
-    def __init__(self, inner: display.DisplaySink, after_show: Callable[[], None]):
-        super().__init__()
-        self.inner = inner
-        self.name = inner.name
-        self.records = inner.records
-        self._after_show = after_show
-
-    def show(self, rgb: np.ndarray) -> None:
-        self.inner.show(rgb)
-        self.frames_shown = self.inner.frames_shown
-        self._after_show()
-
-    def pump(self, delay_ms: int = 1) -> None:
-        self.inner.pump(delay_ms)
-
-    @property
-    def closed(self) -> bool:  # type: ignore[override]
-        return self.inner.closed
-
-    @closed.setter
-    def closed(self, value: bool) -> None:
-        pass  # set by DisplaySink.__init__ only; the inner sink owns the state
-
-    def close(self) -> None:
-        self.inner.close()
-
-
 def open_ai_sink(spec: str, on_notice: Callable[[str], None]) -> display.DisplaySink | None:
     """The sink of ``--show-ai SPEC``; a window that cannot open falls back to nothing, with a notice."""
     text = (spec or "window").strip()
@@ -154,7 +124,7 @@ def attach(spec: str, *, on_notice: Callable[[str], None]) -> Callable[[], None]
         return lambda: None
     view = AiView(sink)
     kpu_calls.input_listeners.append(view.on_kpu_input)
-    lcd.configure(sink=_TeeSink(lcd.current_sink(), view.on_lcd_frame))
+    lcd.configure(sink=display.TeeSink(lcd.current_sink(), lambda rgb: view.on_lcd_frame()))
 
     def detach() -> None:
         if view.on_kpu_input in kpu_calls.input_listeners:

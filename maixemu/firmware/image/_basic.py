@@ -148,6 +148,9 @@ class BasicMixin:
             else:
                 raise TypeError("Image expected")
         if to_fb:
+            from .. import ide_events
+
+            ide_events.fb_update_jpeg_buffer()  # before the frame buffer is overwritten, as the firmware
             fb = _main_frame()
             fb._replace(fmt, pix, keep_ai=False)
             return fb._alias()

@@ -86,6 +86,10 @@ class ImageBase:
             _args.fixed_array(args[0], 2)
         copy_to_fb = _args.to_int(copy_to_fb) > 0
         from_bytes = _args.to_int(from_bytes) > 0
+        if copy_to_fb:  # the firmware hands the IDE the old frame buffer before it is overwritten
+            from .. import ide_events
+
+            ide_events.fb_update_jpeg_buffer()
         xy = (-1, -1) if size is None else tuple(_args.to_int(v) for v in _args.fixed_array(size, 2))
         if path is not None and xy[0] <= 0:
             self._buf = _Buffer(*_load_source(path, from_bytes))
@@ -99,6 +103,10 @@ class ImageBase:
         w, h = 320, 240  # CONFIG_LCD_DEFAULT_WIDTH/HEIGHT
         if xy[0] > 0 and xy[1] > 0:  # otherwise the firmware silently keeps 320x240
             w, h = xy
+        if not copy_to_fb:
+            from .. import heap
+
+            heap.check_image_buffer(w, h, 2)  # xalloc(w * h * 2), as the firmware allocates it
         if copy_to_fb:
             fb = _main_frame()
             if fb.width() != w or fb.height() != h or fb._fmt != RGB565:

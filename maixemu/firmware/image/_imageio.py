@@ -82,21 +82,11 @@ def open_device_file(path: str, mode: str = "rb"):
     return open(host, mode)
 
 
-#: Image buffers past the K210's usable main memory cannot be allocated there (``xalloc`` fails);
-#: checked from the header, before anything is decoded (``maixemu.firmware.heap`` when present).
-_IMAGE_MAX_BYTES = 6 * 1024 * 1024
-_XALLOC_TEXT = ("Out of normal MicroPython Heap Memory! Please reduce the resolution of the image you are "
-                "running this algorithm on to bypass this issue!")
-
-
 def check_image_buffer(w: int, h: int, bytes_per_pixel: int) -> None:
-    """The firmware's ``xalloc`` MemoryError for an image buffer the board could not hold."""
-    try:
-        from .. import heap
-    except ImportError:
-        if w * h * bytes_per_pixel > _IMAGE_MAX_BYTES:
-            raise MemoryError(_XALLOC_TEXT) from None
-        return
+    """The firmware's ``xalloc`` MemoryError for an image buffer the board could not hold, checked
+    from the header before anything is decoded (``maixemu.firmware.heap``)."""
+    from .. import heap
+
     heap.check_image_buffer(w, h, bytes_per_pixel)
 
 
