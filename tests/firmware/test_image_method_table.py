@@ -63,27 +63,19 @@ FIRMWARE_MODULE_CONSTANTS = {
 #: Methods of the firmware's table still raising NotImplementedError, and why. Keep it exact: a
 #: method that gets built must leave this table in the same change.
 NOT_EMULATED: dict[str, str] = {
-    # imgfind's part of issue 13 (finders and descriptors), in progress on its branch
-    "find_apriltags": "imgfind: AprilTag detector (apriltag.c) not ported yet",
-    "find_datamatrices": "imgfind: data matrix decoder (dmtx.c) not ported yet",
-    "find_displacement": "imgfind: phase correlation (phasecorrelation.c) not ported yet",
-    "find_eye": "imgfind: eye.c not ported yet",
-    "find_hog": "imgfind: hog.c not ported yet",
-    "find_keypoints": "imgfind: ORB/FAST/AGAST keypoints not ported yet",
-    "draw_keypoints": "imgfind: needs keypoint objects (find_keypoints)",
-    "find_lbp": "imgfind: lbp.c not ported yet",
-    "find_line_segments": "imgfind: LSD (lsd.c) not ported yet",
-    "find_template": "imgfind: template.c not ported yet",
-    "get_regression": "imgfind: stats.c regression not ported yet",
-    "get_similarity": "imgfind: SSIM (stats.c) not ported yet",
-    "selective_search": "imgfind: selective_search.c not ported yet",
+    # imgfind's part of issue 13 (finders and descriptors): not ported on main at this merge
+    "find_datamatrices": "imgfind: the data matrix decoder (libdmtx in the firmware) is not ported",
+    "find_displacement": "imgfind: phase correlation (phasecorrelation.c, its FFT) is not ported",
+    "find_keypoints": "imgfind: ORB/FAST/AGAST keypoints (orb.c) are not ported",
+    "draw_keypoints": "imgfind: needs the keypoint objects of find_keypoints",
+    "selective_search": "imgfind: selective_search.c (graph segmentation) is not ported",
 }
 
-NOT_EMULATED_FUNCTIONS: dict[str, str] = {
-    "load_descriptor": "imgfind: descriptor files need find_keypoints/find_lbp objects",
-    "save_descriptor": "imgfind: descriptor files need find_keypoints/find_lbp objects",
-    "match_descriptor": "imgfind: needs keypoint/LBP descriptors",
-}
+#: Module functions still raising NotImplementedError as a whole (none); ``load_descriptor``,
+#: ``save_descriptor`` and ``match_descriptor`` are built for LBP descriptors and raise it for ORB
+#: keypoints only (they come with find_keypoints).
+NOT_EMULATED_FUNCTIONS: dict[str, str] = {}
+
 
 #: Integer names maixemu's image module has and the firmware's does not (scripts written against
 #: the emulator could use them; on a board they are AttributeErrors).

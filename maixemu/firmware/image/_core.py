@@ -408,3 +408,18 @@ def _reset_main_frame() -> None:
     """Forget the main frame buffer (between runs / tests)."""
     global _MAIN_FB
     _MAIN_FB = None
+
+
+def _host_path(path: str):
+    """The host file holding what the device sees at ``path`` (for reading)."""
+    from ...host import storage
+
+    return storage.resolve(path)
+
+
+def _open_for_write(path: str):
+    """A binary file for writing the device file ``path``: into the run's layer (or the folder the user
+    mounted for writing), never over a file that existed before the run; ``ENOSPC`` when full."""
+    from ._imageio import open_device_file
+
+    return open_device_file(path, "wb")

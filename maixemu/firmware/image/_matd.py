@@ -8,7 +8,7 @@ float64 result once (float32 products are exact in float64).
 - :func:`matmul` is ``matd_multiply`` (``acc = fma(a[i, k], b[k, j], acc)`` over k),
 - :func:`inverse` is ``matd_inverse`` through ``matd_plu`` and ``matd_plu_solve`` (partial
   pivoting; a pivot below 1e-8 makes the matrix singular),
-- :func:`svd_u` is ``matd_svd_tall``'s left singular vectors: Householder bidiagonalisation, then
+- :func:`svd` is ``matd_svd_tall``'s U and V: Householder bidiagonalisation, then
   at most **32** Jacobi rotations (``maxiters = 1UL << 5``, ``tol = 1E-5``) chosen by the largest
   off-diagonal element, each from ``svd22`` (``fast_atan2f``, libm ``sinf``/``cosf``), then the
   bubble sort of the singular values. The port stops after 32 rotations, which on the 9x9 normal
@@ -178,8 +178,8 @@ def _apply_cols(M: list[list[float]], off: int, v: list[float], ncols: int) -> N
             M[off + j][i] = fma(t, vj, M[off + j][i])
 
 
-def svd_u(A: np.ndarray, maxiters: int = 1 << 5, tol: float = f32(1e-5)) -> np.ndarray:
-    """``matd_svd_tall(A).U`` (A square or tall), float32, as the firmware's port computes it."""
+def svd(A: np.ndarray, maxiters: int = 1 << 5, tol: float = f32(1e-5)) -> tuple[np.ndarray, np.ndarray]:
+    """``matd_svd_tall(A)``'s U and V (A square or tall), float32, as the firmware's port computes them."""
     nr, nc = A.shape
     B = [[float(x) for x in row] for row in A.astype(F)]
     LS = [[1.0 if i == j else 0.0 for j in range(nr)] for i in range(nr)]
@@ -246,12 +246,18 @@ def svd_u(A: np.ndarray, maxiters: int = 1 << 5, tol: float = f32(1e-5)) -> np.n
                 idxs[i], idxs[i + 1] = idxs[i + 1], idxs[i]
                 vals[i], vals[i + 1] = vals[i + 1], vals[i]
                 changed = True
-    U = np.array(LS, F)
-    out = np.zeros((nr, nr), F)
-    out[:, nc:] = U[:, nc:]
+    # LS * LP and RS * RP: the permutation matrices only move (and, for U, negate) columns
+    L, R = np.array(LS, F), np.array(RS, F)
+    U, V = L.copy(), np.zeros_like(R)
     for i in range(nc):
-        out[:, i] = U[:, idxs[i]] * (F(-1) if vals[i] < 0 else F(1))
-    return out
+        U[:, i] = L[:, idxs[i]] * (F(-1) if vals[i] < 0 else F(1))
+        V[:, i] = R[:, idxs[i]]
+    return U, V
+
+
+def svd_u(A: np.ndarray) -> np.ndarray:
+    """``matd_svd_tall(A).U``."""
+    return svd(A)[0]
 
 
 def homography_compute(corr) -> np.ndarray:
