@@ -130,12 +130,13 @@ class _TeeSink(display.DisplaySink):
         self.inner.close()
 
 
-def open_ai_sink(spec: str, on_notice: Callable[[str], None]) -> display.DisplaySink | None:
-    """The sink of ``--show-ai SPEC``; a window that cannot open falls back to nothing, with a notice."""
+def open_ai_sink(spec: str, on_notice: Callable[[str], None], *, beside: str | None = None) -> display.DisplaySink | None:
+    """The sink of ``--show-ai SPEC``; a window that cannot open falls back to nothing, with a notice.
+    ``beside``: the LCD window's title, to open the AI window next to it rather than on top of it."""
     text = (spec or "window").strip()
     if text.lower() in ("window", "auto"):
         try:
-            return display.WindowSink(title=AI_WINDOW_TITLE)
+            return display.WindowSink(title=AI_WINDOW_TITLE, beside=beside)
         except display.DisplayError as exc:
             on_notice(f"--show-ai: {exc}; use --show-ai record:FOLDER to save the AI view instead")
             return None
@@ -149,12 +150,13 @@ def attach(spec: str, *, on_notice: Callable[[str], None]) -> Callable[[], None]
     """Start the AI view for a run (after the LCD and KPU are set up); returns the cleanup to call."""
     from ..firmware import kpu_calls, lcd
 
-    sink = open_ai_sink(spec, on_notice)
+    lcd_sink = lcd.current_sink()
+    sink = open_ai_sink(spec, on_notice, beside=getattr(lcd_sink, "title", None))
     if sink is None:
         return lambda: None
     view = AiView(sink)
     kpu_calls.input_listeners.append(view.on_kpu_input)
-    lcd.configure(sink=_TeeSink(lcd.current_sink(), view.on_lcd_frame))
+    lcd.configure(sink=_TeeSink(lcd_sink, view.on_lcd_frame))
 
     def detach() -> None:
         if view.on_kpu_input in kpu_calls.input_listeners:
