@@ -43,7 +43,8 @@ def pack(r8, g8, b8):
 
 
 def gray_of(r, g, b):
-    return int(math.trunc(0.299 * r + 0.587 * g + 0.114 * b - 128)) + 128
+    """The firmware's YUV table: Y = floor(0.299 R + 0.587 G + 0.114 B) - 128 (yuv_tab.c), gray = Y + 128."""
+    return math.floor(0.299 * r + 0.587 * g + 0.114 * b)
 
 
 def test_tables_match_formulas():
@@ -335,8 +336,11 @@ def test_strech_char_formula():
 
 
 def test_rgb_to_grayscale_and_back():
-    assert image.rgb_to_grayscale((255, 255, 255)) == 255
+    # imlib_rgb_to_grayscale: float32 sRGB luminance, gamma with powf, then (int) truncation, so
+    # white gives 254.99... -> 254 on the device (golden case 013_colors has the whole grid)
+    assert image.rgb_to_grayscale((255, 255, 255)) == 254
     assert image.grayscale_to_rgb(0) == (0, 0, 0)
+    assert image.grayscale_to_rgb(300) == (44, 44, 44)  # stored in a uint8_t first
     assert image.rgb_to_lab((255, 0, 0))[0] in (53, 54)
 
 

@@ -98,23 +98,29 @@ def test_gray_box_average_uses_sy_for_columns():
 
 
 def test_gray_bilinear_when_enlarging():
+    """py_image_resize's gray bilinear loop in float32 (-fsingle-precision-constant), with the
+    grouping the firmware's -ffast-math build gives it: x1 - xf becomes x1 + (0.5 - (x+0.5)*sx) and
+    the four products are summed per source row: (p00*ax + p01*bx)*ay + (p10*ax + p11*bx)*by."""
     src = gray_img(6, 4, seed=9)
     w, h = 13, 9
     out = src.resize(w, h)
     sx, sy = F(6) / F(w), F(4) / F(h)
     p = src._pix.astype(F)
     for y in range(h):
-        yf = F((y + 0.5) * float(sy) - 0.5)
+        yprod = (F(y) + F(0.5)) * sy
+        yf = yprod - F(0.5)
         y0 = int(yf)
         y1 = y0 + 1
         vy1 = y1 if y0 < 3 else y0
+        ay, by = F(y1) + (F(0.5) - yprod), yf - F(y0)
         for x in range(w):
-            xf = F((x + 0.5) * float(sx) - 0.5)
+            xprod = (F(x) + F(0.5)) * sx
+            xf = xprod - F(0.5)
             x0 = int(xf)
             x1 = x0 + 1
             vx1 = x1 if x0 < 5 else x0
-            v = (p[y0, x0] * F(x1 - xf) * F(y1 - yf) + p[y0, vx1] * F(xf - x0) * F(y1 - yf)
-                 + p[vy1, x0] * F(x1 - xf) * F(yf - y0) + p[vy1, vx1] * F(xf - x0) * F(yf - y0))
+            ax, bx = F(x1) + (F(0.5) - xprod), xf - F(x0)
+            v = (p[y0, x0] * ax + p[y0, vx1] * bx) * ay + (p[vy1, x0] * ax + p[vy1, vx1] * bx) * by
             assert int(out._pix[y, x]) == int(np.trunc(v)) & 0xFF, (x, y)
 
 

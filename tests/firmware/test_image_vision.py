@@ -110,7 +110,8 @@ def test_statistics_gray_and_lab():
     g = image.Image(size=(10, 10)).to_grayscale(True)
     g.draw_rectangle(0, 0, 10, 5, color=100, fill=True)
     s = g.get_statistics()
-    assert (s.mean(), s.min(), s.max(), s.median()) == (50, 0, 100, 100)
+    # stats.c: the median is the first bin where the running sum reaches 0.5 -> bin 0 here
+    assert (s.mean(), s.min(), s.max(), s.median()) == (50, 0, 100, 0)
     assert s.l_mean() == 50
     rgb = make(np.full((4, 4, 3), 255, np.uint8)).get_statistics()
     assert rgb.l_mean() == 100 and abs(rgb.a_mean()) <= 1
@@ -167,8 +168,8 @@ def test_morphology_and_math_ops():
     assert a.get_pixel(0, 0)[0] == int(r5 * 255 / 31 + 0.5)
     a.sub((255, 255, 255))
     assert a.get_pixel(0, 0) == (0, 0, 0)
-    getattr(a, "or")(0x00F8)  # `or` is the device alias of b_or: bitwise on the raw value
-    assert a.get_pixel(0, 0, rgbtuple=False) == 0x00F8
+    getattr(a, "or")(0x00F8)  # `or` = b_or, whose work function is commented out in MaixPy-v1 binary.c
+    assert a.get_pixel(0, 0, rgbtuple=False) == 0
 
 
 def test_not_emulated_device_methods_name_themselves():

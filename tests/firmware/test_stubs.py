@@ -46,8 +46,8 @@ EMULATOR_ONLY: dict[str, set[str]] = {
                "WINDOWING_MODES", "configure", "close", "fit_frame"},
     "KPU": {"configure"},
     "maix_class_api": {"region_layer"},
-    "image": {"ImageBase", "BasicMixin", "DrawMixin", "ExtraMixin", "FilterMixin", "FindMixin",
-              "GeometryMixin", "K210Mixin", "MathOpsMixin", "PoolMixin", "StatsMixin"},
+    "image": {"ImageBase", "BasicMixin", "BinaryMixin", "BlobMixin", "ChannelHelpers", "DrawMixin", "ExtraMixin", "FilterMixin",
+              "FindMixin", "GeometryMixin", "K210Mixin", "MathOpsMixin", "PoolMixin", "StatsMixin"},
     "Maix.utils": {"DEFAULT_GC_HEAP_SIZE", "HEAP_FREE"},
     "Maix.freq": {"FREQ_CPU_MAX", "FREQ_CPU_MIN", "FREQ_KPU_MAX", "FREQ_KPU_MIN", "ScriptReset"},
 }

@@ -27,18 +27,22 @@ from __future__ import annotations
 import numpy as np
 
 from ..pixformat import BINARY, GRAYSCALE, JPEG, RGB565  # noqa: F401  (re-exported for scripts)
-from . import _args, _color, _lab
+from . import _args, _colorspace
 from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
 from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
 from ._draw import DrawMixin
 from ._extra import Barcode, ExtraMixin  # noqa: F401
-from ._filters import FilterMixin, PoolMixin
-from ._find import Blob, Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # noqa: F401
+from ._binary import BinaryMixin
+from ._filters import FilterMixin
+from ._blob import Blob, BlobMixin  # noqa: F401
+from ._find import Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # noqa: F401
 from ._geometry import GeometryMixin
 from ._k210 import K210Mixin
 from ._mathops import MathOpsMixin
-from ._stats import Histogram, Statistics, StatsMixin  # noqa: F401
+from ._pixels import ChannelHelpers
+from ._pool import PoolMixin
+from ._stats import Histogram, Percentile, Statistics, StatsMixin, Threshold  # noqa: F401
 
 
 def _not_emulated(qualname: str):
@@ -75,12 +79,12 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(ExtraMixin, FindMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
-            BasicMixin, ImageBase):
+class Image(ExtraMixin, BlobMixin, FindMixin, BinaryMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin,
+            FilterMixin, DrawMixin, ChannelHelpers, BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 
 
-Image.blur = Image.mean  # OpenMV aliases
+Image.blur = Image.gaussian  # MaixPy-v1's method table maps blur to gaussian (OpenMV: mean)
 Image.gaussian_blur = Image.gaussian
 for _alias, _target in (("and", "b_and"), ("nand", "b_nand"), ("or", "b_or"), ("nor", "b_nor"),
                         ("xor", "b_xor"), ("xnor", "b_xnor")):
@@ -102,42 +106,28 @@ ASCII, UTF8, Unicode, GBK, GB2312 = 0, 1, 2, 3, 4  # font encodings (image.font_
 
 
 # ---------------------------------------------------------------------- module functions
+def _rgb_args(value) -> list[int]:
+    return [_args.to_int(v) for v in _args.fixed_array(value, 3)]
+
+
 def rgb_to_grayscale(rgb_tuple) -> int:
-    """(r, g, b) -> gray via RGB565 and §2.4 (the firmware converts through RGB565)."""
-    return _color.color_value(tuple(_args.fixed_array(rgb_tuple, 3)), GRAYSCALE)
+    """(r, g, b) -> gray by imlib's formula (sRGB luminance, float32), not through RGB565."""
+    return _colorspace.rgb_to_grayscale(*_rgb_args(rgb_tuple))
 
 
 def grayscale_to_rgb(g) -> tuple[int, int, int]:
-    """gray -> (r, g, b) through RGB565 and the 5/6->8 tables."""
-    p = _color.gray_to_rgb565(np.array(_args.to_int(g) & 0xFF, dtype=np.uint8))
-    return tuple(int(v) for v in _color.rgb565_to_888(p))
+    """gray -> (g, g, g) (the firmware copies the value into the three channels)."""
+    return _colorspace.grayscale_to_rgb(_args.to_int(g))
 
 
 def rgb_to_lab(rgb_tuple) -> tuple[int, int, int]:
-    """(r, g, b) -> (L, A, B) through RGB565, as the firmware's LAB table does."""
-    p = _color.color_value(tuple(_args.fixed_array(rgb_tuple, 3)), RGB565)
-    L, A, B = _lab.lab_of(np.array([p], np.uint16))
-    return int(L[0]), int(A[0]), int(B[0])
+    """(r, g, b) -> (L, A, B) by imlib's float32 formula (``fast_cbrtf``, truncation); not the LAB table."""
+    return _colorspace.rgb_to_lab(*_rgb_args(rgb_tuple))
 
 
 def lab_to_rgb(lab_tuple) -> tuple[int, int, int]:
-    """(L, A, B) -> (r, g, b) (inverse CIELAB/sRGB formulas, clamped)."""
-    L, A, B = (float(_args.to_int(v)) for v in _args.fixed_array(lab_tuple, 3))
-    fy = (L + 16) / 116
-    fx, fz = fy + A / 500, fy - B / 200
-
-    def finv(t):
-        return t ** 3 if t ** 3 > 0.008856 else (t - 16 / 116) / 7.787
-
-    x, y, z = finv(fx) * 0.95047, finv(fy), finv(fz) * 1.08883
-    lin = (3.2406 * x - 1.5372 * y - 0.4986 * z, -0.9689 * x + 1.8758 * y + 0.0415 * z,
-           0.0557 * x - 0.2040 * y + 1.0570 * z)
-
-    def gam(c):
-        c = max(0.0, min(1.0, c))
-        return 12.92 * c if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055
-
-    return tuple(int(round(gam(c) * 255)) for c in lin)
+    """(L, A, B) -> (r, g, b) by imlib's inverse formulas (float32, truncated, clamped)."""
+    return _colorspace.lab_to_rgb(*_rgb_args(lab_tuple))
 
 
 def font_load(*args, **kwargs):

@@ -141,8 +141,9 @@ def warp_affine_ai(src_img, dst_img, matrix) -> None:
     jj = (np.arange(dw, dtype=np.int64) << 8).astype(F)[None, :]
     ii = (np.arange(dh, dtype=np.int64) << 8).astype(F)[:, None]
     with np.errstate(invalid="ignore", over="ignore"):
-        px = np.trunc(T[0] * jj + T[1] * ii + T[2] * F(256))
-        py = np.trunc(T[3] * jj + T[4] * ii + T[5] * F(256))
+        # -ffast-math hoists the row terms out of the column loop: x = T0*(j<<8) + (T1*(i<<8) + T2*256)
+        px = np.trunc(T[0] * jj + (T[1] * ii + T[2] * F(256)))
+        py = np.trunc(T[3] * jj + (T[4] * ii + T[5] * F(256)))
     bad = ~(np.isfinite(px) & np.isfinite(py))
     px = np.where(bad, -(1 << 20), px).astype(np.int64)
     py = np.where(bad, -(1 << 20), py).astype(np.int64)

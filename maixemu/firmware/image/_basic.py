@@ -131,18 +131,28 @@ class BasicMixin:
         return self._copy_int(args, kwargs, crop=True)
 
     def cut(self, x, y, w, h):
-        """New w x h image copied from (x, y); parts outside the source stay 0 (uninitialised on the
-        device); no AI buffer."""
+        """New w x h image copied from (x, y) (py_image_cut); no AI buffer.
+
+        The firmware copies rows ``y .. min(y + h, H) - 1`` and columns ``x .. min(x + w, W) - 1``
+        by flat index ``row * W + col``: a negative ``x`` reads the end of the previous row, and
+        whatever is not copied stays as allocated (zero). Reads before the start of the buffer
+        (negative rows) are out of bounds on the device; they give 0 here.
+        """
         x, y, w, h = (_args.to_int(v) for v in (x, y, w, h))
         fmt = self._fmt
         if w <= 0 or h <= 0:
             raise OSError("Output image width is 0!" if w <= 0 else "Output image height is 0!")
         out = _alloc(fmt, w, h)
         W, H = self.width(), self.height()
-        x0, y0 = max(x, 0), max(y, 0)
-        x1, y1 = min(x + w, W), min(y + h, H)
-        if x1 > x0 and y1 > y0:
-            out[y0 - y:y1 - y, x0 - x:x1 - x] = self._pix[y0:y1, x0:x1]
+        y1, x1 = min(y + h, H), min(x + w, W)
+        if y1 > y and x1 > x:
+            rows = np.arange(y, y1)[:, None]
+            cols = np.arange(x, x1)[None, :]
+            idx = rows * W + cols
+            flat = self._pix.reshape(-1)
+            ok = (idx >= 0) & (idx < flat.size)
+            block = np.where(ok, flat[np.clip(idx, 0, flat.size - 1)], 0)
+            out[0:y1 - y, 0:x1 - x] = block
         return type(self)._wrap(fmt, out)
 
     def resize(self, w, h):
@@ -159,6 +169,8 @@ class BasicMixin:
         """``to_grayscale``/``to_rgb565``: in place keeps the AI pointer (contents now stale); ``copy``
         gives a new image whose fresh AI buffer is never filled (zeros), as on the device."""
         copy = bool(_args.to_int(_args.pick(args, 0, kwargs, "copy", False)))
+        if fmt == RGB565 and self._fmt == GRAYSCALE and not copy:
+            raise OSError("Can't convert to rgb565 in place!")  # 1 byte per pixel cannot grow in place
         pix = self._pix.copy() if self._fmt == fmt else convert(self._pix)
         if copy:
             return type(self)._wrap(fmt, pix, np.zeros((3,) + pix.shape, np.uint8))
@@ -175,17 +187,6 @@ class BasicMixin:
         return self._convert(RGB565, _color.gray_to_rgb565, args, kwargs)
 
     # ------------------------------------------------------------------ simple filters
-    def invert(self):
-        """Bitwise NOT of every pixel (in place; AI untouched)."""
-        np.invert(self._pix, out=self._pix)
-        self._touch()
-        return self
-
-    def negate(self):
-        """Per-channel ``max - v`` (OpenMV ``negate``): same as inverting the 5/6/8-bit fields."""
-        return self.invert()
-
-    # ------------------------------------------------------------------ output
     def save(self, path, *args, **kwargs):
         """Write by extension (.jpg/.jpeg quality 1-100, .bmp, .ppm/.pgm, .png) to a device path."""
         if not isinstance(path, str):

@@ -60,28 +60,26 @@ def planes_to_rgb565(planes: np.ndarray) -> np.ndarray:
 
 
 def rgb888_to_gray(rgb: np.ndarray) -> np.ndarray:
-    """(..., 3) 8-bit RGB -> gray, §2.4: ``trunc(0.299R + 0.587G + 0.114B - 128) + 128``.
+    """(..., 3) 8-bit RGB -> gray: ``floor(0.299 R + 0.587 G + 0.114 B)``, the BT.601 luma of the
+    firmware's YUV table (``_tables.yuv_table``) applied to full 8-bit RGB.
 
-    Evaluated in float64 in the reference formula's order; ``trunc`` rounds toward zero, so values
-    just below 128 are pulled up (the firmware's signed-luma quirk).
+    Used where a gray value is made from 8-bit colour directly (a camera frame in GRAYSCALE mode);
+    RGB565 pixels go through :func:`rgb565_to_gray`, which is the same formula on the table
+    expansion of the 5/6-bit fields.
     """
     rgb = np.asarray(rgb)
     r = rgb[..., 0].astype(np.float64)
     g = rgb[..., 1].astype(np.float64)
     b = rgb[..., 2].astype(np.float64)
-    y = np.trunc(0.299 * r + 0.587 * g + 0.114 * b - 128.0)
-    return np.clip(y + 128.0, 0, 255).astype(np.uint8)
-
-
-_GRAY_LUT: np.ndarray | None = None
+    return np.clip(np.floor(r * 0.299 + g * 0.587 + b * 0.114), 0, 255).astype(np.uint8)
 
 
 def rgb565_to_gray(p: np.ndarray) -> np.ndarray:
-    """Byte-swapped RGB565 -> gray (table expansion, then §2.4), through a 65536-entry table."""
-    global _GRAY_LUT
-    if _GRAY_LUT is None:
-        _GRAY_LUT = rgb888_to_gray(rgb565_to_888(np.arange(65536, dtype=np.uint16)))
-    return _GRAY_LUT[np.asarray(p, dtype=np.uint16)]
+    """Byte-swapped RGB565 -> gray as the firmware does everywhere (``COLOR_RGB565_TO_GRAYSCALE``:
+    the YUV table's Y + 128)."""
+    from ._tables import gray_table
+
+    return gray_table()[np.asarray(p, dtype=np.uint16)]
 
 
 def gray_to_rgb565(g: np.ndarray) -> np.ndarray:

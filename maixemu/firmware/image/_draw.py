@@ -19,6 +19,9 @@ from . import _args, _color, _font8x12
 from ._core import GRAYSCALE
 
 _F = np.float32
+#: ``IM_DEG2RAD(x) = ((x) * M_PI) / 180``; the firmware's -ffast-math build folds it into one
+#: multiplication by ``(float) M_PI * (1.0f / 180)`` (0x3c8efa36, one ulp above float32(pi/180))
+_DEG2RAD = _F(np.pi) * (_F(1) / _F(180))
 
 
 def _ftrunc(v) -> int:
@@ -206,23 +209,76 @@ class DrawMixin:
         return self
 
     def draw_ellipse(self, *args, **kwargs):
-        """``draw_ellipse(cx, cy, rx, ry, rotation=0, color, thickness=1, fill=False)``.
+        """``draw_ellipse(cx, cy, rx, ry, rotation=0, color, thickness=1, fill=False)`` (or one 4-tuple).
 
-        Approximation: drawn with OpenCV on a mask (the firmware's sheared-ellipse rasteriser is not
-        reproduced pixel for pixel).
+        draw.c's sheared-ellipse rasteriser: a rotated ellipse is drawn as an axis-aligned one whose
+        columns are shifted by ``(int)(dx * shear_dy / shear_dx)``, the shear found with
+        ``fast_atanf``/``tanf``/``sinf``/``cosf`` in float32 (note ``IM_DIV(y_axis, x_axis)`` is an
+        integer division there, so the shear angle is 0 whenever ry < rx).
         """
-        import cv2
-
         (cx, cy, rx, ry), rest = _args.consume(args, 4)
         rot = _args.to_int(_args.pick(rest, 0, kwargs, "rotation", 0))
         c = self._color(rest, kwargs, 1)
         t = _args.to_int(_args.pick(rest, 2, kwargs, "thickness", 1))
         fill = bool(_args.to_int(_args.pick(rest, 3, kwargs, "fill", False)))
-        mask = np.zeros((self.height(), self.width()), np.uint8)
-        cv2.ellipse(mask, (cx, cy), (max(rx, 0), max(ry, 0)), rot, 0, 360, 1, -1 if fill else max(t, 1))
-        self._pix[mask.astype(bool)] = c
+        self._rotated_ellipse(cx, cy, rx * 2, ry * 2, rot, fill, c, t)
         self._touch()
         return self
+
+    def _rotated_ellipse(self, x: int, y: int, x_axis: int, y_axis: int, rotation: int, filled: bool, c, t: int):
+        from . import _fmath as fm
+
+        if not (x_axis > 0 and y_axis > 0):
+            return
+        r180 = int(fm.c_mod(rotation, 180))
+        if x_axis == y_axis or r180 == 0:
+            self._sheared_ellipse(x, y, x_axis // 2, y_axis // 2, filled, _F(1), _F(0), c, t)
+        elif r180 == 90:
+            self._sheared_ellipse(x, y, y_axis // 2, x_axis // 2, filled, _F(1), _F(0), c, t)
+        else:
+            rad = _F(rotation) * _DEG2RAD  # IM_DEG2RAD as -ffast-math folds it
+            ratio = int(fm.c_div(y_axis, x_axis))
+            theta = _F(fm.fast_atanf(_F(ratio) * (-fm.tanf(rad))))
+            ct, st = fm.cosf(theta), fm.sinf(theta)
+            cr, sr = fm.cosf(rad), fm.sinf(rad)
+            shear_dx = _F(_F(_F(x_axis) * ct) * cr) - _F(_F(_F(y_axis) * st) * sr)
+            shear_dy = _F(_F(_F(x_axis) * ct) * sr) + _F(_F(_F(y_axis) * st) * cr)
+            sx_axis = _F(abs(shear_dx))
+            sy_axis = _F(_F(y_axis * x_axis) / sx_axis) if sx_axis != 0 else _F(0)
+            self._sheared_ellipse(x, y, int(fm.to_int(sx_axis / _F(2))), int(fm.to_int(sy_axis / _F(2))),
+                                  filled, shear_dx, shear_dy, c, t)
+
+    def _sheared_ellipse(self, x0, y0, width, height, filled, shear_dx, shear_dy, c, thickness):
+        """``scratch_draw_sheared_ellipse``: the midpoint ellipse walk, points or columns per step."""
+        from . import _fmath as fm
+
+        t0, t1 = thickness // 2, (thickness - 1) // 2  # thickness >= 0 when used
+        if not ((thickness > 0 or filled) and shear_dx != 0):
+            return
+        # the two octant walks: the second is the first with the axes swapped
+        steps = _ellipse_walk(width, height) + [(x, y) for y, x in _ellipse_walk(height, width)]
+        if not steps:
+            return
+        sx = np.array([s[0] for s in steps], np.int64)
+        sy = np.array([s[1] for s in steps], np.int64)
+
+        def shift(dx):
+            return fm.to_int((dx.astype(_F) * _F(shear_dy)) / _F(shear_dx))
+
+        if filled:
+            for dx in (sx, -sx):
+                top = y0 + shift(dx) - sy
+                for col, y_lo, n in zip(x0 + dx, top, 2 * sy + 1):
+                    self._fill(int(col), int(col), int(y_lo), int(y_lo + n - 1), c)
+        else:
+            ox, oy = self._disc_offsets(-t0, t1)
+            pts_x, pts_y = [], []
+            for dx, dy in ((sx, sy), (-sx, sy), (sx, -sy), (-sx, -sy)):
+                pts_x.append(x0 + dx)
+                pts_y.append(y0 + dy + shift(dx))
+            px = np.concatenate(pts_x)[:, None] + ox[None, :]
+            py = np.concatenate(pts_y)[:, None] + oy[None, :]
+            self._plot(px, py, c)
 
     # ------------------------------------------------------------------ text
     def draw_string(self, *args, **kwargs):
@@ -402,6 +458,23 @@ class DrawMixin:
         self._plot(xx + x_off, yy + y_off, value[yy, xx])
         self._touch()
         return self
+
+
+def _ellipse_walk(width: int, height: int) -> list[tuple[int, int]]:
+    """One half of scratch_draw_sheared_ellipse's midpoint walk: (x, y) from (0, height) while the
+    slope is below 1, in integer arithmetic exactly as draw.c steps it."""
+    a2, b2 = width * width, height * height
+    out = []
+    x, y = 0, height
+    sigma = 2 * b2 + a2 * (1 - 2 * height)
+    while b2 * x <= a2 * y:
+        out.append((x, y))
+        if sigma >= 0:
+            sigma += 4 * a2 * (1 - y)
+            y -= 1
+        sigma += b2 * (4 * x + 6)
+        x += 1
+    return out
 
 
 def _mask_bits(mask, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:

@@ -1,12 +1,12 @@
-"""Less used OpenMV methods: ``replace``/``assign``/``set``, ``blend``, ``find_edges``,
-``flood_fill`` and ``find_barcodes`` (numpy/OpenCV approximations of the firmware's versions)."""
+"""Less used OpenMV methods: ``find_edges``, ``flood_fill`` and ``find_barcodes`` (numpy/OpenCV
+approximations of the firmware's versions). ``replace``/``blend`` live in ``_mathops``."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _args, _color
-from ._core import GRAYSCALE, ImageBase
+from . import _args
+from ._core import GRAYSCALE
 from ._find import _Result, _accessors, _gray8
 
 # cv2 barcode type names -> the firmware's barcodes_t values
@@ -28,66 +28,6 @@ _accessors(Barcode, Barcode._fields)
 
 
 class ExtraMixin:
-    def _other_pix(self, other) -> np.ndarray:
-        if isinstance(other, str):
-            other = type(self)(other)
-        if isinstance(other, ImageBase):
-            if other._fmt != self._fmt:
-                other = other.to_grayscale(True) if self._fmt == GRAYSCALE else other.to_rgb565(True)
-            return other._pix
-        return np.full(self._pix.shape, _color.color_value(other, self._fmt), self._pix.dtype)
-
-    def replace(self, other=None, *args, **kwargs):
-        """Copy another image (or path, or colour) in, optionally mirrored/flipped/transposed."""
-        hmirror = bool(_args.to_int(_args.pick(args, 0, kwargs, "hmirror", False)))
-        vflip = bool(_args.to_int(_args.pick(args, 1, kwargs, "vflip", False)))
-        transpose = bool(_args.to_int(_args.pick(args, 2, kwargs, "transpose", False)))
-        mask = _args.pick(args, 3, kwargs, "mask", None)
-        src = self._pix if other is None else self._other_pix(other)
-        out = src.T if transpose else src
-        if hmirror:
-            out = out[:, ::-1]
-        if vflip:
-            out = out[::-1, :]
-        out = np.ascontiguousarray(out)
-        if out.nbytes > self._pix.nbytes:
-            raise OSError("Image is not the same size!")
-        if mask is not None:
-            from ._mathops import _mask_bool
-
-            if out.shape != self._pix.shape:
-                raise OSError("Mask is not the same size as the image!")
-            out = np.where(_mask_bool(mask, out.shape), out, self._pix)
-        if out.shape == self._pix.shape:
-            self._pix[...] = out
-            self._touch()
-        else:
-            self._replace(self._fmt, out, keep_ai=True)
-        return self
-
-    assign = replace
-    set = replace
-
-    def blend(self, other, *args, **kwargs):
-        """``pixel*(1-a) + other*a`` per native channel, ``a = alpha/256`` (default 128)."""
-        alpha = np.float32(_args.to_int(_args.pick(args, 0, kwargs, "alpha", 128)) / np.float32(256.0))
-        if not 0 <= alpha <= 1:
-            raise OSError("Error: 0 <= alpha <= 256!")
-        mask = _args.pick(args, 1, kwargs, "mask", None)
-        src = self._other_pix(other)
-        if src.shape != self._pix.shape:
-            raise OSError("Image is not the same size!")
-        tmp = type(self)._wrap(self._fmt, src)
-        out = [np.trunc(a * (1 - alpha) + b * alpha).astype(np.int64)
-               for a, b in zip(self._fields(), tmp._fields())]
-        if mask is not None:
-            from ._mathops import _mask_bool
-
-            keep = ~_mask_bool(mask, self._pix.shape)
-            out = [np.where(keep, a, o) for a, o in zip(self._fields(), out)]
-        self._set_fields(out)
-        return self
-
     def find_edges(self, edge_type, *args, **kwargs):
         """Grayscale only: edge map (white edges on black) inside the ROI (OpenCV Canny/Sobel)."""
         import cv2

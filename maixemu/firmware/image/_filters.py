@@ -1,319 +1,385 @@
-"""OpenMV filters of ``image.Image`` (maixpy-api.md §2.8): ``binary`` and ``mean`` as the
-firmware's filter.c/binary.c compute them, the others as numpy/OpenCV approximations.
+"""``filter.c`` / ``clahe.c``: neighbourhood filters and histogram equalisation, as the firmware computes them.
 
-All work in place on the pixel buffer (the AI buffer goes stale) and return the image. The channel
-helpers here (``_fields``/``_set_fields``/``_store8``) are shared by the other mixins.
+Every window filter works on the native channels (gray, or R5/G6/B5 of RGB565) over a
+(2*size+1)^2 window whose reads past the border repeat the edge pixel, and always sees the
+original image (the firmware buffers ``size + 1`` output rows before writing back). Shared options:
+
+* ``threshold=True``: the pixel becomes white (0xFF / 0xFFFF) when ``(filtered - offset) < original``
+  (compared on the YUV table's Y for RGB565), else black; ``invert`` flips the test;
+* ``mask``: pixels outside the mask keep their value.
+
+Per filter (integer / float32 arithmetic and truncations exactly as in C):
+
+* ``mean``: ``(int)(sum * (1.0f / n))``;
+* ``median(percentile=0.5)``: the ``(int)(percentile * (n - 1))``-th smallest value;
+* ``mode``: the value whose count first reaches the maximum in the window's scan order;
+* ``midpoint(bias=0.5)``: ``(int)(min * (1 - bias) + max * bias)``;
+* ``morph(size, kernel, mul=1/sum, add=0)``: ``clamp((int)(sum(k * v) * mul) + (int)add)``;
+* ``gaussian(unsharp)`` / ``laplacian(sharpen)``: ``morph`` with the firmware's Pascal-triangle
+  kernels (so the Laplacian is scaled by ``1/centre`` and clamps at 0);
+* ``bilateral(color_sigma=0.1, space_sigma=1)``: float32 weights from ``fast_expf`` tables,
+  accumulated in the window order (the build without fused multiply-add; see the golden notes);
+* ``histeq()``: global equalisation of gray / Y (RGB565 re-encoded through ``imlib_yuv_to_rgb``);
+  ``histeq(adaptive=True, clip_limit)`` is the firmware's CLAHE port with its tile sizes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _args, _color, _lab
+from . import _args
+from . import _fmath as fm
+from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
+from ._pixels import MAXES, Window, binary_max, channels, keyword_mask, ksize, mask_pixels, offsets, pack
+from ._tables import yuv_table
+
+F = np.float32
 
 
+# ---------------------------------------------------------------------- shared output stage
+def _finish(img, new_chans: list[np.ndarray], threshold: bool, offset: int, invert: bool, mask) -> None:
+    """Pack the filtered channels, apply the adaptive threshold and the mask, write back."""
+    fmt = img._fmt
+    orig = img._pix
+    new = pack(new_chans, fmt)
+    if threshold:
+        if fmt == GRAYSCALE:
+            test = (new.astype(np.int64) - offset) < orig
+        else:
+            y = yuv_table()[:, 0].astype(np.int64)
+            test = (y[new] - offset) < y[orig]
+        new = np.where(test ^ invert, binary_max(fmt), 0).astype(orig.dtype)
+    if mask is not None:
+        new = np.where(mask_pixels(mask, orig.shape), new, orig)
+    orig[...] = new
+    img._touch()
+
+
+def _common(args: tuple, kwargs: dict, first: int):
+    """threshold, offset, invert, mask at positional indices first..first+3."""
+    threshold = bool(_args.to_int(_args.pick(args, first, kwargs, "threshold", False)))
+    offset = _args.to_int(_args.pick(args, first + 1, kwargs, "offset", 0))
+    invert = bool(_args.to_int(_args.pick(args, first + 2, kwargs, "invert", False)))
+    mask = keyword_mask(args, first + 3, kwargs)
+    return threshold, offset, invert, mask
+
+
+def _pascal_kernel(k: int) -> list[int]:
+    """The outer product of a row of Pascal's triangle (py_image.c's gaussian/laplacian kernels)."""
+    k2 = 2 * k
+    row = [1]
+    for i in range(k2):
+        row.append(row[i] * (k2 - i) // (i + 1))
+    return [a * b for a in row for b in row]
+
+
+def _morph_channels(chans, k: int, krn: list[int], mul: np.float32, add: int, fmt: int):
+    out = []
+    for ch, hi in zip(chans, MAXES[fmt]):
+        win = Window(ch, k)
+        acc = np.zeros(ch.shape, np.int64)
+        for w, (dy, dx) in zip(krn, offsets(k)):
+            if w:
+                acc += w * win.at(dy, dx)
+        v = fm.to_int(acc.astype(F) * mul) + add
+        out.append(np.clip(v, 0, hi))
+    return out
+
+
+def _mode(win: Window) -> np.ndarray:
+    """For each pixel: the value whose running count first reaches the window's maximum count."""
+    vals = [win.at(dy, dx) for dy, dx in offsets(win.k)]
+    best = vals[0].copy()
+    best_count = np.ones(best.shape, np.int16)
+    for p in range(1, len(vals)):
+        v = vals[p]
+        count = np.ones(v.shape, np.int16)
+        for q in range(p):
+            count += vals[q] == v
+        better = count > best_count
+        best = np.where(better, v, best)
+        best_count = np.where(better, count, best_count)
+    return best
+
+
+def _gaussian_f32(x, sigma: np.float32) -> np.ndarray:
+    """bilateral's ``gaussian()``: ``fast_expf((x*x) / (-2*sigma*sigma)) / (|sigma| * 2.506628)``.
+
+    The firmware's ``-ffast-math`` build folds ``1 / 2.506628`` into a constant and divides by
+    ``|sigma|`` last: ``(fast_expf(...) * 0.39894232) / |sigma|`` (found by compiling filter.c with
+    the firmware's flags; the textbook order differs in the last bit of some table entries and so
+    in a few pixels).
+    """
+    x = np.asarray(x, F)
+    s = F(sigma)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        e = fm.fast_expf((x * x) / (F(-2.0) * s * s))
+        return ((e * (F(1.0) / F(2.506628))) / F(abs(s))).astype(F)
+
+
+# ---------------------------------------------------------------------- the mixin
 class FilterMixin:
-    # ------------------------------------------------------------------ channel helpers
-    def _fields(self) -> list[np.ndarray]:
-        """Native channels: [R5, G6, B5] (RGB565) or [gray], as int arrays."""
-        if self._fmt == GRAYSCALE:
-            return [self._pix.astype(np.int64)]
-        return [f.astype(np.int64) for f in _color.split565(self._pix)]
-
-    def _field_max(self) -> list[int]:
-        return [255] if self._fmt == GRAYSCALE else [31, 63, 31]
-
-    def _set_fields(self, fields: list[np.ndarray]) -> None:
-        if self._fmt == GRAYSCALE:
-            self._pix[...] = np.clip(fields[0], 0, 255).astype(np.uint8)
-        else:
-            r, g, b = (np.clip(f, 0, m) for f, m in zip(fields, (31, 63, 31)))
-            self._pix[...] = _color.pack565(r, g, b)
-        self._touch()
-
-    def _rgb8_or_gray(self) -> np.ndarray:
-        return self._pix.copy() if self._fmt == GRAYSCALE else self._rgb888()
-
-    def _store8(self, arr: np.ndarray) -> None:
-        """Store an 8-bit gray or (H, W, 3) RGB array back through the firmware's tables."""
-        arr = np.clip(arr, 0, 255).astype(np.uint8)
-        if self._fmt == GRAYSCALE:
-            self._pix[...] = arr if arr.ndim == 2 else _color.rgb888_to_gray(arr)
-        else:
-            self._pix[...] = _color.rgb888_to_565(arr if arr.ndim == 3 else np.repeat(arr[..., None], 3, 2))
-        self._touch()
-
-    def binary(self, thresholds, *args, **kwargs):
-        """Pixels inside any threshold -> white, others -> black (``zero=True``: pixels inside are
-        set to 0 and the others kept); ``invert`` flips the test; ``copy=True`` returns a new image."""
-        invert = bool(_args.to_int(_args.pick(args, 0, kwargs, "invert", False)))
-        zero = bool(_args.to_int(_args.pick(args, 1, kwargs, "zero", False)))
-        mask_img = _args.pick(args, 2, kwargs, "mask", None)
-        to_bitmap = bool(_args.to_int(kwargs.pop("to_bitmap", False)))
-        copy = bool(_args.to_int(kwargs.pop("copy", False)))
-        if to_bitmap:
-            raise NotImplementedError("image.Image.binary(to_bitmap=True) is not emulated yet")
-        ths = _lab.parse_thresholds(thresholds, self._fmt)
-        inside = np.zeros(self._pix.shape, bool)
-        for th in ths:
-            inside |= _lab.threshold_mask(self._pix, self._fmt, th)
-        inside ^= invert
-        target = self.copy() if copy else self
-        white = 255 if self._fmt == GRAYSCALE else 0xFFFF
-        sel = np.ones_like(inside) if mask_img is None else _mask_of(mask_img, inside.shape)
-        if zero:  # binary.c: pixels that pass are zeroed, the others kept
-            target._pix[sel & inside] = 0
-        else:
-            target._pix[sel] = np.where(inside, white, 0)[sel]
-        target._touch()
-        return target
-
     def mean(self, size, *args, **kwargs):
-        """Box mean over (2*size+1)^2 per native channel (filter.c: edges replicated, result
-        ``int(sum * (1.0f/n))``); ``threshold=True``: white where ``mean - offset < pixel``
-        (``^ invert``), black elsewhere (compared on luminance for RGB565)."""
-        r = _args.to_int(size)
-        threshold = bool(_args.to_int(_args.pick(args, 0, kwargs, "threshold", False)))
-        offset = _args.to_int(_args.pick(args, 1, kwargs, "offset", 0))
-        invert = bool(_args.to_int(_args.pick(args, 2, kwargs, "invert", False)))
-        n = (2 * r + 1) ** 2
-        over_n = np.float32(1.0) / np.float32(n)
-        fields = self._fields()
-        means = []
-        for f in fields:
-            p = np.pad(f, r, mode="edge")
-            c = np.zeros((p.shape[0] + 1, p.shape[1] + 1), np.int64)
-            c[1:, 1:] = p.cumsum(0).cumsum(1)
-            k = 2 * r + 1
-            s_ = c[k:, k:] - c[:-k, k:] - c[k:, :-k] + c[:-k, :-k]
-            means.append(np.trunc(s_.astype(np.float32) * over_n).astype(np.int64))
-        if threshold:
-            self._adaptive(fields, means, offset, invert)
-        else:
-            self._set_fields(means)
+        """``mean(size, threshold=False, offset=0, invert=False, mask=None)``: box mean, truncated."""
+        self._mutable()
+        k = ksize(size)
+        th, off, inv, mask = _common(args, kwargs, 0)
+        over_n = F(1.0) / F((2 * k + 1) ** 2)
+        out = [fm.to_int(Window(c, k).box_sum().astype(F) * over_n) for c in channels(self._pix, self._fmt)]
+        _finish(self, out, th, off, inv, mask)
         return self
 
-    def _adaptive(self, fields, filtered, offset, invert) -> None:
-        """filter.c's adaptive threshold: white where ``(filtered - offset) < pixel`` (^ invert)."""
-        if self._fmt == GRAYSCALE:
-            g, m = fields[0], filtered[0]
-        else:
-            g = _color.rgb565_to_gray(self._pix).astype(np.int64)
-            m = _color.rgb565_to_gray(_color.pack565(*(np.clip(f, 0, mx) for f, mx in
-                                                        zip(filtered, (31, 63, 31))))).astype(np.int64)
-        on = ((m - offset) < g) ^ invert
-        self._pix[...] = np.where(on, 255 if self._fmt == GRAYSCALE else 0xFFFF, 0)
-        self._touch()
-
-    def _window_op(self, size: int, fn) -> list[np.ndarray]:
-        from numpy.lib.stride_tricks import sliding_window_view
-
-        k = 2 * size + 1
-        out = []
-        for f in self._fields():
-            padded = np.pad(f, size, mode="edge")
-            win = sliding_window_view(padded, (k, k))
-            out.append(fn(win.reshape(win.shape[0], win.shape[1], -1)))
-        return out
-
     def median(self, size, *args, **kwargs):
-        """Percentile filter (default median) per native channel; edges replicated (approx.)."""
-        size = _args.to_int(size)
-        pct = _args.to_float(_args.pick(args, 0, kwargs, "percentile", 0.5))
-        threshold = bool(_args.to_int(_args.pick(args, 1, kwargs, "threshold", False)))
-        offset = _args.to_int(_args.pick(args, 2, kwargs, "offset", 0))
-        invert = bool(_args.to_int(_args.pick(args, 3, kwargs, "invert", False)))
-        n = (2 * size + 1) ** 2
-        idx = min(n - 1, max(0, int(pct * (n - 1) + 0.5)))
-        res = self._window_op(size, lambda win: np.partition(win, idx, axis=2)[:, :, idx])
-        if threshold:
-            self._adaptive(self._fields(), res, offset, invert)
-        else:
-            self._set_fields(res)
+        """``median(size, percentile=0.5, threshold, offset, invert, mask)``."""
+        self._mutable()
+        k = ksize(size)
+        p = F(_args.to_float(_args.pick(args, 0, kwargs, "percentile", 0.5)))
+        if not (F(0) <= p <= F(1)):
+            raise OSError("Error: 0 <= percentile <= 1!")
+        th, off, inv, mask = _common(args, kwargs, 1)
+        n = (2 * k + 1) ** 2
+        idx = int(fm.to_int(p * F(n - 1)))
+        out = [np.partition(Window(c.astype(np.uint8), k).stack(), idx, axis=2)[:, :, idx].astype(np.int64)
+               for c in channels(self._pix, self._fmt)]
+        _finish(self, out, th, off, inv, mask)
         return self
 
     def mode(self, size, *args, **kwargs):
-        """Most frequent value in the window per native channel (approx. edges)."""
-        size = _args.to_int(size)
-
-        def _mode(win):
-            s = np.sort(win, axis=2)
-            best = s[:, :, 0].copy()
-            best_n = np.ones(best.shape, np.int64)
-            run = np.ones(best.shape, np.int64)
-            for i in range(1, s.shape[2]):
-                same = s[:, :, i] == s[:, :, i - 1]
-                run = np.where(same, run + 1, 1)
-                better = run > best_n
-                best = np.where(better, s[:, :, i], best)
-                best_n = np.where(better, run, best_n)
-            return best
-
-        self._set_fields(self._window_op(size, _mode))
+        """``mode(size, threshold, offset, invert, mask)``: most frequent value (first to lead wins)."""
+        self._mutable()
+        k = ksize(size)
+        th, off, inv, mask = _common(args, kwargs, 0)
+        out = [_mode(Window(c.astype(np.uint8), k)).astype(np.int64) for c in channels(self._pix, self._fmt)]
+        _finish(self, out, th, off, inv, mask)
         return self
 
     def midpoint(self, size, *args, **kwargs):
-        """``bias*max + (1-bias)*min`` over the window per native channel."""
-        size = _args.to_int(size)
-        bias = _args.to_float(_args.pick(args, 0, kwargs, "bias", 0.5))
-        res = self._window_op(size, lambda win: (win.max(axis=2) * bias + win.min(axis=2) * (1 - bias)).astype(np.int64))
-        self._set_fields(res)
+        """``midpoint(size, bias=0.5, threshold, offset, invert, mask)``."""
+        self._mutable()
+        k = ksize(size)
+        bias = F(_args.to_float(_args.pick(args, 0, kwargs, "bias", 0.5)))
+        if not (F(0) <= bias <= F(1)):
+            raise OSError("Error: 0 <= bias <= 1!")
+        th, off, inv, mask = _common(args, kwargs, 1)
+        min_bias = F(1.0) - bias
+        out = []
+        for c in channels(self._pix, self._fmt):
+            s = Window(c, k).stack()
+            lo, hi = s.min(axis=2).astype(F), s.max(axis=2).astype(F)
+            out.append(fm.to_int(lo * min_bias + hi * bias))
+        _finish(self, out, th, off, inv, mask)
         return self
+
+    def _morph(self, k: int, krn: list[int], m_default: float, args, kwargs, first: int):
+        mul = F(_args.to_float(_args.pick(args, first, kwargs, "mul", m_default)))
+        add = _args.to_float(_args.pick(args, first + 1, kwargs, "add", 0.0))
+        th, off, inv, mask = _common(args, kwargs, first + 2)
+        out = _morph_channels(channels(self._pix, self._fmt), k, krn, mul, int(fm.to_int(F(add))), self._fmt)
+        _finish(self, out, th, off, inv, mask)
+        return self
+
+    def morph(self, size, kernel, *args, **kwargs):
+        """``morph(size, kernel, mul=1/sum(kernel), add=0, threshold, offset, invert, mask)``."""
+        self._mutable()
+        k = ksize(size)
+        n = (2 * k + 1) ** 2
+        krn = [_args.to_int(v) for v in _args.fixed_array(kernel, n)]
+        m = sum(krn) or 1
+        return self._morph(k, krn, float(F(1.0) / F(m)), args, kwargs, 0)
 
     def gaussian(self, size, *args, **kwargs):
-        """Gaussian blur with a (2*size+1) binomial-like kernel (OpenCV, approx.)."""
-        import cv2
-
-        size = _args.to_int(size)
-        unsharp = bool(_args.to_int(_args.pick(args, 0, kwargs, "unsharp", False)))
-        k = 2 * size + 1
-        src = self._rgb8_or_gray().astype(np.float32)
-        blur = cv2.GaussianBlur(src, (k, k), 0)
-        self._store8(np.rint(2 * src - blur if unsharp else blur))
-        return self
+        """``gaussian(size, unsharp=False, mul, add, threshold, offset, invert, mask)`` (binomial kernel)."""
+        self._mutable()
+        k = ksize(size)
+        krn = _pascal_kernel(k)
+        m = sum(krn)
+        if _args.to_int(_args.pick(args, 0, kwargs, "unsharp", False)):
+            n = 2 * k + 1
+            krn[(n // 2) * n + n // 2] -= m * 2
+            m = -m
+        return self._morph(k, krn, float(F(1.0) / F(m)), args, kwargs, 1)
 
     def laplacian(self, size, *args, **kwargs):
-        """Laplacian edge filter (``sharpen=True`` adds it back to the image) (OpenCV, approx.)."""
-        import cv2
-
-        size = _args.to_int(size)
-        sharpen = bool(_args.to_int(_args.pick(args, 0, kwargs, "sharpen", False)))
-        k = min(31, 2 * size + 1)
-        src = self._rgb8_or_gray().astype(np.float32)
-        lap = cv2.Laplacian(src, cv2.CV_32F, ksize=k if k > 1 else 1)
-        self._store8(np.rint(src - lap if sharpen else np.abs(lap)))
-        return self
+        """``laplacian(size, sharpen=False, mul, add, threshold, offset, invert, mask)``."""
+        self._mutable()
+        k = ksize(size)
+        n = 2 * k + 1
+        krn = [-v for v in _pascal_kernel(k)]
+        centre = (n // 2) * n + n // 2
+        krn[centre] += -sum(krn)
+        m = krn[centre]
+        if _args.to_int(_args.pick(args, 0, kwargs, "sharpen", False)):
+            krn[centre] += m
+        return self._morph(k, krn, float(F(1.0) / F(m)), args, kwargs, 1)
 
     def bilateral(self, size, *args, **kwargs):
-        import cv2
-
-        size = _args.to_int(size)
-        color_sigma = _args.to_float(_args.pick(args, 0, kwargs, "color_sigma", 0.1))
-        space_sigma = _args.to_float(_args.pick(args, 1, kwargs, "space_sigma", 1.0))
-        src = self._rgb8_or_gray()
-        self._store8(cv2.bilateralFilter(src, 2 * size + 1, color_sigma * 255, space_sigma))
+        """``bilateral(size, color_sigma=0.1, space_sigma=1, threshold, offset, invert, mask)``."""
+        self._mutable()
+        k = ksize(size)
+        color_sigma = F(_args.to_float(_args.pick(args, 0, kwargs, "color_sigma", 0.1)))
+        space_sigma = F(_args.to_float(_args.pick(args, 1, kwargs, "space_sigma", 1.0)))
+        th, off, inv, mask = _common(args, kwargs, 2)
+        n = 2 * k + 1
+        dist = fm.fast_sqrtf(F(k * k + k * k))
+        max_space = F(1.0) / dist if dist != 0 else F(0)
+        ys, xs = np.mgrid[-k:k + 1, -k:k + 1]
+        gs = _gaussian_f32(fm.fast_sqrtf((xs * xs + ys * ys).astype(F)) * max_space, space_sigma).reshape(n * n)
+        out = []
+        for c, hi in zip(channels(self._pix, self._fmt), MAXES[self._fmt]):
+            gi = _gaussian_f32(np.arange(hi + 1).astype(F) * (F(1.0) / F(hi)), color_sigma)
+            win = Window(c, k)
+            i_acc = np.zeros(c.shape, F)
+            w_acc = np.zeros(c.shape, F)
+            for t, (dy, dx) in enumerate(offsets(k)):
+                v = win.at(dy, dx)
+                w = (gi[np.abs(c - v)] * gs[t]).astype(F)
+                i_acc = (i_acc + (v.astype(F) * w)).astype(F)
+                w_acc = (w_acc + w).astype(F)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                q = np.where(w_acc != 0, i_acc / np.where(w_acc != 0, w_acc, F(1)), F(0)).astype(F)
+            out.append(fm.to_int(np.minimum(q, F(hi))))
+        _finish(self, out, th, off, inv, mask)
         return self
 
-    def cartoon(self, *args, **kwargs):
-        """Flat colour regions (OpenCV mean-shift style approximation)."""
-        import cv2
-
-        src = self._rgb8_or_gray()
-        if src.ndim == 2:
-            self._store8(cv2.bilateralFilter(src, 7, 60, 5))
-        else:
-            self._store8(cv2.pyrMeanShiftFiltering(src, 8, 24))
-        return self
-
+    # ------------------------------------------------------------------ histogram equalisation
     def histeq(self, *args, **kwargs):
-        """Histogram equalisation (of the luminance for RGB565) (OpenCV, approx.)."""
-        import cv2
-
+        """``histeq(adaptive=False, clip_limit=-1, mask=None)``: global, or CLAHE when ``adaptive``."""
+        self._mutable()
         adaptive = bool(_args.to_int(_args.pick(args, 0, kwargs, "adaptive", False)))
-        clip = _args.to_float(_args.pick(args, 1, kwargs, "clip_limit", -1))
-        src = self._rgb8_or_gray()
-
-        def eq(ch):
-            if adaptive:
-                return cv2.createCLAHE(clipLimit=clip if clip > 0 else 40.0, tileGridSize=(8, 8)).apply(ch)
-            return cv2.equalizeHist(ch)
-
-        if src.ndim == 2:
-            self._store8(eq(src))
+        clip_limit = F(_args.to_float(_args.pick(args, 1, kwargs, "clip_limit", -1)))
+        mask = keyword_mask(args, 2, kwargs)
+        pix = self._pix
+        if adaptive:
+            gray = pix if self._fmt == GRAYSCALE else (yuv_table()[pix, 0].astype(np.int64) + 128).astype(np.uint8)
+            new_gray = _clahe(gray, clip_limit)
+            new = new_gray if self._fmt == GRAYSCALE else yuv_to_rgb565(new_gray, pix)
+        elif self._fmt == GRAYSCALE:
+            hist = np.cumsum(np.bincount(pix.ravel(), minlength=256)).astype(np.int64)
+            s = F(255) / F(pix.size)
+            new = (fm.to_int(s * hist[pix].astype(F)) & 0xFF).astype(np.uint8)
         else:
-            ycc = cv2.cvtColor(src, cv2.COLOR_RGB2YCrCb)
-            ycc[:, :, 0] = eq(ycc[:, :, 0])
-            self._store8(cv2.cvtColor(ycc, cv2.COLOR_YCrCb2RGB))
+            y = yuv_table()[pix, 0].astype(np.int64)
+            hist = np.cumsum(np.bincount((y + 128).ravel(), minlength=256)).astype(np.int64)
+            s = F(255) / F(pix.size)
+            ynew = fm.to_int(s * hist[y + 128].astype(F)) & 0xFF
+            new = yuv_to_rgb565(ynew, pix)
+        if mask is not None:
+            new = np.where(mask_pixels(mask, pix.shape), new, pix)
+        pix[...] = new
+        self._touch()
         return self
 
-    def gamma_corr(self, *args, **kwargs):
-        """``v' = (v/max)^(1/gamma) * contrast + brightness`` per native channel (OpenMV formula)."""
-        gamma = _args.to_float(_args.pick(args, 0, kwargs, "gamma", 1.0))
-        contrast = _args.to_float(_args.pick(args, 1, kwargs, "contrast", 1.0))
-        brightness = _args.to_float(_args.pick(args, 2, kwargs, "brightness", 0.0))
-        g = 1.0 / gamma if gamma else 0.0
-        out = []
-        for f, mx in zip(self._fields(), self._field_max()):
-            v = np.power(f / mx, g) * contrast + brightness
-            out.append(np.rint(np.clip(v, 0, 1) * mx).astype(np.int64))
-        self._set_fields(out)
-        return self
 
-    def negate(self):
-        """``max - v`` per native channel (5/6-bit fields): a bitwise NOT of the stored pixel."""
-        return self.invert()
-
-    def difference(self, other, *args, **kwargs):
-        """Per-channel absolute difference with another image (or a path) of the same size."""
-        from ._core import ImageBase
-
-        if isinstance(other, str):
-            other = type(self)(other)
-        if not isinstance(other, ImageBase):
-            raise TypeError("Image expected")
-        if other.width() != self.width() or other.height() != self.height():
-            raise OSError("Images must be the same size!")
-        if other._fmt != self._fmt:
-            other = other.to_grayscale(True) if self._fmt == GRAYSCALE else other.to_rgb565(True)
-        self._set_fields([np.abs(a - b) for a, b in zip(self._fields(), other._fields())])
-        return self
-
-def _mask_of(mask_img, shape) -> np.ndarray:
-    m = mask_img._pix
-    if m.shape != shape:
-        raise OSError("Mask is not the same size as the image!")
-    g = m if mask_img._fmt == GRAYSCALE else _color.rgb565_to_gray(m)
-    return g > 127
+def yuv_to_rgb565(y8: np.ndarray, pix565: np.ndarray) -> np.ndarray:
+    """``imlib_yuv_to_rgb(y, U(pixel), V(pixel))`` for every pixel (integer BT.601 inverse)."""
+    t = yuv_table()
+    u = t[pix565, 1].astype(np.int64)
+    v = t[pix565, 2].astype(np.int64)
+    y = np.asarray(y8, np.int64) & 0xFF
+    r = np.clip(y + ((91881 * v) >> 16), 0, 255)
+    g = np.clip(y - (((22554 * u) + (46802 * v)) >> 16), 0, 255)
+    b = np.clip(y + ((116130 * u) >> 16), 0, 255)
+    return pack565(T8TO5[r], T8TO6[g], T8TO5[b])
 
 
-def _pool_divs(img, x_div, y_div) -> tuple[int, int]:
-    x_div, y_div = _args.to_int(x_div), _args.to_int(y_div)
-    if x_div < 1:
-        raise OSError("Width divisor must be greater than >= 1")
-    if x_div > img.width():
-        raise OSError("Width divisor must be less than <= img width")
-    if y_div < 1:
-        raise OSError("Height divisor must be greater than >= 1")
-    if y_div > img.height():
-        raise OSError("Height divisor must be less than <= img height")
-    return x_div, y_div
+# ---------------------------------------------------------------------- CLAHE (clahe.c)
+def _bit_length(x: int) -> int:
+    """``IM_LOG2_32``: despite its name, the number of bits of ``x`` (1 for 0 and 1)."""
+    return max(int(x).bit_length(), 1)
 
 
-class PoolMixin:
-    """``mean_pool``/``midpoint_pool`` (in place, the image shrinks) and their ``*_pooled`` copies,
-    per native channel over ``x_div`` x ``y_div`` blocks as in the firmware's pool.c."""
+def _clahe(gray: np.ndarray, clip_limit: np.float32) -> np.ndarray:
+    h, w = gray.shape
+    x_tiles = max(16 >> (10 - min(_bit_length(w), 10)), 2)
+    y_tiles = max(16 >> (10 - min(_bit_length(h), 10)), 2)
+    pw = w + ((x_tiles - w % x_tiles) if w % x_tiles else 0)
+    ph = h + ((y_tiles - h % y_tiles) if h % y_tiles else 0)
+    x_off, y_off = (pw - w) // 2, (ph - h) // 2
+    flat = np.zeros(pw * ph, np.int64)
+    # the firmware addresses its padded buffer with the image's own width as the row stride
+    rows = (np.arange(h)[:, None] + y_off) * w + np.arange(w)[None, :] + x_off
+    flat[rows] = gray
+    buf = flat.reshape(ph, pw)
+    if clip_limit != F(1.0):
+        buf = _clahe_core(buf, x_tiles, y_tiles, clip_limit)
+    return (buf.reshape(-1)[rows] & 0xFF).astype(np.uint8)
 
-    def _pooled(self, x_div: int, y_div: int, fn) -> np.ndarray:
-        ow, oh = self.width() // x_div, self.height() // y_div
-        out = []
-        for f in self._fields():
-            blocks = f[: oh * y_div, : ow * x_div].reshape(oh, y_div, ow, x_div).transpose(0, 2, 1, 3)
-            out.append(fn(blocks.reshape(oh, ow, -1)))
-        if self._fmt == GRAYSCALE:
-            return out[0].astype(np.uint8)
-        return _color.pack565(*(np.clip(o, 0, m) for o, m in zip(out, (31, 63, 31))))
 
-    def _mean_pool_pix(self, x_div, y_div):
-        x_div, y_div = _pool_divs(self, x_div, y_div)
-        return self._pooled(x_div, y_div, lambda b: b.sum(axis=2) // (x_div * y_div))
+def _clip_histogram(hist: np.ndarray, limit: int) -> np.ndarray:
+    n = hist.size
+    hist = hist.copy()
+    excess = int(np.maximum(hist - limit, 0).sum())
+    incr = excess // n
+    upper = limit - incr
+    for i in range(n):
+        if hist[i] > limit:
+            hist[i] = limit
+        elif hist[i] > upper:
+            excess -= int(hist[i]) - upper
+            hist[i] = limit
+        else:
+            excess -= incr
+            hist[i] += incr
+    while excess:
+        start = 0
+        while excess and start < n:
+            step = max(n // excess, 1)
+            i = start
+            while i < n and excess:
+                if hist[i] < limit:
+                    hist[i] += 1
+                    excess -= 1
+                i += step
+            start += 1
+    return hist
 
-    def _midpoint_pool_pix(self, args, kwargs):
-        x_div, y_div = _pool_divs(self, args[0], args[1])
-        bias = int(max(min(_args.to_float(_args.pick(args, 2, kwargs, "bias", 0.5)) * 256, 256), 0))
-        return self._pooled(x_div, y_div,
-                            lambda b: (b.min(axis=2) * (256 - bias) + b.max(axis=2) * bias) >> 8)
 
-    def mean_pool(self, x_div, y_div):
-        self._replace(self._fmt, self._mean_pool_pix(x_div, y_div), keep_ai=True)
-        return self
+def _interpolation_band(g: int, n: int, size: int) -> tuple[int, int, int]:
+    """(band length, first region, second region) of CLAHE's g-th interpolation band: half
+    regions at the borders (the far one rounds up), mapping pairs of neighbouring regions inside."""
+    if g == 0:
+        return size >> 1, 0, 0
+    if g == n:
+        return (size + 1) >> 1, n - 1, n - 1
+    return size, g - 1, g
 
-    def mean_pooled(self, x_div, y_div):
-        return type(self)._wrap(self._fmt, self._mean_pool_pix(x_div, y_div))
 
-    def midpoint_pool(self, *args, **kwargs):
-        self._replace(self._fmt, self._midpoint_pool_pix(args, kwargs), keep_ai=True)
-        return self
-
-    def midpoint_pooled(self, *args, **kwargs):
-        return type(self)._wrap(self._fmt, self._midpoint_pool_pix(args, kwargs))
+def _clahe_core(img: np.ndarray, nx: int, ny: int, clip: np.float32) -> np.ndarray:
+    ph, pw = img.shape
+    if nx > 16 or ny > 16 or pw % nx or ph % ny:
+        return img
+    bins = 256
+    xs, ys = pw // nx, ph // ny
+    npix = xs * ys
+    if clip > F(0):
+        limit = max(int(fm.to_uint32(clip * F(xs * ys) / F(bins))), 1)
+    else:
+        limit = 1 << 14
+    scale = F(255) / F(npix)
+    maps = np.zeros((ny, nx, bins), np.int64)
+    for ty in range(ny):
+        for tx in range(nx):
+            tile = img[ty * ys:(ty + 1) * ys, tx * xs:(tx + 1) * xs]
+            hist = _clip_histogram(np.bincount(tile.ravel(), minlength=bins)[:bins].astype(np.int64), limit)
+            m = fm.to_uint32(np.cumsum(hist).astype(F) * scale + F(0))
+            maps[ty, tx] = np.minimum(m, 255)
+    out = img.copy()
+    y = 0
+    for gy in range(ny + 1):
+        sub_y, yu, yb = _interpolation_band(gy, ny, ys)
+        x = 0
+        for gx in range(nx + 1):
+            sub_x, xl, xr = _interpolation_band(gx, nx, xs)
+            block = img[y:y + sub_y, x:x + sub_x]
+            if block.size:
+                num = sub_x * sub_y
+                xc = np.arange(sub_x)[None, :]
+                yc = np.arange(sub_y)[:, None]
+                xi, yi = sub_x - xc, sub_y - yc
+                lu, ru, lb, rb = maps[yu, xl][block], maps[yu, xr][block], maps[yb, xl][block], maps[yb, xr][block]
+                val = (yi * (xi * lu + xc * ru) + yc * (xi * lb + xc * rb)) // num
+                out[y:y + sub_y, x:x + sub_x] = val & 0xFF
+            x += sub_x
+        y += sub_y
+    return out

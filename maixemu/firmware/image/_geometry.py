@@ -16,11 +16,16 @@ class GeometryMixin:
         """Barrel correction as ``imlib_lens_corr``: ``r = strength/diag * |p - c|``,
         ``theta = atan(r)/r`` (the firmware's polynomial atan), source ``c + int(theta * (p - c)/zoom)``,
         nearest, black outside."""
-        from . import _hough
+        from . import _fmath
 
         F = np.float32
         strength = F(_args.to_float(_args.pick(args, 0, kwargs, "strength", 1.8)))
-        zoom = F(1.0) / F(_args.to_float(_args.pick(args, 1, kwargs, "zoom", 1.0)))
+        if not strength > F(0):
+            raise OSError("Strength must be > 0!")
+        zoom = F(_args.to_float(_args.pick(args, 1, kwargs, "zoom", 1.0)))
+        if not zoom > F(0):
+            raise OSError("Zoom must be > 0!")
+        zoom = F(1.0) / zoom
         w, h = self.width(), self.height()
         hw, hh = w // 2, h // 2
         radius = strength / np.sqrt(F(w * w + h * h))
@@ -28,7 +33,7 @@ class GeometryMixin:
         nx, ny = xx - hw, yy - hh
         r = radius * np.sqrt((nx * nx + ny * ny).astype(F))
         with np.errstate(divide="ignore", invalid="ignore"):
-            theta = np.where(r < F(1e-7), F(1.0), _hough._fast_atanf(r) / np.where(r == 0, F(1), r)).astype(F)
+            theta = np.where(r < F(1e-7), F(1.0), _fmath.fast_atanf(r) / np.where(r == 0, F(1), r)).astype(F)
         sx = hw + np.trunc(theta * (nx.astype(F) * zoom)).astype(np.int64)
         sy = hh + np.trunc(theta * (ny.astype(F) * zoom)).astype(np.int64)
         ok = (sx >= 0) & (sx < w) & (sy >= 0) & (sy < h)

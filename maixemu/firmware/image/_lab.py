@@ -1,93 +1,81 @@
-"""LAB colour and threshold helpers for the OpenMV vision functions (find_blobs, binary, statistics).
+"""LAB values of pixels and colour thresholds as the firmware reads them (``py_helper_arg_to_thresholds``).
 
-OpenMV converts RGB565 to LAB through a table built from the sRGB -> XYZ -> CIELAB formulas
-(``imlib_rgb_to_lab``, integer L 0..100, A/B -128..127, floors). We compute the same table once,
-in float32, for all 65536 byte-swapped RGB565 values.
+A threshold is always stored as six values ``(LMin, LMax, AMin, AMax, BMin, BMax)``: missing values
+take the defaults (0, 255, -128, 127, -128, 127), L (or gray) is clamped to 0..255 and A/B to
+-128..127, then each pair is sorted. An empty tuple is skipped silently; the firmware's
+``COLOR_THRESHOLD_*`` tests are inclusive on both ends.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
-from . import _args, _color
+from . import _args
 from ._core import GRAYSCALE
+from ._tables import lab_table
 
-
-def _srgb_linear(v8: np.ndarray) -> np.ndarray:
-    c = v8.astype(np.float32) / np.float32(255)
-    lin = np.where(c <= 0.04045, c / np.float32(12.92), ((c + np.float32(0.055)) / np.float32(1.055)) ** np.float32(2.4))
-    return (lin * 100).astype(np.float32)
-
-
-def rgb888_to_lab(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(..., 3) 8-bit RGB -> integer (L, A, B) arrays."""
-    r = _srgb_linear(rgb[..., 0])
-    g = _srgb_linear(rgb[..., 1])
-    b = _srgb_linear(rgb[..., 2])
-    x = (r * 0.4124 + g * 0.3576 + b * 0.1805) / 95.047
-    y = (r * 0.2126 + g * 0.7152 + b * 0.0722) / 100.0
-    z = (r * 0.0193 + g * 0.1192 + b * 0.9505) / 108.883
-
-    def f(t):
-        return np.where(t > 0.008856, np.cbrt(t), t * 7.787037 + 0.137931)
-
-    fx, fy, fz = f(x), f(y), f(z)
-    L = np.floor(116 * fy).astype(np.int32) - 16
-    A = np.floor(500 * (fx - fy)).astype(np.int32)
-    B = np.floor(200 * (fy - fz)).astype(np.int32)
-    return np.clip(L, 0, 100), np.clip(A, -128, 127), np.clip(B, -128, 127)
-
-
-@lru_cache(maxsize=1)
-def _lab_table() -> np.ndarray:
-    allp = np.arange(65536, dtype=np.uint16)
-    L, A, B = rgb888_to_lab(_color.rgb565_to_888(allp))
-    return np.stack([L, A, B], axis=0).astype(np.int16)
+Threshold = tuple[int, int, int, int, int, int]
 
 
 def lab_of(pix565: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    t = _lab_table()
-    return t[0][pix565], t[1][pix565], t[2][pix565]
+    """(L, A, B) int8 arrays of byte-swapped RGB565 pixels (``COLOR_RGB565_TO_L/A/B``)."""
+    t = lab_table()
+    p = np.asarray(pix565, dtype=np.uint16)
+    return t[p, 0], t[p, 1], t[p, 2]
 
 
-def parse_thresholds(thresholds, fmt: int) -> list[tuple[int, ...]]:
-    """OpenMV threshold tuples with defaults for missing values and min/max sorted.
+def _seq(v) -> list:
+    """``mp_obj_get_array``: the items of a tuple or list."""
+    if isinstance(v, (tuple, list)):
+        return list(v)
+    raise TypeError(f"object '{type(v).__name__}' isn't a tuple or list")
 
-    Grayscale: (lo, hi); RGB565: (Lmin, Lmax, Amin, Amax, Bmin, Bmax).
-    """
-    if not isinstance(thresholds, (list, tuple)):
-        raise TypeError(f"object '{type(thresholds).__name__}' isn't a tuple or list")
-    out = []
-    for t in thresholds:
-        vals = [_args.to_int(v) for v in _args_seq(t)]
+
+def _clamp(v: int, lo: int, hi: int) -> int:
+    return max(min(v, hi), lo)
+
+
+def parse_thresholds(thresholds, fmt: int | None = None) -> list[Threshold]:
+    """``py_helper_arg_to_thresholds``: the list of 6-value thresholds (``fmt`` is not needed; kept
+    for callers that pass it)."""
+    out: list[Threshold] = []
+    for t in _seq(thresholds):
+        vals = [_args.to_int(v) for v in _seq(t)]
         if not vals:
-            raise OSError("Threshold tuples must have at least one value!")
-        if fmt == GRAYSCALE:
-            d = [0, 255]
-            for i, v in enumerate(vals[:2]):
-                d[i] = v
-            lo, hi = min(d[0], d[1]), max(d[0], d[1])
-            out.append((lo, hi))
-        else:
-            d = [0, 100, -128, 127, -128, 127]
-            for i, v in enumerate(vals[:6]):
-                d[i] = v
-            out.append((min(d[0], d[1]), max(d[0], d[1]), min(d[2], d[3]), max(d[2], d[3]),
-                        min(d[4], d[5]), max(d[4], d[5])))
+            continue
+        n = len(vals)
+        l0 = _clamp(vals[0], 0, 255) if n > 0 else 0
+        l1 = _clamp(vals[1], 0, 255) if n > 1 else 255
+        a0 = _clamp(vals[2], -128, 127) if n > 2 else -128
+        a1 = _clamp(vals[3], -128, 127) if n > 3 else 127
+        b0 = _clamp(vals[4], -128, 127) if n > 4 else -128
+        b1 = _clamp(vals[5], -128, 127) if n > 5 else 127
+        out.append((min(l0, l1), max(l0, l1), min(a0, a1), max(a0, a1), min(b0, b1), max(b0, b1)))
     return out
 
 
-def _args_seq(t):
-    if isinstance(t, (list, tuple)):
-        return list(t)
-    raise TypeError(f"object '{type(t).__name__}' isn't a tuple or list")
+def keyword_thresholds(args: tuple, index: int, kwargs: dict) -> list[Threshold]:
+    """``py_helper_keyword_thresholds``: the ``thresholds`` keyword, else positional ``index``, else []."""
+    if "thresholds" in kwargs:
+        return parse_thresholds(kwargs.pop("thresholds"))
+    if len(args) > index:
+        return parse_thresholds(args[index])
+    return []
 
 
-def threshold_mask(pix: np.ndarray, fmt: int, th: tuple[int, ...]) -> np.ndarray:
-    """Boolean mask of the pixels inside one threshold (bounds inclusive)."""
+def threshold_mask(pix: np.ndarray, fmt: int, th: Threshold, invert: bool = False) -> np.ndarray:
+    """``COLOR_THRESHOLD_GRAYSCALE/RGB565(pixel, th, invert)`` for every pixel (bounds inclusive)."""
     if fmt == GRAYSCALE:
-        return (pix >= th[0]) & (pix <= th[1])
-    L, A, B = lab_of(pix)
-    return (L >= th[0]) & (L <= th[1]) & (A >= th[2]) & (A <= th[3]) & (B >= th[4]) & (B <= th[5])
+        m = (pix >= th[0]) & (pix <= th[1])
+    else:
+        L, A, B = lab_of(pix)
+        m = (L >= th[0]) & (L <= th[1]) & (A >= th[2]) & (A <= th[3]) & (B >= th[4]) & (B <= th[5])
+    return m ^ bool(invert)
+
+
+def any_threshold(pix: np.ndarray, fmt: int, thresholds: list[Threshold], invert: bool = False) -> np.ndarray:
+    """True where at least one threshold's (possibly inverted) test passes, as binary.c loops do."""
+    out = np.zeros(np.shape(pix), bool)
+    for th in thresholds:
+        out |= threshold_mask(pix, fmt, th, invert)
+    return out

@@ -1,183 +1,185 @@
-"""OpenMV per-pixel math and binary-morphology methods (add/sub/mul/div/min/max, b_and...,
-erode/dilate/open/close), numpy versions of ``imlib`` ``mathop.c``/``binary.c`` semantics.
+"""``mathop.c``: per-pixel arithmetic with another image, a file or a colour, plus gamma and negate.
 
-The other operand may be an image of the same size, a device path of one, or a colour (int raw
-value or (r, g, b)). Arithmetic works per native channel (5/6/5 bits or gray) with saturation;
-the ``b_*`` operations are bitwise on the stored pixel values.
+The other operand (see ``_pixels.operand``) is a path, an image of the same size and format, or a
+colour (int raw value / (r, g, b)). Every op works on the native channels (gray or R5/G6/B5):
+
+* ``add``: saturating sum; ``sub(reverse)``: difference clamped at 0; ``min``/``max``/``difference``;
+* ``mul(invert)``: ``(int)(a * b * (1/MAX))`` in float32 (screen blend when ``invert``);
+* ``div(invert, mod)``: ``a * MAX / b`` (0 when dividing by 0), clamped; ``mod`` takes the remainder;
+* ``blend(alpha=128)``: ``(int)(a * (alpha/256) + b * (1 - alpha/256))`` in float32;
+* ``replace``/``set``/``assign(hmirror, vflip, transpose, mask)``: copy the operand in, optionally
+  mirrored/flipped/transposed (the image's width and height swap for ``transpose``);
+* ``gamma_corr(gamma, contrast, brightness)``: a per-channel table built with the firmware's
+  ``fast_powf`` (a bit-pattern approximation, not ``pow``);
+* ``negate``: ``MAX - value`` per channel.
+
+``mask`` (an image, any format) limits every op to its white pixels, as ``image_get_mask_pixel``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _args, _color
-from ._core import GRAYSCALE, ImageBase
+from . import _args
+from . import _fmath as fm
+from ._pixels import MAXES, channels, keyword_mask, mask_pixels, operand, pack
+
+F = np.float32
 
 
 class MathOpsMixin:
-    def _operand_fields(self, other) -> list[np.ndarray]:
-        if isinstance(other, str):
-            other = type(self)(other)
-        if isinstance(other, ImageBase):
-            if other.width() != self.width() or other.height() != self.height():
-                raise OSError("Image is not the same size!")
-            if other._fmt != self._fmt:
-                other = other.to_grayscale(True) if self._fmt == GRAYSCALE else other.to_rgb565(True)
-            return other._fields()
-        c = _color.color_value(other, self._fmt)
-        if self._fmt == GRAYSCALE:
-            return [np.full(self._pix.shape, c, np.int64)]
-        return [np.full(self._pix.shape, int(f), np.int64) for f in _color.split565(np.uint16(c))]
+    # ------------------------------------------------------------------ plumbing
+    def _apply(self, new_chans: list[np.ndarray], mask) -> None:
+        new = pack(new_chans, self._fmt)
+        if mask is not None:
+            new = np.where(mask_pixels(mask, self._pix.shape), new, self._pix)
+        self._pix[...] = new
+        self._touch()
 
-    def _operand_raw(self, other) -> np.ndarray:
-        if isinstance(other, str):
-            other = type(self)(other)
-        if isinstance(other, ImageBase):
-            if other.width() != self.width() or other.height() != self.height():
-                raise OSError("Image is not the same size!")
-            if other._fmt != self._fmt:
-                other = other.to_grayscale(True) if self._fmt == GRAYSCALE else other.to_rgb565(True)
-            return other._pix
-        return np.full(self._pix.shape, _color.color_value(other, self._fmt), self._pix.dtype)
+    def _op_channels(self, other):
+        self._mutable()
+        return channels(self._pix, self._fmt), channels(operand(self, other), self._fmt)
 
-    def _masked_set(self, fields, mask) -> None:
-        if mask is None:
-            self._set_fields(fields)
-            return
-        keep = ~_mask_bool(mask, self._pix.shape)
-        old = self._fields()
-        self._set_fields([np.where(keep, o, n) for o, n in zip(old, fields)])
-
+    # ------------------------------------------------------------------ arithmetic
     def add(self, other, *args, **kwargs):
-        mask = _args.pick(args, 0, kwargs, "mask", None)
-        b = self._operand_fields(other)
-        self._masked_set([np.minimum(a + o, m) for a, o, m in zip(self._fields(), b, self._field_max())], mask)
+        """``add(image|path|color, mask=None)``: saturating per-channel sum."""
+        mask = keyword_mask(args, 0, kwargs)
+        a, b = self._op_channels(other)
+        self._apply([np.minimum(x + y, m) for x, y, m in zip(a, b, MAXES[self._fmt])], mask)
         return self
 
     def sub(self, other, *args, **kwargs):
+        """``sub(image|path|color, reverse=False, mask=None)``: difference clamped at 0."""
         reverse = bool(_args.to_int(_args.pick(args, 0, kwargs, "reverse", False)))
-        mask = _args.pick(args, 1, kwargs, "mask", None)
-        b = self._operand_fields(other)
-        self._masked_set([np.maximum((o - a) if reverse else (a - o), 0) for a, o in zip(self._fields(), b)], mask)
+        mask = keyword_mask(args, 1, kwargs)
+        a, b = self._op_channels(other)
+        self._apply([np.maximum((y - x) if reverse else (x - y), 0) for x, y in zip(a, b)], mask)
         return self
 
     def mul(self, other, *args, **kwargs):
+        """``mul(image|path|color, invert=False, mask=None)``."""
         invert = bool(_args.to_int(_args.pick(args, 0, kwargs, "invert", False)))
-        mask = _args.pick(args, 1, kwargs, "mask", None)
-        b = self._operand_fields(other)
+        mask = keyword_mask(args, 1, kwargs)
+        a, b = self._op_channels(other)
         out = []
-        for a, o, m in zip(self._fields(), b, self._field_max()):
-            out.append(m - ((m - a) * (m - o)) // m if invert else (a * o) // m)
-        self._masked_set(out, mask)
+        for x, y, m in zip(a, b, MAXES[self._fmt]):
+            scale, div = F(m), F(1) / F(m)
+            if invert:
+                v = scale - ((scale - x.astype(F)) * (scale - y.astype(F)) * div)
+            else:
+                v = (x * y).astype(F) * div
+            out.append(fm.to_int(v))
+        self._apply(out, mask)
         return self
 
     def div(self, other, *args, **kwargs):
+        """``div(image|path|color, invert=False, mod=False, mask=None)``: 0 where the divisor is 0."""
         invert = bool(_args.to_int(_args.pick(args, 0, kwargs, "invert", False)))
-        mask = _args.pick(args, 1, kwargs, "mask", None)
-        b = self._operand_fields(other)
+        mod = bool(_args.to_int(_args.pick(args, 1, kwargs, "mod", False)))
+        mask = keyword_mask(args, 2, kwargs)
+        a, b = self._op_channels(other)
         out = []
-        for a, o, m in zip(self._fields(), b, self._field_max()):
-            num, den = (o, a) if invert else (a, o)
-            out.append(np.where(den == 0, m, np.minimum((num * m) // np.where(den == 0, 1, den), m)))
-        self._masked_set(out, mask)
+        for x, y, m in zip(a, b, MAXES[self._fmt]):
+            num, den = ((y, x) if invert else (x, y))
+            num = num * m
+            safe = np.where(den == 0, 1, den)
+            v = np.where(den == 0, 0, (num % safe) if mod else (num // safe))  # both non-negative
+            out.append(np.minimum(v, m))
+        self._apply(out, mask)
         return self
 
     def min(self, other, *args, **kwargs):
-        mask = _args.pick(args, 0, kwargs, "mask", None)
-        self._masked_set([np.minimum(a, o) for a, o in zip(self._fields(), self._operand_fields(other))], mask)
+        """``min(image|path|color, mask=None)``: per-channel minimum."""
+        mask = keyword_mask(args, 0, kwargs)
+        a, b = self._op_channels(other)
+        self._apply([np.minimum(x, y) for x, y in zip(a, b)], mask)
         return self
 
     def max(self, other, *args, **kwargs):
-        mask = _args.pick(args, 0, kwargs, "mask", None)
-        self._masked_set([np.maximum(a, o) for a, o in zip(self._fields(), self._operand_fields(other))], mask)
+        """``max(image|path|color, mask=None)``: per-channel maximum."""
+        mask = keyword_mask(args, 0, kwargs)
+        a, b = self._op_channels(other)
+        self._apply([np.maximum(x, y) for x, y in zip(a, b)], mask)
         return self
 
-    def _bitwise(self, other, args, kwargs, fn):
-        mask = _args.pick(args, 0, kwargs, "mask", None)
-        res = fn(self._pix, self._operand_raw(other)).astype(self._pix.dtype)
-        if mask is not None:
-            res = np.where(_mask_bool(mask, self._pix.shape), res, self._pix)
-        self._pix[...] = res
-        self._touch()
+    def difference(self, other, *args, **kwargs):
+        """``difference(image|path|color, mask=None)``: per-channel absolute difference."""
+        mask = keyword_mask(args, 0, kwargs)
+        self._mutable()
+        self._difference_with(operand(self, other), mask)
         return self
 
-    def b_and(self, other, *args, **kwargs):
-        return self._bitwise(other, args, kwargs, lambda a, b: a & b)
+    def _difference_with(self, other_pix: np.ndarray, mask) -> None:
+        a = channels(self._pix, self._fmt)
+        b = channels(other_pix, self._fmt)
+        self._apply([np.abs(x - y) for x, y in zip(a, b)], mask)
 
-    def b_nand(self, other, *args, **kwargs):
-        return self._bitwise(other, args, kwargs, lambda a, b: ~(a & b))
+    def blend(self, other, *args, **kwargs):
+        """``blend(image|path|color, alpha=128, mask=None)``: ``alpha/256`` of this image."""
+        alpha = F(_args.to_int(_args.pick(args, 0, kwargs, "alpha", 128))) / F(256.0)
+        if not (F(0) <= alpha <= F(1)):
+            raise OSError("Error: 0 <= alpha <= 256!")
+        mask = keyword_mask(args, 1, kwargs)
+        a, b = self._op_channels(other)
+        beta = F(1) - alpha
+        self._apply([fm.to_int(x.astype(F) * alpha + y.astype(F) * beta) for x, y in zip(a, b)], mask)
+        return self
 
-    def b_or(self, other, *args, **kwargs):
-        return self._bitwise(other, args, kwargs, lambda a, b: a | b)
-
-    def b_nor(self, other, *args, **kwargs):
-        return self._bitwise(other, args, kwargs, lambda a, b: ~(a | b))
-
-    def b_xor(self, other, *args, **kwargs):
-        return self._bitwise(other, args, kwargs, lambda a, b: a ^ b)
-
-    def b_xnor(self, other, *args, **kwargs):
-        return self._bitwise(other, args, kwargs, lambda a, b: ~(a ^ b))
-
-    # ------------------------------------------------------------------ morphology
-    def _on_mask(self) -> np.ndarray:
-        g = self._pix if self._fmt == GRAYSCALE else _color.rgb565_to_gray(self._pix)
-        return g > 127
-
-    def _erode_dilate(self, ksize: int, threshold: int, dilate: bool, mask) -> None:
-        on = self._on_mask().astype(np.int64)
-        k = 2 * ksize + 1
-        p = np.pad(on, ksize, mode="edge")
-        c = np.zeros((p.shape[0] + 1, p.shape[1] + 1), np.int64)
-        c[1:, 1:] = p.cumsum(0).cumsum(1)
-        acc = c[k:, k:] - c[:-k, k:] - c[k:, :-k] + c[:-k, :-k]
-        sel = np.ones(on.shape, bool) if mask is None else _mask_bool(mask, on.shape)
-        if dilate:
-            hit = sel & (acc > threshold)
-            self._pix[hit] = 255 if self._fmt == GRAYSCALE else 0xFFFF
+    # ------------------------------------------------------------------ replace / set / assign
+    def replace(self, *args, **kwargs):
+        """``replace(image|path|color=self, hmirror=False, vflip=False, transpose=False, mask=None)``."""
+        self._mutable()
+        other = args[0] if args else self
+        rest = args[1:]
+        hmirror = bool(_args.to_int(_args.pick(rest, 0, kwargs, "hmirror", False)))
+        vflip = bool(_args.to_int(_args.pick(rest, 1, kwargs, "vflip", False)))
+        transpose = bool(_args.to_int(_args.pick(rest, 2, kwargs, "transpose", False)))
+        mask = keyword_mask(rest, 3, kwargs)
+        src = operand(self, other).copy()  # a copy: replacing an image with itself reads the old pixels
+        h, w = src.shape
+        sel = np.ones((h, w), bool) if mask is None else mask_pixels(mask, (h, w))
+        # output row r, column i <- source row (h-1-r if vflip else r), column (w-1-i if hmirror else i),
+        # where the mask is read at (output row r, that source column)
+        if vflip:
+            src = src[::-1]
+        if hmirror:
+            src, sel = src[:, ::-1], sel[:, ::-1]
+        if transpose:
+            out = self._pix.reshape(-1)[: w * h].reshape(w, h).copy()
+            out[sel.T] = src.T[sel.T]
+            self._replace(self._fmt, out, keep_ai=True)
         else:
-            hit = sel & ((acc - 1) < threshold)  # the centre pixel is not counted
-            self._pix[hit] = 0
-        self._touch()
-
-    def erode(self, size, *args, **kwargs):
-        """Clear pixels with fewer than ``threshold`` set neighbours (default: all must be set)."""
-        ksize = _args.to_int(size)
-        n = (2 * ksize + 1) ** 2
-        threshold = _args.to_int(_args.pick(args, 0, kwargs, "threshold", n - 1))
-        self._erode_dilate(ksize, threshold, False, _args.pick(args, 1, kwargs, "mask", None))
+            self._pix[sel] = src[sel]
+            self._touch()
         return self
 
-    def dilate(self, size, *args, **kwargs):
-        """Set pixels with more than ``threshold`` set pixels in their window (default 0)."""
-        ksize = _args.to_int(size)
-        threshold = _args.to_int(_args.pick(args, 0, kwargs, "threshold", 0))
-        self._erode_dilate(ksize, threshold, True, _args.pick(args, 1, kwargs, "mask", None))
+    set = replace
+    assign = replace
+
+    # ------------------------------------------------------------------ point ops
+    def gamma_corr(self, *args, **kwargs):
+        """``gamma_corr(gamma=1.0, contrast=1.0, brightness=0.0)`` with the firmware's ``fast_powf``."""
+        self._mutable()
+        gamma = F(_args.to_float(_args.pick(args, 0, kwargs, "gamma", 1.0)))
+        contrast = F(_args.to_float(_args.pick(args, 1, kwargs, "contrast", 1.0)))
+        brightness = F(_args.to_float(_args.pick(args, 2, kwargs, "brightness", 0.0)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = F(1.0) / gamma if gamma != 0 else F(0)  # IM_DIV(1.0, gamma)
+        luts = []
+        for m in MAXES[self._fmt]:
+            scale = F(m)
+            div = F(1) / scale
+            i = np.arange(m + 1).astype(F)
+            with np.errstate(invalid="ignore", over="ignore"):
+                p = fm.to_int(((fm.fast_powf(i * div, g) * contrast) + brightness) * scale)
+            luts.append(np.clip(p, 0, m))
+        chans = channels(self._pix, self._fmt)
+        self._apply([lut[c] for lut, c in zip(luts, chans)], None)
         return self
 
-    def open(self, size, *args, **kwargs):
-        """Erode then dilate."""
-        ksize = _args.to_int(size)
-        threshold = _args.to_int(_args.pick(args, 0, kwargs, "threshold", 0))
-        mask = _args.pick(args, 1, kwargs, "mask", None)
-        self._erode_dilate(ksize, (2 * ksize + 1) ** 2 - 1 - threshold, False, mask)
-        self._erode_dilate(ksize, threshold, True, mask)
+    def negate(self):
+        """``MAX - value`` per native channel."""
+        self._mutable()
+        self._apply([m - c for c, m in zip(channels(self._pix, self._fmt), MAXES[self._fmt])], None)
         return self
 
-    def close(self, size, *args, **kwargs):
-        """Morphological closing: dilate then erode (OpenMV's ``close``, not a destructor)."""
-        ksize = _args.to_int(size)
-        threshold = _args.to_int(_args.pick(args, 0, kwargs, "threshold", 0))
-        mask = _args.pick(args, 1, kwargs, "mask", None)
-        self._erode_dilate(ksize, threshold, True, mask)
-        self._erode_dilate(ksize, (2 * ksize + 1) ** 2 - 1 - threshold, False, mask)
-        return self
-
-
-def _mask_bool(mask, shape) -> np.ndarray:
-    if not isinstance(mask, ImageBase):
-        raise TypeError("Image expected")
-    if mask._pix.shape != shape:
-        raise OSError("Mask is not the same size as the image!")
-    g = mask._pix if mask._fmt == GRAYSCALE else _color.rgb565_to_gray(mask._pix)
-    return g > 127

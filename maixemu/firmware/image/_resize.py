@@ -11,7 +11,8 @@ RGB565
     (truncation, modulo 256) and packed *without masking* as the firmware's macro does.
 Grayscale
   * ``w >= w0 or h >= h0``: bilinear, half-pixel centres, right/bottom neighbour clamped,
-    result cast to uint8 (truncation, modulo 256).
+    result cast to uint8 (truncation, modulo 256); the float32 terms are grouped as the
+    firmware's ``-ffast-math`` build groups them (checked against the compiled C).
   * else box average over inclusive ranges ``[int(y*sy), int((y+1)*sy)]`` for rows **and columns**
     (the firmware uses ``sy`` for the columns), indexing the flat buffer ``row*w0 + col`` — columns
     past the row end wrap into the next row, reads past the end of the buffer see 0.
@@ -78,24 +79,27 @@ def resize_gray(src: np.ndarray, w: int, h: int) -> np.ndarray:
     sx = _F(w0) / _F(w)
     sy = _F(h0) / _F(h)
     if w >= w0 or h >= h0:
-        # (x+0.5)*sx-0.5 is evaluated in double (0.5 is a double literal), stored as float
-        xf = ((np.arange(w, dtype=np.float64) + 0.5) * np.float64(sx) - 0.5).astype(_F)
-        yf = ((np.arange(h, dtype=np.float64) + 0.5) * np.float64(sy) - 0.5).astype(_F)
+        # (x+0.5)*sx-0.5 in float32 (the literals are float under -fsingle-precision-constant).
+        # The firmware's -ffast-math build factors the four products per row and rewrites
+        # x1 - xf as x1 + (0.5 - (x+0.5)*sx): v = (p00*ax + p01*bx)*ay + (p10*ax + p11*bx)*by
+        xprod = (np.arange(w, dtype=_F) + _F(0.5)) * sx
+        yprod = (np.arange(h, dtype=_F) + _F(0.5)) * sy
+        xf = (xprod - _F(0.5)).astype(_F)
+        yf = (yprod - _F(0.5)).astype(_F)
         x0 = np.trunc(xf).astype(np.int64)
         y0 = np.trunc(yf).astype(np.int64)
         x1 = x0 + 1
         y1 = y0 + 1
         vx1 = np.where(x0 < w0 - 1, x1, x0)
         vy1 = np.where(y0 < h0 - 1, y1, y0)
-        ax = (x1.astype(_F) - xf)[None, :]  # weight of column x0
+        ax = (x1.astype(_F) + (_F(0.5) - xprod))[None, :]  # weight of column x0
         bx = (xf - x0.astype(_F))[None, :]  # weight of column x0+1
-        ay = (y1.astype(_F) - yf)[:, None]
+        ay = (y1.astype(_F) + (_F(0.5) - yprod))[:, None]
         by = (yf - y0.astype(_F))[:, None]
         f = src.astype(_F)
-        v = (f[y0[:, None], x0[None, :]] * ax * ay
-             + f[y0[:, None], vx1[None, :]] * bx * ay
-             + f[vy1[:, None], x0[None, :]] * ax * by
-             + f[vy1[:, None], vx1[None, :]] * bx * by)
+        row0 = f[y0[:, None], x0[None, :]] * ax + f[y0[:, None], vx1[None, :]] * bx
+        row1 = f[vy1[:, None], x0[None, :]] * ax + f[vy1[:, None], vx1[None, :]] * bx
+        v = row0 * ay + row1 * by
         return _c_uint8(v)
     # shrinking both ways: box average, columns ranged with sy (firmware bug), flat indexing
     ys = np.arange(h + 1, dtype=_F) * sy

@@ -1,169 +1,354 @@
-"""``get_statistics`` / ``get_histogram`` and their result objects (OpenMV semantics: gray values
-for grayscale images, L/A/B for RGB565 through the firmware's LAB table)."""
+"""``get_histogram`` / ``get_statistics`` and the histogram, statistics, percentile and threshold
+objects, computed as ``omv/img/stats.c`` computes them.
+
+The firmware builds a float32 histogram first and derives everything else from it:
+
+* bin of a value: ``(int)((v - MIN) * ((bins - 1) / (float)(MAX - MIN)))`` (gray 0..255, L 0..100,
+  A/B -128..127; defaults: one bin per value);
+* with ``thresholds`` every threshold is counted separately (a pixel inside two thresholds is
+  counted twice) and the counts are divided by the ROI's area, not by the number of pixels counted;
+* normalised bins are ``count * (1 / (float) area)`` in float32;
+* statistics walk the bins once in float32 (mean, stdev, quartiles by cumulative sums, mode =
+  the first largest bin), percentiles the same way, ``get_threshold`` is Otsu's method over the
+  bins and reports the *bin index* scaled back (A/B therefore come out in 0..255 stored in an
+  ``int8_t``: a midpoint threshold of bin 129 reads -127, as on the device).
+
+Results are stored in the firmware's ``uint8_t``/``int8_t`` fields and wrap like them.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _args, _lab
-from ._core import GRAYSCALE
+from . import _args
+from . import _fmath as fm
+from ._core import GRAYSCALE, RGB565
+from ._lab import keyword_thresholds, lab_of, threshold_mask
+
+F = np.float32
+
+#: (MIN, MAX) per channel: gray, then L, A, B.
+_GRAY_RANGE = (0, 255)
+_LAB_RANGES = ((0, 100), (-128, 127), (-128, 127))
 
 
+# ---------------------------------------------------------------------- the histogram core
+def _bin_index(values: np.ndarray, lo: int, hi: int, bins: int) -> np.ndarray:
+    # (bins - 1) / (float) (MAX - MIN): -ffast-math turns the division by a constant into a
+    # multiplication by its float32 reciprocal, which puts exact multiples one bin lower
+    mult = F(bins - 1) * (F(1) / F(hi - lo))
+    return fm.to_int((values.astype(np.int64) - lo).astype(F) * mult)
+
+
+def _channels(img, roi) -> list[np.ndarray]:
+    x, y, w, h = roi
+    pix = img._pix[y:y + h, x:x + w]
+    if img._fmt == GRAYSCALE:
+        return [pix]
+    return list(lab_of(pix))
+
+
+def _histogram(img, roi, thresholds, invert: bool, counts: list[int]) -> list[np.ndarray]:
+    """``imlib_get_histogram``: float32 normalised bins per channel."""
+    x, y, w, h = roi
+    pix = img._pix[y:y + h, x:x + w]
+    chans = _channels(img, roi)
+    ranges = [_GRAY_RANGE] if img._fmt == GRAYSCALE else list(_LAB_RANGES)
+    idx = [_bin_index(c, lo, hi, n) for c, (lo, hi), n in zip(chans, ranges, counts)]
+    if thresholds:
+        weight = np.zeros(pix.shape, np.int64)
+        for th in thresholds:
+            weight += threshold_mask(pix, img._fmt, th, invert)
+    else:
+        weight = None
+    scale = F(1) / F(w * h)
+    out = []
+    for i, n in zip(idx, counts):
+        cnt = np.bincount(i.ravel(), weights=None if weight is None else weight.ravel(), minlength=n)
+        cnt = cnt[:n].astype(np.int64)  # the firmware indexes past the end only for values out of range
+        out.append((cnt.astype(np.uint32).astype(F) * scale).astype(F))
+    return out
+
+
+def _bin_counts(fmt: int, kwargs: dict) -> list[int]:
+    """The ``bins`` / ``l_bins`` / ``a_bins`` / ``b_bins`` keywords (keywords only) and their checks."""
+    def kw(name, default):
+        return _args.to_int(kwargs[name]) if name in kwargs else default
+
+    if fmt == GRAYSCALE:
+        bins = kw("bins", 256)
+        if bins < 2:
+            raise OSError("bins must be >= 2")
+        l_bins = kw("l_bins", bins)
+        if l_bins < 2:
+            raise OSError("l_bins must be >= 2")
+        return [l_bins]
+    out = []
+    for name, default in (("l_bins", 101), ("a_bins", 256), ("b_bins", 256)):
+        bins = kw("bins", default)
+        if bins < 2:
+            raise OSError("bins must be >= 2")
+        n = kw(name, bins)
+        if n < 2:
+            raise OSError(f"{name} must be >= 2")
+        out.append(n)
+    return out
+
+
+def _image_histogram(img, args: tuple, kwargs: dict) -> tuple[int, list[np.ndarray]]:
+    """Argument parsing shared by ``get_histogram`` and ``get_statistics`` (py_image.c)."""
+    if img._fmt not in (GRAYSCALE, RGB565):
+        raise OSError("Image format is not supported!")
+    thresholds = keyword_thresholds(args, 0, kwargs)
+    invert = bool(_args.to_int(_args.pick(args, 1, kwargs, "invert", False)))
+    roi = _args.roi(img.width(), img.height(), _args.pick(args, 2, kwargs, "roi", None))
+    counts = _bin_counts(img._fmt, kwargs)
+    return img._fmt, _histogram(img, roi, thresholds, invert, counts)
+
+
+# ---------------------------------------------------------------------- derived values
+def _walk(bins: np.ndarray):
+    """(count before bin i, count after bin i) as the firmware's running float32 sum gives them."""
+    after = np.cumsum(bins, dtype=F)
+    before = np.concatenate([np.zeros(1, F), after[:-1]])
+    return before, after
+
+
+def _first(cond: np.ndarray) -> int | None:
+    hits = np.flatnonzero(cond)
+    return int(hits[0]) if hits.size else None
+
+
+def _channel_statistics(bins: np.ndarray, lo: int, hi: int) -> list[int]:
+    """``imlib_get_statistics`` for one channel: [mean, median, mode, stdev, min, max, lq, uq]."""
+    n = bins.size
+    mult = F(hi - lo) / F(n - 1)
+    value_f = (np.arange(n).astype(F) * mult + F(lo)).astype(F)
+    value = fm.to_int(value_f)
+    avg = np.cumsum((value_f * bins).astype(F), dtype=F)[-1]
+    sq = np.cumsum((value_f * value_f * bins).astype(F), dtype=F)[-1]
+    before, after = _walk(bins)
+
+    def quantile(q: float) -> int:
+        i = _first((before < F(q)) & (F(q) <= after))
+        return int(value[i]) if i is not None else 0
+
+    nz = np.flatnonzero(bins > 0)
+    mode_i = _first(bins == bins.max()) if bins.size and bins.max() > 0 else None
+    mean = int(fm.to_int(avg))
+    stdev = int(fm.to_int(fm.fast_sqrtf(sq - avg * avg)))
+    return [mean, quantile(0.5), int(value[mode_i]) if mode_i is not None else 0, stdev,
+            int(value[nz[0]]) if nz.size else 0, int(value[nz[-1]]) if nz.size else 0,
+            quantile(0.25), quantile(0.75)]
+
+
+def _percentile_value(bins: np.ndarray, lo: int, hi: int, p: np.float32) -> int:
+    n = bins.size
+    mult = F(hi - lo) / F(n - 1)
+    before, after = _walk(bins)
+    i = _first((before < p) & (p <= after))
+    return int(fm.to_int(F(i) * mult + F(lo))) if i is not None else 0
+
+
+def _otsu(bins: np.ndarray) -> int:
+    """``ostu()`` in stats.c: the bin with the largest between-class variance (first on ties)."""
+    n = bins.size
+    cdf = np.cumsum(bins, dtype=F)
+    weighted = np.cumsum((np.arange(n).astype(F) * bins).astype(F), dtype=F)
+    c, wc = cdf[:-1], weighted[:-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        num = (c * weighted[-1] - wc).astype(F)
+        var = ((num * num) / (c * (F(1) - c))).astype(F)
+    var = np.where((c != F(0)) & (c != F(1)) & ~np.isnan(var), var, F(0))
+    # the firmware keeps the first bin whose variance beats the running maximum (which starts at 0)
+    if var.size == 0 or not var.max() > F(0):
+        return 0
+    return int(np.argmax(var))
+
+
+def _store(fmt: int, vals: list[list[int]]) -> list[int]:
+    """The 24 (or 3) values as the firmware's uint8_t L / int8_t A, B fields hold them."""
+    out = []
+    for ch, v in enumerate(vals):
+        conv = fm.uint8 if ch == 0 else fm.int8
+        out.extend(int(conv(x)) for x in v)
+    return out
+
+
+def statistics_of(fmt: int, bins: list[np.ndarray]) -> "Statistics":
+    if fmt == GRAYSCALE:
+        vals = [_channel_statistics(bins[0], *_GRAY_RANGE)]
+    else:
+        vals = [_channel_statistics(b, lo, hi) for b, (lo, hi) in zip(bins, _LAB_RANGES)]
+    flat = _store(fmt, vals)
+    return Statistics(fmt, flat + [0] * (24 - len(flat)))
+
+
+# ---------------------------------------------------------------------- the mixin
 class StatsMixin:
-    def _stat_channels(self, args, kwargs) -> list[np.ndarray]:
-        thresholds = _args.pick(args, 0, kwargs, "thresholds", None)
-        invert = bool(_args.to_int(_args.pick(args, 1, kwargs, "invert", False)))
-        x, y, w, h = _args.roi(self.width(), self.height(), _args.pick(args, 2, kwargs, "roi", None))
-        pix = self._pix[y:y + h, x:x + w]
-        sel = np.ones(pix.shape, bool)
-        if thresholds is not None:
-            sel = np.zeros(pix.shape, bool)
-            for th in _lab.parse_thresholds(thresholds, self._fmt):
-                sel |= _lab.threshold_mask(pix, self._fmt, th)
-            sel ^= invert
-        if self._fmt == GRAYSCALE:
-            return [pix[sel].astype(np.int64)]
-        L, A, B = _lab.lab_of(pix)
-        return [L[sel].astype(np.int64), A[sel].astype(np.int64), B[sel].astype(np.int64)]
+    def get_histogram(self, *args, **kwargs):
+        """``get_histogram(thresholds, invert=False, roi, bins, l_bins, a_bins, b_bins)`` -> histogram."""
+        fmt, bins = _image_histogram(self, args, kwargs)
+        return Histogram(fmt, [[float(v) for v in b] for b in bins])
 
     def get_statistics(self, *args, **kwargs):
-        """Mean/median/mode/stdev/min/max/quartiles of gray or L, A, B (OpenMV statistics object)."""
-        chans = self._stat_channels(args, kwargs)
-        return Statistics([_channel_stats(c, lo) for c, lo in zip(chans, (0, -128, -128))] if len(chans) == 3
-                          else [_channel_stats(chans[0], 0)])
+        """``get_statistics(thresholds, invert=False, roi, bins, l_bins, a_bins, b_bins)`` -> statistics."""
+        fmt, bins = _image_histogram(self, args, kwargs)
+        return statistics_of(fmt, bins)
 
-    def get_stats(self, *args, **kwargs):
-        return self.get_statistics(*args, **kwargs)
-
-    def statistics(self, *args, **kwargs):
-        return self.get_statistics(*args, **kwargs)
-
-    def get_histogram(self, *args, **kwargs):
-        """Normalised histograms (gray: 256 bins; RGB565: L 101, A 256, B 256 bins)."""
-        chans = self._stat_channels(args, kwargs)
-        if len(chans) == 1:
-            return Histogram([(chans[0], 0, 255)])
-        return Histogram([(chans[0], 0, 100), (chans[1], -128, 127), (chans[2], -128, 127)])
-
-    def get_hist(self, *args, **kwargs):
-        return self.get_histogram(*args, **kwargs)
-
-    def histogram(self, *args, **kwargs):
-        return self.get_histogram(*args, **kwargs)
+    get_hist = get_histogram
+    histogram = get_histogram
+    get_stats = get_statistics
+    statistics = get_statistics
 
 
-def _channel_stats(v: np.ndarray, lo: int) -> dict:
-    if v.size == 0:
-        return dict(mean=0, median=0, mode=0, stdev=0, min=0, max=0, lq=0, uq=0)
-    s = np.sort(v)
-    n = s.size
-    vals, counts = np.unique(s, return_counts=True)
-    return dict(mean=int(s.mean()), median=int(s[n // 2]), mode=int(vals[np.argmax(counts)]),
-                stdev=int(s.std()), min=int(s[0]), max=int(s[-1]), lq=int(s[n // 4]), uq=int(s[(3 * n) // 4]))
+# ---------------------------------------------------------------------- result objects
+class _FieldTuple:
+    """Firmware result objects indexed like a tuple (``obj[i]``, ``obj[a:b]``); no ``len()``."""
+
+    _type_name = "object"
+    _values: list
+
+    def __getitem__(self, index):
+        vals = self._values
+        if isinstance(index, slice):
+            if index.step not in (None, 1):
+                raise OSError("only slices with step=1 (aka None) are supported")
+            return tuple(vals[index])
+        i = _args.to_int(index)
+        if i < 0:
+            i += len(vals)
+        if not 0 <= i < len(vals):
+            raise IndexError(f"{self._type_name} index out of range")
+        return vals[i]
 
 
-class Statistics:
-    """OpenMV ``statistics``: gray images fill the l_* values; tuple order as OpenMV's."""
-
-    _keys = ("mean", "median", "mode", "stdev", "min", "max", "lq", "uq")
-
-    def __init__(self, chans: list[dict]):
-        self._c = chans + [dict.fromkeys(self._keys, 0)] * (3 - len(chans))
-
-    def _tuple(self):
-        return tuple(c[k] for c in self._c for k in self._keys)
-
-    def __getitem__(self, i):
-        return self._tuple()[i]
-
-    def __len__(self):
-        return 24
-
-    def __repr__(self):
-        parts = []
-        for prefix, c in zip(("l_", "a_", "b_"), self._c):
-            parts += [f'"{prefix}{k}":{c[k]}' for k in self._keys]
-        return "{" + ", ".join(parts) + "}"
+_STAT_KEYS = ("mean", "median", "mode", "stdev", "min", "max", "lq", "uq")
 
 
-for _i, _p in enumerate(("l_", "a_", "b_")):
-    for _k in Statistics._keys:
-        setattr(Statistics, _p + _k, (lambda i, k: (lambda self: self._c[i][k]))(_i, _k))
-for _k in Statistics._keys:
-    setattr(Statistics, _k, (lambda k: (lambda self: self._c[0][k]))(_k))
+class Statistics(_FieldTuple):
+    """The firmware's ``statistics``: 24 values (L, A, B x mean, median, mode, stdev, min, max, lq,
+    uq); gray images fill the L ones and read them through ``mean()`` & co."""
+
+    _type_name = "statistics"
+
+    def __init__(self, fmt: int, values: list[int]):
+        self._fmt = fmt
+        self._values = list(values)
+
+    def __repr__(self) -> str:
+        v = self._values
+        if self._fmt == GRAYSCALE:
+            return "{" + ", ".join(f'"{k}":{v[i]}' for i, k in enumerate(_STAT_KEYS)) + "}"
+        return "{" + ", ".join(f'"{p}{k}":{v[j * 8 + i]}' for j, p in enumerate(("l_", "a_", "b_"))
+                               for i, k in enumerate(_STAT_KEYS)) + "}"
 
 
-class Histogram:
-    def __init__(self, chans: list[tuple[np.ndarray, int, int]]):
-        self._raw = chans
-        self._bins = []
-        for v, lo, hi in chans:
-            counts = np.bincount(v - lo, minlength=hi - lo + 1)[: hi - lo + 1].astype(np.float64)
-            tot = counts.sum()
-            self._bins.append((counts / tot if tot else counts).tolist())
-
-    def bins(self):
-        return self._bins[0]
-
-    def l_bins(self):
-        return self._bins[0]
-
-    def a_bins(self):
-        return self._bins[1] if len(self._bins) > 1 else []
-
-    def b_bins(self):
-        return self._bins[2] if len(self._bins) > 2 else []
-
-    def get_percentile(self, percentile):
-        p = _args.to_float(percentile)
-        vals = []
-        for (v, lo, hi), bins in zip(self._raw, self._bins):
-            c = np.cumsum(bins)
-            idx = int(np.searchsorted(c, p)) if c.size else 0
-            vals.append(lo + min(idx, hi - lo))
-        return _Percentile(vals)
-
-    def get_threshold(self):
-        """Otsu threshold per channel."""
-        vals = []
-        for (v, lo, hi), bins in zip(self._raw, self._bins):
-            b = np.asarray(bins)
-            levels = np.arange(b.size)
-            best, best_t = -1.0, 0
-            for t in range(1, b.size):
-                w0, w1 = b[:t].sum(), b[t:].sum()
-                if w0 == 0 or w1 == 0:
-                    continue
-                m0 = (levels[:t] * b[:t]).sum() / w0
-                m1 = (levels[t:] * b[t:]).sum() / w1
-                var = w0 * w1 * (m0 - m1) ** 2
-                if var > best:
-                    best, best_t = var, t
-            vals.append(lo + best_t)
-        return _Percentile(vals)
-
-    def get_statistics(self):
-        return Statistics([_channel_stats(v, lo) for v, lo, hi in self._raw])
+for _i, _k in enumerate(_STAT_KEYS):
+    setattr(Statistics, _k, (lambda i: lambda self: self._values[i])(_i))
+    for _j, _p in enumerate(("l_", "a_", "b_")):
+        setattr(Statistics, _p + _k, (lambda i: lambda self: self._values[i])(_j * 8 + _i))
 
 
-class _Percentile:
-    def __init__(self, vals):
-        self._v = list(vals) + [0] * (3 - len(vals))
+class Percentile(_FieldTuple):
+    """``histogram.get_percentile(p)``: ``value()``/``l_value()``, ``a_value()``, ``b_value()``."""
+
+    _type_name = "percentile"
+
+    def __init__(self, fmt: int, values: list[int]):
+        self._fmt = fmt
+        self._values = list(values)
 
     def value(self):
-        return self._v[0]
+        return self._values[0]
 
-    def l_value(self):
-        return self._v[0]
+    l_value = value
 
     def a_value(self):
-        return self._v[1]
+        return self._values[1]
 
     def b_value(self):
-        return self._v[2]
+        return self._values[2]
 
-    def __getitem__(self, i):
-        return tuple(self._v)[i]
+    def __repr__(self) -> str:
+        v = self._values
+        if self._fmt == GRAYSCALE:
+            return f'{{"value":{v[0]}}}'
+        return f'{{"l_value:{v[0]}", "a_value":{v[1]}, "b_value":{v[2]}}}'  # sic: the firmware's quote
 
-    def __repr__(self):
-        return f'{{"l_value":{self._v[0]}, "a_value":{self._v[1]}, "b_value":{self._v[2]}}}'
+
+class Threshold(Percentile):
+    """``histogram.get_threshold()`` (Otsu): same accessors as a percentile."""
+
+    _type_name = "threshold"
+
+    def __repr__(self) -> str:
+        v = self._values
+        if self._fmt == GRAYSCALE:
+            return f'{{"value":{v[0]}}}'
+        return f'{{"l_value":{v[0]}, "a_value":{v[1]}, "b_value":{v[2]}}}'
+
+
+class Histogram(_FieldTuple):
+    """The firmware's ``histogram``: lists of float bins (float32 values) and the derived queries."""
+
+    _type_name = "histogram"
+
+    def __init__(self, fmt: int, bins: list[list[float]]):
+        self._fmt = fmt
+        lists = [list(b) for b in bins]
+        self._values = lists + [[] for _ in range(3 - len(lists))]
+
+    def bins(self):
+        return self._values[0]
+
+    l_bins = bins
+
+    def a_bins(self):
+        return self._values[1]
+
+    def b_bins(self):
+        return self._values[2]
+
+    def _arrays(self) -> list[np.ndarray]:
+        """The bins as the firmware reads them back (``mp_obj_get_float`` -> float32)."""
+        n = 1 if self._fmt == GRAYSCALE else 3
+        return [np.array([_args.to_float(v) for v in b], dtype=F) for b in self._values[:n]]
+
+    def _ranges(self):
+        return [_GRAY_RANGE] if self._fmt == GRAYSCALE else list(_LAB_RANGES)
+
+    def get_percentile(self, percentile):
+        p = F(_args.to_float(percentile))
+        vals = [_percentile_value(b, lo, hi, p) if b.size > 1 else 0
+                for b, (lo, hi) in zip(self._arrays(), self._ranges())]
+        return Percentile(self._fmt, _store(self._fmt, [[v] for v in vals]) + [0] * (3 - len(vals)))
+
+    def get_threshold(self):
+        vals = []
+        for b, (lo, hi) in zip(self._arrays(), self._ranges()):
+            vals.append(int(fm.c_div(_otsu(b) * (hi - lo), b.size - 1)) if b.size > 1 else 0)
+        return Threshold(self._fmt, _store(self._fmt, [[v] for v in vals]) + [0] * (3 - len(vals)))
+
+    def get_statistics(self):
+        return statistics_of(self._fmt, self._arrays())
+
+    get_stats = get_statistics
+    statistics = get_statistics
+
+    def __repr__(self) -> str:
+        def lst(v):
+            return "[" + ", ".join(_float_text(x) for x in v) + "]"
+
+        if self._fmt == GRAYSCALE:
+            return f'{{"bins":{lst(self._values[0])}}}'
+        return (f'{{"l_bins":{lst(self._values[0])}, "a_bins":{lst(self._values[1])}, '
+                f'"b_bins":{lst(self._values[2])}}}')
+
+
+def _float_text(v: float) -> str:
+    """A float32 value printed as MicroPython's single-precision repr does (``%g`` with 7 digits)."""
+    text = f"{F(v):.7g}"
+    if "." not in text and "e" not in text and "n" not in text:
+        text += ".0"
+    return text

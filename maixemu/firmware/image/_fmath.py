@@ -1,0 +1,232 @@
+"""The firmware's float helpers (``omv/img/include/fmath.h`` and ``fmath.c``), vectorised in float32.
+
+MicroPython on the K210 is single precision and imlib is compiled with ``-ffast-math
+-fsingle-precision-constant``: every ``float`` expression is float32, and the "fast" helpers are not
+the libm functions their names suggest. In this firmware ``fast_roundf`` and ``fast_floorf`` are a
+plain ``(int)x`` truncation, ``fast_ceilf`` is ``(int)(x + 0.9999f)`` and ``fast_cbrtf`` is a bit
+trick with a few percent of error, so they are reproduced here exactly rather than replaced by
+``round``/``floor``/``cbrt``.
+
+Float-to-int conversion follows the K210 (RISC-V ``fcvt.w.s`` with round-toward-zero): values are
+truncated, out-of-range values saturate to ``INT32_MIN``/``INT32_MAX`` and NaN becomes
+``INT32_MAX``. (An x86 build would give ``INT32_MIN`` for both; no golden case depends on it.)
+
+Every function accepts scalars or arrays and returns numpy values (float32 or int64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+F32 = np.float32
+_I32_MIN = -(1 << 31)
+_I32_MAX = (1 << 31) - 1
+
+M_PI = F32(np.pi)
+M_PI_2 = F32(np.pi / 2)
+M_PI_4 = F32(np.pi / 4)
+
+
+def f32(x) -> np.ndarray:
+    """``x`` as float32 (the type every imlib ``float`` has)."""
+    return np.asarray(x, dtype=F32)
+
+
+def to_int(x) -> np.ndarray:
+    """``(int) x`` for a float32 ``x`` as the K210 converts it (truncate, saturate, NaN -> INT32_MAX)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(x)
+        out = np.where(np.isnan(t), _I32_MAX, np.clip(np.nan_to_num(t, nan=0.0), _I32_MIN, _I32_MAX))
+    return out.astype(np.int64)
+
+
+fast_roundf = to_int  # fmath.h: ``return (int)(x);``
+fast_floorf = to_int  # fmath.h: ``return (int)(x);``
+
+
+def fast_ceilf(x) -> np.ndarray:
+    """fmath.h: ``(int)(x + 0.9999f)``."""
+    return to_int(f32(x) + F32(0.9999))
+
+
+def fast_sqrtf(x) -> np.ndarray:
+    """``fsqrt.s``: the correctly rounded float32 square root (NaN for negative input)."""
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(f32(x))
+
+
+def c_div(a, b) -> np.ndarray:
+    """C integer division (truncates toward zero), elementwise on int64 arrays."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q)
+
+
+def c_mod(a, b) -> np.ndarray:
+    """C ``%`` (the sign follows the dividend)."""
+    return np.asarray(a, dtype=np.int64) - c_div(a, b) * np.asarray(b, dtype=np.int64)
+
+
+def fast_cbrtf(x) -> np.ndarray:
+    """fmath.c ``fast_cbrtf``: integer tricks on the float's bits (an initial guess, no refinement)."""
+    ix = f32(x).view(np.int32).astype(np.int64)
+    ix = c_div(ix, 4) + c_div(ix, 16)
+    ix = ix + c_div(ix, 16)
+    ix = ix + c_div(ix, 256)
+    ix = (0x2A511CD0 + ix) & 0xFFFFFFFF
+    return ix.astype(np.uint32).view(F32).reshape(np.shape(x))
+
+
+def fast_atanf(xx) -> np.ndarray:
+    """fmath.c ``fast_atanf``: Cephes-style range reduction and a degree-9 odd polynomial, float32."""
+    xx = f32(xx)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        neg = xx < 0
+        x = np.where(neg, -xx, xx)
+        big = x > F32(2.414213562373095)
+        mid = ~big & (x > F32(0.4142135623730950))
+        y = np.where(big, M_PI_2, np.where(mid, M_PI_4, F32(0))).astype(F32)
+        xr = np.where(big, -(F32(1) / x), np.where(mid, (x - F32(1)) / (x + F32(1)), x)).astype(F32)
+        z = xr * xr
+        # the source reads ``y += (((c1*z - c2)*z + c3)*z - c4)*z*x + x``; the firmware's -ffast-math
+        # build factors out x: ``y + ((((c1*z - c2)*z + c3)*z - c4)*z + 1) * x``
+        poly = ((((F32(8.05374449538e-2) * z - F32(1.38776856032e-1)) * z + F32(1.99777106478e-1)) * z
+                 - F32(3.33329491539e-1)) * z + F32(1)) * xr
+        y = (poly + y).astype(F32)
+    return np.where(neg, -y, y).astype(F32)
+
+
+def fast_atan2f(y, x) -> np.ndarray:
+    """fmath.c ``fast_atan2f``: quadrant by quadrant around ``fast_atanf``, result in [0, 2pi)."""
+    y = f32(y)
+    x = f32(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = y / x
+        a = fast_atanf(q)
+        an = fast_atanf(-q)
+    out = np.where(y == 0, F32(0), np.where(y > 0, M_PI, -M_PI)).astype(F32)
+    out = np.where((x > 0) & (y < 0), F32(2) * M_PI - an, out)
+    out = np.where((x < 0) & (y < 0), M_PI + a, out)
+    out = np.where((x < 0) & (y >= 0), M_PI - an, out)
+    out = np.where((x > 0) & (y >= 0), a, out)
+    return out.astype(F32)
+
+
+def fast_expf(x) -> np.ndarray:
+    """fmath.c ``fast_expf``: Schraudolph's trick on a double's exponent/mantissa fields."""
+    x = f32(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        lbits = to_uint32(F32(1512775) * x + F32(1072632447))
+    return expf_bits(lbits).reshape(np.shape(x))
+
+
+def expf_bits(lbits) -> np.ndarray:
+    """The second half of ``fast_expf``: a double's high word (sign/exponent/20 mantissa bits) -> float."""
+    lbits = np.asarray(lbits, dtype=np.int64)
+    m = lbits & 0xFFFFF
+    e = (lbits >> 20) & 0x7FF
+    s = (lbits >> 31) & 1
+    e = (e - 1023 + 127) & 0xFF
+    packed = ((s << 31) | (e << 23) | (m << 3)) & 0xFFFFFFFF
+    return packed.astype(np.uint32).view(F32)
+
+
+def to_uint32(x) -> np.ndarray:
+    """``(uint32_t) x`` of a float (K210: truncate, saturate to [0, 2^32-1], NaN -> 2^32-1)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(x)
+        out = np.where(np.isnan(t), 0xFFFFFFFF, np.clip(np.nan_to_num(t, nan=0.0), 0, 0xFFFFFFFF))
+    return out.astype(np.int64)
+
+
+def fast_log2(x) -> np.ndarray:
+    """fmath.c ``fast_log2``: exponent bits plus a rational correction on the mantissa."""
+    x = f32(x)
+    vi = x.view(np.uint32).astype(np.int64)
+    mx = ((vi & 0x007FFFFF) | 0x3F000000).astype(np.uint32).view(F32)
+    y = vi.astype(F32) * F32(1.1920928955078125e-7)
+    return (y - F32(124.22551499) - F32(1.498030302) * mx - F32(1.72587999) / (F32(0.3520887068) + mx)).astype(F32)
+
+
+def fast_log(x) -> np.ndarray:
+    return (F32(0.69314718) * fast_log2(x)).astype(F32)
+
+
+def fast_powf(a, b) -> np.ndarray:
+    """fmath.c ``fast_powf``: linear interpolation on the float's bit pattern."""
+    a = f32(a)
+    b = f32(b)
+    d = (a.view(np.int32).astype(np.int64) - 1064866805).astype(F32)  # int arithmetic, then to float
+    v = to_int(b * d + F32(1064866805))
+    return (v & 0xFFFFFFFF).astype(np.uint32).view(F32).reshape(np.broadcast(a, b).shape)
+
+
+def int8(v) -> np.ndarray:
+    """Store into an ``int8_t`` (wraps modulo 256, as the firmware's narrow result fields do)."""
+    return ((np.asarray(v, dtype=np.int64) + 128) & 0xFF) - 128
+
+
+def uint8(v) -> np.ndarray:
+    """Store into a ``uint8_t`` (wraps modulo 256)."""
+    return np.asarray(v, dtype=np.int64) & 0xFF
+
+
+def int16(v) -> np.ndarray:
+    return ((np.asarray(v, dtype=np.int64) + 32768) & 0xFFFF) - 32768
+
+
+def uint16(v) -> np.ndarray:
+    return np.asarray(v, dtype=np.int64) & 0xFFFF
+
+
+def _libm():
+    """The C library's float32 ``sinf``/``cosf`` when ctypes can find them (the golden values come
+    from glibc); ``None`` elsewhere."""
+    import ctypes
+    import ctypes.util
+
+    for name in (ctypes.util.find_library("m"), "libm.so.6"):
+        if not name:
+            continue
+        try:
+            lib = ctypes.CDLL(name)
+            for fn in (lib.sinf, lib.cosf, lib.tanf):
+                fn.restype = ctypes.c_float
+                fn.argtypes = [ctypes.c_float]
+            return lib
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+_LIBM = _libm()
+
+
+def sinf(x: float) -> np.float32:
+    """libm ``sinf`` of a float32 (correctly rounded double ``sin`` where no C library is found)."""
+    if _LIBM is not None:
+        return F32(_LIBM.sinf(float(F32(x))))
+    import math
+
+    return F32(math.sin(float(F32(x))))
+
+
+def cosf(x: float) -> np.float32:
+    """libm ``cosf`` of a float32 (see :func:`sinf`)."""
+    if _LIBM is not None:
+        return F32(_LIBM.cosf(float(F32(x))))
+    import math
+
+    return F32(math.cos(float(F32(x))))
+
+
+def tanf(x: float) -> np.float32:
+    """libm ``tanf`` of a float32 (see :func:`sinf`)."""
+    if _LIBM is not None:
+        return F32(_LIBM.tanf(float(F32(x))))
+    import math
+
+    return F32(math.tan(float(F32(x))))
