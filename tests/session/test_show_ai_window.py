@@ -3,7 +3,7 @@
 Without a window manager both OpenCV windows would open at the screen's top-left corner, the AI
 view hiding the LCD (a window manager places a new window as it likes, often over the first one).
 The screenshot of both windows is also the README's picture of the window view
-(``docs/view-window.png``): the pix_to_ai sample looking at a digit drawn on paper.
+(``docs/view-window.png``): the pix_to_ai sample looking at a digit drawn with PIL.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from _digits import paper_digit
+from _digits import draw_digit
 from _pictures import regenerate
 from _xvfb import require_screenshot_tool, take_screenshot, xvfb_server
 from maixemu.host.display import WINDOW_GAP
@@ -61,7 +61,7 @@ def _both_windows(display: str, camera, tmp_path) -> np.ndarray | None:
 def test_ai_window_opens_beside_the_lcd_window(tmp_path):
     require_screenshot_tool()
     camera = tmp_path / "digit.png"
-    Image.fromarray(paper_digit(3, seed=3, height=150, width=18, centre=(160, 120), noise=1.5)).save(camera)
+    Image.fromarray(draw_digit(3, height=160, width=20)).save(camera)
     shot = None
     for _ in range(3):  # Qt on a bare Xvfb now and then never paints a window (see test_display_xvfb)
         with xvfb_server(width=LCD_W + WINDOW_GAP + AI_W + 40, height=LCD_H) as display:
