@@ -156,11 +156,19 @@ def attach(spec: str, *, on_notice: Callable[[str], None]) -> Callable[[], None]
         return lambda: None
     view = AiView(sink)
     kpu_calls.input_listeners.append(view.on_kpu_input)
-    lcd.configure(sink=_TeeSink(lcd_sink, view.on_lcd_frame))
+    tee = _TeeSink(lcd_sink, view.on_lcd_frame)
+    lcd.configure(sink=tee)
 
     def detach() -> None:
-        if view.on_kpu_input in kpu_calls.input_listeners:
-            kpu_calls.input_listeners.remove(view.on_kpu_input)
-        sink.close()
+        # Runs before the LCD's own clean-up: hand the LCD its sink back first. That flushes a
+        # picture a recording still holds (a script that ends right after lcd.display) through the
+        # tee, so the last frame reaches both views while the AI sink is open.
+        try:
+            if lcd.current_sink() is tee:
+                lcd.configure(sink=lcd_sink)
+        finally:
+            if view.on_kpu_input in kpu_calls.input_listeners:
+                kpu_calls.input_listeners.remove(view.on_kpu_input)
+            sink.close()
 
     return detach

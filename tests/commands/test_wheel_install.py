@@ -4,63 +4,40 @@
 installs it into a fresh virtual environment and runs ``maixemu samples`` and ``maixemu run
 --sample ...`` with that environment's console script, from a folder outside the repository, so
 nothing can come from the checkout. The fresh environment gets maixemu itself from the wheel and
-borrows numpy, Pillow and OpenCV from this test's environment through a ``.pth`` line (no
-download; the line adds only that folder, not its editable-install hooks, and the test checks that
-``import maixemu`` resolves to the wheel's copy).
+borrows numpy, Pillow, OpenCV and tqdm from this test's environment (no download; see
+``tests/_venvs.py``), and the test checks that ``import maixemu`` resolves to the wheel's copy.
 """
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
-import sysconfig
-import venv
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from _shared import REPO_ROOT
+from _venvs import fresh_venv, maixemu_wheel, pip_install, run
 
 SAMPLES = sorted(p.name for p in (REPO_ROOT / "maixemu" / "samples").glob("*.py"))
 
 
 def _run(argv: list, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=600,
-                          stdin=subprocess.DEVNULL, **kwargs)
-
-
-#: What the build reads from the checkout; copied so that setuptools' build/ and egg-info folders
-#: land in the copy, never in the repository.
-SOURCES = ("maixemu", "setup.cfg", "pyproject.toml", "README.md")
+    return run([str(a) for a in argv], **kwargs)
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    src, out = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("wheel")
-    for name in SOURCES:
-        if (REPO_ROOT / name).is_dir():
-            shutil.copytree(REPO_ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(REPO_ROOT / name, src / name)
-    proc = _run([sys.executable, "-m", "pip", "wheel", src, "--no-deps", "-q", "-w", out], cwd=out)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (found,) = out.glob("maixemu-*.whl")
-    return found
+    return maixemu_wheel(tmp_path_factory.mktemp("build"))
 
 
 @pytest.fixture(scope="module")
 def fresh_env(wheel, tmp_path_factory) -> Path:
     env = tmp_path_factory.mktemp("venv")
-    venv.EnvBuilder(with_pip=False).create(env)
-    python = env / "bin" / "python"
-    purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
-    (Path(purelib) / "_borrowed_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    proc = _run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index", "-q", wheel])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    where = _run([python, "-c", "import maixemu; print(maixemu.__file__)"], cwd=env)
-    assert where.stdout.strip().startswith(purelib), where
+    python = fresh_venv(env, borrow=["numpy", "pillow", "opencv-python", "tqdm"])
+    pip_install(python, str(wheel))
+    where = run([str(python), "-c", "import maixemu; print(maixemu.__file__)"], cwd=env)
+    assert where.stdout.strip().startswith(str(env / "lib")), where
     return env
 
 

@@ -7,8 +7,9 @@ MYPYPATH/``mypy_path`` entry inside site-packages, so the plain stub tree is ins
 in ``<venv>/share/maixpy-stubs/typings``; the test also shows that the old in-site-packages path is
 refused, so it would catch a regression to it.
 
-The fresh venv gets the stubs from the wheel and borrows mypy from this test's environment through
-a ``.pth`` line (no download); ``python`` on PATH is the fresh venv's, as after ``. venv/bin/activate``.
+The fresh venv gets the stubs from the wheel and borrows mypy from this test's environment (no
+download; see ``tests/_venvs.py``); ``python`` on PATH is the fresh venv's, as after
+``. venv/bin/activate``.
 """
 
 from __future__ import annotations
@@ -16,15 +17,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
-import sysconfig
-import venv
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from _shared import REPO_ROOT
+from _venvs import build_wheel, fresh_venv, pip_install, run
 
 pytest.importorskip("mypy", reason="mypy is not installed (pip install -e .[dev])")
 
@@ -47,30 +46,21 @@ for face in kpu.run_yolo2(task, img):
 
 
 def _run(cmd: str | list, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL, **kwargs)
+    return run(cmd, **kwargs)
 
 
 @pytest.fixture(scope="module")
 def stubs_wheel(tmp_path_factory) -> Path:
-    src, out = tmp_path_factory.mktemp("stubs-src"), tmp_path_factory.mktemp("stubs-wheel")
-    shutil.copytree(STUBS, src / "stubs", ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
-    proc = _run([sys.executable, "-m", "pip", "wheel", str(src / "stubs"), "--no-deps", "-q", "-w", str(out)])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (wheel,) = out.glob("maixpy_v1_stubs-*.whl")
-    return wheel
+    names = tuple(p.name for p in STUBS.iterdir() if p.name not in ("build", "__pycache__") and not p.name.endswith(".egg-info"))
+    return build_wheel(STUBS, names, tmp_path_factory.mktemp("stubs-build"))
 
 
 @pytest.fixture(scope="module")
 def project(stubs_wheel, tmp_path_factory) -> tuple[dict, Path, Path]:
     """(environment with the fresh venv activated, the venv, a project folder with the samples)."""
     env_dir = tmp_path_factory.mktemp("venv")
-    venv.EnvBuilder(with_pip=False).create(env_dir)
-    python = env_dir / "bin" / "python"
-    purelib = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
-    (purelib / "_borrowed_mypy.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    proc = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
-                 str(stubs_wheel)])
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    python = fresh_venv(env_dir, borrow=["mypy"])
+    pip_install(python, str(stubs_wheel))
     folder = tmp_path_factory.mktemp("project")
     for sample in SAMPLES:
         shutil.copy(sample, folder / sample.name)
