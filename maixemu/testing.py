@@ -149,6 +149,48 @@ def _source_factory(camera: CameraSpec, on_notice) -> Any:
     return lambda: camera_mod.open_source(os.fspath(camera), on_notice=on_notice)
 
 
+#: What ``keys=`` accepts: ``{camera frame: key}`` with a key being a ``board_info`` name
+#: (``"BOOT_KEY"``; ``"BOOT"`` works too), a physical pin number, or ``(key, frames_held)``.
+KeySpec = Union[str, int, tuple]
+
+
+class KeyPresses:
+    """Scripted key presses at camera frames: pressed when frame N is taken, released ``held`` frames later.
+
+    Keys are the board's active-low buttons: "pressed" drives the pin to 0 and "released" back to 1,
+    through :func:`maixemu.firmware.Maix.gpio.set_input`, so a script's GPIO IRQ handlers run (falling
+    edge at the press, rising edge at the release) and ``key.value()`` reads 0 in between, exactly
+    as if someone pressed the key while that frame was on screen.
+    """
+
+    def __init__(self, keys: Mapping[int, KeySpec]):
+        self.events: dict[int, list[tuple[str | int, int]]] = {}
+        for frame, spec in sorted(keys.items()):
+            key, held = (spec if isinstance(spec, tuple) else (spec, 1))
+            if int(frame) < 1 or int(held) < 1:
+                raise ValueError(f"keys={{{frame}: {spec!r}}}: frames count from 1 and a press lasts at least 1 frame")
+            self.events.setdefault(int(frame), []).append((key, 0))
+            self.events.setdefault(int(frame) + int(held), []).append((key, 1))
+        self.pressed: list[tuple[int, str | int]] = []
+
+    @staticmethod
+    def _pin(key: str | int) -> str | int:
+        if isinstance(key, str):
+            from .firmware import board
+
+            if not hasattr(board.board_info, key) and hasattr(board.board_info, key + "_KEY"):
+                return key + "_KEY"
+        return key
+
+    def on_frame(self, frame: int) -> None:
+        from .firmware.Maix import gpio
+
+        for key, level in self.events.get(frame, ()):
+            gpio.set_input(self._pin(key), level)
+            if level == 0:
+                self.pressed.append((frame, key))
+
+
 # ---------------------------------------------------------------------------------- board state
 def fresh_board() -> None:
     """Put every piece of module-level firmware state back to power-on (before and after a run).
@@ -183,8 +225,10 @@ class _InProcessBudget(FrameBudget):
 class _TestSession(Session):
     """A :class:`Session` whose camera, LCD and KPU log stay in memory."""
 
-    def __init__(self, options: RunOptions, camera: CameraSpec, sink: MemorySink, *, keep_ai: bool):
+    def __init__(self, options: RunOptions, camera: CameraSpec, sink: MemorySink, *, keep_ai: bool,
+                 keys: KeyPresses | None = None):
         self.notices: list[str] = []
+        self.keys = keys
         super().__init__(options, stdout=sys.stdout, stderr=sys.stderr)
         self.budget = _InProcessBudget(options.frames, self.finalize)
         self.memory_sink = sink
@@ -220,7 +264,15 @@ class _TestSession(Session):
             self._finalizers.append(source.close)
             return source
 
-        sensor.configure(source_factory=source_factory, frame_hook=self.budget.on_snapshot)
+        frame_hook = self.budget.on_snapshot
+        if self.keys is not None:
+            keys, budget = self.keys, self.budget
+
+            def frame_hook() -> None:
+                budget.on_snapshot()
+                keys.on_frame(budget.snapshots)
+
+        sensor.configure(source_factory=source_factory, frame_hook=frame_hook)
         kpu_calls.configure(str(self.options.kpu_log) if self.options.kpu_log else None, keep=True)
         if self.keep_ai:
             listener = lambda ai, call: self.kpu_inputs.append(np.array(ai, copy=True))  # noqa: E731
@@ -246,6 +298,8 @@ class RunResult:
     sd_dir: Path
     flash_dir: Path
     kpu_inputs: list[np.ndarray] = field(default_factory=list)
+    #: ``(camera frame, key)`` of every scripted key press that happened (``keys=``).
+    key_presses: list[tuple[int, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -305,6 +359,7 @@ class MaixPyRunner:
         argv: Iterable[str] = (),
         keep_lcd: int | None = None,
         keep_ai: bool = False,
+        keys: Mapping[int, KeySpec] | None = None,
         debug: bool = False,
     ) -> RunResult:
         """Run ``script`` (a path) or ``code`` (script text) once and return what happened.
@@ -320,6 +375,9 @@ class MaixPyRunner:
           ``.kfpkg`` whose files are mapped at the addresses its ``flash-list.json`` gives.
         * ``keep_lcd``: keep only the last N LCD frames; ``keep_ai``: keep a copy of every AI buffer
           the KPU read (``result.kpu_inputs``, CHW uint8).
+        * ``keys``: scripted key presses, ``{5: "BOOT_KEY"}`` presses BOOT when camera frame 5 is
+          taken and releases it at frame 6; ``{5: ("BOOT_KEY", 40)}`` holds it 40 frames (see
+          :class:`KeyPresses`). Presses made are in ``result.key_presses``.
         """
         self._runs += 1
         run_dir = self.workdir / f"run{self._runs}"
@@ -354,7 +412,8 @@ class MaixPyRunner:
             argv=list(argv),
         )
         sink = MemorySink(keep_lcd)
-        session = _TestSession(options, camera, sink, keep_ai=keep_ai)
+        presses = KeyPresses(keys) if keys else None
+        session = _TestSession(options, camera, sink, keep_ai=keep_ai, keys=presses)
         out, err = io.StringIO(), io.StringIO()
         fresh_board()
         try:
@@ -375,6 +434,7 @@ class MaixPyRunner:
             sd_dir=sd_dir,
             flash_dir=flash_path,
             kpu_inputs=session.kpu_inputs,
+            key_presses=list(presses.pressed) if presses else [],
         )
 
 
@@ -501,4 +561,4 @@ def board(workdir: str | os.PathLike | None = None, *, camera: CameraSpec = None
 # this module only when a test uses them.
 
 
-__all__ = ["ArraySource", "Board", "MaixPyRunner", "MemorySink", "RunResult", "board", "fresh_board"]
+__all__ = ["ArraySource", "Board", "KeyPresses", "MaixPyRunner", "MemorySink", "RunResult", "board", "fresh_board"]

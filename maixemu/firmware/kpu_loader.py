@@ -90,6 +90,11 @@ def _read_source(source: int | str, *, flash: bool) -> tuple[bytes, str]:
 def load_model(source: int | str, *, flash: bool = False) -> tuple[Model, int, str]:
     """Load and budget a model; returns (model, file size, label). Raises the firmware's ValueError."""
     data, label = _read_source(source, flash=flash)
+    return model_from_bytes(data, label, flash=flash), len(data), label
+
+
+def model_from_bytes(data: bytes, label: str, *, flash: bool = False) -> Model:
+    """Parse model bytes already read (the CanMV class APIs read a given byte count themselves)."""
     kind = sniff_container(data[:16])
     if flash and kind.kind == "v3":
         raise codes.load_error(
@@ -117,12 +122,16 @@ def load_model(source: int | str, *, flash: bool = False) -> tuple[Model, int, s
         raise codes.load_error(codes.KMODEL_VERSION, f"{label}: {exc}", flash=flash) from exc
     except KmodelError as exc:
         raise codes.load_error(codes.KMODEL_FORMAT, f"{label} is damaged or not supported: {exc}", flash=flash) from exc
-    return model, len(data), label
+    return model
 
 
-def reserve(key: int, model: Model, file_size: int, *, streamed: bool, flash: bool) -> int:
-    """Count a loaded model against the budget, or raise the firmware's 2009/2006 errors."""
-    if len(budget.used) >= MAX_MODELS:
+def reserve(key: int, model: Model, file_size: int, *, streamed: bool, flash: bool,
+            max_models: int | None = MAX_MODELS) -> int:
+    """Count a loaded model against the budget, or raise the firmware's 2009/2006 errors.
+
+    ``max_models=None`` skips the count check (the CanMV class APIs keep their own model tables).
+    """
+    if max_models is not None and len(budget.used) >= max_models:
         raise codes.load_error(codes.MODELS_FULL, "call kpu.deinit(task) on models you no longer use", flash=flash)
     cost = model_cost(model, file_size, streamed)
     if cost > budget.free():
@@ -145,4 +154,4 @@ def release(key: int) -> None:
     budget.used.pop(key, None)
 
 
-__all__ = ["FIRMWARE_BUDGETS", "budget", "set_firmware", "load_model", "reserve", "release"]
+__all__ = ["FIRMWARE_BUDGETS", "budget", "set_firmware", "load_model", "model_from_bytes", "reserve", "release"]

@@ -38,8 +38,8 @@ MAIXPY_MODULES: dict[str, str] = {
     "sensor": _F + "sensor",
     "lcd": _F + "lcd",
     "KPU": _F + "KPU",
-    # the newer class API: ``from maix import KPU`` (CanMV firmware)
-    "maix": _F + "maix_class_api",
+    # CanMV firmware: ``maix`` = MaixPy's ``Maix`` plus both CanMV ``KPU`` class APIs
+    "maix": _F + "maix",
 }
 
 #: Names the firmware's frozen ``_boot.py`` leaves in the globals ``main.py`` runs in, so scripts use

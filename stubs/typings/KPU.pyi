@@ -3,8 +3,8 @@
 The KPU reads only an image's **AI buffer**: ``sensor.snapshot()`` fills it; ``Image(path)``,
 ``resize``, ``cut``, ``copy`` and drawing do not — call ``img.pix_to_ai()`` first, else ``forward``
 prints ``pix_ai is NULL!`` and raises ``ValueError("[MAIXPY]kpu: check img format err!\\r\\n")``.
-The image must already be the model's input size (no automatic resize). V5 kmodels need
-``from maix import KPU``.
+The image must already be the model's input size (no automatic resize). V5 kmodels run on neither
+this module nor CanMV's ``from maix import KPU`` (released builds carry only the V3/V4 runtimes).
 """
 
 from typing import Any, Sequence, overload

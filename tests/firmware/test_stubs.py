@@ -45,7 +45,6 @@ EMULATOR_ONLY: dict[str, set[str]] = {
     "sensor": {"FRAME_MS", "RESOLUTION", "SKIP_TIME_MAX_FRAMES", "SUPPORTED_PIXFORMATS",
                "WINDOWING_MODES", "configure", "close", "fit_frame"},
     "KPU": {"configure"},
-    "maix_class_api": {"region_layer"},
     "image": {"ImageBase", "BasicMixin", "BinaryMixin", "BlobMixin", "ChannelHelpers", "DrawMixin", "ExtraMixin", "FilterMixin",
               "FindMixin", "GeometryMixin", "K210Mixin", "MathOpsMixin", "PoolMixin", "StatsMixin"},
     "Maix.utils": {"DEFAULT_GC_HEAP_SIZE", "HEAP_FREE"},

@@ -228,3 +228,33 @@ def test_folder_and_video_cameras_default_to_one_pass(maixpy, tmp_path):
     writer.release()
     result = maixpy.run(code=SNAP_AND_SHOW, camera=video)
     assert [_dominant(eval(line.split(" ", 1)[1])) for line in result.check().lines] == ["r", "g", "b"]
+
+
+KEY_LOOP = """
+import sensor
+from maix import GPIO
+from fpioa_manager import fm
+from board import board_info
+fm.register(board_info.BOOT_KEY, fm.fpioa.GPIOHS0)
+key = GPIO(GPIO.GPIOHS0, GPIO.IN, GPIO.PULL_UP)
+key.irq(lambda pin, num: print("edge", pin.value()), GPIO.IRQ_BOTH)
+sensor.reset()
+sensor.set_pixformat(sensor.RGB565)
+sensor.set_framesize(sensor.QVGA)
+while True:
+    sensor.snapshot()
+    print("key", key.value())
+"""
+
+
+def test_scripted_key_presses_drive_the_pin_and_its_irqs(maixpy):
+    """``keys={N: name}``: down (0, falling-edge IRQ) at camera frame N, up (1, rising edge) at N+1."""
+    result = maixpy.run(code=KEY_LOOP, camera=[_solid((0, 0, 0))], frames=6, keys={2: "BOOT_KEY", 4: ("BOOT", 2)})
+    assert result.lines == ["key 1", "edge 0", "key 0", "edge 1", "key 1", "edge 0", "key 0", "key 0",
+                            "edge 1", "key 1"]
+    assert result.key_presses == [(2, "BOOT_KEY"), (4, "BOOT")]
+
+
+def test_scripted_keys_reject_frame_zero(maixpy):
+    with pytest.raises(ValueError, match="frames count from 1"):
+        maixpy.run(code=KEY_LOOP, camera=[_solid((0, 0, 0))], frames=2, keys={0: "BOOT_KEY"})
