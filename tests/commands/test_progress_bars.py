@@ -12,7 +12,6 @@ import shutil
 import sys
 
 import numpy as np
-import pytest
 
 from _shared import REPO_ROOT
 from maixemu import progress
