@@ -40,8 +40,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sample", metavar="NAME", help="run one of the samples installed with maixemu (maixemu samples lists them)")
     parser.add_argument("--camera", help="0 (webcam index) | VIDEO | DIR of images | IMAGE | synthetic (default: webcam 0, else synthetic)")
     parser.add_argument("--lcd", help="window | none | record:PATH (.mp4/.avi or a folder of PNGs) (default: window if a display exists)")
-    parser.add_argument("--sd", dest="sd_dir", type=Path, help="local folder mapped to /sd (default: the script's folder)")
-    parser.add_argument("--flash-dir", type=Path, help="local folder mapped to /flash (default: the script's folder)")
+    parser.add_argument("--sd", dest="sd_dir", type=Path, help="local folder mounted as /sd; the script's writes change it (default: the script's folder, copy-on-write into .maixemu/sd)")
+    parser.add_argument("--flash-dir", type=Path, help="local folder mounted as /flash; the script's writes change it (default: the script's folder, copy-on-write into .maixemu/flash)")
+    parser.add_argument("--writable", action="store_true", help="let the script write into its own folder for real (no .maixemu copy-on-write layer)")
     parser.add_argument("--flash", action="append", type=parse_flash_mapping, default=[], metavar="ADDR=FILE", help="map a flash address to a model file, e.g. 0x300000=face.kmodel (repeatable)")
     parser.add_argument("--flash-image", type=Path, help="a .kfpkg flash package; its flash-list.json gives the addresses")
     parser.add_argument("--frames", type=int, help="end cleanly after N camera frames (LCD frames for scripts without a camera)")
@@ -50,6 +51,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--firmware", choices=["full", "minimum", "none"], default="full", help="memory budget of the emulated firmware for models")
     parser.add_argument("--kpu-log", type=Path, help="write one JSON line per kpu.forward/run_yolo2 call (model, shapes, boxes)")
     parser.add_argument("--show-ai", nargs="?", const="window", metavar="SINK", help="a second view with the AI buffers the KPU read, next to the LCD: window (default) | record:PATH | none")
+    parser.add_argument("--ide", nargs="?", const=8210, type=int, metavar="PORT", help="serve an IDE page (frame buffer, terminal, histogram, thresholds, buttons) at http://127.0.0.1:PORT/ (default 8210; 0: any free port)")
+    parser.add_argument("--ide-host", metavar="ADDR", help="address the IDE page listens on (default 127.0.0.1; any other needs the token in the printed address)")
     parser.add_argument("--debug", action="store_true", help="show maixemu's own frames in tracebacks")
     parser.add_argument("-q", "--quiet", action="store_true", help="no [maixemu] notices")
 
@@ -75,12 +78,18 @@ def command_run(args: argparse.Namespace) -> int:
     if args.timeout is not None and not 0 < args.timeout < 1e9:  # nan and inf fail too
         print("maixemu: --timeout must be a number of seconds > 0", file=sys.stderr)
         return 2
+    if args.ide is not None and not 0 <= args.ide <= 65535:
+        print("maixemu: --ide PORT must be 0..65535", file=sys.stderr)
+        return 2
+    if args.ide_host and args.ide is None:
+        args.ide = 8210
     options = RunOptions(
         script=script,
         camera=args.camera,
         lcd=args.lcd,
         sd_dir=args.sd_dir,
         flash_dir=args.flash_dir,
+        writable=args.writable,
         flash=dict(args.flash),
         flash_image=args.flash_image,
         frames=args.frames,
@@ -90,6 +99,8 @@ def command_run(args: argparse.Namespace) -> int:
         debug=args.debug,
         kpu_log=args.kpu_log,
         show_ai=args.show_ai,
+        ide=args.ide,
+        ide_host=args.ide_host,
         quiet=args.quiet,
         argv=list(getattr(args, "script_args", [])),
     )

@@ -13,47 +13,26 @@ script prints a traceback of the script's own frames and gives exit 1.
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib
-import importlib.util
 import os
 import signal
 import sys
 import threading
 import time
 import traceback
-import types
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from .host import storage as storage_mod
-from .micropython_source import fix_bytes_literals
+from .script_importer import MICROPYTHON_ALIASES, ScriptImporter, compile_source, read_source  # noqa: F401
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: maixemu's own demo model is "pre-flashed" here (near the end of the 16 MiB flash, an area MaixPy
 #: builds leave free), so samples can ``kpu.load(0xF00000)`` with no option; --flash overrides it.
 DEMO_MODEL_ADDRESS = 0xF00000
 DEMO_MODEL = PACKAGE_DIR / "data" / "edge_filters.kmodel"
-
-#: MicroPython "u" modules that are plain CPython modules under another name.
-MICROPYTHON_ALIASES = {
-    "uio": "io",
-    "ubinascii": "binascii",
-    "ucollections": "collections",
-    "uerrno": "errno",
-    "uhashlib": "hashlib",
-    "uheapq": "heapq",
-    "ure": "re",
-    "urandom": "random",
-    "uselect": "select",
-    "usocket": "socket",
-    "uzlib": "zlib",
-    "uarray": "array",
-    "umath": "math",
-    "ucryptolib": "hashlib",
-}
-
 
 class RunEnded(BaseException):
     """Raised inside the script to end the run; a BaseException so ``except Exception:`` can't swallow it.
@@ -76,6 +55,8 @@ class RunOptions:
     lcd: str | None = None
     sd_dir: Path | None = None
     flash_dir: Path | None = None
+    #: write into the script's folder itself instead of its ``.maixemu`` copy-on-write layer
+    writable: bool = False
     flash: dict[int, Path] = field(default_factory=dict)
     flash_image: Path | None = None
     frames: int | None = None
@@ -86,6 +67,10 @@ class RunOptions:
     quiet: bool = False
     kpu_log: Path | None = None
     show_ai: str | None = None
+    #: ``--ide [PORT]``: serve the IDE page on this port (0: any free one); None: no page.
+    ide: int | None = None
+    #: ``--ide-host ADDR``: where the IDE page listens (default 127.0.0.1; others need the URL's token).
+    ide_host: str | None = None
     argv: list[str] = field(default_factory=list)
 
 
@@ -128,64 +113,12 @@ class FrameBudget:
             self._check(self.lcd_frames)
 
 
-def _registry() -> dict[str, str]:
-    from .firmware import registry
-
-    return dict(registry.MAIXPY_MODULES)
-
-
-class ScriptImporter:
-    """The ``__import__`` a script sees: MaixPy names first, then the script's own modules, then CPython."""
-
-    def __init__(self, run_builtins: dict[str, Any], search_dirs: list[Path]):
-        self.mapping = _registry()
-        self.builtins = run_builtins
-        self.search_dirs = search_dirs
-        self.local_modules: dict[str, types.ModuleType] = {}
-        self._real_import = builtins.__import__
-
-    def _local_module(self, name: str) -> types.ModuleType | None:
-        if name in self.local_modules:
-            return self.local_modules[name]
-        for folder in self.search_dirs:
-            candidate = folder / f"{name}.py"
-            if candidate.is_file():
-                module = types.ModuleType(name)
-                module.__file__ = str(candidate)
-                module.__dict__["__builtins__"] = self.builtins
-                self.local_modules[name] = module
-                text = fix_bytes_literals(candidate.read_text(encoding="utf-8", errors="replace"))
-                code = compile(text, str(candidate), "exec")
-                exec(code, module.__dict__)
-                return module
-        return None
-
-    def __call__(self, name: str, globals=None, locals=None, fromlist=(), level: int = 0):
-        if level == 0:
-            top, _, rest = name.partition(".")
-            target = self.mapping.get(top)
-            if target is not None:
-                module = importlib.import_module(target)
-                if rest and not fromlist:
-                    return module
-                if rest:
-                    return importlib.import_module(f"{target}.{rest}")
-                return module
-            if top in MICROPYTHON_ALIASES and not rest:
-                return importlib.import_module(MICROPYTHON_ALIASES[top])
-            if not rest and top not in sys.builtin_module_names:
-                local = self._local_module(top)
-                if local is not None:
-                    return local
-        return self._real_import(name, globals, locals, fromlist, level)
-
-
-def _script_builtins(importer_dirs: list[Path]) -> dict[str, Any]:
+def _script_builtins(storage: storage_mod.Storage, extra_folders: list[Path]) -> dict[str, Any]:
+    """The builtins of one run: the device's ``__import__`` and ``open``, everything else CPython's."""
     from .firmware import uos
 
     run_builtins = dict(vars(builtins))
-    importer = ScriptImporter(run_builtins, importer_dirs)
-    run_builtins["__import__"] = importer
+    run_builtins["__import__"] = ScriptImporter(run_builtins, storage, extra_folders)
     run_builtins["open"] = uos.open_device
     return run_builtins
 
@@ -268,6 +201,13 @@ class Session:
     #: Seconds a script gets to end after --timeout or SIGTERM asked it to, before it is stopped.
     END_GRACE_S = 2.0
 
+    #: Signals whose default action ends the process (terminal closed, ``kill``, CPU limits...): each
+    #: ends the run like SIGTERM, so recordings are finalised; exit code 128 + the signal's number.
+    #: (SIGPIPE and SIGXFSZ are ignored by Python; SIGKILL cannot be caught: recordings are written
+    #: so that a killed run loses at most its last frame.)
+    FATAL_SIGNALS: tuple[str, ...] = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGXCPU",
+                                      "SIGVTALRM", "SIGPROF", "SIGPWR", "SIGIO")
+
     def __init__(self, options: RunOptions, *, stdout=None, stderr=None):
         self.options = options
         self.stdout = stdout or sys.stdout
@@ -278,6 +218,7 @@ class Session:
         self.sink: Any = None
         self.script_files: set[str] = set()
         self._alarm_armed = False
+        self.storage: storage_mod.Storage | None = None
 
     def notice(self, message: str) -> None:
         if not self.options.quiet:
@@ -300,38 +241,58 @@ class Session:
         except Exception:
             pass
 
+    def _extract_flash_image(self, package: Path) -> dict[int, Path]:
+        """The files of a .kfpkg by flash address, extracted into a folder of their own that the run
+        removes at its end (and nothing else: the folder is bound here, not looked up later)."""
+        import shutil
+        import tempfile
+
+        from .host.flash_image import FlashImageError, read_flash_image
+
+        folder = Path(tempfile.mkdtemp(prefix="maixemu-flash-"))
+        self._finalizers.append(functools.partial(shutil.rmtree, folder, ignore_errors=True))
+        try:
+            return read_flash_image(package, extract_to=folder)
+        except FlashImageError as exc:
+            raise SetupError(str(exc)) from None
+
     def _setup_storage(self) -> storage_mod.Storage:
+        """/sd and /flash: the script's folder through copy-on-write layers, or the folders given."""
         opts = self.options
         script_dir = opts.script.resolve().parent
         flash_map = dict(opts.flash)
-        flash_map.setdefault(DEMO_MODEL_ADDRESS, DEMO_MODEL)
         if opts.flash_image is not None:
-            import shutil
-            import tempfile
-
-            from .host.flash_image import FlashImageError, read_flash_image
-
-            folder = Path(tempfile.mkdtemp(prefix="maixemu-flash-"))
-            self._finalizers.append(lambda: shutil.rmtree(folder, ignore_errors=True))
-            try:
-                extracted = read_flash_image(opts.flash_image, extract_to=folder)
-            except FlashImageError as exc:
-                raise SetupError(str(exc)) from None
-            for address, path in extracted.items():
+            for address, path in self._extract_flash_image(opts.flash_image).items():
                 flash_map.setdefault(address, path)
+        flash_map.setdefault(DEMO_MODEL_ADDRESS, DEMO_MODEL)
         for option, folder in (("--sd", opts.sd_dir), ("--flash-dir", opts.flash_dir)):
             if folder is not None and not Path(folder).is_dir():
                 raise SetupError(f"{option} {folder}: no such folder")
-        store = storage_mod.Storage(
-            sd_dir=opts.sd_dir or script_dir,
-            flash_dir=opts.flash_dir or script_dir,
-            cwd="/sd",
-            flash_map=flash_map,
+        layer_home = None
+        if PACKAGE_DIR in script_dir.parents or script_dir == PACKAGE_DIR or not os.access(script_dir, os.W_OK):
+            # maixemu's own samples (keep the package clean) or a read-only folder: a private layer
+            layer_home = storage_mod.private_layer_home()
+        store = storage_mod.Storage.for_project(
+            script_dir, sd_dir=opts.sd_dir, flash_dir=opts.flash_dir, writable=opts.writable,
+            layer_home=layer_home, cwd="/sd", flash_map=flash_map, on_notice=self.notice,
         )
+        self.storage = store
+        self._announce_storage(store)
         previous = storage_mod._current
         storage_mod.install(store)
         self._finalizers.append(lambda: storage_mod.install(previous))
         return store
+
+    def _announce_storage(self, store: storage_mod.Storage) -> None:
+        """Say once which folders the script writes into for real, and that earlier runs left changes."""
+        real = [(name, store.mount(name)) for name in ("sd", "flash") if not store.mount(name).copy_on_write]
+        if real:
+            where = " and ".join(f"/{name} is {mount.root}" for name, mount in real)
+            how = "--writable" if self.options.writable else "--sd/--flash-dir"
+            self.notice(f"{where} ({how}): the script's writes and deletions change the files there")
+        earlier = store.earlier_changes_line()
+        if earlier:
+            self.notice(earlier)
 
     def _setup_devices(self) -> None:
         from .firmware import lcd, sensor, utime
@@ -391,7 +352,8 @@ class Session:
             self._alarm_armed = False
 
     def _install_signals(self) -> None:
-        """``--timeout S`` (SIGALRM), SIGTERM and Ctrl-C end the run like the frame budget does.
+        """``--timeout S`` (SIGALRM), SIGTERM, the other fatal signals and Ctrl-C end the run like the
+        frame budget does.
 
         The first of each raises in the script (:class:`RunEnded`, or ``KeyboardInterrupt`` for
         Ctrl-C); if the script swallows it (a bare ``except:``), the process is stopped
@@ -439,31 +401,37 @@ class Session:
 
             signal.signal(signal.SIGINT, on_int)
             self._finalizers.insert(0, lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
-        if hasattr(signal, "SIGTERM"):
+        fatal = [name for name in self.FATAL_SIGNALS if hasattr(signal, name)]
+        if not seconds and "SIGALRM" not in fatal and hasattr(signal, "SIGALRM"):
+            fatal.append("SIGALRM")  # without --timeout a stray alarm would kill the run unfinalised
+        fired: set[int] = set()
 
-            def on_term(signum, frame):
-                if self._finalized:
-                    return
-                if not getattr(on_term, "fired", False):
-                    on_term.fired = True
-                    raise RunEnded("terminated (SIGTERM)", 143)
-                self._stop_now("terminated (SIGTERM)", 143)
+        def on_fatal(signum, frame):
+            if self._finalized:
+                return
+            reason = f"terminated ({signal.Signals(signum).name})"
+            if signum not in fired:
+                fired.add(signum)
+                raise RunEnded(reason, 128 + signum)
+            self._stop_now(reason, 128 + signum)
 
-            previous_term = signal.signal(signal.SIGTERM, on_term)
-            self._finalizers.insert(0, lambda: signal.signal(signal.SIGTERM, previous_term))
+        for name in fatal:
+            number = getattr(signal, name)
+            current = signal.getsignal(number)
+            if name != "SIGTERM" and current is not signal.SIG_DFL:
+                continue  # someone else handles it (or ignores it): leave it alone
+            previous = signal.signal(number, on_fatal)
+            self._finalizers.insert(0, functools.partial(signal.signal, number, previous))
 
     def _compile(self, script: Path) -> Any:
         """The script's code object; prints the problem and returns an exit code when there is none."""
         try:
-            source = script.read_text(encoding="utf-8", errors="replace")
+            source = read_source(script.read_bytes())
         except OSError as exc:
             print(f"maixemu: cannot read script {self.options.script}: {exc.strerror or exc}", file=self.stderr)
             return 2
         try:
-            with warnings.catch_warnings():  # MicroPython accepts escapes CPython warns about
-                warnings.simplefilter("ignore", SyntaxWarning)
-                warnings.simplefilter("ignore", DeprecationWarning)
-                return compile(fix_bytes_literals(source), str(script), "exec")
+            return compile_source(source, str(script))
         except SyntaxError as exc:
             print("".join(traceback.format_exception_only(type(exc), exc)), file=self.stderr, end="")
             return 1
@@ -490,15 +458,16 @@ class Session:
             registry.reset_state()
             notices.set_enabled(not opts.quiet)
             self._finalizers.append(lambda: notices.set_enabled(True))
+            self._install_signals()  # --timeout and SIGTERM hold during set-up too (a stuck FIFO, a webcam)
             store = self._setup_storage()
             self._setup_devices()
-            search_dirs = [script.parent, store.sd_dir, store.flash_dir]
             # What the firmware's _boot.py leaves in main.py's globals (sys, os, fm, board_info, ...).
             run_globals: dict[str, Any] = registry.boot_globals()
-            run_builtins = _script_builtins(list(dict.fromkeys(search_dirs)))
+            mounted = {store.sd_dir, store.flash_dir}
+            extra = [] if script.parent in mounted else [script.parent]  # the script's own folder, read-only
+            run_builtins = _script_builtins(store, extra)
             run_globals.update(__name__="__main__", __file__=str(script), __builtins__=run_builtins)
             sys.argv = [str(opts.script), *opts.argv]
-            self._install_signals()
             started = time.monotonic()
             try:
                 exec(code, run_globals)
@@ -521,6 +490,9 @@ class Session:
         finally:
             sys.argv = old_argv
             self.finalize()
+            closing = self.storage.closing_line() if self.storage is not None else None
+            if closing:
+                self.notice(closing)  # the run's last line: where the script's writes went
         return exit_code
 
     def _system_exit(self, exc: SystemExit) -> int:
@@ -538,9 +510,8 @@ class Session:
 
     def _script_failed(self, exc: BaseException, run_builtins: dict[str, Any]) -> int:
         importer = run_builtins.get("__import__")
-        for module in getattr(importer, "local_modules", {}).values():
-            if getattr(module, "__file__", None):
-                self.script_files.add(str(Path(module.__file__).resolve()))
+        for host_file in getattr(importer, "host_files", ()):
+            self.script_files.add(os.path.realpath(host_file))
         if isinstance(exc, _clean_end_types()):  # machine.reset(), the LCD window closed
             from .firmware import notices, registry
 
@@ -580,4 +551,8 @@ def default_sample() -> Path:
 
 
 def run_script(options: RunOptions, **kwargs) -> int:
+    if options.ide is not None:  # the IDE page wires itself into the run (maixemu.session.ide)
+        from .session.ide import run_with_ide
+
+        return run_with_ide(options, **kwargs)
     return Session(options, **kwargs).run()

@@ -225,8 +225,11 @@ class _InProcessBudget(FrameBudget):
 class _TestSession(Session):
     """A :class:`Session` whose camera, LCD and KPU log stay in memory."""
 
+    #: pytest keeps its own signals; only SIGTERM ends a run (issue 11 puts pytest fully in charge)
+    FATAL_SIGNALS = ("SIGTERM",)
+
     def __init__(self, options: RunOptions, camera: CameraSpec, sink: MemorySink, *, keep_ai: bool,
-                 keys: KeyPresses | None = None):
+                 keys: KeyPresses | None = None, given_folders: frozenset[str] = frozenset()):
         self.notices: list[str] = []
         self.keys = keys
         super().__init__(options, stdout=sys.stdout, stderr=sys.stderr)
@@ -236,6 +239,13 @@ class _TestSession(Session):
         self.keep_ai = keep_ai
         self.kpu_calls: list[dict[str, Any]] = []
         self.kpu_inputs: list[np.ndarray] = []
+        self.given_folders = given_folders
+
+    def _announce_storage(self, store) -> None:
+        """Fresh per-run folders are the test's own: only folders the test passed are worth a notice."""
+        given = [f"/{name} is {store.mount(name).root}" for name in ("sd", "flash") if name in self.given_folders]
+        if given:
+            self.notice(" and ".join(given) + ": the script's writes and deletions change the files there")
 
     def notice(self, message: str) -> None:
         self.notices.append(message.removeprefix("maixemu: "))
@@ -368,9 +378,10 @@ class MaixPyRunner:
           array or a list of paths/arrays (looped). Default: the synthetic pattern, never a webcam.
         * ``frames``: the frame budget (``--frames``); default one pass over ``camera`` when that is
           a list, an image, a folder or a video, else no budget (``timeout`` still applies).
-        * ``sd``/``flash_dir``: folders seen as ``/sd`` and ``/flash`` (default: fresh empty folders
-          per run, so a script's writes never reach your files); ``files`` copies
-          ``{"/sd/labels.txt": "text" | b"bytes" | Path}`` into them first.
+        * ``sd``/``flash_dir``: folders seen as ``/sd`` and ``/flash`` — as with ``maixemu run --sd``,
+          the script's writes change them (said in ``result.notices``). Default: fresh empty folders
+          per run (``result.sd_dir``/``result.flash_dir``), so a script's writes never reach your
+          files; ``files`` copies ``{"/sd/labels.txt": "text" | b"bytes" | Path}`` into them first.
         * ``flash``: ``{0x300000: "face.kmodel"}`` for ``kpu.load(address)``; ``flash_image``: a
           ``.kfpkg`` whose files are mapped at the addresses its ``flash-list.json`` gives.
         * ``keep_lcd``: keep only the last N LCD frames; ``keep_ai``: keep a copy of every AI buffer
@@ -413,7 +424,8 @@ class MaixPyRunner:
         )
         sink = MemorySink(keep_lcd)
         presses = KeyPresses(keys) if keys else None
-        session = _TestSession(options, camera, sink, keep_ai=keep_ai, keys=presses)
+        given = frozenset(name for name, value in (("sd", sd), ("flash", flash_dir)) if value is not None)
+        session = _TestSession(options, camera, sink, keep_ai=keep_ai, keys=presses, given_folders=given)
         out, err = io.StringIO(), io.StringIO()
         fresh_board()
         try:

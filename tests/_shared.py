@@ -1,3 +1,26 @@
 """Import-friendly access to ../shared for test modules that build parameter lists at collection time."""
 
 from conftest import REPO_ROOT, SHARED_DIR, shared_path  # noqa: F401
+
+
+def snapshot(folder):
+    """Every file and folder under ``folder`` with its bytes (what a run must leave as it was), leaving
+    out maixemu's own ``.maixemu`` copy-on-write folder."""
+    from pathlib import Path
+
+    folder = Path(folder)
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None)
+            for p in sorted(folder.rglob("*")) if ".maixemu" not in p.relative_to(folder).parts}
+
+
+def make_kfpkg(path, model=None, address=0x300000, name="m.kmodel"):
+    """A minimal kflash package mapping ``model`` (default: maixemu's demo model) at ``address``."""
+    import json
+    import zipfile
+
+    model = model or REPO_ROOT / "maixemu" / "data" / "edge_filters.kmodel"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("flash-list.json", json.dumps(
+            {"version": "0.1.0", "files": [{"address": address, "bin": name, "sha256Prefix": False}]}))
+        archive.writestr(name, model.read_bytes())
+    return path

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import ai_memory as _ai_memory
-from . import kpu_calls, kpu_loader
+from . import ide_events, kpu_calls, kpu_loader
 from . import kpu_errors as codes
 from ..kmodel.kpu import POOL_NAMES
 from .kpu_fmap import kpu_fmap
@@ -142,7 +142,7 @@ def load(model: int | str) -> kpu_net:
         raise codes.load_error(codes.DECRYPT, "encrypted .smodel/.emodel files are bound to one board and cannot be emulated")
     loaded, size, label = kpu_loader.load_model(model)
     net = kpu_net(loaded, model, size, label, streamed=False)
-    kpu_loader.reserve(id(net), loaded, size, streamed=False, flash=False)
+    kpu_loader.reserve(net, loaded, size, streamed=False, flash=False)
     return net
 
 
@@ -158,13 +158,13 @@ def load_flash(*args) -> kpu_net:
     print(f"SPI freq {spi_speed} Hz")
     loaded, size, label = kpu_loader.load_model(addr, flash=True)
     net = kpu_net(loaded, addr, size, label, streamed=True)
-    kpu_loader.reserve(id(net), loaded, size, streamed=True, flash=True)
+    kpu_loader.reserve(net, loaded, size, streamed=True, flash=True)
     return net
 
 
 def deinit(net, *_ignored) -> bool:
     net = _check_net(net)
-    kpu_loader.release(id(net))
+    kpu_loader.release(net)
     net._alive = False
     net._yolo = None
     return True
@@ -236,6 +236,7 @@ def _input_array(net: kpu_net, data, call: str) -> np.ndarray:
         chw = _model_input_chw(net)
         ai = _ai_memory.read_ai_input(data, chw, call)
         kpu_calls.notify_input(ai, call)
+        ide_events.kpu_call(call, model)
         return ai.reshape(spec.shape)
     if isinstance(data, list):
         if not data:

@@ -92,7 +92,7 @@ class classifier:  # noqa: N801 - the firmware's type name
 
     def save(self, path: str) -> None:
         centroids = self._centroids if self._centroids is not None else np.stack(self._classes)
-        with open(storage.resolve(path), "wb") as fh:
+        with storage.current().open(path, "wb") as fh:  # into the run's layer, never over a user file
             np.savez(fh, centroids=centroids, class_num=self._class_num, sample_num=self._sample_num)
 
     @staticmethod
@@ -103,7 +103,7 @@ class classifier:  # noqa: N801 - the firmware's type name
             raise ValueError("must be model")
         if not isinstance(path, str):
             raise ValueError("path err")
-        with np.load(storage.resolve(path)) as data:
+        with storage.current().open(path, "rb") as fh, np.load(fh) as data:
             centroids = data["centroids"]
             classes = int(class_num if class_num is not None else data["class_num"])
             samples = int(sample_num if sample_num is not None else data["sample_num"])

@@ -4,10 +4,19 @@ The device keeps loaded models in its 6 MiB of RAM next to the firmware, the cam
 buffers; how much is left depends on the firmware build. Loading past that fails with
 ``ERR_NO_MEM`` (2006), loading a sixth model with ``ERR_MODELS_FULL`` (2009). This module maps
 every way a load can fail to the firmware's code, and adds maixemu's advice for the PC.
+
+A model file is sized with ``stat`` before it is read, so a file the budget cannot hold (a 2 GB
+sparse file, a video renamed ``.kmodel``) fails with ``ERR_NO_MEM`` without costing the PC its RAM.
+The budget holds the model objects themselves through weak references: the firmware frees a
+``kpu_net`` in its finaliser, so a model the script dropped (``del task; gc.collect()``) no longer
+counts, exactly as on the board.
 """
 
 from __future__ import annotations
 
+import os
+import stat as _stat
+import weakref
 from dataclasses import dataclass, field
 
 from ..host import storage
@@ -18,12 +27,16 @@ MIB = 1024 * 1024
 #: Room left for models by each firmware variant (maixpy-api.md §1.1 "How much model fits").
 FIRMWARE_BUDGETS = {"full": 2 * MIB, "minimum": 4 * MIB, "none": 6 * MIB}
 MAX_MODELS = 5
+#: Nothing larger can be in the K210's 16 MiB SPI flash (what ``kpu.load_flash`` streams from).
+FLASH_BYTES = 16 * MIB
 
 
 @dataclass
 class MemoryBudget:
+    """RAM the firmware has left for models; ``used`` maps each live model object to its cost."""
+
     firmware: str = "full"
-    used: dict[int, int] = field(default_factory=dict)
+    used: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary)
 
     @property
     def limit(self) -> int:
@@ -54,8 +67,38 @@ def model_cost(model: Model, file_size: int, streamed: bool) -> int:
     return working + file_size
 
 
+def _no_room(cost: int, *, streamed: bool, flash: bool) -> ValueError:
+    """The firmware's ``ERR_NO_MEM`` for a model needing ``cost`` bytes, with what to do on the PC."""
+    free_kib = max(budget.free(), 0) // 1024
+    hint = (
+        f"the model needs about {cost // 1024} KiB and the '{budget.firmware}' firmware has "
+        f"{free_kib} KiB left for models"
+    )
+    if budget.firmware != "none":
+        bigger = "minimum" if budget.firmware == "full" else "none"
+        hint += f"; on the board flash a leaner firmware (here: `--firmware {bigger}`)"
+    if not streamed:
+        hint += ", use kpu.load_flash, or kpu.deinit() other models"
+    return codes.load_error(codes.NO_MEM, hint, flash=flash)
+
+
+def _check_room_for(file_size: int, *, flash: bool) -> None:
+    """Before reading a file: refuse what cannot fit (a kept model costs at least its file size)."""
+    if len(budget.used) >= MAX_MODELS:
+        raise codes.load_error(codes.MODELS_FULL, "call kpu.deinit(task) on models you no longer use", flash=flash)
+    if flash:  # load_flash streams its weights: only the flash bounds the file
+        if file_size > FLASH_BYTES:
+            raise codes.load_error(codes.KMODEL_FORMAT, f"the file is {file_size} bytes, more than the K210's "
+                                   "16 MiB flash can hold", flash=True)
+    elif file_size > budget.free():
+        raise _no_room(file_size, streamed=False, flash=flash)
+
+
 def _read_source(source: int | str, *, flash: bool) -> tuple[bytes, str]:
-    """Bytes of the model at a flash address or device path, or the firmware's load error."""
+    """Bytes of the model at a flash address or device path, or the firmware's load error.
+
+    The size is checked (``stat``) before a byte is read; host paths never appear in the message.
+    """
     if isinstance(source, int):
         path = storage.current().flash_file(source)
         if path is None:
@@ -67,23 +110,31 @@ def _read_source(source: int | str, *, flash: bool) -> tuple[bytes, str]:
             )
         label = f"flash 0x{source:x} ({path.name})"
     else:
+        where = storage.current()
         try:
-            path = storage.current().resolve(source)
+            path = where.resolve(source)
         except OSError:
             path = None
         if path is None or not path.is_file():
-            where = storage.current()
             raise codes.load_error(
                 codes.PARAM,
-                f"no file {source!r} (device path {where.device_path(source)}); /sd is {where.sd_dir} and "
-                f"/flash is {where.flash_dir} on this PC (set them with --sd/--flash-dir)",
+                f"no file {source!r} (device path {where.device_path(source)}) on /sd or /flash; they show "
+                "the script's folder unless --sd/--flash-dir say otherwise",
                 flash=flash,
             )
         label = str(source)
     try:
-        data = path.read_bytes()
+        info = os.stat(path)
+        if not _stat.S_ISREG(info.st_mode):
+            raise OSError(f"{label} is not a regular file")
+        _check_room_for(info.st_size, flash=flash)
+        with open(path, "rb") as handle:
+            data = handle.read(info.st_size + 1)
     except OSError as exc:
-        raise codes.load_error(codes.READ_FILE, f"could not read {path}: {exc}", flash=flash) from exc
+        raise codes.load_error(codes.READ_FILE, f"could not read {label}: {exc.strerror or exc}",
+                               flash=flash) from None
+    if len(data) > info.st_size:  # grew while read: read no further than the size that was checked
+        data = data[: info.st_size]
     return data, label
 
 
@@ -125,33 +176,28 @@ def model_from_bytes(data: bytes, label: str, *, flash: bool = False) -> Model:
     return model
 
 
-def reserve(key: int, model: Model, file_size: int, *, streamed: bool, flash: bool,
+def reserve(owner: object, model: Model, file_size: int, *, streamed: bool, flash: bool,
             max_models: int | None = MAX_MODELS) -> int:
     """Count a loaded model against the budget, or raise the firmware's 2009/2006 errors.
 
-    ``max_models=None`` skips the count check (the CanMV class APIs keep their own model tables).
+    ``owner`` is the object that holds the model (``kpu_net``, a CanMV ``LoadedModel``): the budget
+    refers to it weakly, so it stops counting when the object is freed, as the firmware's finaliser
+    frees a ``kpu_net``. ``max_models=None`` skips the count check (the CanMV class APIs keep their
+    own model tables).
     """
+    if isinstance(owner, int):
+        raise TypeError("kpu_loader.reserve takes the model object, not its id(): the budget must see it freed")
     if max_models is not None and len(budget.used) >= max_models:
         raise codes.load_error(codes.MODELS_FULL, "call kpu.deinit(task) on models you no longer use", flash=flash)
     cost = model_cost(model, file_size, streamed)
     if cost > budget.free():
-        free_kib = max(budget.free(), 0) // 1024
-        hint = (
-            f"the model needs about {cost // 1024} KiB and the '{budget.firmware}' firmware has "
-            f"{free_kib} KiB left for models"
-        )
-        if budget.firmware != "none":
-            bigger = "minimum" if budget.firmware == "full" else "none"
-            hint += f"; on the board flash a leaner firmware (here: `--firmware {bigger}`)"
-        if not streamed:
-            hint += ", use kpu.load_flash, or kpu.deinit() other models"
-        raise codes.load_error(codes.NO_MEM, hint, flash=flash)
-    budget.used[key] = cost
+        raise _no_room(cost, streamed=streamed, flash=flash)
+    budget.used[owner] = cost
     return cost
 
 
-def release(key: int) -> None:
-    budget.used.pop(key, None)
+def release(owner: object) -> None:
+    budget.used.pop(owner, None)
 
 
 __all__ = ["FIRMWARE_BUDGETS", "budget", "set_firmware", "load_model", "model_from_bytes", "reserve", "release"]

@@ -4,8 +4,9 @@ The runner serves a script's imports from :data:`MAIXPY_MODULES` (MaixPy name â†
 maixemu module) through the script's own ``__import__``; nothing is put into ``sys.modules`` under
 the MaixPy name, so CPython's ``time``, ``os``, ``sys`` and ``gc`` stay intact for every library.
 
-``os`` and ``sys`` are mapped on purpose: on the device ``import os`` *is* ``uos`` (device paths,
-``listdir("/") == ['flash', 'sd']``) and ``import sys`` has ``print_exception``; our ``usys`` forwards
+``os``, ``io`` and ``sys`` are mapped on purpose: on the device ``import os`` *is* ``uos`` (device paths,
+``listdir("/") == ['flash', 'sd']``), ``io.open`` is the device's ``open`` and ``import sys`` has
+``print_exception``; our ``usys`` forwards
 every other attribute to the real ``sys``. ``json`` and ``struct`` are left to CPython: the device's
 weak links point them at ``ujson``/``ustruct``, whose behaviour CPython's modules already cover.
 """
@@ -29,6 +30,8 @@ MAIXPY_MODULES: dict[str, str] = {
     "uos": _F + "uos",
     "os": _F + "uos",
     "ujson": _F + "ujson",
+    "uio": _F + "uio",
+    "io": _F + "uio",
     "ustruct": _F + "ustruct",
     "micropython": _F + "micropython",
     "usys": _F + "usys",
@@ -58,7 +61,7 @@ BOOT_GLOBALS: dict[str, str] = {
 }
 
 #: MaixPy names that are also CPython standard modules: never install these in ``sys.modules``.
-SHADOWS_STDLIB: frozenset[str] = frozenset({"time", "gc", "os", "sys"})
+SHADOWS_STDLIB: frozenset[str] = frozenset({"time", "gc", "os", "sys", "io"})
 
 
 def boot_globals() -> dict[str, Any]:

@@ -308,7 +308,14 @@ def sleep(enable: bool) -> None:
 
 
 def flush() -> None:
-    """Drop buffered frames: the PC sources hold none."""
+    """Drop buffered frames (the PC sources hold none) and hand the IDE the frame buffer as it is now.
+
+    ``sensor_flush`` calls ``fb_update_jpeg_buffer()``: a script that stops taking snapshots
+    calls ``flush()`` so the IDE shows its last picture (see ``maixemu.firmware.ide_events``).
+    """
+    from . import ide_events
+
+    ide_events.fb_update_jpeg_buffer()
 
 
 def set_pixformat(*args: int, set_regs: bool = True) -> bool:
@@ -390,6 +397,10 @@ def snapshot(update_jb: bool = True):
     JPEG")``, ``RuntimeError("Sensor timeout!")`` after ``run(0)`` (at once, no 300 ms wait).
     """
     _check_capture("Sensor timeout!")
+    if update_jb:  # the IDE gets the previous frame, with the script's drawings, before it is overwritten
+        from . import ide_events
+
+        ide_events.fb_update_jpeg_buffer()
     if _before_capture is not None:
         _before_capture()
     fb = _load(_read_frame())

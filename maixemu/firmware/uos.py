@@ -1,25 +1,25 @@
 """MaixPy ``uos``/``os``: the board's filesystem (``/flash`` and ``/sd``) on top of mapped PC folders.
 
-Every path goes through :func:`maixemu.host.storage.current` — ``Storage.resolve`` maps device paths
-(absolute, or relative to the device working directory) to host paths and refuses anything outside
-the mapped folders (``..`` escapes, symlinks pointing out) with ``OSError(ENOENT)``. Host errors are
-re-raised the way MicroPython reports them: ``OSError(errno)`` printing ``[Errno 2] ENOENT``, without
-the host path.
+Every path goes through :func:`maixemu.host.storage.current` — the board's :class:`Storage` maps
+device paths (absolute, or relative to the device working directory) to the PC, keeps writes in the
+run's copy-on-write layer unless a folder was mounted for writing, and refuses anything outside the
+mounts (``..`` escapes, symlinks pointing out) with ``OSError(ENOENT)``. Host errors are re-raised
+the way MicroPython reports them: ``OSError(errno)`` printing ``[Errno 2] ENOENT``, without the host
+path.
 
 The root ``/`` is the virtual mount table: ``listdir("/") == ['flash', 'sd']`` (``['flash']`` without
 a card), ``stat("/")`` is a directory, ``statvfs("/")`` is MicroPython's mostly-empty tuple.
-``statvfs`` on a mount gives device-like sizes: ``/flash`` a 3 MiB SPIFFS (4 KiB blocks), ``/sd`` an
-8 GB FAT32 card (32 KiB clusters); free blocks shrink with what the mapped folder holds.
+``statvfs`` on a mount gives the device's numbers: ``/flash`` MaixPy's SPIFFS (2 794 153 bytes of
+data in 128 KiB blocks, names up to 128 bytes), ``/sd`` an 8 GB FAT32 card (32 KiB clusters); free
+space shrinks with what the mount holds, and writing past it fails with ``ENOSPC``.
 
-:func:`open_device` is what the runner installs as the script's builtin ``open``.
+:func:`open_device` is what the runner installs as the script's builtin ``open`` (and ``uio.open``).
 """
 
 from __future__ import annotations
 
 import builtins
 import errno
-import os as _os
-import stat as _stat
 from collections import namedtuple
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -32,13 +32,6 @@ sep = "/"
 S_IFDIR = 0x4000
 S_IFREG = 0x8000
 _EPOCH_2000 = 946684800  # seconds from 1970-01-01 to 2000-01-01 (FAT times are epoch 2000)
-_WALK_LIMIT = 20000  # entries counted at most when estimating used space
-
-#: (block size, total blocks, name max) of the emulated filesystems.
-FS_GEOMETRY = {
-    "flash": (4096, 768, 32),  # SPIFFS, 3 MiB
-    "sd": (32768, 242304, 255),  # FAT32, ~7.4 GiB (an "8 GB" card)
-}
 
 uname_result = namedtuple("uname_result", ["sysname", "nodename", "release", "version", "machine"])
 _UNAME = uname_result(
@@ -69,11 +62,9 @@ def _is_root(path: Any) -> bool:
     return _store().device_path(path) == "/"
 
 
-def _mount_root(path: Any) -> str | None:
-    """The mount name if ``path`` is exactly a mount point (``/sd``), else None."""
-    device = _store().device_path(path)
-    name = device.lstrip("/")
-    return name if name in _store().roots() and device == "/" + name else None
+def _mount_root(path: Any) -> bool:
+    """True if ``path`` is exactly a mount point (``/sd``)."""
+    return _store().is_mount_point(path)
 
 
 # -- directory functions -------------------------------------------------------------------------
@@ -93,7 +84,7 @@ def listdir(path: Any = None) -> list[str]:
     if _is_root(target):
         return _store().mounts()
     with _device_errors():
-        return [name for name, _ in _store().visible_entries(target)]
+        return _store().listdir(target)
 
 
 def ilistdir(path: Any = None) -> Iterator[tuple[str, int, int, int]]:
@@ -103,13 +94,12 @@ def ilistdir(path: Any = None) -> Iterator[tuple[str, int, int, int]]:
         return iter([(name, S_IFDIR, 0, 0) for name in _store().mounts()])
     with _device_errors():
         entries = []
-        for name, real in _store().visible_entries(target):
+        for name, entry in _store().scandir(target):
             try:
-                info = real.stat()
+                size = 0 if entry.is_dir else entry.host.stat().st_size
             except OSError:  # vanished meanwhile
                 continue
-            is_dir = _stat.S_ISDIR(info.st_mode)
-            entries.append((name, S_IFDIR if is_dir else S_IFREG, 0, 0 if is_dir else info.st_size))
+            entries.append((name, S_IFDIR if entry.is_dir else S_IFREG, 0, size))
     return iter(entries)
 
 
@@ -117,37 +107,36 @@ def mkdir(path: Any) -> None:
     if _is_root(path) or _mount_root(path):
         raise _error(errno.EEXIST)
     with _device_errors():
-        _os.mkdir(_store().resolve(path))
+        _store().mkdir(path)
 
 
 def rmdir(path: Any) -> None:
     if _is_root(path) or _mount_root(path):
         raise _error(errno.EPERM)
     with _device_errors():
-        _os.rmdir(_store().resolve(path))
+        _store().rmdir(path)
 
 
 def remove(path: Any) -> None:
+    """Delete a file; a symlink is removed itself, its target stays."""
     if _is_root(path) or _mount_root(path):
         raise _error(errno.EISDIR)
     with _device_errors():
-        _os.remove(_store().resolve(path))
+        _store().remove(path)
 
 
 unlink = remove
 
 
 def rename(old: Any, new: Any) -> None:
-    """Rename within one mount (an existing file at ``new`` is replaced); across mounts: EXDEV."""
-    store = _store()
+    """Rename within one mount (an existing file at ``new`` is replaced); across mounts: EXDEV.
+
+    A symlink is renamed itself, never its target.
+    """
+    if _is_root(old) or _is_root(new) or _mount_root(old) or _mount_root(new):
+        raise _error(errno.EPERM)
     with _device_errors():
-        old_mount, _ = store.split(old)
-        new_mount, _ = store.split(new)
-        if old_mount is None or new_mount is None or _mount_root(old) or _mount_root(new):
-            raise _error(errno.EPERM)
-        if old_mount != new_mount:
-            raise _error(errno.EXDEV)
-        _os.replace(store.resolve(old), store.resolve(new))
+        _store().rename(old, new)
 
 
 def stat(path: Any) -> tuple[int, ...]:
@@ -155,44 +144,20 @@ def stat(path: Any) -> tuple[int, ...]:
     if _is_root(path):
         return (S_IFDIR, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     with _device_errors():
-        info = _store().resolve(path).stat()
-    mode = S_IFDIR if _stat.S_ISDIR(info.st_mode) else S_IFREG
+        entry = _store().lookup(path)
+        info = entry.host.stat()
+    mode = S_IFDIR if entry.is_dir else S_IFREG
     mtime = max(0, int(info.st_mtime) - _EPOCH_2000)
     size = 0 if mode == S_IFDIR else info.st_size
     return (mode, 0, 0, 0, 0, 0, size, mtime, mtime, mtime)
 
 
-def _used_bytes(root: Any) -> int:
-    total = 0
-    seen = 0
-    for folder, dirs, files in _os.walk(root):
-        for name in files:
-            try:
-                total += _os.lstat(_os.path.join(folder, name)).st_size
-            except OSError:
-                pass
-            seen += 1
-            if seen >= _WALK_LIMIT:
-                return total
-        seen += len(dirs)
-        if seen >= _WALK_LIMIT:
-            return total
-    return total
-
-
 def statvfs(path: Any) -> tuple[int, ...]:
     """``(bsize, frsize, blocks, bfree, bavail, files, ffree, favail, flag, namemax)``."""
-    store = _store()
     if _is_root(path):
         return (0, 0, 0, 0, 0, 0, 0, 0, 1, 128)
     with _device_errors():
-        mount, _ = store.split(path)
-        store.resolve(path)
-    assert mount is not None
-    block, blocks, namemax = FS_GEOMETRY[mount]
-    used_blocks = -(-_used_bytes(store.roots()[mount]) // block)
-    free = max(0, blocks - used_blocks)
-    return (block, block, blocks, free, free, 0, 0, 0, 0, namemax)
+        return _store().statvfs(path)
 
 
 # -- misc ------------------------------------------------------------------------------------------
@@ -206,6 +171,8 @@ def sync() -> None:
 
 
 def urandom(n: int) -> bytes:
+    import os as _os
+
     return _os.urandom(int(n))
 
 
@@ -228,16 +195,17 @@ def open_device(file: Any, mode: str = "r", buffering: int = -1, encoding: str |
                 opener: Any = None) -> Any:
     """The builtin ``open`` a script sees: device paths (``/sd/x``, or relative to the device cwd).
 
-    Returns an ordinary CPython file object; failures are MicroPython-style ``OSError(errno)``.
-    Integer file descriptors are passed through unchanged.
+    Returns an ordinary file object (writes go where the board's storage keeps them); failures are
+    MicroPython-style ``OSError(errno)``. Integer file descriptors are passed through unchanged.
     """
-    if isinstance(file, int):
+    if isinstance(file, int) and not isinstance(file, bool):
         return builtins.open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+    if not isinstance(file, (str, bytes)) and not hasattr(file, "__fspath__"):
+        raise TypeError(f"can't convert {type(file).__name__} to str")
     if _is_root(file) or _mount_root(file):
         raise _error(errno.EISDIR)
     with _device_errors():
-        host = _store().resolve(file)
-        return builtins.open(host, mode, buffering, encoding, errors, newline, closefd, opener)
+        return _store().open(file, mode, buffering, encoding, errors, newline)
 
 
 def _reset_state() -> None:

@@ -299,6 +299,9 @@ class clock:
         if self.t_ticks >= 2000:
             self.t_frame = 0
             self.t_ticks = 0
+        from . import ide_events
+
+        ide_events.clock_fps(value)
         return value
 
     def avg(self) -> float:

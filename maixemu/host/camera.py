@@ -40,9 +40,29 @@ IMAGE_SUFFIXES = frozenset(
 
 SYNTHETIC_SIZE = (320, 240)
 
+#: The largest camera picture decoded: 64 megapixels (8192x8192; a 48 MP phone photo or an 8K video
+#: frame fits). The sensor scales every source down to at most its own 1600x1200, so nothing larger
+#: can matter to a script, and the header is checked before decoding: a 633-byte JPEG claiming
+#: 30000x30000 pixels is refused instead of costing 5 GB and half a minute per frame.
+MAX_SOURCE_PIXELS = 8192 * 8192
+
 
 class CameraError(RuntimeError):
     """A camera source could not be opened or delivers nothing; the text says what to do."""
+
+
+class FrameTooLarge(CameraError):
+    """A picture whose header declares more pixels than :data:`MAX_SOURCE_PIXELS`; ``size`` says how many."""
+
+    def __init__(self, what: object, size: str):
+        super().__init__(f"{what} is {size}, more than the 8192x8192 (64 Mpx) maixemu decodes for a camera "
+                         f"frame; {CAMERA_HINT}")
+        self.size = size
+
+
+def _check_frame_size(width: int, height: int, what: object) -> None:
+    if width * height > MAX_SOURCE_PIXELS:
+        raise FrameTooLarge(what, f"{width}x{height} pixels")
 
 
 class CameraLost(CameraError):
@@ -145,13 +165,38 @@ class SyntheticSource(FrameSource):
 
 
 # ---------------------------------------------------------------------------------- still image
+def _header_size(path: Path) -> tuple[int, int] | None:
+    """(width, height) from an image file's header without decoding it, or None if Pillow cannot tell."""
+    from PIL import Image as PILImage
+
+    try:
+        with PILImage.open(path) as im:
+            return im.size
+    except PILImage.DecompressionBombError as exc:  # far past our bound: Pillow itself refuses to open it
+        pixels = "".join(c for c in str(exc).split("pixels", 1)[0] if c.isdigit()) or "too many"
+        raise FrameTooLarge(path, f"{pixels} pixels") from None
+    except Exception:  # not a picture Pillow knows: OpenCV decides below, under its own pixel limit
+        return None
+
+
 def _read_image(path: Path) -> np.ndarray | None:
-    """Decode one image file to RGB, or ``None`` if neither OpenCV nor Pillow can read it."""
-    data = np.fromfile(str(path), dtype=np.uint8) if path.is_file() else None
-    if data is not None and data.size:
+    """Decode one image file to RGB, or ``None`` if neither OpenCV nor Pillow can read it.
+
+    Raises :class:`FrameTooLarge` before decoding a picture past :data:`MAX_SOURCE_PIXELS`.
+    """
+    if not path.is_file():
+        return None
+    size = _header_size(path)
+    if size is not None:
+        _check_frame_size(*size, path)
+    data = np.fromfile(str(path), dtype=np.uint8)
+    if data.size:
         frame = cv2.imdecode(data, cv2.IMREAD_UNCHANGED)
         if frame is not None:
+            _check_frame_size(frame.shape[1], frame.shape[0], path)
             return _bgr_to_rgb(_as_uint8(frame))
+    if size is None:
+        return None
     try:  # formats OpenCV lacks (e.g. GIF)
         from PIL import Image as PILImage
 
@@ -196,6 +241,7 @@ class FolderSource(FrameSource):
         self._cache_left = cache_bytes
         self._pos = 0
         self._delivered = 0
+        self._too_large: dict[Path, str] = {}  # files refused for their size, and why
         if not self._files:
             raise CameraError(f"folder {self.path} has no files to use as camera frames; {CAMERA_HINT}")
         self._probe()
@@ -209,19 +255,28 @@ class FolderSource(FrameSource):
                 break
             unreadable.append(p)
         else:
+            if self._too_large:
+                path, why = next(iter(self._too_large.items()))
+                raise CameraError(f"folder {self.path} has no image maixemu can use ({len(self._files)} files "
+                                  f"tried; {path.name} is {why}); {CAMERA_HINT}")
             raise CameraError(f"folder {self.path} has no image OpenCV or Pillow can read "
                               f"({len(self._files)} files tried); {CAMERA_HINT}")
         for p in unreadable:
             self._tell_skipped(p)
 
     def _tell_skipped(self, p: Path) -> None:
-        self._notice(f"maixemu: camera folder: skipping {p.name} (not an image OpenCV or Pillow can read)")
+        why = self._too_large.get(p, "not an image OpenCV or Pillow can read")
+        self._notice(f"maixemu: camera folder: skipping {p.name} ({why})")
 
     def _load(self, p: Path, tell: bool = True) -> np.ndarray | None:
         frame = self._cache.get(p)
         if frame is not None:
             return frame
-        frame = _read_image(p)
+        try:
+            frame = _read_image(p)
+        except FrameTooLarge as exc:
+            frame = None
+            self._too_large[p] = f"{exc.size}, more than the 64 Mpx decoded for a camera frame"
         if frame is None:
             self._bad.add(p)
             if tell:
@@ -284,6 +339,12 @@ class VideoSource(_CaptureSource):
         if not self.cap.isOpened():
             self.close()
             raise CameraError(f"cannot open video {self.path}: OpenCV has no decoder for it or it is not a video; {CAMERA_HINT}")
+        try:
+            _check_frame_size(int(self.cap.get(cv2.CAP_PROP_FRAME_WIDTH)), int(self.cap.get(cv2.CAP_PROP_FRAME_HEIGHT)),
+                              f"video {self.path}")
+        except FrameTooLarge:
+            self.close()
+            raise
         # Decode the first frame now: a video with no frame fails at sensor.reset(), not mid-run.
         self._pending = self._grab()
         if self._pending is None:

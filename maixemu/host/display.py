@@ -7,9 +7,13 @@ array after every change; a :class:`DisplaySink` shows, records or drops it. Sin
 * ``"window"`` — an OpenCV window titled ``maixemu LCD`` (scaled x2 for panels up to 400 pixels wide,
   so a 320x240 LCD is readable on a PC screen). ESC or closing the window ends the run: the sink sets
   ``closed`` and :meth:`DisplaySink.show` raises :class:`WindowClosed`.
-* ``"record:PATH"`` — ``PATH`` ending ``.mp4``/``.avi`` is written with ``cv2.VideoWriter`` (always
-  finalised by ``close()``, also at interpreter exit); any other ``PATH`` is a folder of numbered PNGs
-  (``frame_000001.png`` ...).
+* ``"record:PATH"`` — ``PATH`` ending ``.mp4``/``.avi`` is a video, any other ``PATH`` a folder of
+  numbered PNGs (``frame_000001.png`` ...). Recordings survive every way a run ends: each frame is
+  on disk once it is recorded (a video's frames go to an MJPEG journal next to it, encoded into the
+  video by ``close()``, also at interpreter exit; each PNG is written under a temporary name and
+  renamed), so a crash or SIGKILL loses at most the frame being written. Two runs recording to the
+  same target at once get an error (an OS lock, released when a process dies), and frames of an
+  earlier run are never mixed with new ones (see :class:`PngFolderSink`, :class:`VideoFileSink`).
 * ``"none"`` — frames are counted and dropped.
 * ``None`` / ``"auto"`` — a window when a display exists (``DISPLAY``/``WAYLAND_DISPLAY`` set, or not
   Linux), otherwise ``none`` with one notice.
@@ -19,7 +23,9 @@ This module imports nothing from ``maixemu.firmware``.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 import weakref
 from collections.abc import Callable
@@ -129,10 +135,63 @@ class NullSink(DisplaySink):
         pass
 
 
+def _lock(path: Path, target: Path) -> int | None:
+    """An exclusive OS lock on ``path`` (a file or a folder) held while recording to ``target``.
+
+    Why ``flock``: the OS drops it when the process ends, however it ends, so a killed run never
+    leaves a stale lock behind. Returns the descriptor to close, or None where there is no flock.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no second-run check
+        return None
+    flags = os.O_RDONLY if path.is_dir() else os.O_RDWR | os.O_CREAT
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as e:
+        raise DisplayError(f"cannot record to {target}: {e.strerror or e}; {LCD_HINT}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DisplayError(f"another maixemu run is recording to {target} right now; choose another name "
+                           f"(record:OTHER) or wait for it to end") from None
+    return fd
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write a file under a temporary name and rename it: readers (and a killed run) never see half of it."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _unlock(fd: int | None) -> None:
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 class PngFolderSink(DisplaySink):
-    """Writes every frame as ``frame_000001.png``, ``frame_000002.png``, ... into a folder."""
+    """Writes every frame as ``frame_000001.png``, ``frame_000002.png``, ... into a folder.
+
+    Each frame is written under a temporary name and renamed, so a killed run leaves only whole
+    pictures. A marker file (``.maixemu-recording.json``) says whether the folder's frames are a
+    finished recording: those are replaced by a new run (as a video file would be overwritten), but
+    frames of a recording that never finished (the run was killed) or that maixemu did not write
+    are refused, never mixed with new ones or deleted.
+    """
 
     records = True
+    MARKER = ".maixemu-recording.json"
+    FRAME = re.compile(r"frame_\d{6}\.png")
 
     def __init__(self, folder: str | os.PathLike, *, on_notice: Notice | None = None):
         super().__init__()
@@ -143,15 +202,59 @@ class PngFolderSink(DisplaySink):
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise DisplayError(f"cannot create the recording folder {self.folder}: {e}; {LCD_HINT}") from None
+        self._lock = _lock(self.folder, self.folder)
+        try:
+            self._clear_earlier_recording()
+            self._write_marker("recording")
+        except BaseException:
+            _unlock(self._lock)
+            raise
+
+    def _clear_earlier_recording(self) -> None:
+        names = os.listdir(self.folder)
+        frames = sorted(n for n in names if self.FRAME.fullmatch(n))
+        if not frames:
+            return
+        try:
+            state = json.loads((self.folder / self.MARKER).read_text(encoding="utf-8")).get("state")
+        except (OSError, ValueError, AttributeError):
+            state = None
+        others = [n for n in names if n not in frames and not n.startswith(".")]
+        if state != "finished" or others:
+            why = ("an earlier recording that did not finish (was the run killed?)" if state == "recording"
+                   else "pictures maixemu did not record" if state is None else "other files")
+            raise DisplayError(f"cannot record into {self.folder}: it holds {len(frames)} frames "
+                               f"({frames[0]} ...) of {why}; record into an empty folder or move them first")
+        for name in frames:
+            (self.folder / name).unlink()
+        if self._notice is not None:
+            self._notice(f"maixemu: replaced the {len(frames)} frames of the earlier recording in {self.folder}")
+
+    def _write_marker(self, state: str) -> None:
+        _write_whole(self.folder / self.MARKER, json.dumps({"state": state, "frames": self.frames_shown}).encode())
 
     def _show(self, rgb: np.ndarray) -> None:
         path = self.folder / f"frame_{self.frames_shown + 1:06d}.png"
-        if not cv2.imwrite(str(path), cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)):
-            raise DisplayError(f"cannot write {path} (disk full or no permission?)")
+        ok, data = cv2.imencode(".png", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
+        if not ok:
+            raise DisplayError(f"cannot encode {path} as PNG")
+        try:
+            _write_whole(path, data.tobytes())
+        except OSError as e:
+            raise DisplayError(f"cannot write {path}: {e.strerror or e} (disk full or no permission?)") from None
 
     def close(self) -> None:
         if not self.closed:
             _tell_if_empty(self, self.folder)
+            try:
+                if self.frames_shown:
+                    self._write_marker("finished")
+                else:
+                    (self.folder / self.MARKER).unlink(missing_ok=True)
+            except OSError:
+                pass
+            _unlock(self._lock)
+            self._lock = None
         super().close()
 
 
@@ -163,8 +266,72 @@ def _tell_if_empty(sink: DisplaySink, target: Path) -> None:
         notice(f"maixemu: the LCD showed no frame; nothing was recorded to {target}")
 
 
-def _release_writer(writer: cv2.VideoWriter) -> None:
-    writer.release()
+class _Journal:
+    """The frames of a video being recorded, as an MJPEG stream on disk, and how to finish it.
+
+    Why: an .mp4 or .avi is readable only once its index is written at the end, so a run that
+    crashes or is killed would lose every frame. A stream of JPEGs has no index: every frame is
+    complete on disk once written (OpenCV, ffmpeg and VLC play the journal as it is).
+    ``finish`` encodes the journal into the video and removes it; it runs once, from ``close()`` or,
+    as a safety net, when the sink is garbage collected or the interpreter exits.
+    """
+
+    QUALITY = 95
+
+    def __init__(self, target: Path, fourcc: int, fps: float):
+        self.target = target
+        self.path = target.with_name(target.name + ".unfinished.mjpeg")
+        self.fourcc, self.fps = fourcc, fps
+        self.size: tuple[int, int] | None = None
+        self.lengths: list[int] = []  # bytes of each frame, in order
+        self._lock = _lock(self.path, target)
+        try:
+            if self.path.stat().st_size:
+                raise DisplayError(
+                    f"cannot record to {target}: {self.path} holds the frames of an earlier recording that never "
+                    f"finished (was the run killed?); it plays as an MJPEG video: move or delete it first")
+            self._handle = open(self.path, "ab")
+        except BaseException:
+            _unlock(self._lock)
+            raise
+
+    def append(self, bgr: np.ndarray) -> None:
+        ok, data = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, self.QUALITY])
+        if not ok:
+            raise DisplayError(f"cannot encode a frame for {self.target}")
+        try:
+            self._handle.write(data.tobytes())
+            self._handle.flush()  # in the OS's hands: survives the process being killed
+        except OSError as e:
+            raise DisplayError(f"cannot write {self.path} ({e.strerror or e}: disk full?)") from None
+        self.lengths.append(int(data.size))
+
+    def finish(self) -> None:
+        """Encode the journal into the video, then remove it; on failure the journal stays."""
+        try:
+            self._handle.close()
+            if self.lengths and self.size is not None:
+                self._encode()
+            self.path.unlink(missing_ok=True)
+        finally:
+            _unlock(self._lock)
+            self._lock = None
+
+    def _encode(self) -> None:
+        temporary = self.target.with_name(f".{self.target.stem}.maixemu-encoding{self.target.suffix}")
+        writer = cv2.VideoWriter(str(temporary), self.fourcc, self.fps, self.size)
+        if not writer.isOpened():
+            raise DisplayError(f"OpenCV cannot write {self.target} (no {self.target.suffix} encoder in this OpenCV "
+                               f"build?); the frames are kept in {self.path}")
+        try:
+            with open(self.path, "rb") as journal:
+                for length in self.lengths:
+                    frame = cv2.imdecode(np.frombuffer(journal.read(length), np.uint8), cv2.IMREAD_COLOR)
+                    if frame is not None:
+                        writer.write(frame)
+        finally:
+            writer.release()
+        os.replace(temporary, self.target)
 
 
 class VideoFileSink(DisplaySink):
@@ -172,8 +339,10 @@ class VideoFileSink(DisplaySink):
 
     The video's size is fixed by the first frame; later frames of another size (``lcd.init`` with a
     different panel) are scaled to it. Odd sizes are padded by one black row/column because common
-    codecs need even dimensions. The file is finalised by ``close()`` and, as a safety net, when the
-    sink is garbage collected or the interpreter exits.
+    codecs need even dimensions. Frames go to an MJPEG journal (``OUT.mp4.unfinished.mjpeg``) as
+    they come, and ``close()`` — also when the sink is garbage collected or the interpreter exits —
+    encodes them into the video: a run that is killed keeps its frames in the journal, and the next
+    run to the same name refuses to start until the user has moved it.
     """
 
     records = True
@@ -194,25 +363,18 @@ class VideoFileSink(DisplaySink):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise DisplayError(f"cannot create {self.path.parent}: {e}") from None
-        self._fourcc = cv2.VideoWriter_fourcc(*self.FOURCC[suffix])
-        self._writer: cv2.VideoWriter | None = None
-        self._size: tuple[int, int] | None = None  # (w, h) of the video
-        self._finalizer: weakref.finalize | None = None
+        self._journal = _Journal(self.path, cv2.VideoWriter_fourcc(*self.FOURCC[suffix]), self.fps)
+        self._finalizer: weakref.finalize | None = weakref.finalize(self, self._journal.finish)
 
-    def _open(self, w: int, h: int) -> None:
-        vw, vh = w + (w & 1), h + (h & 1)
-        writer = cv2.VideoWriter(str(self.path), self._fourcc, self.fps, (vw, vh))
-        if not writer.isOpened():
-            raise DisplayError(f"OpenCV cannot write {self.path} (no {self.path.suffix} encoder in this OpenCV "
-                               f"build?); try record:OUT.avi or record:FOLDER for PNG frames")
-        self._writer, self._size = writer, (vw, vh)
-        self._finalizer = weakref.finalize(self, _release_writer, writer)
+    @property
+    def _size(self) -> tuple[int, int] | None:
+        return self._journal.size
 
     def _show(self, rgb: np.ndarray) -> None:
         h, w = rgb.shape[:2]
-        if self._writer is None:
-            self._open(w, h)
-        vw, vh = self._size
+        if self._journal.size is None:
+            self._journal.size = (w + (w & 1), h + (h & 1))
+        vw, vh = self._journal.size
         bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
         if (w, h) == (vw, vh):
             frame = bgr
@@ -220,16 +382,66 @@ class VideoFileSink(DisplaySink):
             frame = cv2.copyMakeBorder(bgr, 0, vh - h, 0, vw - w, cv2.BORDER_CONSTANT, value=(0, 0, 0))
         else:
             frame = cv2.resize(bgr, (vw, vh), interpolation=cv2.INTER_NEAREST)
-        self._writer.write(frame)
+        self._journal.append(frame)
 
     def close(self) -> None:
         if not self.closed:
             _tell_if_empty(self, self.path)
         if self._finalizer is not None:
-            self._finalizer()  # releases the writer exactly once
-            self._finalizer = None
-        self._writer = None
+            finalizer, self._finalizer = self._finalizer, None
+            finalizer()  # encodes the video exactly once
         super().close()
+
+
+class TeeSink(DisplaySink):
+    """Another sink, unchanged, plus calls after every frame it shows and every pump.
+
+    For views that follow the LCD (``--show-ai``, the IDE page's LCD pane): ``after_show(rgb)``
+    gets the very frame the inner sink got (it must copy what it keeps), ``on_pump()`` runs when the
+    LCD pumps events (also while the script sleeps). The inner sink keeps its own state.
+    """
+
+    def __init__(self, inner: DisplaySink, after_show: Callable[[np.ndarray], None] | None = None,
+                 on_pump: Callable[[], None] | None = None):
+        super().__init__()
+        self.inner = inner
+        self.name = inner.name
+        self.records = inner.records
+        self._after_show = after_show
+        self._on_pump = on_pump
+
+    def show(self, rgb: np.ndarray) -> None:
+        self.inner.show(rgb)
+        self.frames_shown = self.inner.frames_shown
+        if self._after_show is not None:
+            self._after_show(rgb)
+
+    def pump(self, delay_ms: int = 1) -> None:
+        self.inner.pump(delay_ms)
+        if self._on_pump is not None:
+            self._on_pump()
+
+    @property
+    def closed(self) -> bool:  # type: ignore[override]
+        return self.inner.closed
+
+    @closed.setter
+    def closed(self, value: bool) -> None:
+        pass  # set by DisplaySink.__init__ only; the inner sink owns the state
+
+    @property
+    def close_reason(self) -> str:  # type: ignore[override]
+        return self.inner.close_reason
+
+    @close_reason.setter
+    def close_reason(self, value: str) -> None:
+        pass
+
+    def closed_error(self) -> WindowClosed:
+        return self.inner.closed_error()
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def display_available() -> bool:

@@ -8,8 +8,11 @@ hostile input:
   extracted by that validated base name only, into one folder, never following a symlink there;
 * sizes are checked against the 16 MiB flash *before* extraction, and extraction reads at most the
   declared size and checks the real size (a zip bomb or a lying header cannot write more);
-* ``flash-list.json`` itself is read only up to :data:`LISTING_MAX_BYTES`;
-* address ranges may not leave the flash or overlap.
+* ``flash-list.json`` itself is read only up to :data:`LISTING_MAX_BYTES`, and a listing nested
+  deeper than JSON needs, or holding numbers of thousands of digits, is refused, not parsed;
+* addresses are plain ASCII numbers (decimal or ``0x`` hex) inside the flash, ranges may not
+  overlap; member names must be unique in the zip;
+* the package must be a regular file (a FIFO or a device would block the run forever).
 
 Every problem is a :class:`FlashImageError` whose message names the package and what is wrong, so
 ``maixemu run`` can print it as one line (exit 2). A failed extraction removes what it wrote.
@@ -20,7 +23,9 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import shutil
+import stat
 import tempfile
 import zipfile
 import zlib
@@ -33,6 +38,9 @@ FLASH_BYTES = 16 * 1024 * 1024
 LISTING_MAX_BYTES = 1 << 20
 
 _CHUNK = 1 << 20
+
+#: An address as kflash writes it: decimal or 0x-hex ASCII digits, at most what 16 MiB needs.
+_ADDRESS = re.compile(r"(?:0[xX][0-9a-fA-F]{1,8}|[0-9]{1,10})")
 
 
 class FlashImageError(ValueError):
@@ -67,12 +75,18 @@ def _member_name(name: str, package: Path) -> str:
 def _parse_address(value: object, name: str, package: Path) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise FlashImageError(f"{package.name}: address of {name!r} must be a number, got {_short(value)}")
-    try:
-        address = int(value, 0) if isinstance(value, str) else int(value)
-    except ValueError:
-        raise FlashImageError(f"{package.name}: address of {name!r} is not a number: {_short(value)}") from None
+    if isinstance(value, str):
+        text = value.strip()
+        if not _ADDRESS.fullmatch(text):  # no "٣٠٠", no "1_000", no 5000-digit numbers
+            raise FlashImageError(
+                f"{package.name}: address of {name!r} is not a flash address (decimal or 0x-hex ASCII digits): "
+                f"{_short(value)}")
+        address = int(text, 0) if text[:2].lower() == "0x" else int(text, 10)
+    else:
+        address = value
     if not 0 <= address < FLASH_BYTES:
-        raise FlashImageError(f"{package.name}: address 0x{address:x} of {name!r} is outside the 16 MiB flash")
+        shown = f"0x{address:x}" if abs(address).bit_length() <= 64 else f"of {len(str(abs(address)))} digits"
+        raise FlashImageError(f"{package.name}: address {shown} of {name!r} is outside the 16 MiB flash")
     return address
 
 
@@ -98,6 +112,10 @@ def _read_listing(archive: zipfile.ZipFile, info: zipfile.ZipInfo, package: Path
         raise FlashImageError(
             f"{package.name}: flash-list.json is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})"
         ) from None
+    except RecursionError:
+        raise FlashImageError(f"{package.name}: flash-list.json is nested too deeply to be a kflash listing") from None
+    except ValueError as exc:  # Python's limit on digits in an integer (4300)
+        raise FlashImageError(f"{package.name}: flash-list.json holds a number too long to be an address ({exc})") from None
     if not isinstance(listing, dict):
         raise FlashImageError(
             f'{package.name}: flash-list.json must be an object with a "files" list, got {_type_name(listing)}'
@@ -114,7 +132,11 @@ def _read_listing(archive: zipfile.ZipFile, info: zipfile.ZipInfo, package: Path
 
 def _plan(archive: zipfile.ZipFile, package: Path) -> list[tuple[int, str, zipfile.ZipInfo]]:
     """Validated (address, member name, zip entry) triples, sorted by address; nothing extracted yet."""
-    infos = {info.filename: info for info in archive.infolist()}
+    infos: dict[str, zipfile.ZipInfo] = {}
+    for info in archive.infolist():
+        if info.filename in infos:  # which of the two would kflash write? refuse to guess
+            raise FlashImageError(f"{package.name}: the zip holds two members named {_short(info.filename)}")
+        infos[info.filename] = info
     if "flash-list.json" not in infos:
         raise FlashImageError(f"{package.name} has no flash-list.json; is it a kflash package?")
     entries: list[tuple[int, str, zipfile.ZipInfo]] = []
@@ -178,6 +200,38 @@ def _extract(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, pack
         raise FlashImageError(f"{package.name}: {name!r} is larger than its zip header says ({info.file_size} bytes)")
 
 
+def _open_package(package: Path) -> zipfile.ZipFile:
+    """The package's zip, after checking it is a regular file (opening a FIFO would block forever)."""
+    try:
+        info = os.stat(package)
+    except FileNotFoundError:
+        raise FlashImageError(f"no such flash package: {package}") from None
+    except OSError as exc:
+        raise FlashImageError(f"cannot read {package}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise FlashImageError(f"{package} is a folder, not a .kfpkg file")
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "not a regular file"
+        raise FlashImageError(f"{package} is {kind}, not a .kfpkg file")
+    try:
+        return zipfile.ZipFile(package)
+    except zipfile.BadZipFile as exc:
+        raise FlashImageError(f"{package.name} is not a .kfpkg (not a zip file: {exc})") from None
+    except (OSError, ValueError, EOFError, OverflowError) as exc:
+        raise FlashImageError(f"cannot read {package}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def check_flash_image(package: str | os.PathLike) -> dict[int, str]:
+    """``{flash address: member name}`` of a valid .kfpkg, without extracting anything.
+
+    The verdict :func:`read_flash_image` (``maixemu run --flash-image``) reaches, for ``maixemu
+    info``/``forward``/``trace`` to give the same one line for a broken package.
+    """
+    package = Path(package)
+    with _open_package(package) as archive:
+        return {address: name for address, name, _ in _plan(archive, package)}
+
+
 def read_flash_image(package: str | os.PathLike, extract_to: Path | None = None) -> dict[int, Path]:
     """Extract a .kfpkg and return ``{flash address: extracted file}``.
 
@@ -187,16 +241,7 @@ def read_flash_image(package: str | os.PathLike, extract_to: Path | None = None)
     damaged members, or overlapping address ranges; nothing is left behind in that case.
     """
     package = Path(package)
-    if package.is_dir():
-        raise FlashImageError(f"{package} is a folder, not a .kfpkg file")
-    try:
-        archive = zipfile.ZipFile(package)
-    except FileNotFoundError:
-        raise FlashImageError(f"no such flash package: {package}") from None
-    except zipfile.BadZipFile as exc:
-        raise FlashImageError(f"{package.name} is not a .kfpkg (not a zip file: {exc})") from None
-    except OSError as exc:
-        raise FlashImageError(f"cannot read {package}: {exc.strerror or exc}") from None
+    archive = _open_package(package)
     with archive:
         entries = _plan(archive, package)
         created = extract_to is None

@@ -1,56 +1,707 @@
-"""The board's filesystem on the PC: ``/sd`` and ``/flash`` mapped to local folders, flash by address.
+"""The board's file systems on the PC: ``/sd`` and ``/flash``, copy-on-write by default, flash by address.
 
 A MaixPy script sees two mount points and a working directory (``/sd`` when the board boots from an
-SD card). Every device path a script uses — in ``open``, ``uos``, ``image.Image(path)``,
-``kpu.load`` — goes through :func:`Storage.resolve`, which is the one place that decides where it
-lands on the PC and refuses anything that would escape the mapped folders (``..``, absolute host
-paths, symlinks pointing out). Refusals are the device's own ``OSError(ENOENT)``.
+SD card). Every device path a script uses — in ``open``, ``uio``, ``uos``, ``image.Image(path)``,
+``img.save``, ``kpu.load``, its own imports — goes through one :class:`Storage`, which decides where
+it lands on the PC and refuses anything that would escape the mount (``..``, absolute host paths,
+symlinks pointing out) with the device's ``OSError(ENOENT)``.
+
+Each mount point is a :class:`Mount`: a real folder (its *root*) and, by default, a copy-on-write
+:class:`Layer` on top of it, so that **a run modifies or deletes no file that existed before it**:
+
+* reads fall through to the root unless the layer holds a newer version of the file;
+* writes, renames and ``mkdir`` go to the layer's folder (a file opened for appending is copied up
+  first); deletions are recorded as *whiteouts* (a JSON list next to the layer), so a deleted
+  project file disappears from the device's view and stays on the PC;
+* ``listdir``/``stat`` show the merged view: the layer's entries, then the root's that are not
+  whited out;
+* symlinks are resolved component by component in *device* space (a link's target is looked up
+  through the same merged view), and one that leads out of the mount is refused; ``remove`` and
+  ``rename`` of a link act on the link, never on its target.
+
+``maixemu run`` mounts the script's folder as both ``/sd`` and ``/flash`` with one layer each, kept
+in ``.maixemu/sd`` and ``.maixemu/flash`` next to the script: the two are separate file systems as on
+the board (a write to ``/flash/main.py`` never changes ``/sd/main.py``), both show the project's
+files, and what a run wrote is still there for the next run (the board's storage persists).
+``--sd DIR``/``--flash-dir DIR``/``--writable`` mount a folder without a layer: writes change it.
+
+Capacity follows the device's media (:data:`SPIFFS_FLASH`, :data:`FAT32_CARD`): ``statvfs`` reports
+them, and a write past the free space fails with ``OSError(ENOSPC)``. What counts as used is what
+the mount itself holds: the layer's files for a copy-on-write mount (the project's files are visible
+but are not "on" the emulated flash), the folder's files for a writable one.
+
+This module imports nothing from ``maixemu.firmware``; one :class:`Storage` object is the whole
+storage state of a board.
 """
 
 from __future__ import annotations
 
 import errno
+import io
+import json
 import os
 import posixpath
-from dataclasses import dataclass, field
+import shutil
+import stat as _stat
+import tempfile
+from collections import deque
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 MOUNT_POINTS = ("flash", "sd")
 
+#: The folder next to a script that holds its runs' copy-on-write layers.
+LAYER_FOLDER = ".maixemu"
+
+#: Symlinks followed in one lookup before giving up (as Linux does).
+MAX_LINKS = 40
+
+#: Entries looked at, at most, when adding up what a mount holds (a huge folder must not stall a run).
+USAGE_WALK_LIMIT = 20000
+
+Notice = Callable[[str], None]
+PathLike = "str | bytes | os.PathLike"
+
+
+def device_error(code: int, path: str | None = None) -> OSError:
+    """``OSError(code, 'ENAME')`` as MicroPython prints it (``[Errno 2] ENOENT``), optionally naming
+    the device path the script gave (never a host path)."""
+    name = errno.errorcode.get(code, str(code))
+    return OSError(code, name) if path is None else OSError(code, name, path)
+
 
 def enoent(path: str) -> OSError:
     """The error MicroPython raises for a missing path (it prints ``[Errno 2] ENOENT``)."""
-    return OSError(errno.ENOENT, "ENOENT", path)
+    return device_error(errno.ENOENT, path)
 
 
-@dataclass
-class Storage:
-    """Where ``/sd`` and ``/flash`` live on the PC, the device working directory, and flash contents.
+@contextmanager
+def device_errors(shown: str):
+    """Host OSErrors (which name the PC's paths) become the device's ``OSError(errno, 'ENAME', path)``
+    with the path as the script gave it; errors already in the device's form pass through."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno is None or (exc.strerror == errno.errorcode.get(exc.errno) and exc.filename in (None, shown)):
+            raise
+        raise device_error(exc.errno, shown or None) from None
 
-    ``flash_map`` maps flash byte addresses (as used by ``kpu.load(0x300000)``) to local files.
+
+# ---------------------------------------------------------------------------------------- media
+@dataclass(frozen=True)
+class Medium:
+    """What a mount's ``statvfs`` reports and where ``ENOSPC`` starts.
+
+    ``unit`` is the allocation unit (a SPIFFS data page, a FAT cluster); a file of ``size`` bytes
+    takes ``overhead_units + ceil(size / unit)`` units.
     """
 
-    sd_dir: Path
-    flash_dir: Path
-    cwd: str = "/sd"
-    flash_map: dict[int, Path] = field(default_factory=dict)
-    sd_present: bool = True
+    kind: str
+    block_size: int  # f_bsize / f_frsize of statvfs
+    capacity: int  # bytes of file data the medium holds
+    unit: int
+    overhead_units: int
+    namemax: int
 
-    def __post_init__(self) -> None:
-        self.sd_dir = Path(self.sd_dir).resolve()
-        self.flash_dir = Path(self.flash_dir).resolve()
-        self.flash_map = {int(a): Path(p).resolve() for a, p in self.flash_map.items()}
+    def cost(self, size: int) -> int:
+        """Bytes of the medium a file of ``size`` bytes takes."""
+        return (self.overhead_units + -(-max(size, 0) // self.unit)) * self.unit
 
+    def largest_file(self, free: int) -> int:
+        """The biggest file that fits into ``free`` bytes of the medium."""
+        return max(0, (free // self.unit - self.overhead_units) * self.unit)
+
+    def statvfs(self, used: int) -> tuple[int, ...]:
+        """``(bsize, frsize, blocks, bfree, bavail, files, ffree, favail, flag, namemax)``."""
+        free = max(0, self.capacity - used) // self.block_size
+        return (self.block_size, self.block_size, self.capacity // self.block_size, free, free, 0, 0, 0, 0,
+                self.namemax)
+
+
+#: MaixPy's ``/flash``: SPIFFS over 3 MiB of the SPI flash from 0xD00000 (``CONFIG_SPIFFS_SIZE=0x300000``,
+#: logical block 128 KiB, page 4 KiB, names up to 128 bytes: ``projects/maixpy_k210/config_defaults.mk``).
+#: ``SPIFFS_info`` counts ``(blocks - 2) * (pages_per_block - lookup_pages) + 1`` data pages of
+#: ``page - 5`` bytes: (24 - 2) * (32 - 1) + 1 = 683 pages of 4091 bytes = 2 794 153 bytes, which
+#: ``statvfs`` reports in 128 KiB blocks (21). A file takes an index header page plus its data pages.
+SPIFFS_FLASH = Medium("spiffs", block_size=0x20000, capacity=683 * 4091, unit=4091, overhead_units=1, namemax=128)
+
+#: ``/sd``: an "8 GB" FAT32 card, 242 304 clusters of 32 KiB.
+FAT32_CARD = Medium("fat32", block_size=32768, capacity=242304 * 32768, unit=32768, overhead_units=0, namemax=255)
+
+MEDIA = {"flash": SPIFFS_FLASH, "sd": FAT32_CARD}
+
+
+class _CappedFileIO(io.FileIO):
+    """A host file that refuses to grow past what is left on its emulated medium (``ENOSPC``)."""
+
+    def __init__(self, path: Path, mode: str, *, medium: Medium, free: int, on_full: Callable[[], None] | None):
+        super().__init__(path, mode)
+        self._largest = medium.largest_file(free)
+        self._on_full = on_full
+
+    def write(self, data) -> int:  # type: ignore[override]
+        view = memoryview(data).cast("B")
+        room = self._largest - self.tell()
+        if len(view) > room:
+            if room <= 0:
+                if self._on_full is not None:
+                    self._on_full()
+                raise device_error(errno.ENOSPC)
+            view = view[:room]  # a short write; the next one reports the full medium
+        return super().write(view)
+
+
+def _open_stream(raw: io.FileIO, mode: str, buffering: int, encoding: str | None, errors: str | None,
+                 newline: str | None):
+    """What ``open()`` builds on a raw file: a buffered stream, and a text wrapper for text modes."""
+    binary = "b" in mode
+    if buffering == 0:
+        if not binary:
+            raise ValueError("can't have unbuffered text I/O")
+        return raw
+    size = io.DEFAULT_BUFFER_SIZE if buffering in (-1, 1) else buffering
+    if "+" in mode:
+        buffered = io.BufferedRandom(raw, size)
+    elif raw.writable():
+        buffered = io.BufferedWriter(raw, size)
+    else:
+        buffered = io.BufferedReader(raw, size)
+    if binary:
+        return buffered
+    text = io.TextIOWrapper(buffered, encoding or "utf-8", errors, newline, line_buffering=buffering == 1)
+    text.mode = mode  # type: ignore[misc]
+    return text
+
+
+def _raw_mode(mode: str) -> str:
+    """FileIO's mode for an ``open()`` mode (``"rt"`` → ``"r"``, ``"ab+"`` → ``"a+"``)."""
+    kinds = set(mode)
+    if len(kinds & set("rwax")) != 1 or not kinds <= set("rwaxbt+") or {"b", "t"} <= kinds:
+        raise ValueError(f"invalid mode: '{mode}'")
+    base = next(c for c in "rwax" if c in kinds)
+    return base + ("+" if "+" in kinds else "")
+
+
+# ---------------------------------------------------------------------------------------- layer
+class Layer:
+    """Where a copy-on-write mount keeps what runs wrote (a folder) and deleted (a whiteout list).
+
+    Nothing is created on the PC until the first write. ``written``/``removed`` are the device
+    paths (inside the mount) this run changed, for the run's closing line.
+    """
+
+    def __init__(self, folder: Path, whiteout_file: Path):
+        self.folder = Path(folder)
+        self.whiteout_file = Path(whiteout_file)
+        self.whiteouts: set[tuple[str, ...]] = set()
+        self.written: set[tuple[str, ...]] = set()
+        self.removed: set[tuple[str, ...]] = set()
+        self._load_whiteouts()
+
+    def _load_whiteouts(self) -> None:
+        try:
+            items = json.loads(self.whiteout_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(items, list):
+            self.whiteouts = {tuple(p.split("/")) for p in items if isinstance(p, str) and p and "\0" not in p}
+
+    def holds_changes(self) -> bool:
+        """True when earlier runs left files or deletions here."""
+        try:
+            return bool(self.whiteouts) or any(self.folder.iterdir())
+        except OSError:
+            return False
+
+    def ensure(self) -> None:
+        """Create the layer folder (and explain the ``.maixemu`` folder it lives in)."""
+        if self.folder.is_dir():
+            return
+        home = self.folder.parent
+        home.mkdir(parents=True, exist_ok=True)
+        for name, text in (
+            (".gitignore", "# maixemu's copy-on-write storage of /sd and /flash: not project files\n*\n"),
+            ("README.txt", "What MaixPy scripts run by maixemu wrote to /sd and /flash (sd/, flash/) and\n"
+                           "deleted (*.deleted, a list of device paths). Your own files are left as they\n"
+                           "were. Delete this folder to give the next run the project's files only.\n"),
+        ):
+            target = home / name
+            if not target.exists():
+                try:
+                    target.write_text(text, encoding="utf-8")
+                except OSError:
+                    pass
+        self.folder.mkdir(exist_ok=True)
+
+    def add_whiteout(self, rel: tuple[str, ...]) -> None:
+        self.whiteouts = {w for w in self.whiteouts if w[: len(rel)] != rel}  # now hidden by rel itself
+        self.whiteouts.add(rel)
+        self._save_whiteouts()
+
+    def _save_whiteouts(self) -> None:
+        self.ensure()
+        temporary = self.whiteout_file.with_name(self.whiteout_file.name + ".tmp")
+        temporary.write_text(json.dumps(sorted("/".join(w) for w in self.whiteouts), indent=0), encoding="utf-8")
+        os.replace(temporary, self.whiteout_file)
+
+    def hides(self, rel: tuple[str, ...]) -> bool:
+        """True when ``rel`` or one of its parents was deleted (the root's version is not shown)."""
+        return any(rel[:n] in self.whiteouts for n in range(1, len(rel) + 1))
+
+
+# ---------------------------------------------------------------------------------------- mount
+@dataclass
+class Entry:
+    """A resolved path inside a mount: ``rel`` has no links or ``..`` left; ``host`` is None when missing."""
+
+    rel: tuple[str, ...]
+    host: Path | None
+    in_layer: bool = False
+
+    @property
+    def exists(self) -> bool:
+        return self.host is not None
+
+    @property
+    def is_link(self) -> bool:
+        return self.host is not None and self.host.is_symlink()
+
+    @property
+    def is_dir(self) -> bool:
+        return self.host is not None and not self.is_link and self.host.is_dir()
+
+
+def _inside(path: str, base: str) -> tuple[str, ...] | None:
+    """The components of ``path`` below ``base`` (both normalised host paths), or None when outside."""
+    if path == base:
+        return ()
+    prefix = base.rstrip(os.sep) + os.sep
+    if path.startswith(prefix):
+        return tuple(path[len(prefix):].split(os.sep))
+    return None
+
+
+class Mount:
+    """One mount point: a real folder (``root``) and, for copy-on-write, a :class:`Layer` on top.
+
+    Paths are given as components from the mount point (``("models", "face.kmodel")``). Methods
+    raise the device's ``OSError(errno)``.
+    """
+
+    def __init__(self, name: str, root: str | os.PathLike | None, *, layer: Layer | None = None,
+                 medium: Medium | None = None, hidden: Iterable[str] = ()):
+        self.name = name
+        self.root = Path(os.path.realpath(root)) if root is not None else None
+        self.layer = layer
+        self.medium = medium or MEDIA.get(name, FAT32_CARD)
+        #: names at the root's top level the device never sees (the ``.maixemu`` folder itself)
+        self.hidden = frozenset(hidden)
+
+    # -- what the mount is ---------------------------------------------------------------------
+    @property
+    def copy_on_write(self) -> bool:
+        return self.layer is not None
+
+    def describe(self) -> str:
+        where = self.root if self.root is not None else "nothing"
+        if self.layer is None:
+            return f"/{self.name} is {where} (written for real)"
+        return f"/{self.name} shows {where}, writes go to {self.layer.folder}"
+
+    def _upper(self, rel: tuple[str, ...]) -> Path | None:
+        return None if self.layer is None else self.layer.folder.joinpath(*rel)
+
+    def _lower(self, rel: tuple[str, ...]) -> Path | None:
+        return None if self.root is None else self.root.joinpath(*rel)
+
+    def _lower_visible(self, rel: tuple[str, ...]) -> bool:
+        if self.root is None:
+            return False
+        if rel and rel[0] in self.hidden:
+            return False
+        if self.layer is not None and self.layer.hides(rel):
+            return False
+        for n in range(1, len(rel)):  # every parent must be a real folder of the root
+            parent = self.root.joinpath(*rel[:n])
+            if parent.is_symlink() or not parent.is_dir():
+                return False
+        return True
+
+    def _entry(self, rel: tuple[str, ...]) -> Entry:
+        """The entry at ``rel`` (parents already resolved), without following a final link."""
+        if not rel:
+            upper = self._upper(rel)
+            if upper is not None and upper.is_dir():
+                return Entry(rel, upper, True)
+            return Entry(rel, self.root or upper, False)
+        upper = self._upper(rel)
+        if upper is not None and os.path.lexists(upper):
+            return Entry(rel, upper, True)
+        if self._lower_visible(rel):
+            lower = self._lower(rel)
+            if lower is not None and os.path.lexists(lower):
+                return Entry(rel, lower, False)
+        return Entry(rel, None)
+
+    def _link_target(self, link: Path, parent: tuple[str, ...], shown: str) -> tuple[bool, list[str]]:
+        """(absolute?, components) of a link's target in device space; ENOENT when it leads out."""
+        target = os.readlink(link)
+        if not os.path.isabs(target):
+            return False, target.replace(os.sep, "/").split("/")
+        normal = os.path.normpath(target)
+        real = os.path.realpath(target)
+        for base in (self.layer.folder if self.layer else None, self.root):
+            if base is None:
+                continue
+            for candidate in (normal, real):
+                inside = _inside(candidate, str(base))
+                if inside is not None and not (base == self.root and inside and inside[0] in self.hidden):
+                    return True, list(inside)
+        raise enoent(shown)
+
+    def lookup(self, parts: Iterable[str], *, follow: bool = True, missing_ok: bool = False,
+               shown: str = "") -> Entry:
+        """Resolve a path the way the device's file system would, links included.
+
+        ``follow=False`` leaves a final symlink as it is (remove/rename act on the link);
+        ``missing_ok`` returns an entry with ``host=None`` when only the last component is missing
+        (a file about to be created). Anything else missing, or leading out, is ENOENT.
+        """
+        done: list[str] = []
+        todo = deque(p for p in parts)
+        links = 0
+        entry = self._entry(())
+        while todo:
+            part = todo.popleft()
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not done:
+                    raise enoent(shown)  # above the mount point: another mount or the host
+                done.pop()
+                entry = self._entry(tuple(done))
+                continue
+            if part == LAYER_FOLDER and not done and part in self.hidden:
+                raise enoent(shown)
+            last = not any(p not in ("", ".") for p in todo)
+            entry = self._entry((*done, part))
+            if not entry.exists:
+                if last and missing_ok:
+                    return entry
+                raise enoent(shown)
+            if entry.is_link and (follow or not last):
+                links += 1
+                if links > MAX_LINKS:
+                    raise device_error(errno.ELOOP, shown)
+                absolute, target = self._link_target(entry.host, tuple(done), shown)
+                if absolute:
+                    done = []
+                todo.extendleft(reversed(target))
+                entry = self._entry(tuple(done))
+                continue
+            if not last and not entry.is_dir:
+                raise enoent(shown)
+            if entry.is_link:
+                # Left as a link (remove/rename act on it): it must still be one the device can see,
+                # i.e. lead to something inside the mount; links out or nowhere are not there.
+                self.lookup((*done, part), shown=shown)
+            done.append(part)
+        return entry
+
+    # -- reading -------------------------------------------------------------------------------
+    def scandir(self, parts: Iterable[str], shown: str = "") -> list[tuple[str, Entry]]:
+        """``(name, resolved entry)`` of a folder's visible entries, sorted by name.
+
+        The merged view: the layer's entries, then the root's that are not whited out. Entries
+        whose links lead out of the mount (or nowhere) are left out: a script must not learn even
+        the size or type of what lies outside, and the device has no such entries anyway.
+        """
+        folder = self.lookup(parts, shown=shown)
+        if not folder.is_dir:
+            raise device_error(errno.ENOTDIR if folder.exists else errno.ENOENT, shown)
+        names: set[str] = set()
+        upper = self._upper(folder.rel)
+        if upper is not None and upper.is_dir():
+            names.update(os.listdir(upper))
+        if self._lower_visible(folder.rel) or not folder.rel:
+            lower = self._lower(folder.rel)
+            if lower is not None and lower.is_dir():
+                names.update(n for n in os.listdir(lower)
+                             if not (self.layer and self.layer.hides((*folder.rel, n)))
+                             and not (not folder.rel and n in self.hidden))
+        out = []
+        for name in sorted(names):
+            try:
+                out.append((name, self.lookup((*folder.rel, name), shown=shown)))
+            except OSError:
+                continue
+        return out
+
+    def read_path(self, parts: Iterable[str], shown: str = "") -> Path:
+        """The host file or folder holding what the device sees at this path (for reading)."""
+        entry = self.lookup(parts, shown=shown)
+        assert entry.host is not None
+        return entry.host
+
+    # -- writing -------------------------------------------------------------------------------
+    def _writable(self, rel: tuple[str, ...]) -> Path:
+        """Where a new version of ``rel`` goes on the PC; the layer's parent folders are created."""
+        if self.layer is None:
+            assert self.root is not None
+            return self.root.joinpath(*rel)
+        self.layer.ensure()
+        target = self.layer.folder.joinpath(*rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        self.layer.written.add(rel)
+        self.layer.removed.discard(rel)
+        return target
+
+    def _counted_root(self) -> Path | None:
+        return self.layer.folder if self.layer is not None else self.root
+
+    def used_bytes(self) -> int:
+        """Bytes of the medium in use: what this mount holds itself (see the module docstring)."""
+        base = self._counted_root()
+        if base is None or not base.is_dir():
+            return 0
+        total = seen = 0
+        for folder, dirs, files in os.walk(base):
+            for name in files:
+                try:
+                    total += self.medium.cost(os.lstat(os.path.join(folder, name)).st_size)
+                except OSError:
+                    pass
+            seen += len(files) + len(dirs)
+            if seen >= USAGE_WALK_LIMIT:
+                break
+        return total
+
+    def writable_path(self, parts: Iterable[str], *, keep_content: bool, shown: str = "") -> Path:
+        """A host path to write the file at this device path to (a copy of it when ``keep_content``).
+
+        Links are followed (writing through a link writes its target, inside the mount); the
+        parent folder must exist on the device.
+        """
+        entry = self.lookup(parts, missing_ok=True, shown=shown)
+        if entry.is_dir or not entry.rel:
+            raise device_error(errno.EISDIR, shown)
+        target = self._writable(entry.rel)
+        if keep_content and entry.exists and not entry.in_layer and self.layer is not None:
+            shutil.copyfile(entry.host, target)
+        return target
+
+    def open(self, parts: Iterable[str], mode: str = "r", buffering: int = -1, encoding: str | None = None,
+             errors: str | None = None, newline: str | None = None, shown: str = "",
+             on_full: Callable[[], None] | None = None):
+        """``open()`` on the device: reads from the merged view, writes to the layer (or the folder)."""
+        raw_mode = _raw_mode(mode)
+        parts = list(parts)
+        if raw_mode == "r":
+            entry = self.lookup(parts, shown=shown)
+            if entry.is_dir:
+                raise device_error(errno.EISDIR, shown)
+            return _open_stream(io.FileIO(entry.host, "r"), mode, buffering, encoding, errors, newline)
+        entry = self.lookup(parts, missing_ok=True, shown=shown)
+        if entry.is_dir or not entry.rel:
+            raise device_error(errno.EISDIR, shown)
+        if raw_mode.startswith("x") and entry.exists:
+            raise device_error(errno.EEXIST, shown)
+        if raw_mode.startswith("r") and not entry.exists:
+            raise enoent(shown)
+        keep = raw_mode[0] in "ra"
+        current = self.medium.cost(entry.host.stat().st_size) if entry.exists and (entry.in_layer or
+                                                                                  self.layer is None) else 0
+        target = self.writable_path(entry.rel, keep_content=keep, shown=shown)
+        free = self.medium.capacity - self.used_bytes() + current
+        raw = _CappedFileIO(target, raw_mode, medium=self.medium, free=free, on_full=on_full)
+        return _open_stream(raw, mode, buffering, encoding, errors, newline)
+
+    def mkdir(self, parts: Iterable[str], shown: str = "") -> None:
+        entry = self.lookup(parts, follow=False, missing_ok=True, shown=shown)
+        if entry.exists:
+            raise device_error(errno.EEXIST, shown)
+        os.mkdir(self._writable(entry.rel))
+
+    def _forget(self, rel: tuple[str, ...], had_root_version: bool) -> None:
+        """After the layer's copy of ``rel`` is gone: hide the root's version too, if it has one."""
+        if self.layer is None:
+            return
+        if had_root_version:
+            self.layer.add_whiteout(rel)
+        self.layer.written.discard(rel)
+        self.layer.removed.add(rel)
+
+    def _root_has(self, rel: tuple[str, ...]) -> bool:
+        lower = self._lower(rel)
+        return lower is not None and self._lower_visible(rel) and os.path.lexists(lower)
+
+    def remove(self, parts: Iterable[str], shown: str = "") -> None:
+        """Delete a file or a link (the link itself, never its target)."""
+        entry = self.lookup(parts, follow=False, shown=shown)
+        if entry.is_dir:
+            raise device_error(errno.EISDIR, shown)
+        if self.layer is None:
+            os.unlink(entry.host)
+            return
+        root_version = self._root_has(entry.rel)
+        if entry.in_layer:
+            os.unlink(entry.host)
+        self._forget(entry.rel, root_version)
+
+    def rmdir(self, parts: Iterable[str], shown: str = "") -> None:
+        entry = self.lookup(parts, follow=False, shown=shown)
+        if not entry.is_dir:
+            raise device_error(errno.ENOTDIR, shown)
+        if self.scandir(entry.rel, shown):
+            raise device_error(errno.ENOTEMPTY, shown)
+        if self.layer is None:
+            os.rmdir(entry.host)
+            return
+        root_version = self._root_has(entry.rel)
+        upper = self._upper(entry.rel)
+        if upper is not None and upper.is_dir():
+            shutil.rmtree(upper)  # holds nothing the device sees (checked above)
+        self._forget(entry.rel, root_version)
+
+    def rename(self, old: Iterable[str], new: Iterable[str], shown: str = "") -> None:
+        """Move a file, link or folder inside this mount; an existing file at ``new`` is replaced."""
+        source = self.lookup(old, follow=False, shown=shown)
+        if not source.rel:
+            raise device_error(errno.EPERM, shown)
+        target = self.lookup(new, follow=False, missing_ok=True, shown=shown)
+        if not target.rel:
+            raise device_error(errno.EPERM, shown)
+        if target.rel[: len(source.rel)] == source.rel and target.rel != source.rel:
+            raise device_error(errno.EINVAL, shown)  # a folder into itself
+        if target.rel == source.rel:
+            return
+        if target.exists:
+            if target.is_dir and not source.is_dir:
+                raise device_error(errno.EISDIR, shown)
+            if source.is_dir and not target.is_dir:
+                raise device_error(errno.ENOTDIR, shown)
+            if target.is_dir and self.scandir(target.rel, shown):
+                raise device_error(errno.ENOTEMPTY, shown)
+        if self.layer is None:
+            os.replace(source.host, self.root.joinpath(*target.rel))
+            return
+        target_root_version = self._root_has(target.rel)
+        destination = self._writable(target.rel)
+        if target.exists and target.in_layer:
+            if target.is_dir:
+                shutil.rmtree(destination)
+            else:
+                os.unlink(destination)
+        source_root_version = self._root_has(source.rel)
+        if source.in_layer and not (source.is_dir and source_root_version):
+            os.replace(source.host, destination)
+        else:
+            self._copy_view(source, destination, target.rel)
+            upper = self._upper(source.rel)
+            if upper is not None and os.path.lexists(upper):
+                shutil.rmtree(upper) if upper.is_dir() and not upper.is_symlink() else os.unlink(upper)
+        if target_root_version:
+            self.layer.add_whiteout(target.rel)  # the layer's version wins, a folder hides the root's
+        self._forget(source.rel, source_root_version)
+
+    def _copy_view(self, entry: Entry, destination: Path, rel: tuple[str, ...]) -> None:
+        """Copy what the device sees at ``entry`` (a merged folder, a file or a link) to ``destination``,
+        the host path of device path ``rel``; a relative link is rewritten to keep its target."""
+        if entry.is_link:
+            absolute, target = self._link_target(entry.host, entry.rel[:-1], "")
+            target_rel = posixpath.normpath(posixpath.join("/", *(target if absolute else (*entry.rel[:-1], *target))))
+            os.symlink(posixpath.relpath(target_rel, posixpath.join("/", *rel[:-1])), destination)
+        elif entry.is_dir:
+            destination.mkdir(exist_ok=True)
+            for name, child in self.scandir(entry.rel):
+                raw = self.lookup((*entry.rel, name), follow=False)
+                self._copy_view(raw if raw.is_link else child, destination / name, (*rel, name))
+        else:
+            shutil.copy2(entry.host, destination)
+
+    def to_device(self, host_path: str | os.PathLike) -> tuple[str, ...] | None:
+        """The components of a host file in this mount's folders (layer first), or None."""
+        real = os.path.realpath(host_path)
+        for base in (self.layer.folder if self.layer else None, self.root):
+            if base is None:
+                continue
+            inside = _inside(real, os.path.realpath(base))
+            if inside is not None and not (base == self.root and inside and inside[0] in self.hidden):
+                return inside
+        return None
+
+
+# ---------------------------------------------------------------------------------------- storage
+class Storage:
+    """A board's storage: the ``/sd`` and ``/flash`` mounts, the device working directory, and what
+    the SPI flash holds by address (``flash_map``, for ``kpu.load(0x300000)``).
+
+    ``Storage(sd_dir, flash_dir)`` mounts two folders as they are (writes change them: tests and
+    the pytest plugin give fresh private folders); :meth:`for_project` builds the copy-on-write
+    mounts ``maixemu run`` uses by default.
+    """
+
+    def __init__(self, sd_dir: str | os.PathLike | None = None, flash_dir: str | os.PathLike | None = None,
+                 cwd: str = "/sd", flash_map: dict[int, str | os.PathLike] | None = None, sd_present: bool = True,
+                 *, mounts: dict[str, Mount] | None = None, on_notice: Notice | None = None):
+        if mounts is None:
+            here = Path.cwd()
+            mounts = {"flash": Mount("flash", flash_dir if flash_dir is not None else here),
+                      "sd": Mount("sd", sd_dir if sd_dir is not None else here)}
+        self._mounts = dict(mounts)
+        self.cwd = cwd
+        self.flash_map = {int(a): Path(p).resolve() for a, p in (flash_map or {}).items()}
+        self.sd_present = sd_present
+        self.on_notice = on_notice
+        self._full_told: set[str] = set()
+
+    @classmethod
+    def for_project(cls, project: str | os.PathLike, *, sd_dir: str | os.PathLike | None = None,
+                    flash_dir: str | os.PathLike | None = None, writable: bool = False,
+                    layer_home: str | os.PathLike | None = None, **kwargs) -> "Storage":
+        """The mounts of a run of a script in ``project``: ``/sd`` and ``/flash`` both show the
+        project folder through their own copy-on-write layer in ``layer_home`` (default
+        ``project/.maixemu``); a folder given as ``sd_dir``/``flash_dir``, or ``writable``, is
+        mounted without a layer.
+        """
+        project = Path(os.path.realpath(project))
+        home = Path(layer_home) if layer_home is not None else project / LAYER_FOLDER
+        hidden = {home.name} if Path(os.path.realpath(home.parent)) == project else set()
+        mounts = {}
+        for name, given in (("flash", flash_dir), ("sd", sd_dir)):
+            if given is not None:
+                mounts[name] = Mount(name, given, hidden=hidden if Path(os.path.realpath(given)) == project else ())
+            elif writable:
+                mounts[name] = Mount(name, project, hidden=hidden)
+            else:
+                layer = Layer(home / name, home / f"{name}.deleted")
+                mounts[name] = Mount(name, project, layer=layer, hidden=hidden)
+        return cls(mounts=mounts, **kwargs)
+
+    # -- the mount table -----------------------------------------------------------------------
     def mounts(self) -> list[str]:
         return ["flash", "sd"] if self.sd_present else ["flash"]
 
-    def roots(self) -> dict[str, Path]:
-        out = {"flash": self.flash_dir}
-        if self.sd_present:
-            out["sd"] = self.sd_dir
-        return out
+    def mount(self, name: str) -> Mount:
+        return self._mounts[name]
 
-    def device_path(self, path: str | os.PathLike) -> str:
+    @property
+    def sd_dir(self) -> Path:
+        """The real folder shown as ``/sd``."""
+        return self._mounts["sd"].root
+
+    @property
+    def flash_dir(self) -> Path:
+        """The real folder shown as ``/flash``."""
+        return self._mounts["flash"].root
+
+    def layers(self) -> dict[str, Layer]:
+        return {name: m.layer for name, m in self._mounts.items() if m.layer is not None}
+
+    # -- device paths --------------------------------------------------------------------------
+    def device_path(self, path) -> str:
         """Normalise a script's path (relative to the device cwd) to an absolute device path."""
         text = os.fspath(path)
         if isinstance(text, bytes):
@@ -61,84 +712,202 @@ class Storage:
             normal = "/" + normal.lstrip("/")
         return normal
 
-    def split(self, path: str | os.PathLike) -> tuple[str | None, str]:
+    def _shown(self, path) -> str:
+        text = os.fspath(path)
+        return text.decode("utf-8", "surrogateescape") if isinstance(text, bytes) else text
+
+    def split(self, path) -> tuple[str | None, str]:
         """(mount name or None for "/", path inside the mount) of a device path."""
         device = self.device_path(path)
         if device == "/":
             return None, ""
-        parts = device.lstrip("/").split("/", 1)
-        mount = parts[0]
-        if mount not in self.roots():
-            raise enoent(os.fspath(path))
-        return mount, parts[1] if len(parts) > 1 else ""
+        mount, _, inner = device.lstrip("/").partition("/")
+        if mount not in self.mounts():
+            raise enoent(self._shown(path))
+        return mount, inner
 
-    def resolve(self, path: str | os.PathLike) -> Path:
-        """The host path for a device path; ``OSError(ENOENT)`` if it is outside ``/sd`` and ``/flash``.
+    def locate(self, path) -> tuple[Mount, list[str], str]:
+        """(mount, components inside it, the path as the script gave it) — ENOENT outside /sd, /flash."""
+        shown = self._shown(path)
+        if "\0" in shown:  # the host would raise ValueError; the device just has no such file
+            raise enoent(shown)
+        # Components are taken from the path as given (joined to the cwd), not normalised: the
+        # mount resolves ``..`` after links, as a real file system does.
+        text = shown if shown.startswith("/") else posixpath.join(self.cwd, shown)
+        parts = [p for p in text.split("/") if p not in ("", ".")]
+        if not parts:
+            raise device_error(errno.EISDIR, shown)
+        # ``/sd/../flash/x`` is ``/flash/x`` on the device: resolve ``..`` above a mount point first.
+        while ".." in parts[1:] and parts.index("..") == 1:
+            del parts[0:2]
+        if not parts or parts[0] not in self.mounts():
+            if not parts:
+                raise device_error(errno.EISDIR, shown)
+            raise enoent(shown)
+        return self._mounts[parts[0]], parts[1:], shown
 
-        Symlinks inside the mapped folders are followed only while they stay inside them.
-        """
-        mount, inner = self.split(path)
-        if mount is None:
-            raise OSError(errno.EISDIR, "EISDIR", os.fspath(path))
-        if "\0" in inner:  # the host would raise ValueError; the device just has no such file
-            raise enoent(os.fspath(path))
-        root = self.roots()[mount]
-        candidate = (root / inner) if inner else root
-        real = Path(os.path.realpath(candidate))
-        if not self._inside(real, root):
-            raise enoent(os.fspath(path))
-        return real
-
-    @staticmethod
-    def _inside(real: Path, root: Path) -> bool:
-        return real == root or root in real.parents
-
-    def visible_entries(self, folder: str | os.PathLike) -> list[tuple[str, Path]]:
-        """``(name, host path)`` of the entries of a device folder a script can reach, sorted by name.
-
-        Symlinks leading out of the mount (or nowhere) are left out: a script must not learn even
-        the size or type of what lies outside, and the device has no such entries anyway.
-        """
-        host = self.resolve(folder)
-        mount, _ = self.split(folder)
-        root = self.roots()[mount]
-        entries = []
-        for name in sorted(os.listdir(host)):
-            real = Path(os.path.realpath(host / name))
-            if self._inside(real, root) and os.path.lexists(real):
-                entries.append((name, real))
-        return entries
-
-    def to_device(self, host_path: str | os.PathLike) -> str | None:
-        """The device path of a host file inside a mapped folder, or None."""
-        real = Path(os.path.realpath(host_path))
-        for mount, root in self.roots().items():
-            if real == root or root in real.parents:
-                rel = real.relative_to(root).as_posix()
-                return f"/{mount}" + ("" if rel == "." else f"/{rel}")
-        return None
-
-    def chdir(self, path: str) -> None:
+    def is_mount_point(self, path) -> bool:
         device = self.device_path(path)
-        if device != "/":
-            host = self.resolve(device)
-            if not host.is_dir():
-                raise enoent(path)
+        return device.lstrip("/") in self.mounts() and device.count("/") == 1
+
+    # -- reading -------------------------------------------------------------------------------
+    def resolve(self, path) -> Path:
+        """The host path holding what the device sees at ``path`` (for reading); ENOENT outside."""
+        mount, parts, shown = self.locate(path)
+        with device_errors(shown):
+            return mount.read_path(parts, shown)
+
+    def lookup(self, path, *, follow: bool = True) -> Entry:
+        mount, parts, shown = self.locate(path)
+        with device_errors(shown):
+            return mount.lookup(parts, follow=follow, shown=shown)
+
+    def is_file(self, path) -> bool:
+        try:
+            entry = self.lookup(path)
+        except OSError:
+            return False
+        return entry.exists and not entry.is_dir and entry.host.is_file()
+
+    def is_dir(self, path) -> bool:
+        try:
+            if self.device_path(path) == "/":
+                return True
+            return self.lookup(path).is_dir
+        except OSError:
+            return False
+
+    def scandir(self, path) -> list[tuple[str, Entry]]:
+        mount, parts, shown = self.locate(path)
+        with device_errors(shown):
+            return mount.scandir(parts, shown)
+
+    def listdir(self, path) -> list[str]:
+        return [name for name, _ in self.scandir(path)]
+
+    def stat(self, path) -> os.stat_result:
+        with device_errors(self._shown(path)):
+            return self.resolve(path).stat()
+
+    def statvfs(self, path) -> tuple[int, ...]:
+        mount, parts, shown = self.locate(path)
+        mount.lookup(parts, shown=shown)
+        return mount.medium.statvfs(mount.used_bytes())
+
+    # -- writing -------------------------------------------------------------------------------
+    def open(self, path, mode: str = "r", buffering: int = -1, encoding: str | None = None,
+             errors: str | None = None, newline: str | None = None):
+        """The device's ``open()``: a file object of the merged view (writes to the layer)."""
+        mount, parts, shown = self.locate(path)
+        with device_errors(shown):
+            return mount.open(parts, mode, buffering, encoding, errors, newline, shown,
+                              on_full=lambda: self._tell_full(mount))
+
+    def resolve_for_write(self, path, *, keep_content: bool = False) -> Path:
+        """A host path a writer library (Pillow, numpy) may write the file at ``path`` to."""
+        mount, parts, shown = self.locate(path)
+        with device_errors(shown):
+            return mount.writable_path(parts, keep_content=keep_content, shown=shown)
+
+    def _tell_full(self, mount: Mount) -> None:
+        if self.on_notice is None or mount.name in self._full_told:
+            return
+        self._full_told.add(mount.name)
+        self.on_notice(f"/{mount.name} is full: its {mount.medium.kind.upper()} holds "
+                       f"{mount.medium.capacity} bytes, as on the board")
+
+    def mkdir(self, path) -> None:
+        mount, parts, shown = self.locate(path)
+        with device_errors(shown):
+            mount.mkdir(parts, shown)
+
+    def rmdir(self, path) -> None:
+        mount, parts, shown = self.locate(path)
+        with device_errors(shown):
+            mount.rmdir(parts, shown)
+
+    def remove(self, path) -> None:
+        mount, parts, shown = self.locate(path)
+        with device_errors(shown):
+            mount.remove(parts, shown)
+
+    def rename(self, old, new) -> None:
+        """Rename within one mount (an existing file at ``new`` is replaced); across mounts: EXDEV."""
+        old_mount, old_parts, shown = self.locate(old)
+        new_mount, new_parts, _ = self.locate(new)
+        if old_mount is not new_mount:
+            raise device_error(errno.EXDEV, shown)
+        with device_errors(shown):
+            old_mount.rename(old_parts, new_parts, shown)
+
+    def chdir(self, path) -> None:
+        device = self.device_path(path)
+        if device != "/" and not self.lookup(path).is_dir:
+            raise enoent(self._shown(path))
         self.cwd = device
+
+    # -- host side -----------------------------------------------------------------------------
+    def to_device(self, host_path) -> str | None:
+        """The device path of a host file inside a mapped folder (or a layer), or None."""
+        for name in self.mounts():
+            inside = self._mounts[name].to_device(host_path)
+            if inside is not None:
+                return "/" + "/".join((name, *inside))
+        return None
 
     def flash_file(self, address: int) -> Path | None:
         return self.flash_map.get(int(address))
+
+    def earlier_changes_line(self) -> str | None:
+        """Said once at the start when the layers hold what earlier runs wrote or deleted."""
+        earlier = [m for _, m in sorted(self._mounts.items()) if m.layer is not None and m.layer.holds_changes()]
+        if not earlier:
+            return None
+        home = earlier[0].layer.folder.parent
+        return (f"{' and '.join('/' + m.name for m in earlier)} include what earlier runs wrote or deleted "
+                f"(kept in {home}; delete that folder to start from your own files only)")
+
+    def closing_line(self) -> str | None:
+        """The run's last line when it changed something: what, and where it is on the PC."""
+        changed = [(name, m.layer) for name, m in sorted(self._mounts.items())
+                   if m.layer is not None and (m.layer.written or m.layer.removed)]
+        if not changed:
+            return None
+        paths = [f"/{name}/" + "/".join(rel) for name, layer in changed for rel in sorted(layer.written)]
+        gone = [f"/{name}/" + "/".join(rel) for name, layer in changed for rel in sorted(layer.removed)]
+        what = []
+        if paths:
+            what.append(f"wrote {_listing(paths)}")
+        if gone:
+            what.append(f"deleted {_listing(gone)}")
+        homes = sorted({str(layer.folder.parent) for _, layer in changed})
+        return (f"the script {' and '.join(what)}; your own files are unchanged: the new versions are in "
+                f"{', '.join(homes)} (sd/, flash/), where the next run sees them again")
+
+
+def _listing(paths: list[str], limit: int = 3) -> str:
+    shown = ", ".join(paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+def private_layer_home() -> Path:
+    """A temporary folder for the layers of storage nobody asked to keep (outside ``maixemu run``)."""
+    folder = Path(tempfile.mkdtemp(prefix="maixemu-storage-"))
+    import atexit
+
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 _current: Storage | None = None
 
 
 def current() -> Storage:
-    """The storage of the running script; outside ``maixemu run`` both mounts are the process cwd."""
+    """The storage of the running script; outside a run, the process cwd through a private layer
+    (so firmware calls made from a Python shell read local files and change none)."""
     global _current
     if _current is None:
-        here = Path.cwd()
-        _current = Storage(sd_dir=here, flash_dir=here)
+        _current = Storage.for_project(Path.cwd(), layer_home=private_layer_home())
     return _current
 
 
@@ -148,6 +917,6 @@ def install(storage: Storage | None) -> None:
     _current = storage
 
 
-def resolve(path: str | os.PathLike) -> Path:
+def resolve(path) -> Path:
     """Shortcut: ``current().resolve(path)``."""
     return current().resolve(path)

@@ -100,36 +100,6 @@ def _snapshot_ai() -> np.ndarray | None:
     return frame._ai_array()
 
 
-class _TeeSink(display.DisplaySink):
-    """The LCD's own sink, unchanged, plus a call after every frame it shows."""
-
-    def __init__(self, inner: display.DisplaySink, after_show: Callable[[], None]):
-        super().__init__()
-        self.inner = inner
-        self.name = inner.name
-        self.records = inner.records
-        self._after_show = after_show
-
-    def show(self, rgb: np.ndarray) -> None:
-        self.inner.show(rgb)
-        self.frames_shown = self.inner.frames_shown
-        self._after_show()
-
-    def pump(self, delay_ms: int = 1) -> None:
-        self.inner.pump(delay_ms)
-
-    @property
-    def closed(self) -> bool:  # type: ignore[override]
-        return self.inner.closed
-
-    @closed.setter
-    def closed(self, value: bool) -> None:
-        pass  # set by DisplaySink.__init__ only; the inner sink owns the state
-
-    def close(self) -> None:
-        self.inner.close()
-
-
 def open_ai_sink(spec: str, on_notice: Callable[[str], None], *, beside: str | None = None) -> display.DisplaySink | None:
     """The sink of ``--show-ai SPEC``; a window that cannot open falls back to nothing, with a notice.
     ``beside``: the LCD window's title, to open the AI window next to it rather than on top of it."""
@@ -151,12 +121,15 @@ def attach(spec: str, *, on_notice: Callable[[str], None]) -> Callable[[], None]
     from ..firmware import kpu_calls, lcd
 
     lcd_sink = lcd.current_sink()
-    sink = open_ai_sink(spec, on_notice, beside=getattr(lcd_sink, "title", None))
+    window = lcd_sink
+    while isinstance(window, display.TeeSink):  # another view (the IDE page) may wrap the LCD's window
+        window = window.inner
+    sink = open_ai_sink(spec, on_notice, beside=getattr(window, "title", None))
     if sink is None:
         return lambda: None
     view = AiView(sink)
     kpu_calls.input_listeners.append(view.on_kpu_input)
-    tee = _TeeSink(lcd_sink, view.on_lcd_frame)
+    tee = display.TeeSink(lcd_sink, lambda rgb: view.on_lcd_frame())
     lcd.configure(sink=tee)
 
     def detach() -> None:

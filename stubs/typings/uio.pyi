@@ -1,3 +1,9 @@
-"""MicroPython ``uio``: maixemu serves CPython's ``io`` under this name (a superset of the device's)."""
+"""MicroPython ``uio``: in-memory streams, and ``open``/``FileIO``/``TextIOWrapper`` on device paths."""
 
-from io import *
+from io import BytesIO as BytesIO, IOBase as IOBase, StringIO as StringIO
+from typing import IO, Any
+
+def open(file: str, mode: str = ..., buffering: int = ..., encoding: str | None = ..., errors: str | None = ...,
+         newline: str | None = ..., closefd: bool = ..., opener: Any = ...) -> IO[Any]: ...
+def FileIO(name: str, mode: str = ...) -> IO[bytes]: ...
+def TextIOWrapper(stream_or_name: Any, mode: str = ...) -> IO[str]: ...

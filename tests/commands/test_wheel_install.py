@@ -45,6 +45,8 @@ def test_the_wheel_holds_every_sample_and_the_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"maixemu/samples/{name}" for name in SAMPLES} <= names
     assert {"maixemu/data/default_sample.py", "maixemu/data/edge_filters.kmodel", "maixemu/py.typed"} <= names
+    page = REPO_ROOT / "maixemu" / "host" / "ide" / "page"
+    assert {f"maixemu/host/ide/page/{p.name}" for p in page.glob("*") if p.is_file()} <= names  # the IDE page
     assert not any(n.startswith(("samples/", "tests/", "docs/")) or "__pycache__" in n for n in names)
 
 

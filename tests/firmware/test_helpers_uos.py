@@ -108,11 +108,12 @@ def test_stat_and_ilistdir(board):
 
 
 def test_statvfs_device_numbers(board):
+    # MaixPy's SPIFFS: 0x300000 bytes in 128 KiB logical blocks of 4 KiB pages; SPIFFS_info counts
+    # (24 - 2) * (32 - 1) + 1 = 683 data pages of 4091 bytes, statvfs gives them in 128 KiB blocks.
     flash = uos.statvfs("/flash")
-    assert flash[:3] == (4096, 4096, 768)  # 3 MiB SPIFFS
-    assert flash[3] == 768
-    (board.flash_dir / "model.kmodel").write_bytes(b"\0" * 10000)
-    assert uos.statvfs("/flash")[3] == 768 - 3  # 10000 bytes use three 4 KiB blocks
+    assert flash == (131072, 131072, 21, 21, 21, 0, 0, 0, 0, 128)
+    (board.flash_dir / "model.kmodel").write_bytes(b"\0" * 200000)  # an index page + 49 data pages
+    assert uos.statvfs("/flash")[3] == (683 * 4091 - 50 * 4091) // 131072 == 19
     sd = uos.statvfs("/sd")
     assert sd[0] == sd[1] == 32768 and sd[2] == 242304 and sd[9] == 255
     assert uos.statvfs("/") == (0, 0, 0, 0, 0, 0, 0, 0, 1, 128)

@@ -56,8 +56,9 @@ def test_png_folder_records_numbered_frames(tmp_path):
     for f in frames:
         sink.show(f)
     sink.close()
-    names = sorted(p.name for p in folder.iterdir())
+    names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
     assert names == ["frame_000001.png", "frame_000002.png", "frame_000003.png"]
+    assert (folder / ".maixemu-recording.json").read_text() == '{"state": "finished", "frames": 3}'
     for name, f in zip(names, frames):
         back = cv2.imread(str(folder / name))[:, :, ::-1]
         np.testing.assert_array_equal(back, f)  # PNG is lossless and RGB order is kept

@@ -51,7 +51,7 @@ CHILD = textwrap.dedent(
 )
 
 
-def show_and_capture(display: str, tmp_path: Path, wait_s: float = 4.0) -> np.ndarray | None:
+def show_and_capture(display: str, tmp_path: Path, wait_s: float = 20.0) -> np.ndarray | None:
     """Run the window child on ``display``; the screen once it shows the red quadrant, else None."""
     env = dict(os.environ, DISPLAY=display)
     env.pop("WAYLAND_DISPLAY", None)

@@ -75,7 +75,7 @@ CASES = [
     ("binnumber", {"files": [{"bin": 5, "address": 0}]}, {},
      'binnumber.kfpkg: flash-list.json entry 1: "bin" must be a file name, got 5'),
     ("addrtext", one("m.kmodel", "here"), {"m.kmodel": b"x"},
-     "addrtext.kfpkg: address of 'm.kmodel' is not a number: 'here'"),
+     "addrtext.kfpkg: address of 'm.kmodel' is not a flash address (decimal or 0x-hex ASCII digits): 'here'"),
     ("addrlist", one("m.kmodel", [1]), {"m.kmodel": b"x"},
      "addrlist.kfpkg: address of 'm.kmodel' must be a number, got [1]"),
     ("addrfar", one("m.kmodel", 0x1000000), {"m.kmodel": b"x"},

@@ -49,6 +49,8 @@ NOT_RUN = {
     'pip install -e ".[eval]"': "installs into this environment (the dev set-up has the eval extra already)",
     "maixemu eval face.kmodel faces/":
         "needs face photos annotated with boxes; tests/commands/test_eval_command.py runs detection eval (mAP)",
+    "maixemu run samples/ide_tour.py --ide":
+        "serves the IDE page until stopped; tests/session/test_ide_run.py and test_ide_browser.py run it",
     "python -m pytest tests/firmware/test_stubs.py": "part of this test suite",
     "python -m pytest tests/firmware/test_stubs_install.py": "part of this test suite",
 }

@@ -174,6 +174,25 @@ def check_pix_to_ai_pitfall(maixpy, script: Path, options: dict) -> None:
     assert np.abs(thumb - expected[20:120]).mean() < 20
 
 
+def check_ide_tour(maixpy, script: Path, options: dict) -> None:
+    """On the golden blobs picture, find_blobs([RED]) boxes the two red squares the firmware finds."""
+    golden = SHARED_DIR / "golden" / "imlib"
+    if not (golden / "inputs.npz").exists():
+        pytest.skip(f"{golden} not found (../shared/golden is absent)")
+    from maixemu.firmware.image import _color
+
+    picture = _color.rgb565_to_888(np.load(golden / "inputs.npz")["blobs_320x240"])
+    result = maixpy.run(script, camera=picture, frames=3, **options).check()
+    assert "ide_tour: hold BOOT" in result.stdout
+    assert len(result.calls("kpu.forward")) == 3
+    screen = result.lcd_frames[-1]
+    green = (screen[..., 0] < 60) & (screen[..., 1] > 200) & (screen[..., 2] < 60)
+    # The firmware's blobs for RED (golden case 094): (20, 20, 60, 50) and (85, 25, 35, 35).
+    for x, y, w, h in ((20, 20, 60, 50), (85, 25, 35, 35)):
+        assert green[y + h // 2, x] and green[y, x + w // 2], (x, y, w, h)
+        assert not green[y + h // 2, x + 5]  # the box, not the square, is green
+
+
 CHECKS: dict[str, Callable] = {
     "face_detect.py": check_face_detect,
     "yolo_20class.py": check_yolo_20class,
@@ -181,6 +200,7 @@ CHECKS: dict[str, Callable] = {
     "classifier_class_api.py": check_classifier_class_api,
     "mobilenet_top1.py": check_mobilenet_top1,
     "pix_to_ai_pitfall.py": check_pix_to_ai_pitfall,
+    "ide_tour.py": check_ide_tour,
 }
 
 

@@ -237,7 +237,7 @@ from fpioa_manager import fm
 from board import board_info
 fm.register(board_info.BOOT_KEY, fm.fpioa.GPIOHS0)
 key = GPIO(GPIO.GPIOHS0, GPIO.IN, GPIO.PULL_UP)
-key.irq(lambda pin, num: print("edge", pin.value()), GPIO.IRQ_BOTH)
+key.irq(lambda pin: print("edge", pin.value()), GPIO.IRQ_BOTH)
 sensor.reset()
 sensor.set_pixformat(sensor.RGB565)
 sensor.set_framesize(sensor.QVGA)

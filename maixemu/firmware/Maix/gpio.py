@@ -93,7 +93,7 @@ def set_input(pin_or_name: int | str, level: int) -> None:
         if (trigger == IRQ_RISING and rising) or (trigger == IRQ_FALLING and falling) or (
             trigger == IRQ_BOTH and (rising or falling)
         ):
-            handler(GPIO(gid), gid)
+            handler(GPIO(gid))  # one argument: the firmware schedules handler(pin) (mp_sched_schedule)
 
 
 def press(pin_or_name: int | str) -> None:
@@ -131,7 +131,7 @@ class _GpioIrq:
     def __call__(self) -> None:
         entry = _irq.get(self._gpio._id)
         if entry is not None:
-            entry[0](self._gpio, self._gpio._id)
+            entry[0](self._gpio)
 
     def trigger(self, value: int | None = None) -> None:
         if value is None:
@@ -210,7 +210,11 @@ class GPIO:
 
     def irq(self, handler: Callable[..., Any] | None = None, trigger: int = IRQ_BOTH, wake: Any = None,
             priority: int = 7) -> _GpioIrq | None:
-        """Register ``handler(gpio, pin_num)`` for edges on a GPIOHS pin (ignored for GPIO0..7)."""
+        """Register ``handler(pin)`` for edges on a GPIOHS pin (ignored for GPIO0..7).
+
+        The firmware calls the handler with the one ``GPIO`` object (``Maix_gpio_isr_handler``:
+        ``mp_sched_schedule(handler, self)``), so ``def on_key(pin):`` is the device's signature.
+        """
         if self._id >= NUM_GPIOHS:
             return None
         if wake is not None and not (isinstance(wake, int) and wake == 0):

@@ -4,7 +4,8 @@
 takes effect after a reboot — scripts follow it with ``machine.reset()``). ``heap_free()`` reports
 4640 KB like the ``demo_view_mem.py`` sample on a board. ``flash_read`` reads the flash contents
 the runner mapped (``--flash ADDR=FILE``, ``.kfpkg`` images); unmapped flash reads as erased
-(0xFF), like blank flash.
+(0xFF), like blank flash. The buffer comes from the MicroPython heap: asking for more than it holds
+is the firmware's ``MemoryError: memory allocation failed, allocating N bytes``.
 """
 
 from __future__ import annotations
@@ -38,9 +39,11 @@ def flash_read(addr: int, length: int) -> bytes:
     """``length`` bytes of SPI flash from ``addr``: mapped files where mapped, 0xFF elsewhere."""
     from ...host import storage
 
+    from .. import heap
+
     start, size = int(addr), int(length)
-    if size < 0:
-        raise MemoryError("memory allocation failed")
+    if size < 0 or size > _gc_heap_size:  # m_new(byte, length) on the MicroPython heap
+        raise heap.alloc_failed(size)
     data = bytearray(b"\xff" * size)
     for base, path in storage.current().flash_map.items():
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _args, _color, _resize
-from ._core import GRAYSCALE, RGB565, _alloc, _host_path, _main_frame
+from ._core import GRAYSCALE, RGB565, _alloc, _main_frame, _open_for_write
 
 _F = np.float32
 
@@ -112,6 +112,9 @@ class BasicMixin:
             else:
                 raise TypeError("Image expected")
         if to_fb:
+            from .. import ide_events
+
+            ide_events.fb_update_jpeg_buffer()  # before the frame buffer is overwritten, as the firmware
             fb = _main_frame()
             fb._replace(fmt, pix, keep_ai=False)
             return fb._alias()
@@ -197,20 +200,14 @@ class BasicMixin:
             raise OSError("Error: 1 <= quality <= 100!")
         from PIL import Image as PILImage
 
-        host = _host_path(path)
         ext = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+        kind = {"jpg": "JPEG", "jpeg": "JPEG", "bmp": "BMP", "ppm": "PPM", "pgm": "PPM", "pbm": "PPM", "png": "PNG"}.get(ext)
         if self._fmt == GRAYSCALE:
             im = PILImage.fromarray(np.ascontiguousarray(self._pix[y:y + h, x:x + w]), "L")
         else:
             im = PILImage.fromarray(np.ascontiguousarray(self._rgb888()[y:y + h, x:x + w]), "RGB")
-        if ext in ("jpg", "jpeg"):
-            im.save(host, "JPEG", quality=q)
-        elif ext == "bmp":
-            im.save(host, "BMP")
-        elif ext in ("ppm", "pgm", "pbm"):
-            im.save(host, "PPM")
-        elif ext == "png":
-            im.save(host, "PNG")
-        else:
+        if kind is None:
             raise OSError("Unsupported format!")
+        with _open_for_write(path) as handle:
+            im.save(handle, kind, **({"quality": q} if kind == "JPEG" else {}))
         return self

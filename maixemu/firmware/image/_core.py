@@ -74,6 +74,10 @@ class ImageBase:
         Why no AI buffer: on the device only the camera (and ``pix_to_ai``) fill it; a loaded or
         allocated image has ``pix_ai == NULL`` and ``kpu.forward`` refuses it.
         """
+        if copy_to_fb:  # the firmware hands the IDE the old frame buffer before it is overwritten
+            from .. import ide_events
+
+            ide_events.fb_update_jpeg_buffer()
         if path is not None:
             if from_bytes:  # the file's bytes themselves (str contents are taken as bytes too)
                 data = path.encode("utf-8", "surrogateescape") if isinstance(path, str) else bytes(path)
@@ -92,6 +96,10 @@ class ImageBase:
             sw, sh = (_args.to_int(v) for v in _args.fixed_array(size, 2))
             if sw > 0 and sh > 0:  # otherwise the firmware silently keeps 320x240
                 w, h = sw, sh
+        if not copy_to_fb:
+            from .. import heap
+
+            heap.check_image_buffer(w, h, 2)  # xalloc(w * h * 2), as the firmware allocates it
         if copy_to_fb:
             fb = _main_frame()
             if fb.width() != w or fb.height() != h or fb._fmt != RGB565:
@@ -324,18 +332,29 @@ def _convert_rgb888(rgb: np.ndarray, fmt: int) -> np.ndarray:
 
 
 def _decode_file(fp, name: str) -> tuple[int, np.ndarray]:
-    """(format, pixels) of an image file: JPEG/colour -> RGB565, PGM / 8-bit gray -> GRAYSCALE."""
+    """(format, pixels) of an image file: JPEG/colour -> RGB565, PGM / 8-bit gray -> GRAYSCALE.
+
+    The header's size is checked before anything is decoded: a buffer the board's memory cannot
+    hold raises the firmware's MemoryError (see ``maixemu.firmware.heap``).
+    """
     from PIL import Image as PILImage, UnidentifiedImageError
+
+    from .. import heap
 
     try:
         with PILImage.open(fp) as im:
-            im.load()
             gray = im.mode in ("L", "1", "I;16", "I") and (im.format in ("PPM", "BMP", "PNG"))
+            heap.check_image_buffer(im.width, im.height, 1 if gray else 2)
+            im.load()
             if gray:
                 arr = np.asarray(im.convert("L"), dtype=np.uint8)
                 return GRAYSCALE, arr.copy()
             rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
-    except (UnidentifiedImageError, SyntaxError, ValueError) as e:
+    except PILImage.DecompressionBombError:
+        raise heap.image_alloc_failed() from None
+    except UnidentifiedImageError:  # Pillow's text names the host file: the device's names the path only
+        raise OSError(f"Unsupported format! ({name or 'bytes'}: not an image file)") from None
+    except (SyntaxError, ValueError) as e:
         raise OSError(f"Unsupported format! ({name or 'bytes'}: {e})") from None
     return RGB565, _color.rgb888_to_565(rgb)
 
@@ -343,10 +362,9 @@ def _decode_file(fp, name: str) -> tuple[int, np.ndarray]:
 def _load_path(path: str) -> tuple[int, np.ndarray]:
     from ...host import storage
 
-    host = storage.resolve(path)
-    if not host.is_file():
+    if not storage.current().is_file(path):
         raise storage.enoent(path)
-    with open(host, "rb") as fp:
+    with storage.current().open(path, "rb") as fp:  # host errors come back in the device's form
         return _decode_file(fp, path)
 
 
@@ -373,6 +391,15 @@ def _reset_main_frame() -> None:
 
 
 def _host_path(path: str) -> Path:
+    """The host file holding what the device sees at ``path`` (for reading)."""
     from ...host import storage
 
     return storage.resolve(path)
+
+
+def _open_for_write(path: str):
+    """A binary file for writing the device file ``path``: into the run's layer (or the folder the user
+    mounted for writing), never over a file that existed before the run; ``ENOSPC`` when full."""
+    from ...host import storage
+
+    return storage.current().open(path, "wb")

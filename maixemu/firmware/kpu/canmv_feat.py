@@ -96,7 +96,7 @@ class FeatApi:
         else:
             data = slot.read_flash(source, length)
         try:
-            self._loaded = slot.parse_and_reserve(data, str(source) if isinstance(source, str) else name, source, id(self))
+            self._loaded = slot.parse_and_reserve(data, str(source) if isinstance(source, str) else name, source)
         except slot.ModelParseError as exc:
             advice = slot.unmapped_advice(int(source)) if unmapped else exc.advice
             raise OSError(with_advice("Failed to load model", advice)) from None

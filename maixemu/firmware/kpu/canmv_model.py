@@ -16,7 +16,7 @@ import numpy as np
 
 from ...host import storage
 from ...kmodel import Model
-from .. import ai_memory, kpu_calls, kpu_loader
+from .. import ai_memory, ide_events, kpu_calls, kpu_loader
 from ..kpu_errors import with_advice
 from . import probe
 
@@ -33,8 +33,8 @@ class FileOpenError(ValueError):
 
 def _missing_file_advice(path: str) -> str:
     where = storage.current()
-    return (f"no file {path!r} (device path {where.device_path(path)}); /sd is {where.sd_dir} and "
-            f"/flash is {where.flash_dir} on this PC (set them with --sd/--flash-dir)")
+    return (f"no file {path!r} (device path {where.device_path(path)}) on /sd or /flash; they show the "
+            "script's folder unless --sd/--flash-dir say otherwise")
 
 
 def file_size(path: str) -> int:
@@ -60,8 +60,7 @@ def check_allocation(size: int, message: str) -> None:
 
 def read_file(path: str, size: int) -> bytes | None:
     """The first ``size`` bytes of a device file, or None when it is shorter (``read_data`` fails)."""
-    local = storage.current().resolve(path)
-    with open(local, "rb") as handle:
+    with storage.current().open(path, "rb") as handle:  # errors in the device's form, no host path
         data = handle.read(size)
     return data if len(data) == size else None
 
@@ -98,15 +97,18 @@ def device_floats(raw: np.ndarray) -> np.ndarray:
     return data[: data.size // 4 * 4].view("<f4")
 
 
-@dataclass
+@dataclass(eq=False)  # compared and hashed by identity: the model budget holds it weakly
 class LoadedModel:
-    """A model in a ``KPU`` object: the parsed model and the bytes it was read from."""
+    """A model in a ``KPU`` object: the parsed model and the bytes it was read from.
+
+    The object itself is what the firmware's model budget counts: freed with its ``KPU`` object,
+    it stops counting, as the firmware frees a model buffer with its object.
+    """
 
     model: Model
     data: bytes
     label: str
     source: int | str
-    budget_key: int
     outputs: list[np.ndarray] = field(default_factory=list)
 
     @property
@@ -132,7 +134,7 @@ class LoadedModel:
         return device_floats(self.outputs[index])
 
     def release(self) -> None:
-        kpu_loader.release(self.budget_key)
+        kpu_loader.release(self)
 
 
 class ModelParseError(Exception):
@@ -151,17 +153,18 @@ class ModelMemoryError(Exception):
         self.advice = advice
 
 
-def parse_and_reserve(data: bytes, label: str, source: int | str, key: int) -> LoadedModel:
+def parse_and_reserve(data: bytes, label: str, source: int | str) -> LoadedModel:
     """Parse model bytes and count them against the model budget; the firmware's failures as exceptions."""
     try:
         model = kpu_loader.model_from_bytes(data, label)
     except ValueError as exc:
         raise ModelParseError(str(exc).split("\n", 1)[-1].removeprefix("[maixemu] ")) from exc
+    loaded = LoadedModel(model=model, data=data, label=label, source=source)
     try:
-        kpu_loader.reserve(key, model, len(data), streamed=False, flash=False, max_models=None)
+        kpu_loader.reserve(loaded, model, len(data), streamed=False, flash=False, max_models=None)
     except ValueError as exc:
         raise ModelMemoryError(str(exc).split("\n", 1)[-1].removeprefix("[maixemu] ")) from exc
-    return LoadedModel(model=model, data=data, label=label, source=source, budget_key=key)
+    return loaded
 
 
 def ai_input(img, call: str) -> np.ndarray | None:
@@ -191,6 +194,7 @@ def run_model(loaded: LoadedModel, flat: np.ndarray, call: str) -> None:
         )
         data = np.resize(data, spec.nbytes) if data.size else np.zeros(spec.nbytes, np.uint8)
     x = data.view(spec.dtype).reshape(spec.shape) if np.dtype(spec.dtype).itemsize > 1 else data.reshape(spec.shape)
+    ide_events.kpu_call(call, loaded.model)
     loaded.outputs = [np.asarray(o) for o in loaded.model.run(x.astype(spec.dtype, copy=False))]
     if kpu_calls.enabled():
         first = loaded.output_floats(0)

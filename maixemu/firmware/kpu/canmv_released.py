@@ -90,7 +90,7 @@ class ReleasedApi:
             self._loaded.release()
             self._loaded = None
         try:
-            self._loaded = slot.parse_and_reserve(data, label, source, id(self))
+            self._loaded = slot.parse_and_reserve(data, label, source)
         except slot.ModelParseError as exc:
             raise OSError(with_advice("Failed to init model", exc.advice)) from None
         except slot.ModelMemoryError as exc:

@@ -1,0 +1,79 @@
+"""What a connected IDE sees of a run: the firmware's IDE frame-buffer copy and the numbers the IDE shows.
+
+On the board the IDE never reads the frame buffer itself. ``fb_update_jpeg_buffer()``
+(``omv/framebuffer.c``) copies the main frame buffer, as it is at that moment, into the IDE's JPEG
+buffer, and only while an IDE is connected with its frame-buffer view enabled. The firmware calls
+it
+
+* at the start of every ``sensor.snapshot()`` (unless ``update_jb=False``), *before* the new frame
+  is captured, so the IDE shows the previous frame **with everything the script drew on it**;
+* from ``sensor.flush()`` (``sensor_flush``: "use it when you don't snap for a while");
+* from the ``copy_to_fb`` paths (``image.Image(copy_to_fb=True)``, ``img.copy(copy_to_fb=True)``,
+  ``ImageReader.next_frame(copy_to_fb=True)``), again *before* they overwrite the frame buffer;
+
+and never from ``lcd.display``. :func:`fb_update_jpeg_buffer` is that call; the firmware modules
+above call it at those points. It costs nothing while nobody listens.
+
+The other events feed the IDE page's board pane: the values a script's ``clock.fps()`` returned
+and the models the KPU ran (for the device-time estimate per frame).
+
+All hooks of one run live in the one :data:`events` object (the board refactor moves it into the
+board state); listeners are called on the script's thread and must be quick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class IdeEvents:
+    """Listener lists of one run; empty lists make every event a no-op."""
+
+    def __init__(self) -> None:
+        #: ``listener(image)`` with a detached copy of the main frame buffer (an ``image.Image``).
+        self.framebuffer: list[Callable[[Any], None]] = []
+        #: ``listener(value)`` with every value ``clock.fps()`` returned to the script.
+        self.clock_fps: list[Callable[[float], None]] = []
+        #: ``listener(call, model)`` before the KPU runs ``model`` (a ``maixemu.kmodel`` model).
+        self.kpu_call: list[Callable[[str, Any], None]] = []
+
+    def clear(self) -> None:
+        self.framebuffer.clear()
+        self.clock_fps.clear()
+        self.kpu_call.clear()
+
+
+#: The hooks of the current run.
+events = IdeEvents()
+
+
+def fb_update_jpeg_buffer() -> None:
+    """The firmware's ``fb_update_jpeg_buffer``: hand the IDE a copy of the main frame buffer now.
+
+    Nothing happens while no listener is attached (no IDE connected) or before the frame buffer
+    was ever written (the board's frame buffer is empty then: the IDE shows nothing).
+    """
+    listeners = events.framebuffer
+    if not listeners:
+        return
+    from .image import _core
+
+    frame = _core._MAIN_FB
+    if frame is None:
+        return
+    copy = type(frame)._wrap(frame._fmt, frame._pix.copy())
+    for listener in list(listeners):
+        listener(copy)
+
+
+def clock_fps(value: float) -> None:
+    """A script's ``clock.fps()`` returned ``value``."""
+    for listener in list(events.clock_fps):
+        listener(value)
+
+
+def kpu_call(call: str, model: Any) -> None:
+    """The KPU is about to run ``model`` for ``call`` (``kpu.forward``, ``kpu.run_yolo2``, ...)."""
+    for listener in list(events.kpu_call):
+        listener(call, model)
