@@ -255,14 +255,6 @@ def test_grayscale_pix_to_ai_copies_plane():
     assert g._ai_is_stale()
 
 
-def test_not_emulated_methods_raise_with_name():
-    img = image.Image(size=(4, 4))
-    missing = [n for n in image._DEVICE_METHODS if getattr(image.Image, n).__doc__ and
-               "not emulated yet" in getattr(image.Image, n).__doc__]
-    for name in missing:
-        with pytest.raises(NotImplementedError, match=f"image.Image.{name}"):
-            getattr(img, name)()
-
 
 # ---------------------------------------------------------------- K210 additions
 def test_get_affine_transform_matches_similarity_least_squares():

@@ -39,10 +39,6 @@ LATER = "the issue-12 modules helper"
 MISSING: dict[str, Missing] = {
     "01-K210/03-Drawing/image_drawing_advanced.py": Missing(
         "draw_image", "draw_image(x_scale, y_scale, alpha) on a scaled copy (shape mismatch)", IMGCORE),
-    "01-K210/52-Multimedia/image/demo_draw_font/image_draw_string.py": Missing(
-        "font_load is not emulated", "image.font_load (UTF-8 font file)", IMGREST),
-    "01-K210/98-KPU_NEW/licenseplate_recognization/licenseplate_recog_cn.py": Missing(
-        "font_load is not emulated", "image.font_load (UTF-8 font in flash at 0xA00000)", IMGREST),
     "01-K210/50-Hardware/demo_wdt.py": Missing(
         "machine.WDT is not emulated", "machine.WDT timeouts with callbacks and the reset", LATER),
 }

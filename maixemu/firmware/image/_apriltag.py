@@ -109,13 +109,13 @@ def homography_compute(corr) -> np.ndarray | None:
     A = np.triu(A) + np.triu(A, 1).T
     if not np.all(np.isfinite(A)):
         return None
-    from . import _matd
+    from . import _apriltag_svd as svd32
 
-    U, _, _ = _matd.svd([list(row) for row in A])
+    U, _, _ = svd32.svd([list(row) for row in A])
     H = [[U[3 * i + j][8] for j in range(3)] for i in range(3)]
     Tx = [[F(1), F(0), -x_cx], [F(0), F(1), -x_cy], [F(0), F(0), F(1)]]
     Ty = [[F(1), F(0), y_cx], [F(0), F(1), y_cy], [F(0), F(0), F(1)]]
-    return np.array(_matd._multiply(_matd._multiply(Ty, H), Tx), F)  # matd_op("M*M*M"), left to right
+    return np.array(svd32._multiply(svd32._multiply(Ty, H), Tx), F)  # matd_op("M*M*M"), left to right
 
 
 def project(H: np.ndarray, x, y) -> tuple[np.float32, np.float32]:
@@ -154,10 +154,10 @@ def homography_to_pose(H: np.ndarray, fx, fy, cx, cy) -> np.ndarray:
     R02 = R10 * R21 - R20 * R11
     R12 = R20 * R01 - R00 * R21
     R22 = R00 * R11 - R10 * R01
-    from . import _matd
+    from . import _apriltag_svd as svd32
 
-    U, _, V = _matd.svd([[F(R00), F(R01), F(R02)], [F(R10), F(R11), F(R12)], [F(R20), F(R21), F(R22)]])
-    R = np.array(_matd._multiply(U, _matd._transpose(V)), F)  # matd_op("M*M'", U, V)
+    U, _, V = svd32.svd([[F(R00), F(R01), F(R02)], [F(R10), F(R11), F(R12)], [F(R20), F(R21), F(R22)]])
+    R = np.array(svd32._multiply(U, svd32._transpose(V)), F)  # matd_op("M*M'", U, V)
     pose = np.zeros((4, 4), F)
     pose[:3, :3] = R
     pose[:3, 3] = (TX, TY, TZ)

@@ -1,7 +1,7 @@
-"""Less used OpenMV methods: ``find_edges``, ``flood_fill`` (numpy/OpenCV approximations of the
-firmware's versions), ``find_barcodes`` and ``find_datamatrices`` (the firmware's zbar and libdmtx
-scans, ``_barcodes`` / ``_datamatrix``).
-``replace``/``blend`` live in ``_mathops``."""
+"""Less used finders: ``find_edges`` (``_edges``), ``find_barcodes`` and ``find_datamatrices`` (the
+firmware's zbar and libdmtx scans, ``_barcodes`` / ``_datamatrix``), ``find_displacement``
+(``_phasecorr``), ``selective_search`` (``_selective``) and the ORB methods (``_orb``).
+``replace``/``blend`` live in ``_mathops``, ``flood_fill`` in ``_flood``."""
 
 from __future__ import annotations
 
@@ -84,44 +84,6 @@ class ExtraMixin:
             self._touch()
         return self
 
-    def flood_fill(self, *args, **kwargs):
-        """Fill the region connected to (x, y) whose pixels stay within ``seed_threshold`` of the seed
-        and ``floating_threshold`` of their neighbour (fractions of full scale); ``invert`` fills the
-        rest, ``clear_background`` zeroes what is not filled."""
-        import cv2
-
-        (x, y), rest = _args.consume(args, 2)
-        seed_th = _args.to_float(_args.pick(rest, 0, kwargs, "seed_threshold", 0.05))
-        if not 0 <= seed_th <= 1:
-            raise OSError("Error: 0 <= seed_threshold <= 1!")
-        float_th = _args.to_float(_args.pick(rest, 1, kwargs, "floating_threshold", 0.05))
-        if not 0 <= float_th <= 1:
-            raise OSError("Error: 0 <= floating_threshold <= 1!")
-        c = self._color(rest, kwargs, 2)
-        invert = bool(_args.pick(rest, 3, kwargs, "invert", False))
-        clear_bg = bool(_args.pick(rest, 4, kwargs, "clear_background", False))
-        if not (0 <= x < self.width() and 0 <= y < self.height()):
-            return self
-        fields = self._fields()
-        maxes = self._field_max()
-        near_seed = np.ones(self._pix.shape, bool)
-        for f, m in zip(fields, maxes):
-            near_seed &= np.abs(f - f[y, x]) <= seed_th * m
-        img8 = self._rgb8_or_gray().astype(np.uint8)
-        img8 = np.where(near_seed[..., None] if img8.ndim == 3 else near_seed, img8, 0).astype(np.uint8)
-        mask = np.zeros((self.height() + 2, self.width() + 2), np.uint8)
-        diff = (float_th * 255,) * (3 if img8.ndim == 3 else 1)
-        cv2.floodFill(np.ascontiguousarray(img8), mask, (x, y), 0, diff, diff,
-                      4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8))
-        filled = (mask[1:-1, 1:-1] > 0) & near_seed
-        if invert:
-            filled = ~filled
-        if clear_bg:
-            self._pix[~filled] = 0
-        self._pix[filled] = c
-        self._touch()
-        return self
-
     def find_barcodes(self, *args, **kwargs):
         """1D barcodes as the firmware finds them: its zbar scan (``_barcodes``) over ``roi``; each
         result's ``type()`` is the firmware's constant (``image.EAN13`` ...), ``rotation()`` radians."""
@@ -169,11 +131,21 @@ class ExtraMixin:
         fix = bool(_args.to_int(_args.pick(args, 3, kwargs, "fix_rotation_scale", False)))
 
         def rotation_corr(pixels, z_rotation, zoom):
+            """``imlib_rotation_corr(img, 0, 0, z_rotation, 0, 0, zoom, 60, NULL)``: radians, and the fov
+            of 60 passed as radians too, as the C caller does (``_rotation``'s model)."""
+            from . import _rotation
+            from ._polar import remap_nearest
+
             tmp = type(self)(size=(pixels.shape[1], pixels.shape[0]))
             if self._fmt == GRAYSCALE:
                 tmp = tmp.to_grayscale(True)
             tmp._pix[...] = pixels
-            tmp._rotation_corr(0.0, 0.0, float(z_rotation), 0.0, 0.0, float(zoom), 60.0)
+            h, w = pixels.shape
+            f32 = np.float32
+            T4 = _rotation.transform(w, h, f32(0), f32(0), f32(z_rotation), f32(0), f32(0), f32(zoom), f32(60))
+            if T4 is None:
+                return np.zeros_like(pixels)
+            remap_nearest(tmp, *_rotation.source_map(T4, w, h))
             return tmp._pix
 
         x, y, r, s, response = _phasecorr.phasecorrelate(self, template, roi, template_roi, logpolar, fix,

@@ -1,4 +1,4 @@
-"""The AprilTag library's float32 SVD and homography/pose (``_matd``, ``_apriltag``) against the
+"""The AprilTag detector's float32 SVD and homography/pose (``_apriltag_svd``, ``_apriltag``) against the
 firmware's apriltag.c compiled from the mirror (its matd/svd22/homography sections), bit for bit."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from firmware_c import IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c
-from maixemu.firmware.image import _apriltag, _matd
+from maixemu.firmware.image import _apriltag
+from maixemu.firmware.image import _apriltag_svd as _matd
 
 _MAIN = r"""
 static float rdf(void) { unsigned u; if (scanf("%x", &u) != 1) exit(3); float f; memcpy(&f, &u, 4); return f; }
