@@ -311,21 +311,9 @@ def _rect_count(angles, vx, vy, theta, prec):
 
 
 def _rect_pixels(r: _Rect):
-    """The pixels the rectangle iterator (``ri_ini``/``ri_inc``) visits, in order."""
-    hy = r.dy * r.width / F(2.0)  # ``r->dy * r->width / 2.0``
-    hx = r.dx * r.width / F(2.0)
-    vx = [r.x1 - hy, r.x2 - hy, r.x2 + hy, r.x1 + hy]
-    vy = [r.y1 + hx, r.y2 + hx, r.y2 - hx, r.y1 - hx]
-    if r.x1 < r.x2 and r.y1 <= r.y2:
-        off = 0
-    elif r.x1 >= r.x2 and r.y1 < r.y2:
-        off = 1
-    elif r.x1 > r.x2 and r.y1 >= r.y2:
-        off = 2
-    else:
-        off = 3
-    vx = [F(vx[(off + n) % 4]) for n in range(4)]
-    vy = [F(vy[(off + n) % 4]) for n in range(4)]
+    """The pixels the rectangle iterator (``ri_ini``/``ri_inc``) visits, in order (the reference the
+    ``_rect_count`` kernel is tested against)."""
+    vx, vy = (list(v) for v in _rect_corners(r))
     x = ftoi(F(vx[0]) + F(0.9999)) - 1
     y = ftoi(F(vy[0]) + F(0.9999))
     ys = ye = -FLT_MAX
