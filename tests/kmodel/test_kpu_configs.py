@@ -506,9 +506,13 @@ def test_bucketed_table_lookup_matches_reference(monkeypatch, pool_type, kernel,
 
 @pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (2, 1, True),
                                                  (9, 3, False), (8, 3, True), (3, 1, False)])
-def test_direct_segments_match_the_reference(pool_type, kernel, dw):
-    """With no activation table allowed (a table "would need 266 M entries"), every engine
-    evaluates the 16 segments directly: the same bytes as the int64 reference, never its path."""
+def test_direct_segments_match_the_reference(monkeypatch, pool_type, kernel, dw):
+    """With no activation table allowed (a table "would need 266 M entries") and the linear form
+    off, every engine evaluates the 16 segments directly: the same bytes as the int64 reference,
+    never its path."""
+    from maixemu.kmodel.kpu import hwc
+
+    monkeypatch.setattr(hwc, "LINEAR_MAX_SEGMENTS", 0)
     rng = np.random.default_rng(900 + pool_type * 7 + kernel)
     c, h, w = 6, 12, 16
     x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
@@ -535,6 +539,7 @@ def test_step_buckets_match_the_reference(monkeypatch, pool_type, kernel, dw):
     from maixemu.kmodel.kpu import hwc
 
     monkeypatch.setattr(hwc, "HWC_LUT_MAX_ENTRIES", 0)
+    monkeypatch.setattr(hwc, "LINEAR_MAX_SEGMENTS", 0)
     rng = np.random.default_rng(1300 + pool_type * 7 + kernel)
     c, h, w = 5, 12, 16
     x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
@@ -549,3 +554,83 @@ def test_step_buckets_match_the_reference(monkeypatch, pool_type, kernel, dw):
     got = conv.run(x)
     np.testing.assert_array_equal(got, conv.run_reference(x))
     assert len(np.unique(got)) >= 6
+
+
+def _prepared(spec: ConvSpec) -> K.KpuConv:
+    from maixemu.kmodel.build import encode_batchnorm
+
+    return K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                             np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"), spec.activation.encode())
+
+
+_LAYER_SHAPES = [(0, 3, False), (1, 1, False), (1, 3, False), (0, 3, True), (1, 3, True), (5, 3, False), (5, 3, True),
+                 (2, 1, True), (4, 3, False), (9, 3, False), (8, 3, True), (3, 1, False)]
+
+
+@pytest.mark.kpu_engines("fast", "fast-f32")
+@pytest.mark.parametrize("pool_type,kernel,dw", _LAYER_SHAPES)
+def test_table_lookup_matches_the_reference(monkeypatch, pool_type, kernel, dw):
+    """The compiled path's table lookup (the linear form off): same bytes as the int64 reference."""
+    from maixemu.kmodel.kpu import hwc
+
+    monkeypatch.setattr(hwc, "LINEAR_MAX_SEGMENTS", 0)
+    rng = np.random.default_rng(1700 + pool_type * 7 + kernel + dw)
+    c, h, w = 6, 13, 17
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=6, weights=_weights(rng, 6, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    pool_type=pool_type, pad_value=51, arg_x=-105 << 15, shr_x=15, src_row=0, dst_row=4000)
+    conv = _prepared(_calibrate(spec, x, rng, spread=260))
+    assert "+lut HWC" in conv.path
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 6
+
+
+def _two_segment_leaky(knee: int) -> Activation:
+    """A leaky ReLU of two segments meeting at ``knee``: slope 6/2**20 below, 1024/2**20 above
+    (the V4 compiler's form), the upper one with a bias."""
+    lowest = -(1 << 35)
+    xs = [lowest] * 14 + [knee - (1 << 21), knee]
+    ym = [0] * 14 + [6, 1024]
+    sh = [0] * 14 + [20, 20]
+    bias = [0] * 14 + [0, 12]
+    return Activation(xs, ym, sh, bias)
+
+
+@pytest.mark.parametrize("pool_type,kernel,dw", _LAYER_SHAPES)
+@pytest.mark.parametrize("two_segments", [False, True])
+def test_linear_activation_matches_the_reference(pool_type, kernel, dw, two_segments):
+    """One or two segments in the layer's batch-norm range run as float64 arithmetic (no
+    table): same bytes as the int64 reference on every engine."""
+    rng = np.random.default_rng(1900 + pool_type * 7 + kernel + dw + 50 * two_segments)
+    c, h, w = 7, 11, 19
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=7, weights=_weights(rng, 7, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    pool_type=pool_type, pad_value=200, arg_x=-98 << 15, shr_x=15, src_row=0, dst_row=4000)
+    spec = _calibrate(spec, x, rng, spread=240)
+    if two_segments:
+        spec.activation = _two_segment_leaky(60 * 1024)
+    conv = _prepared(spec)
+    if conv.layout == "HWC":
+        assert "+linear HWC" in conv.path
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 6
+
+
+def test_linear_activation_rounds_ties_to_even():
+    """bn values exactly half-way between two outputs (bn = 512·odd with the ReLU table's
+    1024/2**20): half to even, as ``round_shift``, on every engine."""
+    x = np.arange(256, dtype=np.uint8).reshape(1, 16, 16)
+    w = np.full((2, 1, 1, 1), 129, np.uint8)  # w + arg_x >> shr_x = 1: G = x − 128
+    spec = ConvSpec(in_shape=(1, 16, 16), out_channels=2, weights=w, kernel=1, pool_type=0, arg_x=-128, shr_x=0,
+                    src_row=0, dst_row=100, bn_mul=[512, 1024], bn_add=[512 * 130, 1024 * 130], bn_shift=[0, 1])
+    conv = _prepared(spec)
+    acc = conv.accumulate_reference(x)
+    bn = ((acc * conv.bn.mul[:, None, None]) >> conv.bn.shift[:, None, None]) + conv.bn.add[:, None, None]
+    assert ((bn % 1024) == 512).sum() >= 200  # many ties
+    if conv.layout == "HWC":
+        assert "+linear HWC" in conv.path
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 100

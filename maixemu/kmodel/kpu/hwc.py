@@ -53,12 +53,21 @@ _POOLS = {
 }
 
 
+#: Values per run of the flat per-value loops (``kernels.bn_act``): the per-channel parameters are
+#: tiled to the multiple of the channel count nearest above it, a few KiB that stay in L1.
+TILE_VALUES = 512
+#: Most segments the linear activation mode evaluates arithmetically (``kernels.bn_act``).
+LINEAR_MAX_SEGMENTS = 2
+
+
 @dataclass
 class _Act:
-    """Activation arguments of the kernels: mode 0 a table ``lut`` over ``lo..lo+span``; 1 the
-    segments (``bp``, ``sx``, ``sm``, ``ss``, ``sb``), unclamped, counting values below them; 2 the
-    segments that meet ``[lo, lo+span]``, clamped; 3 step buckets (``lut`` = first value of each
-    bucket, ``bp`` = its step, ``sx`` = the step's increment, ``ss[0]`` = log2 of the width)."""
+    """Activation arguments of the kernels (``kernels.bn_act``): mode 0 a table ``lut`` over
+    ``lo..lo+span``; 1 the segments (``bp``, ``sx``, ``sm``, ``ss``, ``sb``), unclamped, counting
+    values below them; 2 the segments that meet ``[lo, lo+span]``, clamped; 3 step buckets
+    (``lut`` = first value of each bucket, ``bp`` = its step, ``sx`` = the step's increment,
+    ``ss[0]`` = log2 of the width); 4 linear: one or two segments evaluated in float64
+    (``lin`` = count, second interval's start, then x_start, y_mul·2**-shift, bias of each)."""
 
     mode: int
     lo: int
@@ -69,32 +78,65 @@ class _Act:
     sm: np.ndarray
     ss: np.ndarray
     sb: np.ndarray
+    lin: np.ndarray
 
     def args(self) -> tuple:
-        return (self.mode, self.lo, self.span, self.lut, self.bp, self.sx, self.sm, self.ss, self.sb)
+        return (self.mode, self.lo, self.span, self.lut, self.bp, self.sx, self.sm, self.ss, self.sb, self.lin)
 
 
 _NO_ARRAY = np.zeros(1, np.int64)
+_NO_FLOATS = np.zeros(0, np.float64)
+_NO_INTS = np.zeros(0, np.int64)
 
 
-def _act_plan(conv, bounds, lut_limit: int, lut_budget: int) -> _Act:
-    """A table when it is small, else step buckets (monotone activations), else the segments;
-    tables and buckets count against the model's budget ``lut_budget``."""
+def _linear(t, lo: int, hi: int) -> np.ndarray | None:
+    """``lin`` of mode 4 when the clamped segments ``t`` allow it (see ``kernels.bn_act``)."""
+    n = t.bp.size
+    if not 1 <= n <= LINEAR_MAX_SEGMENTS or (t.sm < 0).any():
+        return None
+    reach = np.maximum(np.abs(lo - t.sx), np.abs(hi - t.sx)).astype(np.float64) * t.sm.astype(np.float64)
+    if (reach >= 2.0**52).any() or max(abs(lo), abs(hi)) >= 1 << 52:
+        return None
+    lin = np.zeros(8, np.float64)
+    lin[0] = n
+    lin[1] = float(t.bp[1]) if n > 1 else 0.0
+    for i in range(n):
+        lin[2 + 3 * i] = float(t.sx[i])
+        lin[3 + 3 * i] = float(t.sm[i]) * 2.0 ** -int(t.ss[i])
+        lin[4 + 3 * i] = float(t.sb[i])
+    return lin
+
+
+def _act_plan(conv, bounds, lut_limit: int, lut_budget: int, float_bn: bool) -> _Act:
+    """Linear segments when they apply, else a table when it is small, else step buckets
+    (monotone activations), else the segments; tables and buckets count against the model's
+    budget ``lut_budget``. Without an exact float64 batch-norm only the segments are used."""
     lo, hi = bounds.lo, bounds.hi
-    if bounds.valid and hi - lo + 1 <= lut_limit:
-        return _Act(0, lo, hi - lo, activation_lut(conv.act, lo, hi), _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY)
-    if bounds.monotone:
-        buckets = step_buckets(conv.act, lo, hi)
-        if buckets is not None and buckets[1].size <= lut_budget:
-            j, first, inc, at = buckets
-            return _Act(3, lo, hi - lo, first, at, inc, _NO_ARRAY, np.array([j], np.int64), _NO_ARRAY)
+    empty = np.zeros(1, np.uint8)
     if bounds.valid:
         # every bn lies in [bmin, bmax]; clamped to [lo, hi] (the activation is constant beyond
         # in the monotone case, lo/hi are bmin/bmax otherwise) only a few segments remain
         t = segment_table(conv.act, lo, hi)
-        return _Act(2, lo, hi - lo, np.zeros(1, np.uint8), t.bp, t.sx, t.sm, t.ss, t.sb)
+        lin = _linear(t, lo, hi) if float_bn else None
+        if lin is not None:
+            return _Act(4, lo, hi - lo, empty, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, lin)
+        if float_bn and hi - lo + 1 <= lut_limit:
+            return _Act(0, lo, hi - lo, activation_lut(conv.act, lo, hi), _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY,
+                        _NO_FLOATS)
+        if float_bn and bounds.monotone:
+            buckets = step_buckets(conv.act, lo, hi)
+            if buckets is not None and buckets[1].size <= lut_budget:
+                j, first, inc, at = buckets
+                return _Act(3, lo, hi - lo, first, at, inc, _NO_ARRAY, np.array([j], np.int64), _NO_ARRAY, _NO_FLOATS)
+        return _Act(2, lo, hi - lo, empty, t.bp, t.sx, t.sm, t.ss, t.sb, _NO_FLOATS)
     t = segment_table(conv.act)
-    return _Act(1, 0, 0, np.zeros(1, np.uint8), t.bp, t.sx, t.sm, t.ss, t.sb)
+    return _Act(1, 0, 0, empty, t.bp, t.sx, t.sm, t.ss, t.sb, _NO_FLOATS)
+
+
+def _tile(values: np.ndarray, channels: int, dtype) -> np.ndarray:
+    """Per-channel ``values`` repeated to the tile length of ``TILE_VALUES`` (a multiple of C)."""
+    reps = max(1, TILE_VALUES // max(channels, 1))
+    return np.ascontiguousarray(np.tile(np.asarray(values, dtype=dtype), reps))
 
 
 def _float_bn(bounds, mul: np.ndarray, shift: np.ndarray, add: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -130,19 +172,24 @@ class HwcPath:
         self.kk = conv.k
         self.pad = int(conv.pad_value)
         k, s, oy0, ox0, kind = _POOLS[conv.pool_type]
-        self.act = _act_plan(conv, bounds, min(lut_max_entries, HWC_LUT_MAX_ENTRIES), lut_max_entries)
-        self.activation = ("lut", "segments", "segments", "steps")[self.act.mode]
         reduce = {"pick": 0, "max": 1 if bounds.pool_first else 2, "mean": 3}[kind]
         mul, shift, add = conv.bn.mul, conv.bn.shift, conv.bn.add
-        self.bn = (np.ascontiguousarray(bounds.C, np.int64), np.ascontiguousarray(mul, np.int64),
-                   np.ascontiguousarray(shift, np.int64), np.ascontiguousarray(add, np.int64)) + _float_bn(bounds, mul, shift, add)
+        fm, fc = _float_bn(bounds, mul, shift, add)
+        float_bn = fm.size > 0
+        self.act = _act_plan(conv, bounds, min(lut_max_entries, HWC_LUT_MAX_ENTRIES), lut_max_entries, float_bn)
+        self.activation = ("lut", "segments", "segments", "steps", "linear")[self.act.mode]
+        if float_bn:
+            self.bn = (_tile(fm, oc, np.float64), _tile(fc, oc, np.float64), _NO_INTS, _NO_INTS, _NO_INTS, _NO_INTS)
+        else:
+            self.bn = (_NO_FLOATS, _NO_FLOATS) + tuple(_tile(v, oc, np.int64) for v in (bounds.C, mul, shift, add))
         wf = bounds.wf  # int64 [OC, taps] in [ic][ky][kx] order
         taps = self.kk * self.kk
         if conv.depthwise:
             self.products = "dw"
             # int32 sums when they cannot overflow (|G| <= 128·Σ|w'| per channel), else int64
             narrow = 128 * int(np.abs(wf).sum(axis=1).max(initial=0)) < 1 << 31
-            self.wt = np.ascontiguousarray(wf.reshape(oc, taps).T, dtype=np.int32 if narrow else np.int64)  # [k*k, C]
+            wt = wf.reshape(oc, taps).T  # [k*k, C]
+            self.wt = np.ascontiguousarray(np.tile(wt, (1, max(1, TILE_VALUES // oc))), dtype=np.int32 if narrow else np.int64)
             self.pool = (k, s, oy0, ox0, reduce)
             return self
         # the GEMM grid: every conv pixel, or only the kept pixels of a selection pool
@@ -196,7 +243,7 @@ class HwcPath:
         kn = self.kernels
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
         if self.products == "dw":
-            bad = kn.depthwise(x, self.wt, self.kk, self.pad, out, *self.bn, *self.pool, *self.act.args())
+            bad = kn.depthwise(x, self.wt, self.kk, self.pad, out, *self.pool, *self.bn, *self.act.args())
         elif self.conv3 is not None:
             s, oy0, ox0, gh, gw = self.grid
             h, w = self.in_hw
@@ -206,10 +253,10 @@ class HwcPath:
             oh, ow = self.out_shape_hwc[:2]
             if g.shape[0] != oh or g.shape[1] != ow:
                 g = np.ascontiguousarray(g[:oh, :ow])
-            bad = kn.epilogue(g, out, *self.bn, *self.conv3_pool, *self.act.args())
+            bad = kn.epilogue(g, out, *self.conv3_pool, *self.bn, *self.act.args())
         else:
             g = self._sums(x)
-            bad = kn.epilogue(g, out, *self.bn, *self.pool, *self.act.args())
+            bad = kn.epilogue(g, out, *self.pool, *self.bn, *self.act.args())
         if bad:
             offset, fld = self.conv.act_where
             raise KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start", offset=offset, field=fld)
