@@ -91,6 +91,12 @@ def kernels() -> ModuleType | None:
     return _KERNELS
 
 
+def loaded_kernels() -> ModuleType | None:
+    """The compiled kernels if a layer has loaded them already (no import, no lock): helpers that
+    only pay off next to compiled layers (the HWC transposes of ``kpu.ram``) ask this."""
+    return _KERNELS
+
+
 def unavailable_reason() -> str | None:
     kernels()
     return _KERNELS_ERROR

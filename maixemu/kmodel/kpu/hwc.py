@@ -207,6 +207,23 @@ class HwcPath:
         int8_ok = int8_enabled() and raw.min(initial=0) >= 0 and raw.max(initial=0) <= 255 and -255 <= ax <= 0
         pooled = self.pool[4] == 1 and conv.pool_type in MAX_POOLS
         small_sums = 128 * int(np.abs(wf).sum(axis=1).max(initial=0)) < _F32_EXACT
+        import os
+        if int8_ok and self.kk == 3 and ic <= 4 and os.environ.get("RGBX", "1") == "1":
+            gs = self.grid[0]
+            group = 2 if gs == 1 and self.grid[4] % 2 == 0 else 1
+            span = group + 2
+            expanded = np.full((3 * span * 4, group * oc), -ax, np.uint8)
+            w4 = conv.weights.reshape(oc, ic, 3, 3)
+            for q in range(group):
+                for ky in range(3):
+                    for kx in range(3):
+                        for c in range(ic):
+                            expanded[((q + kx) * 3 + ky) * 4 + c, q * oc : (q + 1) * oc] = w4[:, c, ky, kx]
+            self.gemm = Int8Gemm.build(expanded, -ax, threads)
+            if self.gemm is not None:
+                self.products = "int8rgbx"
+                self.group = group
+                return self
         if int8_ok and self.kk == 3 and ic <= CONV_INTEGER_MAX_CHANNELS and (self.pool[4] == 0 or (pooled and small_sums)):
             stride = self.grid[0]
             self.conv3 = Int8Conv3x3.build(conv.weights.reshape(oc, ic, 3, 3).astype(np.uint8), -ax, stride,
@@ -268,6 +285,15 @@ class HwcPath:
         ic = x.shape[2]
         kcols = self.kk * self.kk * ic
         p = gh * gw
+        if self.products == "int8rgbx":
+            h, w = self.in_hw
+            xp = _scratch("hwc_rgbx", (h + 2) * (w + 2), np.uint32).reshape(h + 2, w + 2)
+            self.kernels.pack_rgbx(x, self.pad, 1, xp)
+            group = self.group
+            rows = p // group
+            a = _scratch("hwc_cols_rgbx", rows * 3 * (group + 2), np.uint32).reshape(rows, 3 * (group + 2))
+            self.kernels.im2col_rgbx(xp, group, s, oy0, ox0, gh, gw, a)
+            return self.gemm(a.view(np.uint8)).reshape(gh, gw, -1)
         if self.gemm is not None:
             if self.kk == 1 and s == 1:
                 a = x.reshape(p, ic)

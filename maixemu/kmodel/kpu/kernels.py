@@ -177,6 +177,39 @@ def _max_window(g, ys, nrows, s, ox0, k, ow, dst):
 
 
 @njit(**_NOGIL)
+def _max_blocks(g, ys, k, ow, dst):
+    """``_max_window`` for windows that tile the row (k == s, no clamping): 1-D channel-vector
+    slices of the flat map per window pixel (numba's strided 2-D views cost more than the
+    maxima)."""
+    ch = g.shape[2]
+    rowlen = g.shape[1] * ch
+    gf = g.reshape(-1)
+    r0 = ys[0] * rowlen
+    if k == 2:
+        r1 = ys[1] * rowlen
+        for ox in range(ow):
+            d = dst[ox * ch : ox * ch + ch]
+            b = 2 * ox * ch
+            a0, a1 = gf[r0 + b : r0 + b + ch], gf[r0 + b + ch : r0 + b + 2 * ch]
+            b0, b1 = gf[r1 + b : r1 + b + ch], gf[r1 + b + ch : r1 + b + 2 * ch]
+            for c in range(ch):
+                d[c] = max(max(a0[c], a1[c]), max(b0[c], b1[c]))
+        return
+    for ox in range(ow):
+        d = dst[ox * ch : ox * ch + ch]
+        b = ox * k * ch
+        first = gf[r0 + b : r0 + b + ch]
+        for c in range(ch):
+            d[c] = first[c]
+        for dy in range(k):
+            rb = ys[dy] * rowlen + b
+            for dx in range(k):
+                src = gf[rb + dx * ch : rb + dx * ch + ch]
+                for c in range(ch):
+                    d[c] = max(d[c], src[c])
+
+
+@njit(**_NOGIL)
 def _finish_row(g, ys, s, ox0, k, reduce, out, oy, prow, trow, fm, fc, cc, mul, sh, add,
                 act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin):
     """Output row ``oy`` of ``out`` [OH, OW, C] from the sums ``g`` [rows, W, C]: window rows
@@ -199,7 +232,10 @@ def _finish_row(g, ys, s, ox0, k, reduce, out, oy, prow, trow, fm, fc, cc, mul, 
                 prow[ox * ch + c] = src[x, c]
         return bn_act(prow, 0, n, of, ob, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin)
     if reduce == 1:
-        _max_window(g, ys, k, s, ox0, k, ow, prow)
+        if k == s and ox0 == 0 and ow * s <= w:
+            _max_blocks(g, ys, k, ow, prow)
+        else:
+            _max_window(g, ys, k, s, ox0, k, ow, prow)
         return bn_act(prow, 0, n, of, ob, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin)
     # pools after the activation: every window row through bn_act, then max or floor-mean
     bad = 0
@@ -416,17 +452,33 @@ def pack_rgbx(x, pad, border, xp):
 
 
 @njit(**_NOGIL)
-def im2col_rgbx(xp, s, oy0, ox0, oh, ow, out):
-    """``out[i*OW + j, ky*3 + kx]`` (uint32 words) = padded pixel ``(i·s + oy0 + ky, j·s + ox0 + kx)``."""
+def im2col_rgbx(xp, group, s, oy0, ox0, oh, ow, out):
+    """GEMM rows of a 3×3 layer over ``pack_rgbx`` words: row ``i*(OW/group) + j`` holds the
+    (group+2) × 3 padded pixels under ``group`` horizontally adjacent output pixels
+    ``(i·s + oy0, (j·group + q)·s + ox0)``, column by column (``[x][ky]``, uint32 words);
+    ``group`` > 1 needs s == 1. Each output row first interleaves its three input rows into
+    column triples, so that every GEMM row is one contiguous run of them."""
+    span = group + 2
+    per_row = ow // group
+    step = group if group > 1 else s
+    kw = 3 * span
+    wp = xp.shape[1]
+    trip = np.empty(3 * wp, np.uint32)
+    of = out.reshape(-1)
     for i in range(oh):
         y = i * s + oy0
-        for j in range(ow):
-            xx = j * s + ox0
-            r = i * ow + j
-            for ky in range(3):
-                src = xp[y + ky]
-                for kx in range(3):
-                    out[r, ky * 3 + kx] = src[xx + kx]
+        s0, s1, s2 = xp[y], xp[y + 1], xp[y + 2]
+        for x in range(wp):
+            trip[3 * x] = s0[x]
+            trip[3 * x + 1] = s1[x]
+            trip[3 * x + 2] = s2[x]
+        base = i * per_row * kw
+        for j in range(per_row):
+            x0 = 3 * (j * step + ox0)
+            src = trip[x0 : x0 + kw]
+            d = of[base + j * kw : base + j * kw + kw]
+            for q in range(kw):
+                d[q] = src[q]
 
 
 @njit(**_NOGIL)
@@ -443,3 +495,28 @@ def pad_chw(x, pad, oy0, ox0, out):
                     out[c, y, xx] = pad
                 else:
                     out[c, y, xx] = x[yy, xi, c]
+
+
+@njit(**_NOGIL)
+def chw_to_hwc(x, out):
+    """``out[y, x, c] = x[c, y, x]`` (uint8): numpy's transpose copy of a 3-channel image walks
+    3-byte strides one element at a time (5x slower)."""
+    c, h, w = x.shape
+    for y in range(h):
+        o = out[y].reshape(-1)
+        for ch in range(c):
+            src = x[ch, y]
+            for xx in range(w):
+                o[xx * c + ch] = src[xx]
+
+
+@njit(**_NOGIL)
+def hwc_to_chw(y, out):
+    """``out[c, y, x] = y[y, x, c]`` (uint8)."""
+    h, w, c = y.shape
+    for yy in range(h):
+        s = y[yy].reshape(-1)
+        for ch in range(c):
+            d = out[ch, yy]
+            for xx in range(w):
+                d[xx] = s[xx * c + ch]
