@@ -520,3 +520,17 @@ def hwc_to_chw(y, out):
             d = out[ch, yy]
             for xx in range(w):
                 d[xx] = s[xx * c + ch]
+
+
+@njit(**_NOGIL)
+def quantize_host(x, scale, zero, out):
+    """nncase's host ``quantize`` (``kmodel.ops.v4_float.quantize``, mode "host") in one pass:
+    ``clamp((int32_t)roundf(x·scale + zp), 0, 255)`` with float32 products and sums, x86's
+    INT32_MIN for NaN and values past the int32 range (which the clamp makes 0)."""
+    for i in range(x.shape[0]):
+        t = x[i] * scale + zero
+        if not t < np.float32(2147483648.0) or t < np.float32(0.0):
+            out[i] = 0
+        else:
+            r = np.floor(np.float64(t) + 0.5)
+            out[i] = np.uint8(255.0 if r > 255.0 else r)

@@ -306,10 +306,11 @@ def decode_dequantize(r: BodyReader, ctx: DecodeContext) -> Node:
     n = ri.size  # u8 elements
     q = b.src(ri, "input", n, U8)
     o = b.dst(ro, "output", 4 * n, F32)
-    mode = ctx.float_mode
+    # a function of one byte: the 256 results of the exact kernel, looked up (same bits)
+    table = vf.dequantize(np.arange(256, dtype=U8), zp, scale, ctx.float_mode)
 
     def run():
-        o[:] = vf.dequantize(q, zp, scale, mode)
+        np.take(table, q, out=o)
 
     shape = _known_shape(ctx, ri, n)
     return b.make((ri,), ro, (shape,), shape, run, F32, details={"zero_point": zp, "scale": scale})
@@ -323,9 +324,18 @@ def decode_quantize(r: BodyReader, ctx: DecodeContext) -> Node:
     x = b.src(ri, "input", 4 * n, F32)
     o = b.dst(ro, "output", n, U8)
     mode = ctx.float_mode
+    from ..kpu.fast import kernels
 
-    def run():
-        o[:] = vf.quantize(x, zp, scale, mode)
+    compiled = kernels() if mode == "host" else None
+    if compiled is not None:
+        scale32, zero32 = F32(scale), F32(zp)
+
+        def run():
+            compiled.quantize_host(x, scale32, zero32, o)
+    else:
+
+        def run():
+            o[:] = vf.quantize(x, zp, scale, mode)
 
     shape = _known_shape(ctx, ri, n)
     return b.make((ri,), ro, (shape,), shape, run, U8, details={"zero_point": zp, "scale": scale})
@@ -621,12 +631,15 @@ def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
     out_off, out_mul = r.i32("output_offset"), r.i32("output_mul")
     out_shift = _check_shift(r, r.i32("output_shift"), "output_shift")
     params = (a_off, a_mul, a_shift, b_off, b_mul, b_shift, out_mul, out_shift, out_off)
+    # a function of two bytes: all 65536 results of the exact kernel as a table (same bits)
+    table = vq.quantized_binary(np.arange(256, dtype=U8)[:, None], np.arange(256, dtype=U8)[None, :], op, *params)
+    flat_table = table.reshape(-1)
     if sa == sb:
         n = vl.shape_size(sa)
         a, bb, o = b.src(ra, "input_a", n, U8), b.src(rb, "input_b", n, U8), b.dst(ro, "output", n, U8)
 
         def run():
-            o[:] = vq.quantized_binary(a, bb, op, *params)
+            np.take(flat_table, (a.astype(np.intp) << 8) | bb, out=o)
 
         out_shape = sa
     else:
@@ -634,9 +647,16 @@ def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
         bb = b.src(rb, "input_b", vl.shape_size(sb), U8).reshape(sb)
         o = b.dst(ro, "output", vl.shape_size(so), U8).reshape(so)
         ia, ib = vl.broadcast_index(sa, so), vl.broadcast_index(sb, so)
+        if ia is None and sa == so and vl.shape_size(sb) == 1:
+            # a tensor and one byte (a scale or offset): one column of the table
 
-        def run():
-            o[...] = vq.quantized_binary(vl.read_broadcast(a, ia, so), vl.read_broadcast(bb, ib, so), op, *params)
+            def run():
+                np.take(table[:, int(bb.reshape(-1)[0])], a, out=o)
+        else:
+
+            def run():
+                av, bv = vl.read_broadcast(a, ia, so), vl.read_broadcast(bb, ib, so)
+                o[...] = table[av, bv]
 
         out_shape = so
     return b.make((ra, rb), ro, (sa, sb), out_shape, run, U8, details={"op": op})
