@@ -2,19 +2,22 @@
 
 Chosen per layer at load (``HwcPath.prepare``), each piece exact:
 
-* products — depthwise layers: one numba kernel that computes, pools and finishes every output
-  pixel (``dw``); other layers: an im2col matrix and a GEMM, ``int8`` (onnxruntime
-  ``MatMulInteger`` u8×s8 with the weights prepacked, proven exact for these weights at load, see
-  ``kpu.int8``), else ``f32`` (BLAS sgemm, K split so that every partial sum stays below 2**24)
-  or ``f64`` (below 2**53);
-* batch-norm + activation + pool — one numba pass (``kernels.epilogue``): the device's int64
-  batch-norm, then a table lookup (``lut``) or, when the table would be too big or a value may
-  lie below every segment start, the 16 segments themselves (``segments``);
+* products — depthwise layers: one numba kernel that computes, pools and finishes the layer row
+  by row (``dw``); layers with at most four input channels (the camera image): each pixel one
+  32-bit word and one GEMM row per pair of output pixels (``int8rgbx``); other layers: an
+  im2col matrix (none for 1×1) and a GEMM, ``int8`` (onnxruntime ``MatMulInteger`` u8×s8 with
+  the weights prepacked, proven exact for these weights at load, see ``kpu.int8``), else ``f32``
+  (BLAS sgemm, K split so that every partial sum stays below 2**24) or ``f64`` (below 2**53);
+* batch-norm + activation + pool — ``kernels.epilogue``: pools that commute with the activation
+  on the sums first, then a float64 batch-norm (exact per layer, else int64) and the activation:
+  ``linear`` (one or two ReLU-like segments, arithmetic), a table (``lut``), step buckets
+  (``steps``) or, when no table fits or a value may lie below every segment start, the 16
+  segments themselves (``segments``);
 * selection pools (left/right-top) compute the sums only at the pixels they keep.
 
 HWC because a GEMM over [pixels, taps·channels] writes [pixels, out channels]: a 1×1 layer reads
 its input as is, the next layer's im2col copies whole channel vectors, and the numba loops run
-over contiguous channels.
+over contiguous runs of the map.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import numpy as np
 
 from ..errors import KmodelRuntimeError
 from .activation import activation_lut, segment_table, step_buckets
-from .int8 import MAX_POOLS, Int8Conv3x3, Int8Gemm, int8_enabled
+from . import fast
+from .int8 import Int8Gemm, int8_enabled
 from .parallel import _scratch
 
 _F32_EXACT = 1 << 24
@@ -34,8 +38,10 @@ _F64_EXACT = 1 << 53
 #: are evaluated directly: a multi-MiB table misses the cache on every lookup and costs load time.
 HWC_LUT_MAX_ENTRIES = 1 << 20
 
-#: 3×3 layers with at most this many input channels use ``ConvInteger`` (no im2col matrix)
-CONV_INTEGER_MAX_CHANNELS = 4
+#: 3×3 layers with at most this many input channels (the camera image) take their GEMM rows from
+#: 32-bit pixel words (``kernels.pack_rgbx``): nine word copies per output pixel instead of 27
+#: byte copies
+RGBX_MAX_CHANNELS = 4
 
 #: pool_type -> (window k, stride s, row offset, column offset, kind) of the epilogue:
 #: kind "max" (pre- or post-activation), "mean", or "pick" (one kept pixel, a selection pool)
@@ -153,6 +159,21 @@ def _float_bn(bounds, mul: np.ndarray, shift: np.ndarray, add: np.ndarray) -> tu
     return mul.astype(np.float64) / scale, num.astype(np.float64) / scale
 
 
+def _rgbx_weights(w: np.ndarray, zp: int, group: int) -> np.ndarray:
+    """[K, N] uint8 weights of the ``int8rgbx`` GEMM: K = (group+2) columns × 3 rows × 4 bytes of
+    ``kernels.im2col_rgbx`` words, N = group output pixels × OC. Taps an output pixel does not
+    use, and the unused bytes of a word, hold the zero point ``zp``: they add nothing."""
+    oc, ic = w.shape[:2]
+    span = group + 2
+    out = np.full((3 * span * 4, group * oc), zp, np.uint8)
+    for q in range(group):
+        for ky in range(3):
+            for kx in range(3):
+                for c in range(ic):
+                    out[((q + kx) * 3 + ky) * 4 + c, q * oc : (q + 1) * oc] = w[:, c, ky, kx]
+    return out
+
+
 class HwcPath:
     """A prepared layer on the compiled path; ``run(x)``: uint8 [H, W, IC] → uint8 [OH, OW, OC]."""
 
@@ -161,9 +182,12 @@ class HwcPath:
         self.activation = ""
 
     @classmethod
-    def prepare(cls, conv, bounds, kernels, *, lut_max_entries: int, threads: int = 1) -> "HwcPath":
+    def prepare(cls, conv, bounds, *, lut_max_entries: int, threads: int = 1) -> "HwcPath":
+        """Choose and prepare every piece; numba is not needed yet (``kpu.fast`` loads the
+        kernels in the background and ``run`` binds them)."""
         self = cls()
-        self.kernels = kernels
+        self._kn = None
+        self.gemm = None
         self.conv = conv
         ic, h, w = conv.in_shape
         oc, oh, ow = conv.out_shape
@@ -191,7 +215,7 @@ class HwcPath:
             wt = wf.reshape(oc, taps).T  # [k*k, C]
             self.wt = np.ascontiguousarray(np.tile(wt, (1, max(1, TILE_VALUES // oc))), dtype=np.int32 if narrow else np.int64)
             self.pool = (k, s, oy0, ox0, reduce)
-            return self
+            return self._schedule_warm_up()
         # the GEMM grid: every conv pixel, or only the kept pixels of a selection pool
         if kind == "pick" and s > 1:
             self.grid = (s, oy0, ox0, oh, ow)
@@ -203,40 +227,20 @@ class HwcPath:
         raw = conv.weights.reshape(oc, ic, taps).transpose(2, 1, 0).reshape(taps * ic, oc)
         ax = conv.regs.arg_x >> conv.regs.shr_x
         self.gemm = None
-        self.conv3 = None
         int8_ok = int8_enabled() and raw.min(initial=0) >= 0 and raw.max(initial=0) <= 255 and -255 <= ax <= 0
-        pooled = self.pool[4] == 1 and conv.pool_type in MAX_POOLS
-        small_sums = 128 * int(np.abs(wf).sum(axis=1).max(initial=0)) < _F32_EXACT
-        import os
-        if int8_ok and self.kk == 3 and ic <= 4 and os.environ.get("RGBX", "1") == "1":
-            gs = self.grid[0]
-            group = 2 if gs == 1 and self.grid[4] % 2 == 0 else 1
-            span = group + 2
-            expanded = np.full((3 * span * 4, group * oc), -ax, np.uint8)
-            w4 = conv.weights.reshape(oc, ic, 3, 3)
-            for q in range(group):
-                for ky in range(3):
-                    for kx in range(3):
-                        for c in range(ic):
-                            expanded[((q + kx) * 3 + ky) * 4 + c, q * oc : (q + 1) * oc] = w4[:, c, ky, kx]
-            self.gemm = Int8Gemm.build(expanded, -ax, threads)
+        if int8_ok and self.kk == 3 and ic <= RGBX_MAX_CHANNELS:
+            # the camera image: every pixel one 32-bit word, a GEMM row per pair of output pixels
+            group = 2 if self.grid[0] == 1 and self.grid[4] % 2 == 0 else 1
+            self.gemm = Int8Gemm.build(_rgbx_weights(conv.weights.reshape(oc, ic, 3, 3), -ax, group), -ax, threads)
             if self.gemm is not None:
                 self.products = "int8rgbx"
                 self.group = group
-                return self
-        if int8_ok and self.kk == 3 and ic <= CONV_INTEGER_MAX_CHANNELS and (self.pool[4] == 0 or (pooled and small_sums)):
-            stride = self.grid[0]
-            self.conv3 = Int8Conv3x3.build(conv.weights.reshape(oc, ic, 3, 3).astype(np.uint8), -ax, stride,
-                                           conv.pool_type if pooled else 0, threads)
-            if self.conv3 is not None:
-                self.products = "int8conv"
-                self.conv3_pool = (1, 1, 0, 0, 0)
-                return self
+                return self._schedule_warm_up()
         if int8_ok:
             self.gemm = Int8Gemm.build(np.ascontiguousarray(raw, dtype=np.uint8), -ax, threads)
         if self.gemm is not None:
             self.products = "int8"
-            return self
+            return self._schedule_warm_up()
         absw = np.abs(w_kn)
         bound = int(absw.sum(axis=0).max(initial=0)) * 128
         if bound < _F32_EXACT:
@@ -253,24 +257,36 @@ class HwcPath:
                 raise ValueError("sums exceed float64's exact range")
         self.products = "f32" if self.dtype == np.float32 else "f64"
         self.wmat = np.ascontiguousarray(w_kn, dtype=self.dtype)
+        return self._schedule_warm_up()
+
+    def _warm_up_key(self) -> tuple:
+        """What decides the kernels and argument types ``run`` uses (see ``fast.schedule_warm_up``)."""
+        g = "int32" if self.gemm is not None else getattr(self, "dtype", None)
+        wt = self.wt.dtype.str if self.products == "dw" else None
+        return (self.products, self.act.mode, bool(self.bn[0].size), g, wt, self.pool[4], self.kk)
+
+    def _schedule_warm_up(self) -> "HwcPath":
+        h, w = self.in_hw
+        ic = self.conv.in_shape[0]
+        fast.schedule_warm_up(self._warm_up_key(), lambda: self.run(np.zeros((h, w, ic), np.uint8)))
         return self
+
+    @property
+    def kernels(self):
+        """The compiled kernels module (waits for the background import the first time)."""
+        if self._kn is None:
+            kn = fast.kernels()
+            if kn is None:
+                raise fast.FastEngineUnavailable(f"the compiled KPU kernels cannot be loaded: {fast.unavailable_reason()}")
+            self._kn = kn
+        return self._kn
 
     # ------------------------------------------------------------------------------------------
     def run(self, x: np.ndarray) -> np.ndarray:
-        kn = self.kernels
+        kn = self._kn if self._kn is not None else self.kernels
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
         if self.products == "dw":
             bad = kn.depthwise(x, self.wt, self.kk, self.pad, out, *self.pool, *self.bn, *self.act.args())
-        elif self.conv3 is not None:
-            s, oy0, ox0, gh, gw = self.grid
-            h, w = self.in_hw
-            xp = _scratch("hwc_pad", x.shape[2] * (h + 2 - oy0) * (w + 2 - ox0), np.uint8).reshape(1, x.shape[2], h + 2 - oy0, w + 2 - ox0)
-            kn.pad_chw(x, self.pad, oy0, ox0, xp[0])
-            g = self.conv3(xp)  # [OH, OW, OC] after its max pool, or the grid's sums
-            oh, ow = self.out_shape_hwc[:2]
-            if g.shape[0] != oh or g.shape[1] != ow:
-                g = np.ascontiguousarray(g[:oh, :ow])
-            bad = kn.epilogue(g, out, *self.conv3_pool, *self.bn, *self.act.args())
         else:
             g = self._sums(x)
             bad = kn.epilogue(g, out, *self.pool, *self.bn, *self.act.args())
@@ -281,6 +297,7 @@ class HwcPath:
 
     def _sums(self, x: np.ndarray) -> np.ndarray:
         """``G`` on the grid, [rows, cols, OC] (int32 from int8 products, else float)."""
+        kn = self.kernels
         s, oy0, ox0, gh, gw = self.grid
         ic = x.shape[2]
         kcols = self.kk * self.kk * ic
@@ -288,21 +305,21 @@ class HwcPath:
         if self.products == "int8rgbx":
             h, w = self.in_hw
             xp = _scratch("hwc_rgbx", (h + 2) * (w + 2), np.uint32).reshape(h + 2, w + 2)
-            self.kernels.pack_rgbx(x, self.pad, 1, xp)
+            kn.pack_rgbx(x, self.pad, 1, xp)
             group = self.group
             rows = p // group
             a = _scratch("hwc_cols_rgbx", rows * 3 * (group + 2), np.uint32).reshape(rows, 3 * (group + 2))
-            self.kernels.im2col_rgbx(xp, group, s, oy0, ox0, gh, gw, a)
+            kn.im2col_rgbx(xp, group, s, oy0, ox0, gh, gw, a)
             return self.gemm(a.view(np.uint8)).reshape(gh, gw, -1)
         if self.gemm is not None:
             if self.kk == 1 and s == 1:
                 a = x.reshape(p, ic)
             else:
                 a = _scratch("hwc_cols", p * kcols, np.uint8).reshape(p, kcols)
-                self.kernels.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 0)
+                kn.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 0)
             return self.gemm(a).reshape(gh, gw, -1)
         a = _scratch("hwc_cols", p * kcols, self.dtype).reshape(p, kcols)
-        self.kernels.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 128)
+        kn.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 128)
         if len(self.chunks) == 1:
             g = a @ self.wmat
         else:

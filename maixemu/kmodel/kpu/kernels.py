@@ -214,35 +214,43 @@ def _finish_row(g, ys, s, ox0, k, reduce, out, oy, prow, trow, fm, fc, cc, mul, 
                 act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin):
     """Output row ``oy`` of ``out`` [OH, OW, C] from the sums ``g`` [rows, W, C]: window rows
     ``ys`` (k of them, clamped), output column ``ox`` reads columns ``ox·s + ox0 + dx`` (clamped).
-    ``prow`` (g's dtype) and ``trow`` (uint8, [k, W·C]) are scratch rows."""
+    ``prow`` (g's dtype) and ``trow`` (uint8, [k, W·C]) are scratch rows.
+
+    (One ``bn_act`` call site: LLVM inlines it at every site, and each copy costs seconds of
+    first-run compilation.)"""
     w = g.shape[1]
     ch = g.shape[2]
     ow = out.shape[1]
     n = ow * ch
+    wc = w * ch
     of = out.reshape(-1)
+    gf = g.reshape(-1)
     ob = oy * n
-    if reduce == 0:
-        if s == 1 and ox0 == 0 and ow == w:
-            gf = g.reshape(-1)
-            return bn_act(gf, ys[0] * w * ch, n, of, ob, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin)
+    flat = reduce == 0 and s == 1 and ox0 == 0 and ow == w
+    if reduce == 0 and not flat:
         src = g[ys[0]]
         for ox in range(ow):
             x = ox * s + ox0
             for c in range(ch):
                 prow[ox * ch + c] = src[x, c]
-        return bn_act(prow, 0, n, of, ob, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin)
-    if reduce == 1:
+    elif reduce == 1:
         if k == s and ox0 == 0 and ow * s <= w:
             _max_blocks(g, ys, k, ow, prow)
         else:
             _max_window(g, ys, k, s, ox0, k, ow, prow)
-        return bn_act(prow, 0, n, of, ob, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin)
     # pools after the activation: every window row through bn_act, then max or floor-mean
+    after = reduce >= 2
     bad = 0
-    gf = g.reshape(-1)
-    wc = w * ch
-    for dy in range(k):
-        bad += bn_act(gf, ys[dy] * wc, wc, trow[dy], 0, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin)
+    for dy in range(k if after else 1):
+        if after:
+            src_, off, cnt, dst, doff = gf, ys[dy] * wc, wc, trow[dy], 0
+        elif flat:
+            src_, off, cnt, dst, doff = gf, ys[0] * wc, n, of, ob
+        else:
+            src_, off, cnt, dst, doff = prow, 0, n, of, ob
+        bad += bn_act(src_, off, cnt, dst, doff, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin)
+    if not after:
+        return bad
     div = k * k
     for ox in range(ow):
         x0 = ox * s + ox0
@@ -270,17 +278,21 @@ def epilogue(g, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode,
     values below every activation segment start (the caller raises the reference's error)."""
     h, w, ch = g.shape
     oh, ow = out.shape[0], out.shape[1]
-    if reduce == 0 and s == 1 and ox0 == 0 and oy0 == 0 and ow == w and oh == h:
-        return bn_act(g.reshape(-1), 0, h * w * ch, out.reshape(-1), 0, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut,
-                      bp, sx, sm, ss, sb, lin)
+    kk = max(k, 1)
+    ys = np.zeros(kk, np.int64)
+    whole = reduce == 0 and s == 1 and ox0 == 0 and oy0 == 0 and ow == w and oh == h
+    if whole:  # no pool: the whole map is one flat run
+        rows, g3, out3 = 1, g.reshape(1, h * w, ch), out.reshape(1, h * w, ch)
+    else:
+        rows, g3, out3 = oh, g, out
     prow = np.empty(max(ow, w) * ch, g.dtype)
-    trow = np.empty((max(k, 1), w * ch), np.uint8)
-    ys = np.empty(max(k, 1), np.int64)
+    trow = np.empty((kk, w * ch), np.uint8)
     bad = 0
-    for oy in range(oh):
-        for dy in range(max(k, 1)):
-            ys[dy] = min(oy * s + oy0 + dy, h - 1)
-        bad += _finish_row(g, ys, s, ox0, k, reduce, out, oy, prow, trow, fm, fc, cc, mul, sh, add, act_mode, lo, span,
+    for oy in range(rows):
+        if not whole:
+            for dy in range(kk):
+                ys[dy] = min(oy * s + oy0 + dy, h - 1)
+        bad += _finish_row(g3, ys, s, ox0, k, reduce, out3, oy, prow, trow, fm, fc, cc, mul, sh, add, act_mode, lo, span,
                            lut, bp, sx, sm, ss, sb, lin)
     return bad
 
@@ -388,12 +400,10 @@ def depthwise(x, wt, kk, pad, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, 
             else:
                 _dw_row(xp, rowlen, ch, kk, y, wt, gr)
             ys[dy] = dy
-        if sampled:
-            bad += _finish_row(grows, ys, 1, 0, 1, 0, out, oy, prow, trow, fm, fc, cc, mul, sh, add, act_mode, lo, span,
-                               lut, bp, sx, sm, ss, sb, lin)
-        else:
-            bad += _finish_row(grows, ys, s, ox0, k, reduce, out, oy, prow, trow, fm, fc, cc, mul, sh, add, act_mode, lo,
-                               span, lut, bp, sx, sm, ss, sb, lin)
+        # (sampled rows hold only the kept columns: finished as they are; one call site)
+        fs, fx, fk, fr = (1, 0, 1, 0) if sampled else (s, ox0, k, reduce)
+        bad += _finish_row(grows, ys, fs, fx, fk, fr, out, oy, prow, trow, fm, fc, cc, mul, sh, add, act_mode, lo, span,
+                           lut, bp, sx, sm, ss, sb, lin)
     return bad
 
 
@@ -479,22 +489,6 @@ def im2col_rgbx(xp, group, s, oy0, ox0, oh, ow, out):
             d = of[base + j * kw : base + j * kw + kw]
             for q in range(kw):
                 d[q] = src[q]
-
-
-@njit(**_NOGIL)
-def pad_chw(x, pad, oy0, ox0, out):
-    """``out[c, y, x]`` = the HWC map ``x`` with a one-pixel ``pad`` border, shifted by (oy0, ox0)."""
-    h, w, ch = x.shape
-    oc, ph, pw = out.shape
-    for c in range(oc):
-        for y in range(ph):
-            yy = y + oy0 - 1
-            for xx in range(pw):
-                xi = xx + ox0 - 1
-                if yy < 0 or yy >= h or xi < 0 or xi >= w:
-                    out[c, y, xx] = pad
-                else:
-                    out[c, y, xx] = x[yy, xi, c]
 
 
 @njit(**_NOGIL)

@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import KmodelUnsupportedError
+from ..kpu.fast import loaded_kernels
 from .nnil import compile_nnil
 from ..ops import v4_float as vf
 from ..ops import v4_layout as vl
@@ -324,17 +325,14 @@ def decode_quantize(r: BodyReader, ctx: DecodeContext) -> Node:
     x = b.src(ri, "input", 4 * n, F32)
     o = b.dst(ro, "output", n, U8)
     mode = ctx.float_mode
-    from ..kpu.fast import kernels
+    scale32, zero32 = F32(scale), F32(zp)
 
-    compiled = kernels() if mode == "host" else None
-    if compiled is not None:
-        scale32, zero32 = F32(scale), F32(zp)
-
-        def run():
+    def run():
+        # one compiled pass once the fast kernels are loaded (same bytes as the numpy kernel)
+        compiled = loaded_kernels() if mode == "host" else None
+        if compiled is not None:
             compiled.quantize_host(x, scale32, zero32, o)
-    else:
-
-        def run():
+        else:
             o[:] = vf.quantize(x, zp, scale, mode)
 
     shape = _known_shape(ctx, ri, n)
