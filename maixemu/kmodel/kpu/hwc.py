@@ -210,10 +210,12 @@ class HwcPath:
         taps = self.kk * self.kk
         if conv.depthwise:
             self.products = "dw"
-            # int32 sums when they cannot overflow (|G| <= 128·Σ|w'| per channel), else int64
-            narrow = 128 * int(np.abs(wf).sum(axis=1).max(initial=0)) < 1 << 31
+            # int16 weights (16-bit products, int32 sums) when |w'| <= 255 — every 8-bit model —
+            # else int64 weights and sums
+            narrow = int(np.abs(wf).max(initial=0)) <= 255
             wt = wf.reshape(oc, taps).T  # [k*k, C]
-            self.wt = np.ascontiguousarray(np.tile(wt, (1, max(1, TILE_VALUES // oc))), dtype=np.int32 if narrow else np.int64)
+            self.wt = np.ascontiguousarray(np.tile(wt, (1, max(1, TILE_VALUES // oc))), dtype=np.int16 if narrow else np.int64)
+            self.acc = np.zeros(0, np.int32 if narrow else np.int64)
             self.pool = (k, s, oy0, ox0, reduce)
             return self._schedule_warm_up()
         # the GEMM grid: every conv pixel, or only the kept pixels of a selection pool
@@ -286,7 +288,7 @@ class HwcPath:
         kn = self._kn if self._kn is not None else self.kernels
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
         if self.products == "dw":
-            bad = kn.depthwise(x, self.wt, self.kk, self.pad, out, *self.pool, *self.bn, *self.act.args())
+            bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self.pool, *self.bn, *self.act.args())
         else:
             g = self._sums(x)
             bad = kn.epilogue(g, out, *self.pool, *self.bn, *self.act.args())

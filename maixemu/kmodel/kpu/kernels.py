@@ -325,10 +325,20 @@ def _dw_row(xf, rowlen, ch, kk, y, wt, grow):
             b0, b1, b2 = xf[p1 : p1 + m], xf[p1 + ch : p1 + ch + m], xf[p1 + c2 : p1 + c2 + m]
             d0, d1, d2 = xf[p2 : p2 + m], xf[p2 + ch : p2 + ch + m], xf[p2 + c2 : p2 + c2 + m]
             w0, w1, w2, w3, w4, w5, w6, w7, w8 = wt[0], wt[1], wt[2], wt[3], wt[4], wt[5], wt[6], wt[7], wt[8]
-            for k in range(m):
-                gv[k] = (a0[k] * w0[k] + a1[k] * w1[k] + a2[k] * w2[k]
-                         + b0[k] * w3[k] + b1[k] * w4[k] + b2[k] * w5[k]
-                         + d0[k] * w6[k] + d1[k] * w7[k] + d2[k] * w8[k])
+            if wt.itemsize == 2:
+                # int16 weights |w| <= 255 and |x − 128| <= 128: every product fits int16
+                # (16-bit multiplies, twice the lanes), their sum int32
+                for k in range(m):
+                    gv[k] = (np.int32(np.int16(a0[k] * w0[k])) + np.int32(np.int16(a1[k] * w1[k]))
+                             + np.int32(np.int16(a2[k] * w2[k])) + np.int32(np.int16(b0[k] * w3[k]))
+                             + np.int32(np.int16(b1[k] * w4[k])) + np.int32(np.int16(b2[k] * w5[k]))
+                             + np.int32(np.int16(d0[k] * w6[k])) + np.int32(np.int16(d1[k] * w7[k]))
+                             + np.int32(np.int16(d2[k] * w8[k])))
+            else:
+                for k in range(m):
+                    gv[k] = (a0[k] * w0[k] + a1[k] * w1[k] + a2[k] * w2[k]
+                             + b0[k] * w3[k] + b1[k] * w4[k] + b2[k] * w5[k]
+                             + d0[k] * w6[k] + d1[k] * w7[k] + d2[k] * w8[k])
 
 
 @njit(**_NOGIL)
@@ -338,11 +348,11 @@ def _dw_row_sampled(xf, rowlen, ch, kk, y, cs, cx0, wt, grow):
     for j in range(cols):
         xx = j * cs + cx0
         for c in range(ch):
-            acc = np.int32(0)
+            acc = np.int64(0)
             for ky in range(kk):
                 p = (y + ky) * rowlen + xx * ch + c
                 for kx in range(kk):
-                    acc += np.int32(xf[p + kx * ch]) * wt[ky * kk + kx, c]
+                    acc += np.int64(xf[p + kx * ch]) * wt[ky * kk + kx, c]
             grow[j * ch + c] = acc
 
 
@@ -370,11 +380,12 @@ def center_pad(x, pad, border, xp):
 
 
 @njit(**_NOGIL)
-def depthwise(x, wt, kk, pad, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin):
-    """A whole depthwise layer: x uint8 [H, W, C], ``wt`` int32 [k·k, T] (= w + arg_x >> shr_x
-    per tap, tiled to T like the batch-norm parameters), out uint8 [OH, OW, C]. The sums of the
-    rows one output row needs are made in a small buffer and finished at once (|sums| ≤
-    128·255·9 < 2**31)."""
+def depthwise(x, wt, acc, kk, pad, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss,
+              sb, lin):
+    """A whole depthwise layer: x uint8 [H, W, C], ``wt`` [k·k, T] (= w + arg_x >> shr_x per tap,
+    tiled to T like the batch-norm parameters; int16 when every |w| <= 255, else int64), ``acc``
+    an empty array of the sums' dtype (int32, or int64 for wide weights), out uint8 [OH, OW, C].
+    The sums of the rows one output row needs are made in a small buffer and finished at once."""
     h, w, ch = x.shape
     oh, ow = out.shape[0], out.shape[1]
     border = 1 if kk == 3 else 0
@@ -386,9 +397,9 @@ def depthwise(x, wt, kk, pad, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, 
         cols, rs, rk = ow, s, 1
     else:
         cols, rs, rk = w, s, max(k, 1)
-    grows = np.empty((rk, cols, ch), wt.dtype)
+    grows = np.empty((rk, cols, ch), acc.dtype)
     ys = np.empty(rk, np.int64)
-    prow = np.empty(max(ow, w) * ch, wt.dtype)
+    prow = np.empty(max(ow, w) * ch, acc.dtype)
     trow = np.empty((rk, cols * ch), np.uint8)
     bad = 0
     for oy in range(oh):
