@@ -539,3 +539,11 @@ def quantize_host(x, scale, zero, out):
         else:
             r = np.floor(np.float64(t) + 0.5)
             out[i] = np.uint8(255.0 if r > 255.0 else r)
+
+
+@njit(**_NOGIL)
+def lookup(table, index, out):
+    """``out[i] = table[index[i]]`` for uint8 indices (V4's dequantize and byte-operand tables):
+    numpy's take first widens the indices to intp."""
+    for i in range(index.shape[0]):
+        out[i] = table[index[i]]

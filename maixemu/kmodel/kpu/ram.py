@@ -135,8 +135,10 @@ def to_centered(x: np.ndarray) -> np.ndarray:
 
 
 #: The engine's native map forms: "CHW" = centred int8 ``[C,H,W]`` (numpy path), "HWC" = the
-#: device's uint8 bytes ``[H,W,C]`` (compiled path). KPU→KPU chains pass them along unchanged.
-LAYOUTS = ("CHW", "HWC")
+#: device's uint8 bytes ``[H,W,C]`` (compiled path), "U8" = the device's uint8 ``[C,H,W]`` (a
+#: map placed in KPU RAM by the CPU — a model input, a V4 ``kpu_upload`` — kept for the conv that
+#: reads it). KPU→KPU chains pass them along unchanged.
+LAYOUTS = ("CHW", "HWC", "U8")
 
 
 def chw_to_hwc(x: np.ndarray) -> np.ndarray:
@@ -161,9 +163,11 @@ def hwc_to_chw(y: np.ndarray) -> np.ndarray:
 
 
 def to_native(x: np.ndarray, layout: str) -> np.ndarray:
-    """uint8 ``[C,H,W]`` → the native form of ``layout``."""
+    """uint8 ``[C,H,W]`` → the native form of ``layout`` (always a new array)."""
     if layout == "HWC":
         return chw_to_hwc(x)
+    if layout == "U8":
+        return np.array(x, dtype=np.uint8)
     return to_centered(x)
 
 
@@ -171,6 +175,8 @@ def from_native(y: np.ndarray, layout: str) -> np.ndarray:
     """A native map → uint8 ``[C,H,W]`` (the bytes KPU RAM or main memory hold)."""
     if layout == "HWC":
         return hwc_to_chw(y)
+    if layout == "U8":
+        return y
     return from_centered(y)
 
 
@@ -178,6 +184,10 @@ def convert_native(y: np.ndarray, src: str, dst: str) -> np.ndarray:
     """A native map of layout ``src`` in layout ``dst``."""
     if src == dst:
         return y
+    if src == "U8":
+        return to_native(y, dst) if dst != "CHW" else to_centered(y)
+    if dst == "U8":
+        return from_native(y, src)
     if src == "HWC":  # uint8 HWC -> centred CHW
         return to_centered(hwc_to_chw(y))
     return chw_to_hwc(from_centered(y))

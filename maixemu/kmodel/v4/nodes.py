@@ -34,6 +34,16 @@ F32 = np.float32
 U8 = np.uint8
 
 
+def _lookup(table: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
+    """``out[:] = table[index]`` (uint8 ``index``, 1-D): one compiled pass once the fast kernels
+    are loaded, else numpy's take."""
+    compiled = loaded_kernels()
+    if compiled is not None and index.flags.c_contiguous and out.flags.c_contiguous:
+        compiled.lookup(table, index, out)
+    else:
+        np.take(table, index, out=out)
+
+
 class Memory:
     """The three V4 memories as byte arenas addressed exactly as the kmodel addresses them."""
 
@@ -311,7 +321,7 @@ def decode_dequantize(r: BodyReader, ctx: DecodeContext) -> Node:
     table = vf.dequantize(np.arange(256, dtype=U8), zp, scale, ctx.float_mode)
 
     def run():
-        np.take(table, q, out=o)
+        _lookup(table, q, o)
 
     shape = _known_shape(ctx, ri, n)
     return b.make((ri,), ro, (shape,), shape, run, F32, details={"zero_point": zp, "scale": scale})
@@ -648,8 +658,10 @@ def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
         if ia is None and sa == so and vl.shape_size(sb) == 1:
             # a tensor and one byte (a scale or offset): one column of the table
 
+            columns = np.ascontiguousarray(table.T)
+
             def run():
-                np.take(table[:, int(bb.reshape(-1)[0])], a, out=o)
+                _lookup(columns[int(bb.reshape(-1)[0])], a.reshape(-1), o.reshape(-1))
         else:
 
             def run():
