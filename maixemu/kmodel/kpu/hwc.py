@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KmodelRuntimeError
-from .activation import activation_lut, segment_table, step_buckets
+from .activation import _activate_scalar, activation_lut, segment_table, step_buckets
 from . import fast
 from .int8 import Int8Gemm, int8_enabled
 from .parallel import _scratch
@@ -72,8 +72,8 @@ class _Act:
     ``lo..lo+span``; 1 the segments (``bp``, ``sx``, ``sm``, ``ss``, ``sb``), unclamped, counting
     values below them; 2 the segments that meet ``[lo, lo+span]``, clamped; 3 step buckets
     (``lut`` = first value of each bucket, ``bp`` = its step, ``sx`` = the step's increment,
-    ``ss[0]`` = log2 of the width); 4 linear: one or two segments evaluated in float64
-    (``lin`` = count, second interval's start, then x_start, y_mul·2**-shift, bias of each)."""
+    ``ss[0]`` = log2 of the width); 4 linear: one or two segments evaluated in float64 (``lin``,
+    see ``_linear``)."""
 
     mode: int
     lo: int
@@ -85,6 +85,8 @@ class _Act:
     ss: np.ndarray
     sb: np.ndarray
     lin: np.ndarray
+    #: added to the batch-norm's ``add`` before it is folded into float64 (the plain linear form)
+    bn_add: int = 0
 
     def args(self) -> tuple:
         return (self.mode, self.lo, self.span, self.lut, self.bp, self.sx, self.sm, self.ss, self.sb, self.lin)
@@ -95,25 +97,55 @@ _NO_FLOATS = np.zeros(0, np.float64)
 _NO_INTS = np.zeros(0, np.int64)
 
 
-def _linear(t, lo: int, hi: int) -> np.ndarray | None:
-    """``lin`` of mode 4 when the clamped segments ``t`` allow it (see ``kernels.bn_act``)."""
+def _rint_shift(t: int, s: int) -> int:
+    """``rint(t / 2**s)`` (half to even) of an integer, exactly: what the float64 kernel computes."""
+    q, r = divmod(t, 1 << s)
+    twice = 2 * r
+    if twice > 1 << s or (twice == 1 << s and q & 1):
+        return q + 1
+    return q
+
+
+def _linear(conv, bounds, t, fold: bool) -> tuple[np.ndarray, int] | None:
+    """``(lin, bn_add)`` of mode 4 when the clamped segments ``t`` allow it (``kernels.bn_act``).
+
+    ``lin[0]`` 0, the plain form: one segment, no clamps, ``x_start`` and ``bias`` folded into the
+    batch-norm's ``add`` (``bn_add`` is added to it: ``−x + bias·2**shift / y_mul``, an integer;
+    only an even bias, as half-to-even rounding is invariant under even shifts alone),
+    so a value costs a multiply-add, two roundings and the uint8 clamp. It applies when the
+    segment's own formula gives the device's bytes on the layer's whole batch-norm range
+    ``[bmin, bmax]`` — checked at both ends (both sides are non-decreasing, and on ``[lo, hi]``
+    it *is* the activation). ``lin[0]`` 1, the general form: one or two segments after a clamp
+    to ``[lo, hi]``, ``lin[1]`` the second interval's start. Every product of the formula is an
+    integer below 2**52 times a power of two (checked), so float64 computes it exactly."""
+    lo, hi = bounds.lo, bounds.hi
     n = t.bp.size
     if not 1 <= n <= LINEAR_MAX_SEGMENTS or (t.sm < 0).any():
         return None
-    reach = np.maximum(np.abs(lo - t.sx), np.abs(hi - t.sx)).astype(np.float64) * t.sm.astype(np.float64)
-    if (reach >= 2.0**52).any() or max(abs(lo), abs(hi)) >= 1 << 52:
+    reach = np.maximum(np.abs(bounds.bmin - t.sx), np.abs(bounds.bmax - t.sx)).astype(np.float64) * t.sm.astype(np.float64)
+    if (reach >= 2.0**52).any() or max(abs(bounds.bmin), abs(bounds.bmax)) >= 1 << 52:
         return None
+    sx, sm, ss, sb = (int(v) for v in (t.sx[0], t.sm[0], t.ss[0], t.sb[0]))
     lin = np.zeros(8, np.float64)
-    lin[0] = n
-    lin[1] = float(t.bp[1]) if n > 1 else 0.0
+    # (an odd bias cannot move under the rounding: rint(v + 1) != rint(v) + 1 at ties)
+    if fold and n == 1 and sm > 0 and (sb << ss) % sm == 0 and sb % 2 == 0:
+        def value(y: int) -> int:
+            return min(max(_rint_shift((y - sx) * sm, ss) + sb, 0), 255)
+
+        act = conv.act
+        if value(bounds.bmin) == _activate_scalar(bounds.bmin, act) and value(bounds.bmax) == _activate_scalar(bounds.bmax, act):
+            lin[3] = sm * 2.0**-ss
+            return lin, -sx + (sb << ss) // sm
+    lin[0] = 1
+    lin[1] = float(t.bp[1]) if n > 1 else np.inf
     for i in range(n):
         lin[2 + 3 * i] = float(t.sx[i])
         lin[3 + 3 * i] = float(t.sm[i]) * 2.0 ** -int(t.ss[i])
         lin[4 + 3 * i] = float(t.sb[i])
-    return lin
+    return lin, 0
 
 
-def _act_plan(conv, bounds, lut_limit: int, lut_budget: int, float_bn: bool) -> _Act:
+def _act_plan(conv, bounds, lut_limit: int, lut_budget: int, float_bn: bool, fold: bool = True) -> _Act:
     """Linear segments when they apply, else a table when it is small, else step buckets
     (monotone activations), else the segments; tables and buckets count against the model's
     budget ``lut_budget``. Without an exact float64 batch-norm only the segments are used."""
@@ -123,9 +155,10 @@ def _act_plan(conv, bounds, lut_limit: int, lut_budget: int, float_bn: bool) -> 
         # every bn lies in [bmin, bmax]; clamped to [lo, hi] (the activation is constant beyond
         # in the monotone case, lo/hi are bmin/bmax otherwise) only a few segments remain
         t = segment_table(conv.act, lo, hi)
-        lin = _linear(t, lo, hi) if float_bn else None
-        if lin is not None:
-            return _Act(4, lo, hi - lo, empty, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, lin)
+        linear = _linear(conv, bounds, t, fold) if float_bn else None
+        if linear is not None:
+            lin, bn_add = linear
+            return _Act(4, lo, hi - lo, empty, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, lin, bn_add)
         if float_bn and hi - lo + 1 <= lut_limit:
             return _Act(0, lo, hi - lo, activation_lut(conv.act, lo, hi), _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY,
                         _NO_FLOATS)
@@ -201,6 +234,11 @@ class HwcPath:
         fm, fc = _float_bn(bounds, mul, shift, add)
         float_bn = fm.size > 0
         self.act = _act_plan(conv, bounds, min(lut_max_entries, HWC_LUT_MAX_ENTRIES), lut_max_entries, float_bn)
+        if self.act.bn_add:
+            fm, fc = _float_bn(bounds, mul, shift, add + self.act.bn_add)
+            if not fm.size:  # the folded constant leaves float64's exact range: the general form
+                fm, fc = _float_bn(bounds, mul, shift, add)
+                self.act = _act_plan(conv, bounds, min(lut_max_entries, HWC_LUT_MAX_ENTRIES), lut_max_entries, float_bn, fold=False)
         self.activation = ("lut", "segments", "segments", "steps", "linear")[self.act.mode]
         if float_bn:
             self.bn = (_tile(fm, oc, np.float64), _tile(fc, oc, np.float64), _NO_INTS, _NO_INTS, _NO_INTS, _NO_INTS)

@@ -20,8 +20,10 @@ vectorises (AVX2/AVX-512) whatever the channel count, with no branches in the bo
 * ``act_mode`` 4, **linear**: on the clamp range ``[lo, lo+span]`` the activation is one or two
   of its 16 segments (every model here: ReLU-like tables), each with ``y_mul >= 0``, so
   ``round_shift((bn − x)·y_mul, shift) + bias`` is ``rint((bn − x)·(y_mul·2**-shift)) + bias`` —
-  exact in float64 (the product is an integer below 2**53 times a power of two, ``rint`` rounds
-  half to even as ``round_shift`` does for t ≥ 0);
+  exact in float64 (the product is an integer below 2**52 times a power of two, ``rint`` rounds
+  half to even as ``round_shift`` does for t ≥ 0). Its plain form (``kpu.hwc._linear``: one
+  segment that needs no clamp, x and bias folded into the batch-norm) is two roundings and the
+  uint8 clamp per value;
 * ``act_mode`` 0 a table lookup, 3 step buckets (two small lookups), in two passes (vectorised
   index arithmetic, then the gathers); 1/2 the segments themselves, one value at a time (tables
   no model here needs).
@@ -107,24 +109,21 @@ def bn_act(g, goff, n, out, ooff, fm, fc, cc, mul, sh, add, act_mode, lo, span, 
         # negative-index wrap-around, contiguous vector loads and stores)
         gv = g[goff + base : goff + base + m]
         ov = out[ooff + base : ooff + base + m]
-        if fast_bn and act_mode == LINEAR and lin[0] == 1.0:
-            sx0, k0, sb0 = lin[2], lin[3], lin[4]
+        if fast_bn and act_mode == LINEAR and lin[0] == 0.0:
+            # the plain form: x_start and bias are in the batch-norm constant, no clamps needed
+            k0 = lin[3]
             for k in range(m):
-                y = np.floor(gv[k] * fm[k] + fc[k])
-                y = min(max(y, flo), fhi)
-                r = np.rint((y - sx0) * k0) + sb0
-                r = min(max(r, 0.0), 255.0)
-                ov[k] = np.uint8(np.int32(r))
+                r = np.int32(np.rint(np.floor(gv[k] * fm[k] + fc[k]) * k0))
+                ov[k] = np.uint8(min(max(r, 0), 255))
         elif fast_bn and act_mode == LINEAR:
-            bp1, sx0, k0, sb0, sx1, k1, sb1 = lin[1], lin[2], lin[3], lin[4], lin[5], lin[6], lin[7]
+            bp1, sx0, k0, sb0, sx1, k1, sb1 = lin[1], lin[2], lin[3], np.int32(lin[4]), lin[5], lin[6], np.int32(lin[7])
             for k in range(m):
                 y = np.floor(gv[k] * fm[k] + fc[k])
                 y = min(max(y, flo), fhi)
-                r0 = np.rint((y - sx0) * k0) + sb0
-                r1 = np.rint((y - sx1) * k1) + sb1
+                r0 = np.int32(np.rint((y - sx0) * k0)) + sb0
+                r1 = np.int32(np.rint((y - sx1) * k1)) + sb1
                 r = r1 if y > bp1 else r0
-                r = min(max(r, 0.0), 255.0)
-                ov[k] = np.uint8(np.int32(r))
+                ov[k] = np.uint8(min(max(r, 0), 255))
         elif fast_bn and (act_mode == LUT or act_mode == STEPS):
             for k in range(m):
                 y = np.floor(gv[k] * fm[k] + fc[k]) - flo
