@@ -71,6 +71,8 @@ class RunOptions:
     ide: int | None = None
     #: ``--ide-host ADDR``: where the IDE page listens (default 127.0.0.1; others need the URL's token).
     ide_host: str | None = None
+    audio_out: str | None = None
+    audio_in: str | None = None
     argv: list[str] = field(default_factory=list)
 
 
@@ -157,7 +159,7 @@ def format_script_error(exc: BaseException, script_files: set[str], debug: bool)
 
 #: MaixPy firmware modules maixemu does not provide: a missing import of one of these gets a hint.
 NOT_EMULATED_MODULES = frozenset(
-    {"network", "video", "audio", "nes", "lvgl", "touchscreen", "speech_recognizer", "gif", "fpioa", "modules"}
+    {"network", "nes", "lvgl", "touchscreen", "speech_recognizer", "gif", "fpioa", "modules"}
 )
 
 
@@ -331,10 +333,28 @@ class Session:
             self._finalizers.append(kpu_calls.configure)
         except ImportError as exc:  # the KPU module needs the kmodel package; say so, don't hide it
             self.notice(f"the KPU module is unavailable: {exc}")
+        self._setup_audio()
         if opts.show_ai:  # --show-ai: a second view with the AI buffers the KPU read
             from .tools import show_ai
 
             self._finalizers.append(show_ai.attach(opts.show_ai, on_notice=self.notice))
+
+    def _setup_audio(self) -> None:
+        """``--audio-out`` / ``--audio-in``: where I2S sound goes and what the microphone hears."""
+        from .firmware import audio_device
+        from .host import audio as host_audio
+
+        opts = self.options
+        try:  # check the specs now: a bad one is a set-up error, not a failure at the first sound
+            host_audio.open_sink(opts.audio_out, on_notice=lambda m: None).close()
+            host_audio.open_source(opts.audio_in, on_notice=lambda m: None).close()
+        except host_audio.AudioError as exc:
+            raise SetupError(str(exc)) from None
+        audio_device.configure(
+            sink_factory=lambda: host_audio.open_sink(opts.audio_out, on_notice=self.notice),
+            source_factory=lambda: host_audio.open_source(opts.audio_in, on_notice=self.notice),
+        )
+        self._finalizers.append(audio_device.configure)
 
     def _stop_now(self, why: str, exit_code: int) -> None:
         """The script caught an end request and kept running: finalise for it and leave the process."""

@@ -68,6 +68,31 @@ class MemorySink(DisplaySink):
         self.closed = True
 
 
+class MemoryAudioSink:
+    """Keeps every stereo int16 frame the board's I2S sent (``frames``) and the first rate used."""
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        self.chunks: list[np.ndarray] = []
+        self.rate: int | None = None
+        self.frames_written = 0
+        self.closed = False
+
+    def write(self, frames: np.ndarray, rate: int) -> None:
+        if len(frames):
+            self.chunks.append(np.array(frames, dtype=np.int16, copy=True))
+            self.rate = self.rate or int(rate)
+            self.frames_written += len(frames)
+
+    @property
+    def frames(self) -> np.ndarray:
+        return np.concatenate(self.chunks) if self.chunks else np.zeros((0, 2), dtype=np.int16)
+
+    def close(self) -> None:  # keep the sound readable after the run
+        self.closed = True
+
+
 def _as_rgb_frame(item: np.ndarray | str | os.PathLike) -> np.ndarray:
     if isinstance(item, np.ndarray):
         arr = item
@@ -198,9 +223,10 @@ def fresh_board() -> None:
     ``registry.reset_state`` covers the helper modules; the camera, panel, KPU model budget and
     call log keep their own state, reset here too so a test never sees the previous test's board.
     """
-    from .firmware import KPU, kpu_calls, kpu_loader, lcd, registry, sensor
+    from .firmware import KPU, audio_device, kpu_calls, kpu_loader, lcd, registry, sensor
 
     registry.reset_state()
+    audio_device.configure()
     sensor.configure(source_factory=None, frame_hook=None, windowing=None)
     lcd.configure(sink=None, frame_hook=None)
     KPU.configure(ai_memory="device", firmware="full")
@@ -229,9 +255,11 @@ class _TestSession(Session):
     FATAL_SIGNALS = ("SIGTERM",)
 
     def __init__(self, options: RunOptions, camera: CameraSpec, sink: MemorySink, *, keep_ai: bool,
-                 keys: KeyPresses | None = None, given_folders: frozenset[str] = frozenset()):
+                 keys: KeyPresses | None = None, given_folders: frozenset[str] = frozenset(),
+                 audio_sink: MemoryAudioSink | None = None):
         self.notices: list[str] = []
         self.keys = keys
+        self.audio_sink = audio_sink or MemoryAudioSink()
         super().__init__(options, stdout=sys.stdout, stderr=sys.stderr)
         self.budget = _InProcessBudget(options.frames, self.finalize)
         self.memory_sink = sink
@@ -283,6 +311,12 @@ class _TestSession(Session):
                 keys.on_frame(budget.snapshots)
 
         sensor.configure(source_factory=source_factory, frame_hook=frame_hook)
+        from .firmware import audio_device
+        from .host import audio as host_audio
+
+        audio_in = self.options.audio_in
+        audio_device.configure(sink_factory=lambda: self.audio_sink,
+                               source_factory=lambda: host_audio.open_source(audio_in, on_notice=self.notice))
         kpu_calls.configure(str(self.options.kpu_log) if self.options.kpu_log else None, keep=True)
         if self.keep_ai:
             listener = lambda ai, call: self.kpu_inputs.append(np.array(ai, copy=True))  # noqa: E731
@@ -308,6 +342,9 @@ class RunResult:
     sd_dir: Path
     flash_dir: Path
     kpu_inputs: list[np.ndarray] = field(default_factory=list)
+    #: Stereo int16 frames the script sent out over I2S (``(N, 2)``) and the rate they ran at.
+    audio: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int16))
+    audio_rate: int | None = None
     #: ``(camera frame, key)`` of every scripted key press that happened (``keys=``).
     key_presses: list[tuple[int, Any]] = field(default_factory=list)
 
@@ -370,6 +407,7 @@ class MaixPyRunner:
         keep_lcd: int | None = None,
         keep_ai: bool = False,
         keys: Mapping[int, KeySpec] | None = None,
+        audio_in: str | os.PathLike | None = None,
         debug: bool = False,
     ) -> RunResult:
         """Run ``script`` (a path) or ``code`` (script text) once and return what happened.
@@ -389,6 +427,8 @@ class MaixPyRunner:
         * ``keys``: scripted key presses, ``{5: "BOOT_KEY"}`` presses BOOT when camera frame 5 is
           taken and releases it at frame 6; ``{5: ("BOOT_KEY", 40)}`` holds it 40 frames (see
           :class:`KeyPresses`). Presses made are in ``result.key_presses``.
+        * ``audio_in``: what the microphone hears (``"silence"``, ``"tone:1000"``, a WAV path, as
+          ``--audio-in``); everything played over I2S is in ``result.audio`` / ``result.audio_rate``.
         """
         self._runs += 1
         run_dir = self.workdir / f"run{self._runs}"
@@ -420,12 +460,15 @@ class MaixPyRunner:
             ai_memory=ai_memory,
             firmware=firmware,
             debug=debug,
+            audio_in=None if audio_in is None else os.fspath(audio_in),
             argv=list(argv),
         )
         sink = MemorySink(keep_lcd)
         presses = KeyPresses(keys) if keys else None
         given = frozenset(name for name, value in (("sd", sd), ("flash", flash_dir)) if value is not None)
-        session = _TestSession(options, camera, sink, keep_ai=keep_ai, keys=presses, given_folders=given)
+        audio_sink = MemoryAudioSink()
+        session = _TestSession(options, camera, sink, keep_ai=keep_ai, keys=presses, given_folders=given,
+                               audio_sink=audio_sink)
         out, err = io.StringIO(), io.StringIO()
         fresh_board()
         try:
@@ -447,6 +490,8 @@ class MaixPyRunner:
             flash_dir=flash_path,
             kpu_inputs=session.kpu_inputs,
             key_presses=list(presses.pressed) if presses else [],
+            audio=audio_sink.frames,
+            audio_rate=audio_sink.rate,
         )
 
 
