@@ -546,3 +546,23 @@ def lookup(table, index, out):
     numpy's take first widens the indices to intp."""
     for i in range(index.shape[0]):
         out[i] = table[index[i]]
+
+
+@njit(**_NOGIL)
+def fully_connected(x, w_t, out):
+    """``out[o] = p[0, o] + p[1, o] + …`` left to right in float32, ``p[i, o] = w_t[i, o]·x[i]``
+    rounded to float32 first (no fused multiply-add): ``kmodel.ops.fully_connected``'s sums,
+    vectorised across the outputs instead of walking each weight row."""
+    n_in = w_t.shape[0]
+    if n_in == 0:
+        out[:] = 0
+        return
+    first = w_t[0]
+    x0 = x[0]
+    for o in range(out.shape[0]):
+        out[o] = first[o] * x0
+    for i in range(1, n_in):
+        row = w_t[i]
+        xi = x[i]
+        for o in range(out.shape[0]):
+            out[o] = out[o] + row[o] * xi
