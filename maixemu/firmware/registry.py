@@ -113,7 +113,7 @@ def reset_state() -> None:
 
     notices.reset()
     for name in ("utime", "mgc", "Maix", "fpioa_manager", "board", "machine", "uos", "micropython",
-                 "audio_device", "video", "axp"):
+                 "audio_device", "video", "axp", "image"):
         module = sys.modules.get(_F + name)
         if module is None:
             continue
