@@ -20,12 +20,13 @@ from . import ide_events, kpu_calls, kpu_loader
 from . import kpu_errors as codes
 from ..kmodel.kpu import POOL_NAMES
 from .kpu_fmap import kpu_fmap
+from .state import checkpoint
 from .yolo2 import RegionBox, region_layer
 
 __all__ = [
     "load", "load_flash", "deinit", "set_outputs", "forward", "get_output", "fmap", "fmap_free",
     "set_layers", "init_yolo2", "run_yolo2", "netinfo", "memtest", "face_encode", "face_compare",
-    "classifier", "configure",
+    "classifier",
 ]
 
 #: V3 layer kinds whose output the firmware types as float ('f'); everything else is 'B'.
@@ -34,12 +35,6 @@ _V3_FLOAT_KINDS = {
     "CONCAT", "FULLY_CONNECTED", "TENSORFLOW_FLATTEN", "CHANNELWISE_DEQUANTIZE", "LOGISTIC",
     "RESIZE_NEAREST_NEIGHBOR",
 }
-
-
-def configure(*, ai_memory: str = "device", firmware: str = "full") -> None:
-    """Set by ``maixemu run``: the ``--ai-memory`` policy and the ``--firmware`` memory budget."""
-    _ai_memory.set_mode(ai_memory)
-    kpu_loader.set_firmware(firmware)
 
 
 class _yolo2_args:  # noqa: N801 - printed like the firmware's object
@@ -230,6 +225,7 @@ def _model_input_chw(net: kpu_net) -> tuple[int, int, int]:
 def _input_array(net: kpu_net, data, call: str) -> np.ndarray:
     from . import image as image_module
 
+    checkpoint()  # a KPU call is a firmware call: the run's end reaches a script here too
     model = net.model
     spec = model.inputs[0]
     if isinstance(data, image_module.Image):
@@ -524,7 +520,7 @@ def memtest() -> None:
     from .registry import MAIXPY_MODULES
 
     gc_free = importlib.import_module(MAIXPY_MODULES["gc"]).mem_free()
-    sys_free = max(kpu_loader.budget.free(), 0) + 2 * 1024 * 1024
+    sys_free = max(kpu_loader.budget().free(), 0)
     print(f"###free gc heap memory : {gc_free // 1024} KB")
     print(f"###free sys heap memory: {sys_free // 1024} KB")
 

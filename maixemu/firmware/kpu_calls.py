@@ -2,63 +2,68 @@
 
 ``maixemu run --kpu-log FILE`` writes one JSON line per ``kpu.forward``/``kpu.run_yolo2`` call, so a
 user (or a test) can see what a script detected on each frame without reading pixels off the LCD.
-The in-process list ``calls`` serves the same purpose for tests that import the firmware directly.
+The board's :class:`KpuCallLog` (``current().kpu.log``) also keeps them in memory when asked
+(``keep=True``: the pytest plugin's ``result.kpu_calls``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import IO, Any
 
 import numpy as np
 
-calls: list[dict[str, Any]] = []
-_log: IO[str] | None = None
-_keep_in_memory = False
-_count = 0
+
+class KpuCallLog:
+    """The calls of one board: written to ``path`` (one JSON line each) and/or kept in :attr:`calls`."""
+
+    def __init__(self, path: str | None = None, *, keep: bool = False):
+        self.calls: list[dict[str, Any]] = []
+        self.keep = keep
+        self.count = 0
+        self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path else None
+
+    @property
+    def enabled(self) -> bool:
+        return self._file is not None or self.keep
+
+    def record(self, call: str, model: str, **data: Any) -> None:
+        if not self.enabled:
+            return
+        entry = {"n": self.count, "call": call, "model": model, **data}
+        self.count += 1
+        if self.keep:
+            self.calls.append(entry)
+        if self._file is not None:
+            self._file.write(json.dumps(entry) + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        file, self._file = self._file, None
+        if file is not None:
+            file.close()
 
 
-def configure(log_path: str | None = None, *, keep: bool = False) -> None:
-    """Start (or stop, with no path) writing calls to ``log_path``; ``keep`` also keeps them in ``calls``."""
-    global _log, _keep_in_memory, _count
-    _count = 0
-    if _log is not None:
-        _log.close()
-        _log = None
-    calls.clear()
-    _keep_in_memory = keep
-    if log_path:
-        _log = open(log_path, "w", encoding="utf-8")
+def _board():
+    from .state import current
+
+    return current()
 
 
 def enabled() -> bool:
-    return _log is not None or _keep_in_memory
+    return _board().kpu.log.enabled
 
 
 def record(call: str, model: str, **data: Any) -> None:
-    global _count
-    if not enabled():
-        return
-    entry = {"n": _count, "call": call, "model": model, **data}
-    _count += 1
-    if _keep_in_memory:
-        calls.append(entry)
-    if _log is not None:
-        _log.write(json.dumps(entry) + "\n")
-        _log.flush()
-
-
-#: Called with ``(chw_uint8, call)`` each time the KPU reads an image's AI buffer (``kpu.forward``,
-#: ``kpu.run_yolo2``, ``KPU.run_with_output``): ``maixemu run --show-ai`` and ``maixemu.testing``
-#: use it to show what the KPU really saw. Listeners must not keep the array (it is the image's memory).
-input_listeners: list[Callable[[np.ndarray, str], None]] = []
+    _board().kpu.log.record(call, model, **data)
 
 
 def notify_input(ai: np.ndarray, call: str) -> None:
-    """Tell the listeners which AI buffer the KPU is about to read (cheap when nobody listens)."""
-    for listener in list(input_listeners):
-        listener(ai, call)
+    """Tell the board's ``kpu_input`` listeners which AI buffer the KPU is about to read (``--show-ai``,
+    the plugin's ``keep_ai``); cheap when nobody listens. Listeners must not keep the array."""
+    events = _board().events
+    if events.kpu_input:
+        events.fire(events.kpu_input, ai, call)
 
 
 def summarize(values: Any, top: int = 5) -> dict[str, Any]:

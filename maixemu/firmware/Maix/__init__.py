@@ -13,12 +13,3 @@ from .gpio import GPIO
 from .inert import FFT, I2S, MIC_ARRAY, Audio
 
 __all__ = ["GPIO", "FPIOA", "utils", "freq", "config", "I2S", "FFT", "Audio", "MIC_ARRAY"]
-
-
-def _reset_state() -> None:
-    from . import fpioa, gpio
-
-    fpioa._reset_state()
-    gpio._reset_state()
-    utils._reset_state()
-    freq._reset_state()

@@ -30,7 +30,7 @@ from ..pixformat import BINARY, GRAYSCALE, JPEG, RGB565  # noqa: F401  (re-expor
 from . import _args, _colorspace
 from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
-from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
+from ._core import ImageBase, _main_frame  # noqa: F401
 from ._draw import DrawMixin
 from ._extra import Barcode, ExtraMixin  # noqa: F401
 from ._binary import BinaryMixin

@@ -8,13 +8,15 @@ previous LCD frame (``kpu.forward``, ``kpu.run_yolo2``, ``KPU.run_with_output``)
 the call. When the KPU has read nothing yet it shows the last snapshot's AI buffer instead.
 
 The view is any display sink (``window``, ``record:DIR`` for PNGs, ``record:X.mp4``, ``none``), so it
-can be checked headless in CI. Hooks used: ``kpu_calls.input_listeners`` (which buffer the KPU
-read) and a pass-through LCD sink (when a frame was shown).
+can be checked headless in CI. It is a service of the board (:func:`ai_view_service`), fed by two of
+the board's event hooks: ``kpu_input`` (which buffer the KPU read) and ``lcd_shown`` (a frame went
+to the LCD's sink).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import cv2
 import numpy as np
@@ -92,9 +94,9 @@ class AiView:
 
 def _snapshot_ai() -> np.ndarray | None:
     """The main frame buffer's AI memory (what ``sensor.snapshot()`` filled), if a frame was taken."""
-    from ..firmware.image import _core
+    from ..firmware.state import current
 
-    frame = _core._MAIN_FB
+    frame = current().framebuffer
     if frame is None:
         return None
     return frame._ai_array()
@@ -115,20 +117,25 @@ def open_ai_sink(spec: str, on_notice: Callable[[str], None]) -> display.Display
         raise display.DisplayError(f"--show-ai {text}: {exc}".replace("--lcd", "--show-ai")) from None
 
 
-def attach(spec: str, *, on_notice: Callable[[str], None]) -> Callable[[], None]:
-    """Start the AI view for a run (after the LCD and KPU are set up); returns the cleanup to call."""
-    from ..firmware import kpu_calls, lcd
+def ai_view_service(spec: str) -> Callable[[Any], Callable[[], None] | None]:
+    """The ``--show-ai SPEC`` service for :meth:`maixemu.session.Board.attach`."""
 
-    sink = open_ai_sink(spec, on_notice)
-    if sink is None:
-        return lambda: None
-    view = AiView(sink)
-    kpu_calls.input_listeners.append(view.on_kpu_input)
-    lcd.configure(sink=display.TeeSink(lcd.current_sink(), lambda rgb: view.on_lcd_frame()))
+    def attach(board: Any) -> Callable[[], None] | None:
+        sink = open_ai_sink(spec, board.notice)
+        if sink is None:
+            return None
+        view = AiView(sink)
+        events = board.state.events
+        on_shown = lambda rgb: view.on_lcd_frame()  # noqa: E731
+        events.kpu_input.append(view.on_kpu_input)
+        events.lcd_shown.append(on_shown)
 
-    def detach() -> None:
-        if view.on_kpu_input in kpu_calls.input_listeners:
-            kpu_calls.input_listeners.remove(view.on_kpu_input)
-        sink.close()
+        def detach() -> None:
+            for listeners, hook in ((events.kpu_input, view.on_kpu_input), (events.lcd_shown, on_shown)):
+                if hook in listeners:
+                    listeners.remove(hook)
+            sink.close()
 
-    return detach
+        return detach
+
+    return attach
