@@ -50,6 +50,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--show-ai", nargs="?", const="window", metavar="SINK", help="a second view with the AI buffers the KPU read, next to the LCD: window (default) | record:PATH | none")
     parser.add_argument("--ide", nargs="?", const=8210, type=int, metavar="PORT", help="serve an IDE page (frame buffer, terminal, histogram, thresholds, buttons) at http://127.0.0.1:PORT/ (default 8210; 0: any free port)")
     parser.add_argument("--ide-host", metavar="ADDR", help="address the IDE page listens on (default 127.0.0.1; any other needs the token in the printed address)")
+    parser.add_argument("--audio-out", metavar="SINK", help="I2S sound: wav:PATH | speaker | none (default: a WAV file in the temp folder, made at the first sound)")
+    parser.add_argument("--audio-in", metavar="SOURCE", help="what the microphone hears: silence (default) | tone[:HZ[:AMPLITUDE]] | FILE.wav | mic")
     parser.add_argument("--debug", action="store_true", help="show maixemu's own frames in tracebacks")
     parser.add_argument("-q", "--quiet", action="store_true", help="no [maixemu] notices")
 
@@ -87,6 +89,8 @@ def command_run(args: argparse.Namespace) -> int:
         show_ai=args.show_ai,
         ide=args.ide,
         ide_host=args.ide_host,
+        audio_out=args.audio_out,
+        audio_in=args.audio_in,
         quiet=args.quiet,
         argv=list(getattr(args, "script_args", [])),
     )
@@ -152,9 +156,9 @@ def console_main() -> int:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    from .firmware.threads import script_threads_alive
+    from .session.run import stray_script_threads
 
-    if script_threads_alive():
+    if stray_script_threads():
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

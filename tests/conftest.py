@@ -41,8 +41,7 @@ def board_state():
         yield board
     finally:
         state.deactivate(board)
-        if "camera" in vars(board):
-            board.camera.close()
+        board.close_parts()
 
 
 @pytest.fixture(scope="session")
@@ -53,3 +52,36 @@ def shared_dir() -> Path:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT
+
+
+#: The KPU engines every exactness test runs on (``MAIXEMU_KPU_ENGINE`` + ``MAIXEMU_KPU_INT8``):
+#: the numpy path, the compiled path with int8 products, and the compiled path with float products.
+KPU_ENGINES = ("numpy", "fast", "fast-f32")
+
+
+def pytest_generate_tests(metafunc):
+    """Tests that use ``kpu_engine`` run once per engine (``@pytest.mark.kpu_engines(...)`` narrows)."""
+    if "kpu_engine" in metafunc.fixturenames:
+        marker = metafunc.definition.get_closest_marker("kpu_engines")
+        metafunc.parametrize("kpu_engine", marker.args if marker else KPU_ENGINES, indirect=True)
+
+
+@pytest.fixture
+def kpu_engine(request, monkeypatch) -> str:
+    """Models loaded in the test use this engine; the compiled ones skip when the extra is missing."""
+    name = request.param
+    monkeypatch.setenv("MAIXEMU_KPU_ENGINE", "numpy" if name == "numpy" else "fast")
+    monkeypatch.setenv("MAIXEMU_KPU_INT8", "0" if name == "fast-f32" else "1")
+    if name != "numpy":
+        from maixemu.kmodel.kpu import fast
+
+        try:
+            fast.kernels()
+        except fast.FastEngineUnavailable as exc:
+            pytest.skip(str(exc))
+    if name == "fast":
+        from maixemu.kmodel.kpu import int8
+
+        if int8.unavailable_reason():
+            pytest.skip(int8.unavailable_reason())
+    return name

@@ -1,7 +1,8 @@
 """MaixPy ``machine``: ``reset`` ends the run; UART/I2C/SPI/PWM/Timer/WDT exist but drive no hardware.
 
 Scripts construct these peripherals at start-up (a UART to a host, an I2C write to the AXP173 power
-chip, a PWM on an LED) and must keep running on a PC. So every object accepts the firmware's
+chip, a PWM on an LED) and must keep running on a PC. (The power chips themselves answer on I2C:
+:mod:`~maixemu.firmware.axp`.) So every object accepts the firmware's
 arguments and keeps its constants, writes are counted and dropped, reads return "nothing arrived"
 (``None`` from UART reads, zero bytes from I2C/SPI reads), and each kind of peripheral says once,
 through :mod:`~maixemu.firmware.notices`, that it is not emulated. ``Timer`` callbacks are never
@@ -122,9 +123,11 @@ class UART:
 
 
 class I2C:
-    """``I2C(id, mode=MODE_MASTER, scl=None, sda=None, freq=400000, ...)``: no device answers.
+    """``I2C(id, mode=MODE_MASTER, scl=None, sda=None, freq=400000, ...)``.
 
-    ``scan()`` finds nothing; writes return the byte count; reads return zero bytes.
+    The board's power chip (AXP192/AXP173, see :mod:`~maixemu.firmware.axp`) answers at 0x34 on the
+    pins its board wires it to; nothing else is attached: ``scan()`` finds only the power chip,
+    writes to other addresses are dropped, reads from them return zero bytes (one notice).
     """
 
     I2C0, I2C1, I2C2, I2C3, I2C4, I2C5 = 0, 1, 2, 3, 4, 5
@@ -132,8 +135,17 @@ class I2C:
 
     def __init__(self, id: int = 0, mode: int = 0, scl: int | None = None, sda: int | None = None,
                  freq: int = 400000, timeout: int = 1000, addr: int = 0, addr_size: int = 7, **kwargs: Any):
-        notices.not_emulated("machine.I2C", "no device is attached; writes are dropped and reads give zeros")
-        self.id, self.mode, self.scl, self.sda, self.freq = int(id), mode, scl, sda, freq
+        self.id, self.mode, self.freq = int(id), mode, freq
+        self.scl = None if scl is None else int(scl)
+        self.sda = None if sda is None else int(sda)
+
+    def _device(self, addr: int) -> Any:
+        from . import axp
+
+        chip = axp.chips().at(self.scl, self.sda, addr)
+        if chip is None:
+            notices.not_emulated("machine.I2C", "no device is attached; writes are dropped and reads give zeros")
+        return chip
 
     def init(self, *args: Any, **kwargs: Any) -> None:
         return None
@@ -142,26 +154,40 @@ class I2C:
         return None
 
     def scan(self) -> list[int]:
-        return []
+        from . import axp
+
+        return [axp.ADDRESS] if axp.chips().at(self.scl, self.sda, axp.ADDRESS) is not None else []
 
     def writeto(self, addr: int, buf: Any, stop: bool = True) -> int:
-        return len(_bytes_of(buf))
+        data = _bytes_of(buf)
+        chip = self._device(addr)
+        if chip is not None:
+            chip.write(data)
+        return len(data)
 
     def readfrom(self, addr: int, nbytes: int, stop: bool = True) -> bytes:
-        return bytes(int(nbytes))
+        chip = self._device(addr)
+        return chip.read(int(nbytes)) if chip is not None else bytes(int(nbytes))
 
     def readfrom_into(self, addr: int, buf: Any, stop: bool = True) -> None:
-        buf[:] = bytes(len(buf))
+        buf[:] = self.readfrom(addr, len(buf))
 
     def writeto_mem(self, addr: int, memaddr: int, buf: Any, *, mem_size: int = 8) -> None:
-        _bytes_of(buf)
+        data = _bytes_of(buf)
+        chip = self._device(addr)
+        if chip is not None:
+            chip.write(bytes([int(memaddr) & 0xFF]) + data)
         return None
 
     def readfrom_mem(self, addr: int, memaddr: int, nbytes: int, *, mem_size: int = 8) -> bytes:
-        return bytes(int(nbytes))
+        chip = self._device(addr)
+        if chip is None:
+            return bytes(int(nbytes))
+        chip.write(bytes([int(memaddr) & 0xFF]))
+        return chip.read(int(nbytes))
 
     def readfrom_mem_into(self, addr: int, memaddr: int, buf: Any, *, mem_size: int = 8) -> None:
-        buf[:] = bytes(len(buf))
+        buf[:] = self.readfrom_mem(addr, memaddr, len(buf), mem_size=mem_size)
 
 
 class SPI:

@@ -45,6 +45,13 @@ MAIXPY_MODULES: dict[str, str] = {
     "KPU": _F + "KPU",
     # CanMV firmware: ``maix`` = MaixPy's ``Maix`` plus both CanMV ``KPU`` class APIs
     "maix": _F + "maix",
+    # multimedia: WAV/I2S audio, MJPEG AVI video
+    "audio": _F + "audio",
+    "video": _F + "video",
+    # the M5StickV firmware's frozen power-chip module (AXP192 over machine.I2C)
+    "pmu": _F + "pmu",
+    # ulab 0.26 (MaixPy-v1 and kendryte/canmv full builds): numpy-like arrays, flat API
+    "ulab": _F + "ulab",
 }
 
 #: Names the firmware's frozen ``_boot.py`` leaves in the globals ``main.py`` runs in, so scripts use

@@ -38,8 +38,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:  # the parts' own modules import this one
     from ..host.display import DisplaySink
     from ..host.storage import Storage
+    from .audio_device import AudioDevice
     from .kpu.state import KpuState
     from .lcd import PanelState
+    from .video import VideoState
     from .sensor import CameraPort, SensorState
     from .utime import ClockState
 
@@ -364,6 +366,8 @@ class BoardState:
         self.notices = Notices()
         #: the main frame buffer (``sensor.snapshot()`` memory), created at the first frame
         self.framebuffer: Any = None
+        #: the power chips (AXP192/AXP173) the board's profile wires to I2C, made at first use
+        self.power: Any = None
         #: the display sink is shared by every script thread: one push at a time, and none once closed
         self.display_lock = threading.RLock()
 
@@ -418,10 +422,31 @@ class BoardState:
         return KpuState()
 
     @cached_property
+    def audio(self) -> AudioDevice:
+        """The I2S/DMA audio path and its PC sink and source (none: dropped sound, silence)."""
+        from .audio_device import AudioDevice
+
+        return AudioDevice()
+
+    @cached_property
+    def video(self) -> VideoState:
+        from .video import VideoState
+
+        return VideoState()
+
+    @cached_property
     def threads(self) -> Any:
         from .threads import BoardThreads
 
         return BoardThreads(self)
+
+    def close_parts(self) -> None:
+        """Close what the powered-on parts hold open (camera source, sound devices, files, the KPU log)."""
+        parts = vars(self)
+        for name, close in (("camera", lambda: self.camera.close()), ("audio", lambda: self.audio.close()),
+                            ("video", lambda: self.video.close()), ("kpu", lambda: self.kpu.log.close())):
+            if name in parts:
+                close()
 
     def parts(self) -> dict[str, Any]:
         """The parts powered on so far (for tests and diagnostics)."""

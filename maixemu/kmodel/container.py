@@ -15,13 +15,13 @@ import zlib
 from dataclasses import dataclass
 
 from .errors import KmodelFormatError, KmodelVersionError
+from .k210 import K210_FLASH_BYTES
 from .model import Model
 
 LDMK = 0x4B4D444C
 ZIP_MAGIC = 0x04034B50
 #: The K210's flash is 16 MiB: no model file (or flash package) a board can hold is larger, so
 #: bigger files are refused before they are read or unzipped.
-K210_FLASH_BYTES = 16 * 1024 * 1024
 MAX_MODEL_FILE_BYTES = K210_FLASH_BYTES
 #: A .kfpkg holds a kmodel, flash-list.json and perhaps firmware: a handful of members. Checked in
 #: the end-of-central-directory record before zipfile builds one object per member.

@@ -12,9 +12,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-#: The K210's memories: 6 MiB of general SRAM and 2 MiB of KPU RAM (AI SRAM).
-K210_MAIN_MEMORY_BYTES = 6 * 1024 * 1024
-K210_KPU_RAM_BYTES = 2 * 1024 * 1024
+from .k210 import K210_KPU_RAM_BYTES, K210_MAIN_MEMORY_BYTES
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,10 @@ class BoardConfig:
     stdin: TextIO | None = None
     #: ``--quiet``: no ``[maixemu]`` notices
     quiet: bool = False
+    #: ``--audio-out`` / ``--audio-in`` specs (``wav:PATH``, ``speaker``, ``none`` / ``silence``, ``tone:HZ``,
+    #: a WAV file, ``mic``) or factories of a sink / source (``maixemu.host.audio``)
+    audio_out: str | Callable[[], Any] | None = None
+    audio_in: str | Callable[[], Any] | None = None
     #: a virtual clock ``(now_ns, sleep_ns)`` instead of real time (tests of timing-driven scripts)
     clock: tuple[Callable[[], int], Callable[[int], None]] | None = None
 
@@ -146,6 +150,7 @@ class Board:
             raise SetupError(f"--kpu-log {cfg.kpu_log}: {exc.strerror or exc}") from None
         if cfg.clock is not None:
             board.clock.use(*cfg.clock)
+        board.audio = self._audio_device()
         board.display = self._open_display()
         board.events.idle.append(lcd.pump)  # a script sleeping in time.sleep() still reacts to ESC / the close button
         return self
@@ -195,6 +200,24 @@ class Board:
         if callable(spec):
             return spec
         return lambda: camera.open_source(spec, on_notice=self.notice)
+
+    def _audio_device(self) -> Any:
+        """The board's audio path with the PC's sink and source; bad specs are set-up errors (checked
+        now, not at the first sound)."""
+        from ..firmware.audio_device import AudioDevice
+        from ..host import audio as host_audio
+
+        out, into = self.config.audio_out, self.config.audio_in
+        try:
+            if not callable(out):
+                host_audio.open_sink(out, on_notice=lambda m: None).close()
+            if not callable(into):
+                host_audio.open_source(into, on_notice=lambda m: None).close()
+        except host_audio.AudioError as exc:
+            raise SetupError(str(exc)) from None
+        sink = out if callable(out) else (lambda: host_audio.open_sink(out, on_notice=self.notice))
+        source = into if callable(into) else (lambda: host_audio.open_source(into, on_notice=self.notice))
+        return AudioDevice(sink, source)
 
     def _open_display(self) -> Any:
         from ..host import display
@@ -252,9 +275,7 @@ class Board:
         board.run.end("the board was switched off")  # stray script threads end at their next firmware call
         steps: list[Callable[[], None]] = list(reversed(self._detach))
         if self._opened:
-            steps += [self._flush_lcd, self._close_display, board.camera.close]
-            if "kpu" in vars(board):
-                steps.append(board.kpu.log.close)
+            steps += [self._flush_lcd, self._close_display, board.close_parts]
         steps += list(reversed(self._cleanup))
         for step in steps:
             try:

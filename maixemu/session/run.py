@@ -70,6 +70,9 @@ class RunOptions:
     ide: int | None = None
     #: ``--ide-host ADDR``: where the IDE page listens (default 127.0.0.1; others need the URL's token).
     ide_host: str | None = None
+    #: ``--audio-out SINK`` / ``--audio-in SOURCE``: where I2S sound goes and what the microphone hears.
+    audio_out: str | None = None
+    audio_in: str | None = None
     argv: list[str] = field(default_factory=list)
 
 
@@ -245,6 +248,13 @@ def _end_threads(board: Board) -> int:
     return len(alive)
 
 
+def stray_script_threads() -> int:
+    """Script threads of any run still alive in this process (left behind: see :func:`_end_threads`)."""
+    from ..firmware.threads import script_threads_alive
+
+    return script_threads_alive()
+
+
 def _report(board: Board, outcome: Outcome) -> Outcome:
     stream = board.state.console.stderr
     for message in outcome.messages:
@@ -264,7 +274,7 @@ def board_config(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
         writable=options.writable, flash=dict(options.flash), flash_image=options.flash_image,
         camera=options.camera, lcd=options.lcd, ai_memory=options.ai_memory, firmware=options.firmware,
         kpu_log=options.kpu_log, argv=[str(options.script), *options.argv], stdout=stdout, stderr=stderr,
-        quiet=options.quiet,
+        quiet=options.quiet, audio_out=options.audio_out, audio_in=options.audio_in,
     )
 
 
@@ -348,5 +358,5 @@ def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, 
     return exit_code
 
 
-__all__ = ["RunOptions", "THREAD_END_WAIT_S", "announce_storage", "board_config", "default_sample", "run_options",
+__all__ = ["RunOptions", "THREAD_END_WAIT_S", "stray_script_threads", "announce_storage", "board_config", "default_sample", "run_options",
            "run_script"]

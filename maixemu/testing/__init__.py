@@ -23,7 +23,7 @@ from typing import Any
 
 _NAMES = {
     "ArraySource": ".run", "CameraSpec": ".run", "DEFAULT_TIMEOUT_S": ".run", "KeyPresses": ".run",
-    "KeySpec": ".run", "MaixPyRunner": ".run", "MemorySink": ".run", "RunResult": ".run",
+    "KeySpec": ".run", "MaixPyRunner": ".run", "MemoryAudioSink": ".run", "MemorySink": ".run", "RunResult": ".run",
     "Board": ".board_fixture", "board": ".board_fixture",
 }
 

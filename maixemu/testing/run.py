@@ -58,6 +58,31 @@ class MemorySink(DisplaySink):
         self.closed = True
 
 
+class MemoryAudioSink:
+    """Keeps every stereo int16 frame the board's I2S sent (``frames``) and the first rate used."""
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        self.chunks: list[np.ndarray] = []
+        self.rate: int | None = None
+        self.frames_written = 0
+        self.closed = False
+
+    def write(self, frames: np.ndarray, rate: int) -> None:
+        if len(frames):
+            self.chunks.append(np.array(frames, dtype=np.int16, copy=True))
+            self.rate = self.rate or int(rate)
+            self.frames_written += len(frames)
+
+    @property
+    def frames(self) -> np.ndarray:
+        return np.concatenate(self.chunks) if self.chunks else np.zeros((0, 2), dtype=np.int16)
+
+    def close(self) -> None:  # keep the sound readable after the run
+        self.closed = True
+
+
 def _as_rgb_frame(item: np.ndarray | str | os.PathLike) -> np.ndarray:
     if isinstance(item, np.ndarray):
         arr = item
@@ -155,6 +180,9 @@ class RunResult:
     sd_dir: Path
     flash_dir: Path
     kpu_inputs: list[np.ndarray] = field(default_factory=list)
+    #: Stereo int16 frames the script sent out over I2S (``(N, 2)``) and the rate they ran at.
+    audio: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int16))
+    audio_rate: int | None = None
     #: ``(camera frame, key)`` of every scripted key press that happened (``keys=``).
     key_presses: list[tuple[int, Any]] = field(default_factory=list)
 
@@ -217,6 +245,7 @@ class MaixPyRunner:
         keep_lcd: int | None = None,
         keep_ai: bool = False,
         keys: Mapping[int, KeySpec] | None = None,
+        audio_in: str | os.PathLike | None = None,
         clock: tuple[Callable[[], int], Callable[[int], None]] | None = None,
         debug: bool = False,
     ) -> RunResult:
@@ -237,6 +266,8 @@ class MaixPyRunner:
         * ``keys``: scripted key presses, ``{5: "BOOT_KEY"}`` presses BOOT when camera frame 5 is
           taken and releases it at frame 6; ``{5: ("BOOT_KEY", 40)}`` holds it 40 frames (see
           :class:`KeyPresses`). Presses made are in ``result.key_presses``.
+        * ``audio_in``: what the microphone hears (``"silence"``, ``"tone:1000"``, a WAV path, as
+          ``--audio-in``); everything played over I2S is in ``result.audio`` / ``result.audio_rate``.
         * ``clock``: ``(now_ns, sleep_ns)``, a virtual clock for the board (``time.ticks_ms()`` reads
           ``now_ns()`` nanoseconds since power-on, ``time.sleep`` calls ``sleep_ns(ns)``).
         """
@@ -263,12 +294,14 @@ class MaixPyRunner:
         out, err = io.StringIO(), io.StringIO()
         notices: list[str] = []
         kpu_inputs: list[np.ndarray] = []
+        audio_sink = MemoryAudioSink()
         board = Board(BoardConfig(
             project=script_path.resolve().parent, sd_dir=sd_dir, flash_dir=flash_path,
             flash={int(a): Path(p) for a, p in (flash or {}).items()},
             flash_image=Path(flash_image) if flash_image is not None else None,
             lcd=sink, ai_memory=ai_memory, firmware=firmware, keep_kpu_calls=True,
             argv=[str(script_path), *argv], stdout=out, stderr=err, clock=clock,
+            audio_out=lambda: audio_sink, audio_in=None if audio_in is None else os.fspath(audio_in),
         ))
         board.config.camera = _source_factory(camera, board.notice)
         board.notice_listeners.append(notices.append)
@@ -310,6 +343,8 @@ class MaixPyRunner:
             sd_dir=sd_dir,
             flash_dir=flash_path,
             kpu_inputs=kpu_inputs,
+            audio=audio_sink.frames,
+            audio_rate=audio_sink.rate,
             key_presses=list(presses.pressed) if presses else [],
         )
 
@@ -338,5 +373,5 @@ def _copy_files(files: Mapping[str, str | bytes | os.PathLike], sd_dir: Path, fl
             target.write_bytes(Path(content).read_bytes())
 
 
-__all__ = ["ArraySource", "CameraSpec", "DEFAULT_TIMEOUT_S", "KeyPresses", "KeySpec", "MaixPyRunner", "MemorySink",
-           "RunResult"]
+__all__ = ["ArraySource", "CameraSpec", "DEFAULT_TIMEOUT_S", "KeyPresses", "KeySpec", "MaixPyRunner",
+           "MemoryAudioSink", "MemorySink", "RunResult"]

@@ -16,6 +16,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from maixemu.kmodel.v3 import LAYER_NAMES as V3_LAYER_NAMES
+from maixemu.kmodel.v3 import LAYERS as V3_LAYERS
+
 LDMK = 0x4B4D444C
 
 
@@ -50,36 +53,22 @@ class Layout:
 # V3
 # ---------------------------------------------------------------------------------------------
 
-V3_CODES = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
-            10240, 10241, 10242, 10243]
-_IO = ["flags", "main_mem_in_address", "main_mem_out_address"]
-_POOL = _IO + ["in.width", "in.height", "in.channels", "out.width", "out.height", "out.channels",
-               "kernel.width", "kernel.height", "stride.width", "stride.height", "padding.width", "padding.height"]
-#: Leading u32 words of each V3 body (kmodel-v3.md §3), by layer type code.
-V3_BODY_WORDS: dict[int, list[str]] = {
-    1: ["flags", "main_mem_in_a_address", "main_mem_in_b_address", "main_mem_out_address", "count"],
-    2: ["flags", "main_mem_in_a_address", "main_mem_in_b_address", "main_mem_out_address", "count"],
-    5: _IO + ["kernel_size", "channels"],
-    8: _POOL,
-    9: _POOL + ["act"],
-    11: _IO + ["count"],
-    12: _IO + ["count"],
-    13: _IO + ["count"],
-    14: _IO + ["channels"],
-    15: _IO + ["channels"],
-    16: ["flags", "main_mem_out_address", "input_count"],
-    17: ["flags", "main_mem_out_address", "input_count"],
-    18: _IO + ["in_channels", "out_channels", "act"],
-    20: _IO + ["width", "height", "channels"],
-    22: _IO + ["in.width", "in.height", "in.channels", "out.width", "out.height", "align_corners"],
-    23: _IO + ["in.width", "in.height", "in.channels", "out.width", "out.height", "align_corners"],
-    24: _IO + ["channels", "channel_size"],
-    25: _IO + ["channels"],
-    10240: ["flags", "main_mem_out_address", "layer_offset", "weights_offset", "bn_offset", "act_offset"],
-    10241: ["flags", "main_mem_in_address", "kpu_mem_out_address", "channels"],
-    10242: ["flags", "main_mem_in_address", "main_mem_out_address", "channels"],
-    10243: ["flags", "main_mem_in_address", "kpu_mem_out_address", "width", "height", "channels"],
-}
+V3_CODES = sorted(V3_LAYER_NAMES)
+
+
+def _v3_body_words(code: int) -> list[str]:
+    """Leading u32 words of a V3 body: the loader's own declared fields (kmodel-v3.md §3)."""
+    kind = V3_LAYERS.get(code)
+    if kind is None:
+        return []
+    words = []
+    for name, fmt in zip(kind.layout.names, kind.layout.fmt):
+        if fmt != "I":
+            break
+        words.append(name)
+    return words
+
+
 _SIZE_WORDS = ("count", "channels", "kernel_size", "in_channels", "out_channels", "channel_size", "input_count")
 
 
@@ -88,7 +77,7 @@ def _word_kind(name: str) -> str:
         return "offset"
     if name in _SIZE_WORDS:
         return "count"
-    if "." in name or name in ("width", "height"):
+    if name.endswith(("width", "height")):
         return "shape"
     return "word"
 
@@ -128,7 +117,7 @@ def layout_v3(data: bytes) -> Layout:
         if pos >= len(data):
             continue
         lay.mark(pos, f"start of layers[{i}] body")
-        for j, word in enumerate(V3_BODY_WORDS.get(code, [])):
+        for j, word in enumerate(_v3_body_words(code)):
             lay.add(pos + 4 * j, f"layers[{i}].{word}", _word_kind(word))
         if code == 10240:  # K210_CONV: the 12 register words at layer_offset
             layer_off = _u32(data, pos + 8)
@@ -243,8 +232,8 @@ def name_v4_body_fields(data: bytes, lay: Layout) -> None:
     (not the weight arrays) becomes a named field, so targeted mutations and reports say
     ``node[12].filter_h`` instead of ``nodes[12].body+0x38``.
     """
-    from maixemu.kmodel import v4 as v4_module
-    from maixemu.kmodel.v4_format import BodyReader
+    from maixemu.kmodel.v4 import model as v4_module
+    from maixemu.kmodel.v4.format import BodyReader
 
     seen: dict[int, tuple[str, bool, int]] = {}
 

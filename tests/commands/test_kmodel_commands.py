@@ -71,7 +71,17 @@ def test_forward_npy_values_and_layers(tmp_path, capsys):
 def test_bench_reports_ratio(capsys):
     assert bench.run(_args(bench, [str(SAMPLE), "--runs", "2", "--warmup", "1"])) == 0
     out = capsys.readouterr().out
-    assert "edge_filters" in out and "%" in out and "GMAC/s" in out
+    assert "edge_filters" in out and "ratio" in out and "GMAC/s" in out
+    assert "1 KPU layers:" in out  # the path of the one conv layer
+
+
+def test_bench_compare_and_layers(capsys):
+    face = shared_path("models", "v3", "face_detect_320x240.kmodel")
+    assert bench.run(_args(bench, [str(face), "--runs", "1", "--warmup", "0", "--compare", "--layers"])) == 0
+    out = capsys.readouterr().out
+    assert " auto " in out and " numpy " in out
+    assert out.count("layer ") >= 2 * 23  # every conv layer of both engines, with its path
+    assert "CHW" in out  # the numpy path's layers
 
 
 def test_bench_default_models_prefer_shared():

@@ -257,8 +257,8 @@ def test_grayscale_pix_to_ai_copies_plane():
 
 def test_not_emulated_methods_raise_with_name():
     img = image.Image(size=(4, 4))
-    with pytest.raises(NotImplementedError, match="image.Image.find_apriltags"):
-        img.find_apriltags()
+    with pytest.raises(NotImplementedError, match="image.Image.find_datamatrices"):
+        img.find_datamatrices()
 
 
 # ---------------------------------------------------------------- K210 additions

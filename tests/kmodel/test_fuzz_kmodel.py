@@ -195,11 +195,11 @@ def test_first_layer_that_takes_no_input_names_the_layer_type():
 def test_v4_activation_tables_are_built_in_bounded_memory():
     """Finding: loading a V4 model with a cold table cache peaked at ~750 MB (int64 temporaries of
     16M-entry activation tables); it must stay under the fuzz limit of 256 MB."""
-    from maixemu.kmodel import kpu
+    from maixemu.kmodel.kpu import activation
 
     data = shared_path("models", "v4", "ulffd_landmark.kmodel").read_bytes()
-    kpu._LUT_CACHE.clear()
-    kpu._LUT_CACHE_BYTES = 0
+    activation._LUT_CACHE.clear()
+    activation._LUT_CACHE_BYTES = 0
     tracemalloc.start()
     try:
         load_kmodel(data)
@@ -210,11 +210,11 @@ def test_v4_activation_tables_are_built_in_bounded_memory():
 
 
 def test_activation_lut_cache_is_bounded_in_bytes():
-    from maixemu.kmodel import kpu
+    from maixemu.kmodel.kpu import activation
 
     for name in ("ulffd_landmark", "slim_320_face", "yolo_20class"):
         load_kmodel(shared_path("models", "v4", f"{name}.kmodel").read_bytes())
-    assert sum(v.nbytes for v in kpu._LUT_CACHE.values()) <= kpu._LUT_CACHE_MAX_BYTES
+    assert sum(v.nbytes for v in activation._LUT_CACHE.values()) <= activation._LUT_CACHE_MAX_BYTES
 
 
 def test_add_padding_channel_count_is_checked_before_allocating():
@@ -266,7 +266,7 @@ def test_v4_model_work_is_bounded_across_nodes():
     from test_v4_ops import DF, MAIN, V4Writer, mr
 
     from maixemu.kmodel import KmodelUnsupportedError
-    from maixemu.kmodel.v4_nodes import MAX_MODEL_WORK, MAX_NODE_WORK
+    from maixemu.kmodel.v4.nodes import MAX_MODEL_WORK, MAX_NODE_WORK
 
     rows, cols, bcols = 512, 1024, 1024  # 2**29 multiply-adds per node, inside main memory
     a, b = 4 * rows * cols, 4 * cols * bcols
@@ -302,13 +302,13 @@ def test_v4_quantized_conv_patch_matrix_is_bounded():
 
 
 @pytest.mark.parametrize("version,name,module,attr", [
-    (3, "face_detect_320x240", "maixemu.kmodel.v3", "LUT_TOTAL_ENTRIES"),
-    (4, "ulffd_landmark", "maixemu.kmodel.v4_kpu", "V4_LUT_TOTAL_ENTRIES"),
+    (3, "face_detect_320x240", "maixemu.kmodel.v3.layers", "LUT_TOTAL_ENTRIES"),
+    (4, "ulffd_landmark", "maixemu.kmodel.v4.kpu", "V4_LUT_TOTAL_ENTRIES"),
 ])
 def test_activation_tables_of_a_model_share_one_budget(monkeypatch, version, name, module, attr):
     """Each K210 conv's table was bounded (4M/16M entries), the model's total was not: thousands
-    of wide-range conv layers could make the loader hold gigabytes. Past the budget, layers take
-    the exact path and give the same bytes."""
+    of wide-range conv layers could make the loader hold gigabytes. Past the budget, layers
+    evaluate the activation segments directly or small step tables (never the int64 path), same bytes."""
     import importlib
 
     from maixemu.kmodel import kpu
@@ -332,8 +332,9 @@ def test_activation_tables_of_a_model_share_one_budget(monkeypatch, version, nam
     monkeypatch.setattr(importlib.import_module(module), attr, budget)
     monkeypatch.setattr(kpu.KpuConv, "prepare", classmethod(recording))
     small = load_kmodel(data)
-    tables = sum(c._fast.lut.size for c in made if c._fast is not None)
-    assert 0 < tables <= budget and any(not c.fast for c in made)
+    tables = sum(c.table_entries for c in made)
+    assert tables <= budget and all(c.fast for c in made)
+    assert not any("int64" in c.path for c in made)
     for a, b in zip(small.run(x), want):
         assert np.array_equal(a, b)
 

@@ -18,6 +18,10 @@ from maixemu.kmodel import load_kmodel
 from maixemu.kmodel import kpu as K
 from maixemu.kmodel.build import Activation, ConvSpec, V3Builder
 
+#: every configuration runs on every KPU engine (numpy, compiled int8, compiled float)
+pytestmark = pytest.mark.usefixtures("kpu_engine")
+NUMPY_PATH_DETAIL = pytest.mark.kpu_engines("numpy")
+
 
 def _calibrate(spec: ConvSpec, x: np.ndarray, rng, spread: int = 200, weight_bytes: int = 1) -> ConvSpec:
     """Pick batch-norm mul/shift/add so that the activation input spans the table's active range."""
@@ -200,6 +204,7 @@ def test_weight_load_tiling_does_not_change_results():
     _check([_calibrate(spec, x, rng)], x)
 
 
+@NUMPY_PATH_DETAIL
 def test_large_sums_are_chunked_exactly():
     """512 input channels × 3×3 with extreme weights: |G| bound beyond 2**24 forces K chunks."""
     rng = np.random.default_rng(13)
@@ -346,6 +351,7 @@ def test_register_sign_extension_and_rejections():
     assert int(table.x_start[10]) == 0 and int(table.y_mul[10]) == 1024
 
 
+@NUMPY_PATH_DETAIL
 @pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 3, False), (2, 1, False), (3, 3, True), (4, 1, False),
                                                  (5, 3, False), (7, 1, True), (8, 3, False), (9, 3, True)])
 def test_row_tiling_matches_untiled(monkeypatch, pool_type, kernel, dw):
@@ -368,6 +374,7 @@ def test_row_tiling_matches_untiled(monkeypatch, pool_type, kernel, dw):
     assert len(np.unique(whole)) >= 8
 
 
+@NUMPY_PATH_DETAIL
 def test_float64_gemm_when_float32_chunks_would_be_too_many():
     """16-bit weights near 65535 with no offset: every tap alone nearly fills float32's exact
     range, so the engine switches to one float64 GEMM (exact below 2**53)."""
@@ -381,6 +388,7 @@ def test_float64_gemm_when_float32_chunks_would_be_too_many():
     assert conv.fast and conv._gemm_dtype == np.float64
 
 
+@NUMPY_PATH_DETAIL
 def test_threaded_work_items_give_the_same_bytes(monkeypatch):
     """MAIXEMU_THREADS=2 hands big layers to a thread pool: identical output to the sequential run."""
     rng = np.random.default_rng(18)
@@ -416,6 +424,8 @@ def test_sixteen_bit_depthwise(kernel, pool_type):
     spec = _calibrate(spec, x, rng, weight_bytes=2)
     model = _check([spec], x, weight_bytes=2, min_distinct=4)
     conv = model.steps[0].conv
+    if conv.layout == "HWC":
+        return  # the compiled depthwise kernel sums in int64: nothing to widen
     # the sums themselves, before batch-norm could hide a lost bit, are exact
     ax = conv.regs.arg_x >> conv.regs.shr_x
     const = 128 * (conv.weights + ax).sum(axis=1) + conv.const_w
@@ -425,6 +435,7 @@ def test_sixteen_bit_depthwise(kernel, pool_type):
     np.testing.assert_array_equal(np.asarray(g, dtype=np.float64), want.astype(np.float64))
 
 
+@NUMPY_PATH_DETAIL
 @pytest.mark.parametrize("pool_type", [1, 3])
 @pytest.mark.parametrize("kernel,dw", [(1, False), (3, False), (1, True), (3, True)])
 @pytest.mark.parametrize("tiny_tiles", [False, True])
@@ -468,11 +479,15 @@ def test_unit_step_buckets_reproduce_the_table():
     assert K.unit_step_buckets(np.repeat(np.array([0, 1, 2], np.int8), [1000, 3, 1000])) is None  # steps 3 apart
 
 
+@NUMPY_PATH_DETAIL
 @pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (2, 1, True)])
 def test_bucketed_table_lookup_matches_reference(monkeypatch, pool_type, kernel, dw):
     """Forcing the two-level lookup onto small tables must not change a byte."""
-    monkeypatch.setattr(K, "BUCKET_MIN_ENTRIES", 0)
-    monkeypatch.setattr(K, "_BUCKET_MIN_WIDTH", 1)
+    from maixemu.kmodel.kpu import activation as kpu_activation
+    from maixemu.kmodel.kpu import conv as kpu_conv
+
+    monkeypatch.setattr(kpu_conv, "BUCKET_MIN_ENTRIES", 0)
+    monkeypatch.setattr(kpu_activation, "_BUCKET_MIN_WIDTH", 1)
     rng = np.random.default_rng(500 + pool_type + kernel)
     c, h, w = 4, 12, 18
     x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
@@ -484,6 +499,53 @@ def test_bucketed_table_lookup_matches_reference(monkeypatch, pool_type, kernel,
     conv = K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
                              np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"), spec.activation.encode())
     assert conv.fast and conv._fast.buckets is not None
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 6
+
+
+@pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (2, 1, True),
+                                                 (9, 3, False), (8, 3, True), (3, 1, False)])
+def test_direct_segments_match_the_reference(pool_type, kernel, dw):
+    """With no activation table allowed (a table "would need 266 M entries"), every engine
+    evaluates the 16 segments directly: the same bytes as the int64 reference, never its path."""
+    rng = np.random.default_rng(900 + pool_type * 7 + kernel)
+    c, h, w = 6, 12, 16
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=6, weights=_weights(rng, 6, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    pool_type=pool_type, pad_value=77, arg_x=-110 << 15, shr_x=15, src_row=0, dst_row=4000,
+                    activation=Activation.relu(scale_shift=2))
+    spec = _calibrate(spec, x, rng, spread=300)
+    from maixemu.kmodel.build import encode_batchnorm
+
+    conv = K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                             np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"), spec.activation.encode(),
+                             lut_max_entries=0)
+    assert conv.fast and "segments" in conv.path and conv.table_entries == 0
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 6
+
+
+@pytest.mark.kpu_engines("fast", "fast-f32")
+@pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (9, 3, True), (3, 1, False)])
+def test_step_buckets_match_the_reference(monkeypatch, pool_type, kernel, dw):
+    """With no full table allowed, a monotone activation runs as step buckets (two tiny lookups
+    per value, built by bisection at load): the same bytes as the int64 reference."""
+    from maixemu.kmodel.kpu import hwc
+
+    monkeypatch.setattr(hwc, "HWC_LUT_MAX_ENTRIES", 0)
+    rng = np.random.default_rng(1300 + pool_type * 7 + kernel)
+    c, h, w = 5, 12, 16
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=5, weights=_weights(rng, 5, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    pool_type=pool_type, pad_value=3, arg_x=-100 << 15, shr_x=15, src_row=0, dst_row=4000)
+    spec = _calibrate(spec, x, rng, spread=250)
+    from maixemu.kmodel.build import encode_batchnorm
+
+    conv = K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                             np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"), spec.activation.encode())
+    assert "steps" in conv.path
     got = conv.run(x)
     np.testing.assert_array_equal(got, conv.run_reference(x))
     assert len(np.unique(got)) >= 6

@@ -184,8 +184,9 @@ def test_absurd_layer_count_is_refused_quickly(mnist_bytes):
 
 def test_kpu_plan_falls_back_when_the_work_is_absurd(monkeypatch):
     from maixemu.kmodel import kpu
+    from maixemu.kmodel.kpu import ram
 
-    monkeypatch.setattr(kpu, "PLAN_WORK_LIMIT", 10)
+    monkeypatch.setattr(ram, "PLAN_WORK_LIMIT", 10)
     accesses = [kpu.KpuAccess("w", 0, (1, 4, 4), 1, conv=True), kpu.KpuAccess("r", 0, (1, 4, 4), 2, conv=True)]
     plan = kpu.plan_kpu_ram(accesses)
     assert plan.materialize == {1} and plan.reuse == {}

@@ -38,18 +38,24 @@ def _v3_cases():
     return cases
 
 
-_MODELS: dict[str, object] = {}
+_MODELS: dict[tuple[str, str], object] = {}
+#: the golden cases run on the numpy path and on the compiled path with int8 products
+GOLDEN_ENGINES = pytest.mark.kpu_engines("numpy", "fast")
 
 
 def _model(rel: str):
-    if rel not in _MODELS:
-        _MODELS[rel] = load_kmodel(shared_path(*rel.split("/")))
-    return _MODELS[rel]
+    import os
+
+    key = (rel, os.environ.get("MAIXEMU_KPU_ENGINE", "auto"))
+    if key not in _MODELS:
+        _MODELS[key] = load_kmodel(shared_path(*rel.split("/")))
+    return _MODELS[key]
 
 
 @pytest.mark.golden
+@GOLDEN_ENGINES
 @pytest.mark.parametrize("entry,case", _v3_cases())
-def test_v3_golden_case(entry, case):
+def test_v3_golden_case(entry, case, kpu_engine):
     golden = shared_path("golden")
     model = _model(entry["model"])
     data = np.load(golden / case["file"])
@@ -65,7 +71,8 @@ def test_v3_golden_case(entry, case):
 
 
 @pytest.mark.golden
-def test_v3_golden_per_layer_face():
+@GOLDEN_ENGINES
+def test_v3_golden_per_layer_face(kpu_engine):
     """Layer by layer on one face image: every KPU feature map byte-identical."""
     golden = shared_path("golden", "v3", "face_detect_320x240", "layers_case_face_21.npz")
     dump = np.load(golden)
@@ -84,7 +91,8 @@ def test_v3_golden_per_layer_face():
     assert index  # the dump describes its arrays
 
 
-def test_byte_swapped_and_kfpkg_load_the_same_model():
+@GOLDEN_ENGINES
+def test_byte_swapped_and_kfpkg_load_the_same_model(kpu_engine):
     plain = load_kmodel(shared_path("models", "v3", "face_detect_320x240.kmodel"))
     swapped = load_kmodel(shared_path("models", "v3", "face_detect_320x240_be.kmodel"))
     zipped_be = load_kmodel(shared_path("models", "v3", "face_model_be_at_0x600000.kfpkg"))

@@ -19,7 +19,7 @@ from maixemu.kmodel import load_kmodel
 def test_bench_command_measures_v4_models(name):
     from maixemu.commands.bench import bench_model, format_results
 
-    result = bench_model(shared_path("models", "v4", f"{name}.kmodel"), runs=2, warmup=1)
+    result = bench_model(shared_path("models", "v4", f"{name}.kmodel"), runs=2, warmup=1)[0]
     assert result.run_ms > 0 and result.matmul_gmacs > 0
     if name != "iris":  # iris has two tiny float matmuls only
         assert result.macs > 1_000_000

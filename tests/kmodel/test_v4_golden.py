@@ -33,13 +33,18 @@ def _v4_cases():
     return out
 
 
-_MODELS: dict[str, object] = {}
+_MODELS: dict[tuple[str, str], object] = {}
+#: the golden cases run on the numpy path and on the compiled path with int8 products
+GOLDEN_ENGINES = pytest.mark.kpu_engines("numpy", "fast")
 
 
 def _model(rel: str):
-    if rel not in _MODELS:
-        _MODELS[rel] = load_kmodel(shared_path(rel.split("/", 1)[0], rel.split("/", 1)[1]))
-    return _MODELS[rel]
+    import os
+
+    key = (rel, os.environ.get("MAIXEMU_KPU_ENGINE", "auto"))
+    if key not in _MODELS:
+        _MODELS[key] = load_kmodel(shared_path(rel.split("/", 1)[0], rel.split("/", 1)[1]))
+    return _MODELS[key]
 
 
 def _bitwise_report(got: np.ndarray, want: np.ndarray) -> str:
@@ -53,7 +58,8 @@ def _bitwise_report(got: np.ndarray, want: np.ndarray) -> str:
 
 @pytest.mark.golden
 @pytest.mark.parametrize("entry,case", _v4_cases())
-def test_v4_golden_case(entry, case):
+@GOLDEN_ENGINES
+def test_v4_golden_case(entry, case, kpu_engine):
     if entry is None:
         pytest.skip(f"{SHARED_DIR} not found: no golden vectors to compare with")
     model = _model(entry["model"])
@@ -76,7 +82,8 @@ def test_v4_golden_case(entry, case):
 
 
 @pytest.mark.golden
-def test_v4_golden_repeat_runs_are_identical():
+@GOLDEN_ENGINES
+def test_v4_golden_repeat_runs_are_identical(kpu_engine):
     """Main memory and KPU RAM persist between runs (as on the device); results must not drift."""
     model = _model("models/v4/yolo_20class.kmodel")
     z = np.load(shared_path("golden", "v4", "yolo_20class", "case_dog.npz"))
@@ -88,7 +95,8 @@ def test_v4_golden_repeat_runs_are_identical():
 
 
 @pytest.mark.golden
-def test_v4_yolo_layer_dump_node_by_node():
+@GOLDEN_ENGINES
+def test_v4_yolo_layer_dump_node_by_node(kpu_engine):
     """layers_case_dog.npz: every node's output, KPU layers as downloaded [N,C,H,W] u8 maps."""
     dump = np.load(shared_path("golden", "v4", "yolo_20class", "layers_case_dog.npz"))
     index = json.loads(str(dump["index_json"]))
@@ -109,7 +117,8 @@ def test_v4_yolo_layer_dump_node_by_node():
 
 
 @pytest.mark.golden
-def test_v4_trace_limit_stops_early():
+@GOLDEN_ENGINES
+def test_v4_trace_limit_stops_early(kpu_engine):
     model = _model("models/v4/yolo_20class.kmodel")
     x = np.zeros(model.inputs[0].shape, dtype=np.uint8)
     steps = list(model.trace(x, limit=3))
@@ -121,7 +130,8 @@ def test_v4_trace_limit_stops_early():
 @pytest.mark.parametrize("name,case,some_differ", [("yolo_20class", "case_dog.npz", True),
                                                    ("slim_320_face", "case_face_21.npz", True),
                                                    ("mask_detect", "case_face_21.npz", False)])
-def test_v4_device_float_mode_stays_within_the_documented_difference(name, case, some_differ):
+@GOLDEN_ENGINES
+def test_v4_device_float_mode_stays_within_the_documented_difference(name, case, some_differ, kpu_engine):
     """float_mode="device" models the RISC-V kernels (FMA dequantize, round-half-even quantize).
     The golden README measured the device path against these host-path files: float outputs
     within about 1e-5 relative (6.1e-5 absolute on large values), no uint8 difference."""

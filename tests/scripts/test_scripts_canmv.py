@@ -40,18 +40,8 @@ MISSING: dict[str, Missing] = {
     "01-K210/03-Drawing/image_drawing_advanced.py": Missing(
         "draw_image", "draw_image(x_scale, y_scale, alpha) on a scaled copy (shape mismatch)", IMGCORE),
     "01-K210/03-Drawing/keypoints_drawing.py": Missing("draw_keypoints is not emulated", "image.draw_keypoints", IMGCORE),
-    "01-K210/09-Feature-Detection/hog.py": Missing("find_hog is not emulated", "image.find_hog", IMGFIND),
-    "01-K210/09-Feature-Detection/lbp.py": Missing("find_lbp is not emulated", "image.find_lbp", IMGFIND),
-    "01-K210/09-Feature-Detection/linear_regression_robust.py": Missing(
-        "get_regression is not emulated", "image.get_regression(robust=True)", IMGFIND),
     "01-K210/16-Codes/find_datamatrices_w_lens_zoom.py": Missing(
         "find_datamatrices is not emulated", "image.find_datamatrices", IMGFIND),
-    "01-K210/20-Frame-Differencing/in_memory_structural_similarity.py": Missing(
-        "get_similarity is not emulated", "image.get_similarity", IMGFIND),
-    "01-K210/26-April-Tags/find_apriltags_3d_pose.py": Missing(
-        "find_apriltags is not emulated", "image.find_apriltags (3-D pose)", IMGFIND),
-    "01-K210/26-April-Tags/find_apriltags_w_lens_zoom.py": Missing(
-        "find_apriltags is not emulated", "image.find_apriltags", IMGFIND),
     "01-K210/52-Multimedia/image/demo_draw_font/image_draw_string.py": Missing(
         "font_load is not emulated", "image.font_load (UTF-8 font file)", IMGREST),
     "01-K210/98-KPU_NEW/licenseplate_recognization/licenseplate_recog_cn.py": Missing(

@@ -27,22 +27,29 @@ from __future__ import annotations
 import numpy as np
 
 from ..pixformat import BINARY, GRAYSCALE, JPEG, RGB565  # noqa: F401  (re-exported for scripts)
-from . import _args, _colorspace
+from . import _args, _colorspace, _features
 from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
 from ._core import ImageBase, _main_frame  # noqa: F401
 from ._draw import DrawMixin
 from ._extra import Barcode, ExtraMixin  # noqa: F401
+from ._apriltag import AprilTagMixin as _AprilTagMixin
 from ._binary import BinaryMixin
+from ._features import FeaturesMixin as _FeaturesMixin
 from ._filters import FilterMixin
 from ._blob import Blob, BlobMixin  # noqa: F401
 from ._find import Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # noqa: F401
 from ._geometry import GeometryMixin
 from ._k210 import K210Mixin
+from ._lsd import LineSegmentsMixin as _LineSegmentsMixin
 from ._mathops import MathOpsMixin
 from ._pixels import ChannelHelpers
 from ._pool import PoolMixin
+from ._qrcode import QRCodeMixin as _QRCodeMixin
+from ._rects import RectsMixin as _RectsMixin
+from ._regression import RegressionMixin as _RegressionMixin
 from ._stats import Histogram, Percentile, Statistics, StatsMixin, Threshold  # noqa: F401
+from ._template import TemplateMixin as _TemplateMixin
 
 
 def _not_emulated(qualname: str):
@@ -79,8 +86,9 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(ExtraMixin, BlobMixin, FindMixin, BinaryMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin,
-            FilterMixin, DrawMixin, ChannelHelpers, BasicMixin, ImageBase):
+class Image(_LineSegmentsMixin, _AprilTagMixin, _QRCodeMixin, _FeaturesMixin, _RectsMixin, _TemplateMixin, _RegressionMixin, ExtraMixin, BlobMixin,
+            FindMixin, BinaryMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin,
+            DrawMixin, ChannelHelpers, BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 
 
@@ -142,16 +150,50 @@ def font_free():
     return None
 
 
-def load_descriptor(*args, **kwargs):
-    raise NotImplementedError("image.load_descriptor is not emulated yet")
+def load_descriptor(path, *args, **kwargs):
+    """A descriptor saved by ``save_descriptor`` (LBP; ORB keypoints are not emulated yet)."""
+    import struct
+
+    from ._core import _host_path
+
+    if not isinstance(path, str):
+        raise TypeError(f"can't convert {type(path).__name__} to str")
+    host = _host_path(path)
+    if not host.is_file():
+        from ...host import storage
+
+        raise storage.enoent(path)
+    data = host.read_bytes()
+    if len(data) < 4:
+        raise OSError("The file is corrupted.")
+    (kind,) = struct.unpack_from("<I", data)
+    if kind == _features.DESC_LBP:
+        return _features.load_lbp(data[4:])
+    if kind == _features.DESC_ORB:
+        raise NotImplementedError("image.load_descriptor of ORB keypoints is not emulated yet")
+    raise OSError("Descriptor type is not supported")
 
 
-def save_descriptor(*args, **kwargs):
-    raise NotImplementedError("image.save_descriptor is not emulated yet")
+def save_descriptor(desc, path, *args, **kwargs):
+    """Write an LBP descriptor as the firmware does: a uint32 type, then the 2891 histogram bytes."""
+    from ._core import _open_for_write
+
+    if not isinstance(path, str):
+        raise TypeError(f"can't convert {type(path).__name__} to str")
+    if not isinstance(desc, _features.LBPDescriptor):
+        raise NotImplementedError("image.save_descriptor of ORB keypoints is not emulated yet")
+    with _open_for_write(path) as fp:
+        _features.save_lbp(desc, fp)
+    return True
 
 
-def match_descriptor(*args, **kwargs):
-    raise NotImplementedError("image.match_descriptor is not emulated yet")
+def match_descriptor(desc0, desc1, *args, **kwargs):
+    """LBP: the weighted chi-square distance (smaller is closer)."""
+    if type(desc0) is not type(desc1):
+        raise OSError("Descriptors have different types!")
+    if isinstance(desc0, _features.LBPDescriptor):
+        return _features.match_lbp(desc0, desc1)
+    raise NotImplementedError("image.match_descriptor of ORB keypoints is not emulated yet")
 
 
 def ImageWriter(*args, **kwargs):  # noqa: N802 - MaixPy name

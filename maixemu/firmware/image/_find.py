@@ -208,31 +208,6 @@ def _clip_line(rho: float, theta: float, x0: int, y0: int, w: int, h: int):
 
 
 class FindMixin:
-    def find_qrcodes(self, *args, **kwargs):
-        """QR codes via OpenCV's detector/decoder (the firmware uses quirc)."""
-        import cv2
-
-        x0, y0, w, h = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
-        gray = _gray8(self, (x0, y0, w, h))
-        det = cv2.QRCodeDetector()
-        out = []
-        try:
-            ok, texts, pts, _ = det.detectAndDecodeMulti(gray)
-        except cv2.error:
-            ok, texts, pts = False, (), None
-        if not ok or pts is None:
-            return out
-        for text, quad in zip(texts, pts):
-            if not text:
-                continue
-            q = [(int(round(px)) + x0, int(round(py)) + y0) for px, py in quad]
-            xs = [p[0] for p in q]
-            ys = [p[1] for p in q]
-            rx, ry = min(xs), min(ys)
-            out.append(QRCode(x=rx, y=ry, w=max(xs) - rx + 1, h=max(ys) - ry + 1, payload=text,
-                              version=1, ecc_level=0, mask=0, data_type=4, eci=0, corners=tuple(q)))
-        return out
-
     def find_lines(self, *args, **kwargs):
         """Infinite lines by the firmware's Hough transform (``_hough``), clipped to the ROI."""
         from . import _hough
@@ -262,37 +237,6 @@ class FindMixin:
         found = _hough.find_circles(_gray8(self), roi, x_stride, y_stride, threshold, x_margin, y_margin,
                                     r_margin, r_min, r_max, max(r_step, 1))
         return [Circle(**d) for d in found]
-
-    def find_rects(self, *args, **kwargs):
-        """Quadrilaterals from contours of an edge map (approximation of the AprilTag quad finder)."""
-        import cv2
-
-        x0, y0, w, h = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
-        threshold = _args.to_int(_args.pick(args, 1, kwargs, "threshold", 10000))
-        gray = _gray8(self, (x0, y0, w, h))
-        edges = cv2.Canny(gray, 50, 150)
-        gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0)
-        gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1)
-        mag = np.abs(gx) + np.abs(gy)
-        contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
-        out = []
-        for cnt in contours:
-            peri = cv2.arcLength(cnt, True)
-            if peri < 20:
-                continue
-            approx = cv2.approxPolyDP(cnt, 0.04 * peri, True)
-            if len(approx) != 4 or not cv2.isContourConvex(approx):
-                continue
-            pts = approx[:, 0, :]
-            magnitude = int(sum(mag[min(py, h - 1), min(px, w - 1)] for px, py in cnt[:, 0, :]))
-            if magnitude < threshold:
-                continue
-            rx, ry, rw, rh = cv2.boundingRect(approx)
-            if any(abs(rx - o.x() + x0) < 3 and abs(ry - o.y() + y0) < 3 for o in out):
-                continue
-            out.append(Rect(x=rx + x0, y=ry + y0, w=rw, h=rh, magnitude=magnitude,
-                            corners=tuple((int(px) + x0, int(py) + y0) for px, py in pts)))
-        return out
 
     def find_features(self, cascade, *args, **kwargs):
         """Haar-cascade detections as (x, y, w, h) tuples (OpenCV ``detectMultiScale``)."""

@@ -230,3 +230,105 @@ def tanf(x: float) -> np.float32:
     import math
 
     return F32(math.tan(float(F32(x))))
+
+
+# ---------------------------------------------------------------------- scalar helpers of the finders
+F = F32
+PI = M_PI
+INT_MAX = _I32_MAX
+INT_MIN = _I32_MIN
+#: ``sincos_tab.c``: cos/sin of whole degrees rounded to 6 decimals (exact 0 at 90/180/270)
+_DEG = np.arange(360)
+COS = np.round(np.cos(np.deg2rad(_DEG)), 6).astype(F32)
+SIN = np.round(np.sin(np.deg2rad(_DEG)), 6).astype(F32)
+
+
+def ftoi(v):
+    """:func:`to_int` that gives a Python ``int`` for a scalar (an int64 array otherwise)."""
+    out = to_int(v)
+    return int(out) if out.ndim == 0 else out
+
+
+def ftou(v) -> int:
+    """``(uint32_t)v`` of a scalar float as the K210 converts it."""
+    return int(to_uint32(v))
+
+
+def fsqrt(v) -> np.float32:
+    """:func:`fast_sqrtf` of a scalar, as a float32 scalar."""
+    return F32(fast_sqrtf(v))
+
+
+def i32(v: int) -> int:
+    """Wrap a Python int to a C ``int`` (32-bit two's complement)."""
+    v = int(v) & 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def u32(v: int) -> int:
+    """Wrap a Python int to a C ``uint32_t``."""
+    return int(v) & 0xFFFFFFFF
+
+
+def cdiv(a: int, b: int) -> int:
+    """C integer division of Python ints (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def lb_clip_line(x1: int, y1: int, x2: int, y2: int, x: int, y: int, w: int, h: int):
+    """``lb_clip_line`` (Liang-Barsky, float32) to the box [x, x+w-1] x [y, y+h-1]; None when outside."""
+    xd, yd = x2 - x1, y2 - y1
+    p = (-xd, xd, -yd, yd)
+    q = (x1 - x, (x + w - 1) - x1, y1 - y, (y + h - 1) - y1)
+    umin, umax = F32(0), F32(1)
+    for pi, qi in zip(p, q):
+        if pi:
+            u = F32(qi) / F32(pi)
+            if pi < 0:
+                if u > umax:
+                    return None
+                if u > umin:
+                    umin = u
+            if pi > 0:
+                if u < umin:
+                    return None
+                if u < umax:
+                    umax = u
+        elif qi < 0:
+            return None
+    if umax < umin:
+        return None
+    return (ftoi(F32(x1) + F32(xd) * umin), ftoi(F32(y1) + F32(yd) * umin),
+            ftoi(F32(x1) + F32(xd) * umax), ftoi(F32(y1) + F32(yd) * umax))
+
+
+def line_through_roi(theta: int, rho: int, roi):
+    """Endpoints of ``x cos t + y sin t = rho`` (roi coordinates) clipped to the roi and moved to
+    image coordinates, rho moved too — the tail shared by find_lines and get_regression.
+
+    Returns (x1, y1, x2, y2, rho), or None when the line misses the roi.
+    """
+    rx, ry, rw, rh = roi
+    c, s = COS[theta], SIN[theta]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if 45 <= theta < 135:
+            x1, x2 = 0, rw - 1
+            y1 = ftoi((F32(rho) - F32(x1) * c) / s)
+            y2 = ftoi((F32(rho) - F32(x2) * c) / s)
+        else:
+            y1, y2 = 0, rh - 1
+            x1 = ftoi((F32(rho) - F32(y1) * s) / c)
+            x2 = ftoi((F32(rho) - F32(y2) * s) / c)
+    clipped = lb_clip_line(x1, y1, x2, y2, 0, 0, rw, rh)
+    if clipped is None:
+        return None
+    x1, y1, x2, y2 = clipped
+    rho += ftoi(F32(rx) * c + F32(ry) * s)
+    return x1 + rx, y1 + ry, x2 + rx, y2 + ry, rho
+
+
+def line_length(x1: int, y1: int, x2: int, y2: int) -> int:
+    """The ``length`` a line object reports: ``(int)sqrtf(dx*dx + dy*dy)``."""
+    dx, dy = x2 - x1, y2 - y1
+    return ftoi(fast_sqrtf(F32(dx * dx + dy * dy)))

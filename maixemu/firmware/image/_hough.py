@@ -11,42 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-F = np.float32
-_DEG = np.arange(360)
-# the firmware's sincos_tab.c tables hold the values rounded to 6 decimals (exact 0 at 90/180/270)
-COS = np.round(np.cos(np.deg2rad(_DEG)), 6).astype(F)
-SIN = np.round(np.sin(np.deg2rad(_DEG)), 6).astype(F)
-_PI = F(3.14159265358979)
+FB_ALLOC_SIZE = 700 * 1024  # OMV_FB_ALLOC_SIZE of the full build: what fb_avail() gives at most
 
-
-def _fast_atanf(xx: np.ndarray) -> np.ndarray:
-    xx = xx.astype(F)
-    sign = np.where(xx < 0, F(-1), F(1))
-    x = np.abs(xx)
-    big = x > F(2.414213562373095)
-    mid = (~big) & (x > F(0.4142135623730950))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xr = np.where(big, -(F(1.0) / np.where(x == 0, F(1), x)), np.where(mid, (x - F(1.0)) / (x + F(1.0)), x)).astype(F)
-    y = np.where(big, F(np.pi / 2), np.where(mid, F(np.pi / 4), F(0))).astype(F)
-    z = xr * xr
-    y = y + ((((F(8.05374449538e-2) * z - F(1.38776856032e-1)) * z + F(1.99777106478e-1)) * z
-              - F(3.33329491539e-1)) * z * xr + xr)
-    return (y * sign).astype(F)
-
-
-def fast_atan2f(y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The firmware's atan2 (fmath.c): angles in [0, 2*pi); x == 0 gives 0 / +-pi."""
-    y = np.asarray(y, F)
-    x = np.asarray(x, F)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q1 = _fast_atanf(y / np.where(x == 0, F(1), x))
-        qn = _fast_atanf(-y / np.where(x == 0, F(1), x))
-    out = np.where((x > 0) & (y >= 0), q1,
-          np.where((x < 0) & (y >= 0), _PI - qn,
-          np.where((x < 0) & (y < 0), _PI + q1,
-          np.where((x > 0) & (y < 0), F(2) * _PI - qn,
-                   np.where(y == 0, F(0), np.where(y > 0, _PI, -_PI))))))
-    return out.astype(F)
+from ._fmath import COS, F, SIN, fast_atan2f, ftoi, line_length, line_through_roi
+from ._fmath import fast_atanf as _fast_atanf  # noqa: F401  (kept for the modules that use it here)
 
 
 def _sobel(gray: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -96,103 +64,88 @@ def _peaks(acc: np.ndarray, threshold: int) -> list[tuple[int, int, int]]:
 
 
 def _ftrunc(v) -> int:
-    return int(np.trunc(F(v)))
+    return int(ftoi(F(v)))
 
 
-def _lb_clip(x1, y1, x2, y2, w, h):
-    """Liang-Barsky clip to [0, w-1] x [0, h-1] (imlib ``lb_clip_line``); None if outside."""
-    xd, yd = x2 - x1, y2 - y1
-    p = (-xd, xd, -yd, yd)
-    q = (x1, (w - 1) - x1, y1, (h - 1) - y1)
-    umin, umax = F(0), F(1)
-    for pi, qi in zip(p, q):
-        if pi:
-            u = F(qi) / F(pi)
-            if pi < 0:
-                if u > umax:
-                    return None
-                if u > umin:
-                    umin = u
-            if pi > 0:
-                if u < umin:
-                    return None
-                if u < umax:
-                    umax = u
-        elif qi < 0:
-            return None
-    if umax < umin:
-        return None
-    return (_ftrunc(x1 + F(xd) * umin), _ftrunc(y1 + F(yd) * umin),
-            _ftrunc(x1 + F(xd) * umax), _ftrunc(y1 + F(yd) * umax))
+def merge_until_stable(items: list, merge) -> list:
+    """The firmware's list merging (hough.c, line.c): pop the head, fold into it every later item
+    ``merge(head, item)`` accepts (it returns the merged item, or None), push the head to the
+    output; repeat over the output until a pass merges nothing."""
+    items = list(items)
+    while True:
+        merged = False
+        out = []
+        while items:
+            a = items.pop(0)
+            rest = []
+            for b in items:
+                m = merge(a, b)
+                if m is None:
+                    rest.append(b)
+                else:
+                    a, merged = m, True
+            items = rest
+            out.append(a)
+        items = out
+        if not merged:
+            return items
 
 
 def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: int,
                theta_margin: int, rho_margin: int) -> list[dict]:
     rx, ry, rw, rh = roi
     r_diag = _ftrunc(np.sqrt(F(rw * rw + rh * rh)))
-    theta_size = 1 + 180 + 1
-    r_size = 2 * r_diag + 1
+    hd = 1  # hough_divide: the accumulator shrinks (1, 2, 4) until it fits the frame-buffer heap
+    while True:
+        r_div = (r_diag + hd - 1) // hd
+        theta_size = 1 + (180 + hd - 1) // hd + 1
+        r_size = 2 * r_div + 1
+        if 4 * theta_size * r_size <= FB_ALLOC_SIZE:
+            break
+        hd <<= 1
+        if hd > 4:
+            raise MemoryError("Out of Memory! Please reduce the resolution of the image you are running "
+                              "this algorithm on to bypass this issue!")
     acc = np.zeros((r_size, theta_size), np.int64)
     step = x_stride  # firmware bug: the row stride is x_stride for gray/RGB565 images
     ys, xs = _samples(rx, ry, rw, rh, x_stride, range(ry + 1, ry + rh - 1, step))
     if ys.size:
         x_acc, y_acc = _sobel(gray, ys, xs)
         theta = _angle_deg(x_acc, y_acc, 180)
-        rho = np.trunc(F(1) * (xs - rx).astype(F) * COS[theta] + (ys - ry).astype(F) * SIN[theta]).astype(np.int64) + r_diag
+        rho = np.trunc(F(1) * (xs - rx).astype(F) * COS[theta] + (ys - ry).astype(F) * SIN[theta]).astype(np.int64)
+        rho = np.sign(rho) * (np.abs(rho) // hd) + r_div  # C division truncates toward zero
         mag = _magnitude(x_acc, y_acc)
-        np.add.at(acc, (rho, theta + 1), mag)
-    lines = [dict(magnitude=v, theta=c - 1, rho=r - r_diag) for r, c, v in _peaks(acc, threshold)]
-    while True:  # merge overlapping
-        merged = False
-        out = []
-        while lines:
-            a = lines.pop(0)
-            rest = []
-            for b in lines:
-                t0, t1, r0, r1 = a["theta"], b["theta"], a["rho"], b["rho"]
-                if r0 < 0:
-                    r0, t0 = -r0, t0 + 180
-                if r1 < 0:
-                    r1, t1 = -r1, t1 + 180
-                td = abs(t0 - t1)
-                td = 360 - td if td >= 180 else td
-                if td < theta_margin and abs(r0 - r1) < rho_margin:
-                    m = a["magnitude"] + b["magnitude"]
-                    s_mean = (SIN[t0] * F(a["magnitude"]) + SIN[t1] * F(b["magnitude"])) / F(m)
-                    c_mean = (COS[t0] * F(a["magnitude"]) + COS[t1] * F(b["magnitude"])) / F(m)
-                    th = int(_angle_any(s_mean, c_mean)) % 360
-                    rho = _ftrunc((r0 * a["magnitude"] + r1 * b["magnitude"]) // m)
-                    a = dict(magnitude=m // 2, theta=th, rho=rho)
-                    if a["theta"] >= 180:
-                        a["rho"], a["theta"] = -a["rho"], a["theta"] - 180
-                    merged = True
-                else:
-                    rest.append(b)
-            lines = rest
-            out.append(a)
-        lines = out
-        if not merged:
-            break
+        np.add.at(acc, (rho, theta // hd + 1), mag)
+    lines = [dict(magnitude=v, theta=(c - 1) * hd, rho=(r - r_div) * hd) for r, c, v in _peaks(acc, threshold)]
+    def merge_lines(a, b):
+        t0, t1, r0, r1 = a["theta"], b["theta"], a["rho"], b["rho"]
+        if r0 < 0:
+            r0, t0 = -r0, t0 + 180
+        if r1 < 0:
+            r1, t1 = -r1, t1 + 180
+        td = abs(t0 - t1)
+        td = 360 - td if td >= 180 else td
+        if not (td < theta_margin and abs(r0 - r1) < rho_margin):
+            return None
+        m = a["magnitude"] + b["magnitude"]
+        s_mean = (SIN[t0] * F(a["magnitude"]) + SIN[t1] * F(b["magnitude"])) / F(m)
+        c_mean = (COS[t0] * F(a["magnitude"]) + COS[t1] * F(b["magnitude"])) / F(m)
+        th = int(_angle_any(s_mean, c_mean)) % 360
+        rho = _ftrunc((r0 * a["magnitude"] + r1 * b["magnitude"]) // m)
+        if th >= 180:
+            rho, th = -rho, th - 180
+        return dict(magnitude=m // 2, theta=th, rho=rho)
+
+    lines = merge_until_stable(lines, merge_lines)
     result = []
     for ln in lines:
-        th, rho = ln["theta"], ln["rho"]
-        if 45 <= th < 135:
-            x1, x2 = 0, rw - 1
-            y1 = _ftrunc((F(rho) - F(x1) * COS[th]) / SIN[th])
-            y2 = _ftrunc((F(rho) - F(x2) * COS[th]) / SIN[th])
-        else:
-            y1, y2 = 0, rh - 1
-            x1 = _ftrunc((F(rho) - F(y1) * SIN[th]) / COS[th])
-            x2 = _ftrunc((F(rho) - F(y2) * SIN[th]) / COS[th])
-        clipped = _lb_clip(x1, y1, x2, y2, rw, rh)
-        if clipped is None:
+        th = ln["theta"]
+        placed = line_through_roi(th, ln["rho"], roi)
+        if placed is None:
             continue
-        x1, y1, x2, y2 = clipped
-        rho += _ftrunc(F(rx) * COS[th] + F(ry) * SIN[th])
-        dx, dy = x2 - x1, y2 - y1
-        result.append(dict(x1=x1 + rx, y1=y1 + ry, x2=x2 + rx, y2=y2 + ry,
-                           length=_ftrunc(np.sqrt(F(dx * dx + dy * dy))), magnitude=ln["magnitude"],
-                           theta=th, rho=rho))
+        x1, y1, x2, y2, rho = placed
+        result.append(dict(x1=x1, y1=y1, x2=x2, y2=y2, length=line_length(x1, y1, x2, y2),
+                           magnitude=ln["magnitude"], theta=th, rho=rho))
     return result
 
 
@@ -236,26 +189,15 @@ def find_circles(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold:
             acc += np.bincount(idx, weights=mg[ok], minlength=acc.size).astype(np.int64)
         for row, col, v in _peaks(acc.reshape(b_size, a_size), threshold):
             circles.append(dict(x=(col - 1) + r + rx, y=(row - 1) + r + ry, r=r, magnitude=v))
-    while True:
-        merged = False
-        out = []
-        while circles:
-            a = circles.pop(0)
-            rest = []
-            for b in circles:
-                if (abs(a["x"] - b["x"]) < x_margin and abs(a["y"] - b["y"]) < y_margin
-                        and abs(a["r"] - b["r"]) < r_margin):
-                    m = a["magnitude"] + b["magnitude"]
-                    a = dict(x=(a["x"] * a["magnitude"] + b["x"] * b["magnitude"]) // m,
-                             y=(a["y"] * a["magnitude"] + b["y"] * b["magnitude"]) // m,
-                             r=(a["r"] * a["magnitude"] + b["r"] * b["magnitude"]) // m,
-                             magnitude=m // 2)
-                    merged = True
-                else:
-                    rest.append(b)
-            circles = rest
-            out.append(a)
-        circles = out
-        if not merged:
-            break
+    def merge_circles(a, b):
+        if not (abs(a["x"] - b["x"]) < x_margin and abs(a["y"] - b["y"]) < y_margin
+                and abs(a["r"] - b["r"]) < r_margin):
+            return None
+        m = a["magnitude"] + b["magnitude"]
+        return dict(x=(a["x"] * a["magnitude"] + b["x"] * b["magnitude"]) // m,
+                    y=(a["y"] * a["magnitude"] + b["y"] * b["magnitude"]) // m,
+                    r=(a["r"] * a["magnitude"] + b["r"] * b["magnitude"]) // m,
+                    magnitude=m // 2)
+
+    circles = merge_until_stable(circles, merge_circles)
     return circles

@@ -279,17 +279,19 @@ def conv2d(x: np.ndarray, w: np.ndarray, bias: np.ndarray, groups: int, sh: int,
         seq = [(i, ky, kx) for i in range(gic) for ky in range(kh) for kx in range(kw)]
     else:
         seq = [(i, ky, kx) for ky in range(kh) for kx in range(kw) for i in range(gic)]
+    # all groups at once, one numpy pass per tap: every output element still receives its
+    # products in the reference's order, so the float32 sums are the same bits
+    xg = x.reshape(n, groups, gic, h, wd)
+    wg = w.astype(F32).reshape(groups, goc, gic, kh, kw)
     with np.errstate(all="ignore"):
-        for g in range(groups):
-            wg = w[g * goc : (g + 1) * goc].astype(F32)
-            acc = np.broadcast_to(bias[g * goc : (g + 1) * goc].astype(F32)[None, :, None, None], (n, goc, oh, ow)).copy()
-            for i, ky, kx in seq:
-                if ky not in ytaps or kx not in xtaps:
-                    continue  # this tap is outside the input for every output
-                (oys, iys), (oxs, ixs) = ytaps[ky], xtaps[kx]
-                xv = x[:, g * gic + i, iys, ixs]  # [n, ys, xs]
-                acc[:, :, oys, oxs] += xv[:, None] * wg[:, i, ky, kx][None, :, None, None]
-            out[:, g * goc : (g + 1) * goc] = acc
+        acc = np.broadcast_to(bias.astype(F32).reshape(1, groups, goc, 1, 1), (n, groups, goc, oh, ow)).copy()
+        for i, ky, kx in seq:
+            if ky not in ytaps or kx not in xtaps:
+                continue  # this tap is outside the input for every output
+            (oys, iys), (oxs, ixs) = ytaps[ky], xtaps[kx]
+            xv = xg[:, :, i, iys, ixs]  # [n, groups, ys, xs]
+            acc[:, :, :, oys, oxs] += xv[:, :, None] * wg[:, :, i, ky, kx][None, :, :, None, None]
+        out[...] = acc.reshape(n, oc, oh, ow)
     return clamp(out, lo, hi)
 
 

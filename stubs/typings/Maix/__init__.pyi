@@ -1,10 +1,12 @@
-"""MaixPy ``Maix``: ``GPIO``, ``FPIOA``, ``utils``, ``freq``, ``config`` (``components/micropython/port/src/Maix``).
+"""MaixPy ``Maix``: ``GPIO``, ``FPIOA``, ``utils``, ``freq``, ``config``, ``I2S``, ``FFT``, ``Audio``, ``MIC_ARRAY``.
 
 A pin is used by mapping it to a function first: ``fm.register(board_info.LED_R, fm.fpioa.GPIO0)``,
 then ``GPIO(GPIO.GPIO0, GPIO.OUT)``. Only GPIOHS pins support interrupts.
 """
 
-from typing import Any, Callable, overload
+from typing import Any, Callable, Sequence, overload
+
+from image import Image
 
 from . import config as config, freq as freq, utils as utils
 
@@ -291,25 +293,95 @@ class FPIOA:
     def help(self, func: int | None = None) -> bool | None:
         """Print the function table (or one function's description)."""
 
-class _InertMeta(type):
-    def __getattr__(cls, name: str) -> Any: ...
+class I2S:
+    """One of the three I2S buses: ``I2S(I2S.DEVICE_0, sample_points=1024)``.
 
-class I2S(metaclass=_InertMeta):
-    """I2S audio interface (accepted, not emulated by maixemu)."""
-    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
-    def __getattr__(self, name: str) -> Any: ...
+    Samples are 32-bit DMA words, one per channel sample, left/right alternating:
+    ``record(1024)`` holds 512 stereo frames. The real sample rate is what the clock divider gives
+    (``set_sample_rate(16000)`` runs at 16003 Hz; ``print(i2s)`` shows it).
+    """
+    DEVICE_0: int
+    DEVICE_1: int
+    DEVICE_2: int
+    CHANNEL_0: int
+    CHANNEL_1: int
+    CHANNEL_2: int
+    CHANNEL_3: int
+    IGNORE_WORD_LENGTH: int
+    RESOLUTION_12_BIT: int
+    RESOLUTION_16_BIT: int
+    RESOLUTION_20_BIT: int
+    RESOLUTION_24_BIT: int
+    RESOLUTION_32_BIT: int
+    SCLK_CYCLES_16: int
+    SCLK_CYCLES_24: int
+    SCLK_CYCLES_32: int
+    TRANSMITTER: int
+    RECEIVER: int
+    STANDARD_MODE: int
+    RIGHT_JUSTIFYING_MODE: int
+    LEFT_JUSTIFYING_MODE: int
+    def __init__(self, i2s_num: int, *, sample_points: int = 1024, pll2: int = 0, mclk: int = 0) -> None: ...
+    def init(self, *, sample_points: int = 1024, pll2: int = 0, mclk: int = 0) -> bool: ...
+    def channel_config(self, channel: int = ..., mode: int = ..., *, resolution: int = ..., cycles: int = ...,
+                       align_mode: int = ...) -> bool:
+        """Configure a channel as ``I2S.RECEIVER`` or ``I2S.TRANSMITTER`` (resets the bus's clock divider)."""
+    def set_sample_rate(self, sample_rate: int) -> bool: ...
+    def record(self, points: int = 0, *, time: int = 0) -> Audio:
+        """``points`` words (or ``time`` seconds at ``sample_rate``) from the microphone."""
+    def wait_record(self) -> None:
+        """Wait for the last ``record`` transfer to finish."""
+    def play(self, audio: Audio) -> None:
+        """Send an Audio's words out (waits for the previous transfer first)."""
+    def __deinit__(self) -> None: ...
 
-class FFT(metaclass=_InertMeta):
-    """Hardware FFT (accepted, not emulated by maixemu)."""
-    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
-    def __getattr__(self, name: str) -> Any: ...
+class FFT:
+    """The hardware FFT (16-bit fixed point), used on the class: ``FFT.run(audio.to_bytes(), 512)``."""
+    @staticmethod
+    def run(byte: Any = None, points: int = 64, shift: int = 0, direction: int = 1) -> list[tuple[int, int]]:
+        """``points`` (64/128/256/512) ``(real, imag)`` bins of the low 16 bits of the first ``points`` words;
+        ``shift`` halves the sums of butterfly layer i when bit i is set (loud input overflows without)."""
+    @staticmethod
+    def freq(points: int = 64, sample_rate: int = 16000) -> list[int]:
+        """The frequency of each bin: ``k * (sample_rate // points)``."""
+    @staticmethod
+    def amplitude(list_obj: list[tuple[int, int]]) -> list[int]:
+        """``2 * isqrt(r*r + i*i) // len(list)`` per bin."""
 
-class Audio(metaclass=_InertMeta):
-    """Audio buffer/file object (accepted, not emulated by maixemu)."""
-    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
-    def __getattr__(self, name: str) -> Any: ...
+class Audio:
+    """An audio buffer (32-bit I2S words) or a WAV file on /sd or /flash (the ``audio`` module's class)."""
+    def __init__(self, array: Any = None, path: str | None = None, *, points: int = 1024,
+                 is_create: bool = False, samplerate: int = 44100) -> None: ...
+    def init(self, array: Any = None, path: str | None = None, *, points: int = 1024,
+             is_create: bool = False, samplerate: int = 44100) -> bool: ...
+    def to_bytes(self) -> bytearray:
+        """``points * 4`` bytes; AttributeError ``empty Audio`` when there is no buffer."""
+    def volume(self, value: float | None = None) -> float:
+        """Playback volume in percent (0..100, default 40)."""
+    def play_process(self, i2s: I2S) -> list[int] | bool:
+        """Read the WAV header: ``[channels, samplerate, byterate, blockalign, bitspersample, datasize]``
+        (False for an empty file; ``OSError: wav init error`` for one the board cannot play)."""
+    def play(self) -> int | None:
+        """Play the next ``i2s.points`` frames: 1, or 0 at the end of the file."""
+    def record_process(self, dev: I2S | None = None, channels: int = 1) -> bool | None: ...
+    def record(self, record: Audio) -> None:
+        """Append an ``I2S.record`` result (the low 16 bits of each word) to a recording."""
+    def finish(self) -> None:
+        """Close the file; a recording gets its 44-byte header (always 2 channels, 16 bits)."""
+    def __deinit__(self) -> None: ...
 
-class MIC_ARRAY(metaclass=_InertMeta):
-    """Microphone array (accepted, not emulated by maixemu)."""
-    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
-    def __getattr__(self, name: str) -> Any: ...
+class MIC_ARRAY:
+    """The 6+1 microphone array board with its 12 LEDs (used on the class)."""
+    @staticmethod
+    def init(i2s_d0: int = 23, i2s_d1: int = 22, i2s_d2: int = 21, i2s_d3: int = 20, i2s_ws: int = 19,
+             i2s_sclk: int = 18, sk9822_dat: int = 24, sk9822_clk: int = 25) -> bool: ...
+    @staticmethod
+    def deinit() -> bool: ...
+    @staticmethod
+    def get_map() -> Image:
+        """The 16x16 grayscale sound map (on the PC: the source's loudness in every cell)."""
+    @staticmethod
+    def get_dir(img: Image) -> tuple[int, ...]:
+        """12 LED strengths (0..15) from a map."""
+    @staticmethod
+    def set_led(dir: Sequence[int], color: Sequence[int]) -> bool: ...

@@ -1,7 +1,7 @@
 """kmodel V4 (nncase v0.2, "KMDL" version 4) on-disk structures: header, memory ranges, shapes,
 node headers, and a body reader that names the node and field in every error.
 
-Only parsing and validation live here; what each node *does* is in ``v4_nodes``. All sizes are
+Only parsing and validation live here; what each node *does* is in ``nodes``. All sizes are
 checked against the file length and the K210 memories before anything is allocated.
 """
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import KmodelFormatError
-from .model import K210_KPU_RAM_BYTES, K210_MAIN_MEMORY_BYTES
-from .reader import BinaryReader
+from ..errors import KmodelFormatError
+from ..model import K210_KPU_RAM_BYTES, K210_MAIN_MEMORY_BYTES
+from ..reader import BinaryReader
 
 KMDL = 0x4B4D444C
 HEADER_BYTES = 40

@@ -4,7 +4,7 @@ A step holds numpy views of the memory ranges it reads and writes (the arenas li
 model), its constant parameters already converted (weights reshaped, index plans built), and a
 ``run`` closure that does only numpy work. Decoding also validates every size against the ranges
 and memories, and infers output shapes (V4 files record none) so outputs and traces can be shaped.
-Kernels are in ``ops/v4_*``; KPU nodes are in ``v4_kpu``.
+Kernels are in ``ops/v4_*``; KPU nodes are in ``kpu``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import KmodelUnsupportedError
+from ..errors import KmodelUnsupportedError
 from .nnil import compile_nnil
-from .ops import v4_float as vf
-from .ops import v4_layout as vl
-from .ops import v4_quant as vq
-from .v4_format import (
+from ..ops import v4_float as vf
+from ..ops import v4_layout as vl
+from ..ops import v4_quant as vq
+from .format import (
     DT_FLOAT32,
     DT_UINT8,
     MAX_ELEMENTS,
@@ -76,7 +76,7 @@ class DecodeContext:
     #: (memory_type, start, size) -> shape of the tensor last written there
     shapes: dict[tuple[int, int, int], tuple[int, ...]]
     float_mode: str = "host"
-    kpu: object | None = None  # v4_kpu.KpuState, set by the loader
+    kpu: object | None = None  # kpu.KpuState, set by the loader
     #: CPU multiply-adds and Python loop steps of the nodes decoded so far (see ``_check_work``)
     work: int = 0
     loops: int = 0

@@ -15,25 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kpu as kpu_engine
-from .errors import KmodelFormatError
-from .model import K210_KPU_RAM_BYTES
-from .v4_format import BodyReader, MEM_KPU, check_range
-from .v4_nodes import DecodeContext, Node
-
-F32 = np.float32
-_CENTER = F32(128)
-
-
-def _to_centered(x: np.ndarray) -> np.ndarray:
-    """u8 map -> the engine's inter-layer representation ``x - 128`` (int8 in newer engines)."""
-    fn = getattr(kpu_engine, "to_centered", None)
-    return fn(x) if fn is not None else np.subtract(x, _CENTER, dtype=F32)
-
-
-def _from_centered(yc: np.ndarray) -> np.ndarray:
-    fn = getattr(kpu_engine, "from_centered", None)
-    return fn(yc) if fn is not None else (yc + _CENTER).astype(np.uint8)
+from .. import kpu as kpu_engine
+from ..errors import KmodelFormatError
+from ..model import K210_KPU_RAM_BYTES
+from .format import BodyReader, MEM_KPU, check_range
+from .nodes import DecodeContext, Node
 
 #: Activation lookup-table limit for V4 layers. nncase v0.2 quantises layer inputs with wider
 #: batch-norm ranges than v0.1 (yolo_20class V4: 5.7M and 8.3M possible values in two layers),
@@ -71,6 +57,7 @@ class KpuState:
         self.plan = kpu_engine.KpuRamPlan()
         self.lut_budget = V4_LUT_BUDGET_ENTRIES
         self.lut_total_left = V4_LUT_TOTAL_ENTRIES
+        self.drops: dict[int, list[int]] = {}
 
     def prepare_conv(self, regs, weights, bn_words, act) -> "kpu_engine.KpuConv":
         """``KpuConv.prepare`` with a larger activation-table limit while the model's budget lasts."""
@@ -78,8 +65,7 @@ class KpuState:
         limit = max(default, min(V4_LUT_MAX_ENTRIES, self.lut_budget))
         limit = max(0, min(limit, self.lut_total_left))
         conv = kpu_engine.KpuConv.prepare(regs, weights, bn_words, act, weight_bytes=1, lut_max_entries=limit)
-        lut = getattr(getattr(conv, "_fast", None), "lut", None)
-        used = int(lut.size) if lut is not None else (limit if conv.fast else 0)
+        used = conv.table_entries
         if used > default:
             self.lut_budget -= used
         self.lut_total_left -= used
@@ -97,6 +83,18 @@ class KpuState:
 
     def finalize(self) -> None:
         self.plan = kpu_engine.plan_kpu_ram(self.accesses, K210_KPU_RAM_BYTES)
+        # a run forgets each cached conv output once the last conv that takes it has run
+        last: dict[int, int] = {}
+        for reader, writer in self.plan.reuse.items():
+            last[writer] = max(last.get(writer, reader), reader)
+        writers = {a.step for a in self.accesses if a.kind == "w" and a.conv}
+        self.drops: dict[int, list[int]] = {}
+        for writer in writers:
+            self.drops.setdefault(last.get(writer, writer), []).append(writer)
+
+    def forget_after(self, step: int) -> None:
+        for key in self.drops.get(step, ()):
+            self.cache.pop(key, None)
 
     # --- run time ------------------------------------------------------------------------------
 
@@ -205,24 +203,27 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
         state.record("w", dst + b * out_step, (oc, oh, ow), step, conv=single)
     cache = state.cache
     last: dict[str, np.ndarray] = {}
+    layout = conv.layout
 
     def run() -> None:
         plan = state.plan
         if single:
             producer = plan.reuse.get(step)
-            xc = cache.get(producer) if producer is not None else None
-            if xc is None:
-                xc = _to_centered(state.kram.download(src, (ic, ih, iw)))
-            yc = conv.run_centered(xc)
-            cache[step] = yc
+            cached = cache.get(producer) if producer is not None else None
+            if cached is None:
+                xn = kpu_engine.to_native(state.kram.download(src, (ic, ih, iw)), layout)
+            else:
+                xn = kpu_engine.convert_native(cached[1], cached[0], layout)
+            yn = conv.run_native(xn)
+            cache[step] = (layout, yn)
             y = None
             if step in plan.materialize or main_view is not None:
-                y = _from_centered(yc)
+                y = kpu_engine.from_native(yn, layout)
             if step in plan.materialize:
                 state.kram.upload(dst, y)
             if main_view is not None:
                 main_view[0] = y
-            last["yc"] = yc
+            last["yn"] = yn
         else:
             x = state.download(src, in_shape)
             y = conv.run(x)
@@ -233,7 +234,7 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
 
     def result() -> np.ndarray:
         if single:
-            return np.asarray(_from_centered(last["yc"]), dtype=np.uint8)[None]
+            return kpu_engine.from_native(last["yn"], layout)[None]
         return last["y"].copy()
 
     param_bytes = weights.size + 8 * oc + 144
@@ -246,6 +247,7 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
         "main_output": str(main_out) if main_out.size else None,
         "batches": batches,
         "fast_path": conv.fast,
+        "path": conv.path,
         "kpu_end": max(src + batches * in_step, dst + batches * out_step),
         "notes": list(conv.notes),
     }

@@ -1,9 +1,9 @@
 """kmodel V4 (nncase v0.2): load a file into a prepared :class:`V4Model` and run it.
 
 Layout of the file and of every node body: ``shared/docs/kmodel-v4.md``. Loading parses and
-validates the header, input/output ranges and every node (``v4_format``), allocates the memories
+validates the header, input/output ranges and every node (``format``), allocates the memories
 once (main memory zeroed and kept between runs, as on the device; the 2 MiB KPU RAM), and turns
-each node into a prepared step (``v4_nodes``, ``v4_kpu``). ``run`` feeds input 0 as the device
+each node into a prepared step (``nodes``, ``kpu``). ``run`` feeds input 0 as the device
 glue does (``kpu_upload`` into KPU RAM, or a plain copy into main memory), runs the steps and copies
 the output ranges out.
 
@@ -19,8 +19,8 @@ from typing import Iterator
 
 import numpy as np
 
-from .errors import KmodelFormatError, KmodelUnsupportedError
-from .model import (
+from ..errors import KmodelFormatError, KmodelUnsupportedError
+from ..model import (
     LayerInfo,
     MemoryUsage,
     Model,
@@ -28,9 +28,9 @@ from .model import (
     TraceStep,
     sequence_of_inputs,
 )
-from .ops.v4_layout import shape_size
-from .reader import BinaryReader
-from .v4_format import (
+from ..ops.v4_layout import shape_size
+from ..reader import BinaryReader
+from .format import (
     MEM_CONST,
     MEM_KPU,
     NODE_HEADER_BYTES,
@@ -44,7 +44,7 @@ from .v4_format import (
     read_header,
     read_range,
 )
-from .v4_nodes import DECODERS, DecodeContext, Memory, Node
+from .nodes import DECODERS, DecodeContext, Memory, Node
 
 FLOAT_MODES = ("host", "device")
 
@@ -106,8 +106,10 @@ class V4Model(Model):
 
     def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
         self._feed(inputs)
+        kpu = self._kpu
         for node in self._nodes:
             node.run()
+            kpu.forget_after(kpu.NODE_STEP0 + node.index)
         return self._fetch()
 
     def trace(self, *inputs: np.ndarray, limit: int | None = None) -> Iterator[TraceStep]:
@@ -237,7 +239,7 @@ def load_v4(data: bytes, *, float_mode: str = "host") -> V4Model:
     for i, mr in enumerate(out_ranges):
         check_range(mr, sizes, f"outputs[{i}]")
 
-    from .v4_kpu import KPU_DECODERS, KpuState, kpu_map_bytes
+    from .kpu import KPU_DECODERS, KpuState, kpu_map_bytes
 
     kpu_state = KpuState()
     mem = Memory(constants, header.main_mem, kpu_state.ram)

@@ -16,8 +16,8 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import KmodelFormatError
-from .ops import v4_float as vf
+from ..errors import KmodelFormatError
+from ..ops import v4_float as vf
 
 F32 = np.float32
 STACK_DEPTH = 64

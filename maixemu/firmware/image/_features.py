@@ -1,0 +1,367 @@
+"""Small feature extractors of the firmware: ``find_lbp`` (lbp.c) with its descriptor matching and
+files, ``find_hog`` (hog.c), ``find_eye`` (eye.c) and ``get_similarity`` (stats.c's block SSIM).
+
+Each keeps the firmware's arithmetic and its quirks (they change answers):
+
+* LBP histograms are ``uint8`` bins (they wrap at 256); the scan covers the roi's origin to the
+  *image's* size minus 3 (not the roi's), so a roi smaller than the image spills into the next
+  region's bins (a spill past the last region is not kept: on the device it overwrites the heap).
+* HOG normalises each 2x2-cell block by the root of its squared magnitudes (a flat block gives
+  0/0, which the K210 turns into 255); the cell index inside a block uses 8 whatever the cell size;
+  the picture is drawn from the image origin, not the roi's.
+* ``find_eye`` drops every gradient whose magnitude is more than 100 from the mean, but skips the
+  one after each dropped gradient (``array_erase`` inside the loop).
+* ``get_similarity`` sums each 8x8 block from the columns ``block_index + i`` (not
+  ``8 * block_index + i``) and starts its maximum at ``FLT_MIN``.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+
+from . import _args
+from ._core import GRAYSCALE, ImageBase
+from ._fmath import COS, SIN, F, fsqrt, ftoi
+
+LBP_HIST_SIZE = 59
+LBP_NUM_REGIONS = 7
+LBP_DESC_SIZE = LBP_NUM_REGIONS * LBP_NUM_REGIONS * LBP_HIST_SIZE
+DESC_LBP, DESC_ORB = 0, 1
+#: lbp.c ``lbp_weights``: region weights of the distance (tuned for faces)
+LBP_WEIGHTS = np.array([
+    2, 1, 1, 1, 1, 1, 2,
+    2, 4, 4, 1, 4, 4, 2,
+    1, 1, 1, 0, 1, 1, 1,
+    0, 1, 1, 0, 1, 1, 0,
+    0, 1, 1, 1, 1, 1, 0,
+    0, 1, 1, 2, 1, 1, 0,
+    0, 1, 1, 1, 1, 1, 0], np.int64)
+
+
+def _uniform_table() -> np.ndarray:
+    """``uniform_tbl``: the 58 uniform 8-bit patterns (at most 2 circular 0/1 transitions) numbered
+    in increasing order, every other pattern 58."""
+    out = np.full(256, 58, np.uint8)
+    n = 0
+    for p in range(256):
+        bits = [(p >> i) & 1 for i in range(8)]
+        if sum(bits[i] != bits[(i + 1) % 8] for i in range(8)) <= 2:
+            out[p] = n
+            n += 1
+    return out
+
+
+_UNIFORM = _uniform_table()
+
+
+class LBPDescriptor:
+    """``lbp_desc``: 7x7 regions of 59-bin uniform LBP histograms (uint8 bins)."""
+
+    __slots__ = ("hist",)
+
+    def __init__(self, hist: np.ndarray):
+        self.hist = hist
+
+    def __repr__(self) -> str:
+        return "{}"
+
+
+def lbp_desc(gray: np.ndarray, roi) -> np.ndarray:
+    """``imlib_lbp_desc``. Reads go through the flat pixel buffer as on the device (a column past
+    the row's end is the next row's first); a read past the buffer's end drops that pixel."""
+    rx, ry, rw, rh = roi
+    h, w = gray.shape
+    RY, RX = rh // LBP_NUM_REGIONS, rw // LBP_NUM_REGIONS
+    ys = np.arange(ry, ry + h - 3)
+    xs = np.arange(rx, rx + w - 3)
+    if ys.size == 0 or xs.size == 0:
+        return np.zeros(LBP_DESC_SIZE, np.uint8)
+    if RX == 0 or RY == 0:
+        raise OSError("find_lbp: the roi must be at least 7x7 (the firmware divides by zero)")
+    flat = gray.ravel().astype(np.int16)
+    n = flat.size
+    base = ys[:, None] * w + xs[None, :]
+    ok = base + 2 * w + 2 < n
+    base = np.where(ok, base, 0)
+    p = flat[base + w + 1]
+    code = np.zeros(base.shape, np.int64)
+    for bit, (dy, dx) in enumerate(((0, 0), (0, 1), (0, 2), (1, 2), (2, 2), (2, 1), (2, 0), (1, 0))):
+        code |= (flat[base + dy * w + dx] >= p).astype(np.int64) << bit
+    region = ((ys - ry) // RY * LBP_NUM_REGIONS)[:, None] + ((xs - rx) // RX)[None, :]
+    idx = region * LBP_HIST_SIZE + _UNIFORM[code]
+    idx = idx[ok & (idx < LBP_DESC_SIZE)]
+    desc = np.bincount(idx.ravel(), minlength=LBP_DESC_SIZE)[:LBP_DESC_SIZE]
+    return (desc & 0xFF).astype(np.uint8)
+
+
+def lbp_distance(d0: np.ndarray, d1: np.ndarray) -> int:
+    """``imlib_lbp_desc_distance``: weighted chi-square with integer division, as a uint32."""
+    a, b = d0.astype(np.int64), d1.astype(np.int64)
+    term = ((a - b) * (a - b)) // np.maximum(a + b, 1)
+    w = LBP_WEIGHTS[np.arange(LBP_DESC_SIZE) // LBP_HIST_SIZE]
+    total = int((w * term).sum()) & 0xFFFFFFFF
+    return total - (1 << 32) if total >= 1 << 31 else total
+
+
+# ---------------------------------------------------------------------- HOG
+def hog(gray: np.ndarray, roi, cell_size: int) -> list[tuple[int, int, int, int, int]]:
+    """The lines ``imlib_find_hog`` draws after clearing the image: (x1, y1, x2, y2, colour)."""
+    rx, ry, rw, rh = roi
+    s_h, s_w = gray.shape
+    wl, hl = rx + rw - 1, ry + rh - 1
+    block = cell_size * 2
+    x_cells, y_cells = rw // cell_size, rh // cell_size
+    bys = list(range(ry, hl, block))
+    bxs = list(range(rx, wl, block))
+    n_blocks = len(bys) * len(bxs)
+    per_block = 9 * 4
+    span = 9 * (((block - 1) // 8) * 2 + (block - 1) // 8 + 1)
+    buf = np.zeros(max(n_blocks * per_block + span, x_cells * y_cells * 9) + per_block, F)
+    g = gray.astype(np.int64)
+    cy, cx = np.mgrid[0:block, 0:block]
+    cy, cx = cy.ravel(), cx.ravel()
+    idx_l, val_l, k_l, kv_l = [], [], [], []
+    for bi, (y, x) in enumerate((y, x) for y in bys for x in bxs):
+        yy, xx = y + cy, x + cx
+        ok = (yy > 0) & (yy < hl) & (xx > 0) & (xx < wl)
+        yy, xx, ccy, ccx = yy[ok], xx[ok], cy[ok], cx[ok]
+        vx = g[yy, xx + 1] - g[yy, xx - 1]
+        vy = g[yy + 1, xx] - g[yy - 1, xx]
+        m = np.sqrt((vx * vx + vy * vy).astype(F))
+        strong = m.astype(np.int64) > 1
+        vx, vy, m, ccy, ccx = vx[strong], vy[strong], m[strong], ccy[strong], ccx[strong]
+        ang = np.arctan2(vx.astype(F).astype(np.float64), vy.astype(F).astype(np.float64)).astype(F)
+        t = np.abs(ang * F(180.0) / F(math.pi)).astype(np.int64) // 20
+        t = np.where(t == 9, 0, t)
+        base = bi * per_block
+        idx_l.append(base + ((ccy // 8) * 2 + (ccx // 8)) * 9 + t)
+        val_l.append(m)
+        k_l.append(np.full(m.size, bi))
+        kv_l.append(m * m)
+    if idx_l:
+        np.add.at(buf, np.concatenate(idx_l), np.concatenate(val_l).astype(F))
+        k = np.zeros(n_blocks, F)
+        np.add.at(k, np.concatenate(k_l).astype(np.int64), np.concatenate(kv_l).astype(F))
+    else:
+        k = np.zeros(n_blocks, F)
+    k = np.sqrt(k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for bi in range(n_blocks):
+            sl = slice(bi * per_block, (bi + 1) * per_block)
+            buf[sl] = buf[sl] / k[bi]
+    lines = []
+    l = cell_size // 2
+    hog_index = 0
+    for by in range(0, y_cells, 2):
+        for bx in range(0, x_cells, 2):
+            for yy in range(2):
+                for xx in range(2):
+                    cell = buf[hog_index:hog_index + 9]
+                    m = np.clip(ftoi(cell * F(255)), 0, 255)
+                    order = np.argsort(m, kind="stable")  # equal colours: order does not matter
+                    x1 = (xx + bx) * cell_size + l
+                    y1 = (yy + by) * cell_size + l
+                    for i in order:
+                        d = int(i) * 20
+                        x2 = ftoi(F(l) * COS[d])
+                        y2 = ftoi(F(l) * SIN[d])
+                        lines.append((x1 - x2, y1 + y2, x1 + x2, y1 - y2, int(m[i])))
+                    hog_index += 9
+    return lines
+
+
+# ---------------------------------------------------------------------- eye
+def find_iris(gray: np.ndarray, roi) -> tuple[int, int]:
+    rx, ry, rw, rh = roi
+    box_w = rw - int(F(0.15) * F(rw))
+    box_h = rh - int(F(0.40) * F(rh))
+    x_off = rx + int(F(0.15) * F(rw))
+    y_off = ry + int(F(0.40) * F(rh))
+    g = gray.astype(np.int64)
+    ys, xs = np.mgrid[y_off:y_off + box_h - 3, x_off:x_off + box_w - 3]
+    ys, xs = ys.ravel(), xs.ravel()
+    vx = g[ys, xs] - g[ys, xs + 2] + 2 * g[ys + 1, xs] - 2 * g[ys + 1, xs + 2] + g[ys + 2, xs] - g[ys + 2, xs + 2]
+    vy = g[ys, xs] + 2 * g[ys, xs + 1] + g[ys, xs + 2] - g[ys + 2, xs] - 2 * g[ys + 2, xs + 1] - g[ys + 2, xs + 2]
+    m = np.sqrt((vx * vx + vy * vy).astype(F))
+    keep = m > F(200)
+    gm, gx, gy = m[keep], vx[keep].astype(F) / m[keep], vy[keep].astype(F) / m[keep]
+    gcx, gcy = xs[keep] + 1, ys[keep] + 1
+    # filter_gradients, with the element after each erased one skipped
+    n = gm.size
+    if n:
+        avg = np.cumsum(gm, dtype=F)[-1] / F(n)
+        alive = list(range(n))
+        i = 0
+        while i < len(alive):
+            v = gm[alive[i]]
+            diff = (v - avg) * (v - avg)
+            if fsqrt(diff) > F(100):
+                del alive[i]
+            i += 1
+        sel = np.array(alive, np.int64)
+        gm, gx, gy, gcx, gcy = gm[sel], gx[sel], gy[sel], gcx[sel], gcy[sel]
+    count = gm.size
+    py, px = np.mgrid[y_off:y_off + box_h, x_off:x_off + box_w]
+    weight = (255 - g[py, px]).astype(F)
+    total = np.zeros(py.shape, F)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for i in range(count):
+            dx = (px - int(gcx[i])).astype(F)
+            dy = (py - int(gcy[i])).astype(F)
+            mag = np.sqrt(dx * dx + dy * dy)
+            dx, dy = dx / mag, dy / mag
+            t = dx * gx[i] + dy * gy[i]
+            total = total + np.where(t > F(0.0), t * t * weight, F(0))
+        total = total / F(count)
+    flat = total.ravel()
+    better = flat > F(0.0)  # max_dot starts at 0; the first strict maximum wins
+    if not better.any():
+        return 0, 0
+    best = np.flatnonzero(flat == np.max(flat[better]))[0]
+    return int(px.ravel()[best]), int(py.ravel()[best])
+
+
+# ---------------------------------------------------------------------- similarity
+class Similarity:
+    """``similarity``: mean, stdev, min and max of the 8x8 blocks' SSIM."""
+
+    __slots__ = ("_v",)
+
+    def __init__(self, avg, std, mn, mx):
+        self._v = tuple(float(F(v)) for v in (avg, std, mn, mx))
+
+    def mean(self):
+        return self._v[0]
+
+    def stdev(self):
+        return self._v[1]
+
+    def min(self):
+        return self._v[2]
+
+    def max(self):
+        return self._v[3]
+
+    def __getitem__(self, i):
+        return self._v[i]
+
+    def __len__(self):
+        return 4
+
+    def __repr__(self) -> str:
+        return '{"mean":%f, "stdev":%f, "min":%f, "max":%f}' % self._v
+
+
+def similarity(a: np.ndarray, b: np.ndarray, cmax: int) -> Similarity:
+    """``imlib_get_similarity`` on two planes of channel values (gray, or L of RGB565)."""
+    h, w = a.shape
+    nbx = (w + 7) // 8
+    nby = (h + 7) // 8
+    c1, c2 = F(cmax) * F(0.01), F(cmax) * F(0.03)
+    x = np.arange(nbx)
+    cols = [x + i for i in range(8)]
+    widths = np.minimum(w - x * 8, 8)
+    s = F(0)
+    s2 = F(0)
+    mn, mx = F(np.finfo(np.float32).max), F(np.finfo(np.float32).tiny)
+    ai, bi = a.astype(np.int64), b.astype(np.int64)
+    for byi in range(nby):
+        rows = slice(byi * 8, min(byi * 8 + 8, h))
+        sx = np.zeros(nbx, np.int64)
+        sy, sxx, syy, sxy = (np.zeros(nbx, np.int64) for _ in range(4))
+        for i in range(8):
+            use = i < widths
+            c = np.minimum(cols[i], w - 1)
+            pa = ai[rows][:, c].sum(axis=0)
+            pb = bi[rows][:, c].sum(axis=0)
+            sx += np.where(use, pa, 0)
+            sy += np.where(use, pb, 0)
+            sxx += np.where(use, (ai[rows][:, c] ** 2).sum(axis=0), 0)
+            syy += np.where(use, (bi[rows][:, c] ** 2).sum(axis=0), 0)
+            sxy += np.where(use, (ai[rows][:, c] * bi[rows][:, c]).sum(axis=0), 0)
+        bh = min(h - byi * 8, 8)
+        size = widths * bh
+        mxv = sx // size
+        myv = sy // size
+        vx = sxx - 2 * mxv * sx + size * mxv * mxv
+        vy = syy - 2 * myv * sy + size * myv * myv
+        vxy = sxy - (mxv * sy + myv * sx) + size * mxv * myv
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ssim = (((2 * mxv * myv).astype(F) + c1) * ((2 * vxy).astype(F) + c2)) / \
+                   (((mxv * mxv + myv * myv).astype(F) + c1) * ((vx + vy).astype(F) + c2))
+        for v in ssim.astype(F):
+            s = s + v
+            s2 = s2 + v * v
+            mn = mn if mn < v else v  # IM_MIN / IM_MAX: a NaN block wins
+            mx = mx if mx > v else v
+    blocks = F(nbx * nby)
+    avg = s / blocks
+    with np.errstate(invalid="ignore"):
+        std = fsqrt(s2 / blocks - avg * avg)
+    return Similarity(avg, std, mn, mx)
+
+
+# ---------------------------------------------------------------------- the mixin
+class FeaturesMixin:
+    def find_lbp(self, roi, *args, **kwargs):
+        """The LBP descriptor of ``roi`` (grayscale images), for ``image.match_descriptor``."""
+        if self._fmt != GRAYSCALE:
+            raise OSError("Image format is not supported!")
+        r = _args.roi(self.width(), self.height(), kwargs.pop("roi", roi))
+        return LBPDescriptor(lbp_desc(self._pix, r))
+
+    def find_hog(self, *args, **kwargs):
+        """Replace the image by its HOG picture (grayscale): ``roi``, ``size`` (cell size, 8)."""
+        if self._fmt != GRAYSCALE:
+            raise OSError("Image format is not supported!")
+        r = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
+        size = _args.to_int(_args.pick(args, 1, kwargs, "size", 8))
+        if size <= 0:
+            raise OSError("size must be > 0 (the firmware divides by it)")
+        lines = hog(self._pix, r, size)
+        self._pix[...] = 0
+        self._touch()
+        for x1, y1, x2, y2, c in lines:
+            self.draw_line(x1, y1, x2, y2, color=c, thickness=1)
+        return self
+
+    def find_eye(self, roi, *args, **kwargs):
+        """(x, y) of the pupil inside ``roi`` (an eye found by the eye Haar cascade), grayscale."""
+        if self._fmt != GRAYSCALE:
+            raise OSError("Image format is not supported!")
+        r = _args.roi(self.width(), self.height(), kwargs.pop("roi", roi))
+        return find_iris(self._pix, r)
+
+    def get_similarity(self, image):
+        """Block SSIM against another image, a file path or a colour (``similarity`` object)."""
+        from ._pixels import operand
+
+        raw = operand(self, image)
+        if self._fmt == GRAYSCALE:
+            return similarity(self._pix, raw, 255)
+        from . import _lab
+
+        return similarity(_lab.lab_of(self._pix)[0], _lab.lab_of(raw)[0], 100)
+
+
+# ---------------------------------------------------------------------- module functions
+def match_lbp(d0: LBPDescriptor, d1: LBPDescriptor) -> int:
+    return lbp_distance(d0.hist, d1.hist)
+
+
+def save_lbp(desc: LBPDescriptor, fp) -> None:
+    fp.write(struct.pack("<I", DESC_LBP))
+    fp.write(desc.hist.astype(np.uint8).tobytes())
+
+
+def load_lbp(data: bytes) -> LBPDescriptor:
+    if len(data) != LBP_DESC_SIZE:
+        raise OSError("The file is corrupted.")
+    return LBPDescriptor(np.frombuffer(data, np.uint8).copy())
+
+
+def is_image(obj) -> bool:
+    return isinstance(obj, ImageBase)

@@ -1,0 +1,578 @@
+"""``find_line_segments``: the LSD port in the firmware (``lsd.c``) and its segment merging
+(``merge_alot`` in line.c).
+
+OpenMV's LSD runs in float32 (``#define double float``) with the fast approximations for sqrt,
+atan2, exp and log, libm's ``cosf``/``sinf``/``log10f``/``powf``/``sinhf``, no Gaussian
+sub-sampling (the scale step is commented out), and it keeps the gradient angles and norms in
+``int16`` images (angles in whole degrees, norms truncated). The firmware is built with
+``-ffast-math``; where that build evaluates an expression differently from its source the code
+below follows the build (the reference is the golden build with LSD's NaN guards kept).
+
+The region growing, rectangle iteration and NFA are sequential by nature; they run per region
+in Python (the gradient field and the pseudo-ordering are vectorised).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _args
+from . import _fmath as fm
+from ._fmath import F, fast_atan2f, ftoi, lb_clip_line, line_length
+
+PI = F(math.pi)
+NOTDEF = F(-512.0)
+M_3_2_PI = F(4.71238898038)
+M_2__PI = F(6.28318530718)
+DEG = F(180.0) / PI  # radToDeg's folded constant
+RAD = PI / F(180.0)  # degToRad's folded constant
+FLT_EPS = F(np.finfo(np.float32).eps)
+FLT_MIN = F(np.finfo(np.float32).tiny)
+FLT_MAX = F(np.finfo(np.float32).max)
+
+
+def _atan2(y, x) -> np.float32:
+    return F(fast_atan2f(F(y), F(x)))
+
+
+def _log(x) -> np.float32:
+    return F(fm.fast_log(F(x)))
+
+
+
+
+def _libm_f(name: str, nargs: int = 1):
+    import ctypes
+    import ctypes.util
+
+    try:
+        fn = getattr(ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6"), name)
+        fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float] * nargs
+        return fn
+    except (OSError, AttributeError):  # pragma: no cover - no C library: double precision, rounded
+        return None
+
+
+_SINHF = _libm_f("sinhf")
+_LOG10F = _libm_f("log10f")
+_POWF = _libm_f("powf", 2)
+
+
+def _log10(x) -> np.float32:
+    """libm ``log10f`` (glibc's, which the golden build used; double precision rounded elsewhere)."""
+    if _LOG10F is not None:
+        return F(_LOG10F(float(F(x))))
+    return F(math.log10(float(F(x))))
+
+
+def _pow(x, y) -> np.float32:
+    """libm ``powf``."""
+    if _POWF is not None:
+        return F(_POWF(float(F(x)), float(F(y))))
+    try:
+        return F(math.pow(float(F(x)), float(F(y))))
+    except (OverflowError, ValueError):
+        return F(np.float32(np.power(np.float64(x), np.float64(y))))
+
+
+def _sinh(x) -> np.float32:
+    """libm ``sinhf`` (the golden values come from glibc's)."""
+    if _SINHF is not None:
+        return F(_SINHF(float(F(x))))
+    return F(math.sinh(float(F(x))))
+
+
+def _sqrt(x) -> np.float32:
+    with np.errstate(invalid="ignore"):
+        return F(np.sqrt(F(x)))
+
+
+def _double_equal(a, b) -> bool:
+    if a == b:
+        return True
+    abs_diff = abs(F(a - b))
+    aa, bb = abs(F(a)), abs(F(b))
+    abs_max = aa if aa > bb else bb
+    if abs_max < FLT_MIN:
+        abs_max = FLT_MIN
+    return (abs_diff / abs_max) <= (F(100.0) * FLT_EPS)
+
+
+def _dist(x1, y1, x2, y2) -> np.float32:
+    dx, dy = F(x2) - F(x1), F(y2) - F(y1)
+    return _sqrt(dx * dx + dy * dy)
+
+
+def _angle_diff(a, b, signed=False) -> np.float32:
+    a = F(a) - F(b)
+    while a <= -PI:
+        a = a + M_2__PI
+    while a > PI:
+        a = a - M_2__PI
+    if not signed and a < 0:
+        a = -a
+    return a
+
+
+# ---------------------------------------------------------------------- log gamma / NFA
+_NEG_INV_LN10 = F(-1.0) / F(2.30258509299404568402)
+_Q = [F(v) for v in (75122.6331530, 80916.6278952, 36308.2951477, 8687.24529705, 1168.92649479,
+                     83.8676043424, 2.50662827511)]
+
+
+def _log_gamma(x) -> np.float32:
+    x = F(x)
+    if x > F(15.0):
+        # Windschitl, as the -ffast-math build evaluates it: 1/(810 x^6) becomes (1/810) x^-6 and
+        # the sum is regrouped
+        inner = _sinh(F(1.0) / x) * x + (F(1.0) / F(810.0)) * _pow(x, F(-6.0))
+        return _log(inner) * (F(0.5) * x) + ((x - F(0.5)) * _log(x) + (F(0.918938533204673) - x))
+    a = (x + F(0.5)) * _log(x + F(5.5)) - (x + F(5.5))
+    b = F(0.0)
+    for n in range(7):
+        a = a - _log(x + F(n))
+        b = b + _Q[n] * _pow(x, F(n))
+    return a + _log(b)
+
+
+def nfa(n: int, k: int, p, logNT) -> np.float32:
+    p, logNT = F(p), F(logNT)
+    if n == 0 or k == 0:
+        return -logNT
+    if n == k:
+        return -logNT - F(n) * _log10(p)
+    p_term = p / (F(1.0) - p)
+    log1term = (_log_gamma(F(n) + F(1.0)) - _log_gamma(F(k) + F(1.0)) - _log_gamma(F(n - k) + F(1.0))
+                + F(k) * _log(p) + F(n - k) * _log(F(1.0) - p))
+    term = F(fm.fast_expf(log1term))
+    if _double_equal(term, F(0.0)):
+        if F(k) > F(n) * p:
+            return log1term * _NEG_INV_LN10 - logNT  # the build multiplies by -1/ln(10)
+        return -logNT
+    bin_tail = term
+    for i in range(k + 1, n + 1):
+        bin_term = F(n - i + 1) * (F(1.0) / F(i))
+        mult_term = bin_term * p_term
+        term = term * mult_term
+        bin_tail = bin_tail + term
+        if bin_term < F(1.0):
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                err = term * ((F(1.0) - _pow(mult_term, F(n - i + 1))) / (F(1.0) - mult_term) - F(1.0))
+                if err < abs(_log10(bin_tail) + logNT) * (bin_tail * F(0.1)):  # as the build groups it
+                    break
+    return -_log10(bin_tail) - logNT
+
+
+# ---------------------------------------------------------------------- rectangles
+class _Rect:
+    __slots__ = ("x1", "y1", "x2", "y2", "width", "x", "y", "theta", "dx", "dy", "prec", "p")
+
+    def copy(self) -> "_Rect":
+        r = _Rect()
+        for k in self.__slots__:
+            setattr(r, k, getattr(self, k))
+        return r
+
+
+def _inter(x, x1, y1, x2, y2, low: bool) -> np.float32:
+    if _double_equal(x1, x2) and y1 < y2:
+        return y1 if low else y2
+    if _double_equal(x1, x2) and y1 > y2:
+        return y2 if low else y1
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        result = y1 + (x - x1) * (y2 - y1) / (x2 - x1)
+    if np.isnan(result) or np.isinf(result):
+        if low:
+            return y1 if y1 < y2 else (y2 if y1 > y2 else F(0))
+        return y2 if y1 < y2 else (y1 if y1 > y2 else F(0))
+    return F(result)
+
+
+def _rect_pixels(r: _Rect):
+    """The pixels the rectangle iterator (``ri_ini``/``ri_inc``) visits, in order."""
+    hy = r.dy * r.width / F(2.0)  # ``r->dy * r->width / 2.0``
+    hx = r.dx * r.width / F(2.0)
+    vx = [r.x1 - hy, r.x2 - hy, r.x2 + hy, r.x1 + hy]
+    vy = [r.y1 + hx, r.y2 + hx, r.y2 - hx, r.y1 - hx]
+    if r.x1 < r.x2 and r.y1 <= r.y2:
+        off = 0
+    elif r.x1 >= r.x2 and r.y1 < r.y2:
+        off = 1
+    elif r.x1 > r.x2 and r.y1 >= r.y2:
+        off = 2
+    else:
+        off = 3
+    vx = [F(vx[(off + n) % 4]) for n in range(4)]
+    vy = [F(vy[(off + n) % 4]) for n in range(4)]
+    x = ftoi(F(vx[0]) + F(0.9999)) - 1
+    y = ftoi(F(vy[0]) + F(0.9999))
+    ys = ye = -FLT_MAX
+    out = []
+
+    def end():
+        return F(x) > vx[2]
+
+    def inc():
+        nonlocal x, y, ys, ye
+        if not end():
+            y += 1
+        while F(y) > ye and not end():
+            x += 1
+            if end():
+                return
+            fx = F(x)
+            ys = _inter(fx, vx[0], vy[0], vx[3], vy[3], True) if fx < vx[3] else \
+                _inter(fx, vx[3], vy[3], vx[2], vy[2], True)
+            ye = _inter(fx, vx[0], vy[0], vx[1], vy[1], False) if fx < vx[1] else \
+                _inter(fx, vx[1], vy[1], vx[2], vy[2], False)
+            y = ftoi(F(ys) + F(0.9999))
+
+    inc()
+    guard = 0
+    while not end():
+        out.append((x, y))
+        inc()
+        guard += 1
+        if guard > 10_000_000:  # a NaN rectangle: the device loops forever here
+            raise RuntimeError("find_line_segments: the firmware's rectangle scan does not end here")
+    return out
+
+
+class _LSD:
+    def __init__(self, gray: np.ndarray):
+        self.h, self.w = gray.shape
+        self.ang_th = F(22.5)
+        self.prec = PI * self.ang_th / F(180.0)
+        self.p = self.ang_th / F(180.0)
+        self.rho = F(2.0) / fm.sinf(self.prec)
+        self._ll_angle(gray)
+
+    def _ll_angle(self, gray):
+        n, p = self.h, self.w
+        g = gray.astype(np.int64)
+        angles = np.zeros((n, p), np.int64)
+        modgrad = np.zeros((n, p), np.int64)
+        notdef = int(np.int16(ftoi(NOTDEF * DEG)))
+        angles[n - 1, :] = int(np.int16(ftoi(NOTDEF)))
+        angles[:, p - 1] = int(np.int16(ftoi(NOTDEF)))
+        A, B = g[:-1, :-1], g[:-1, 1:]
+        C, D = g[1:, :-1], g[1:, 1:]
+        com1 = (D - A).astype(F)
+        com2 = (B - C).astype(F)
+        gx = com1 + com2
+        gy = com1 - com2
+        norm = np.sqrt((gx * gx + gy * gy) / F(4.0)).astype(F)
+        modgrad[:-1, :-1] = norm.astype(np.int64)  # int16 store (truncation)
+        defined = ~(norm <= self.rho)
+        ang = fast_atan2f(gx, -gy) * DEG
+        angles[:-1, :-1] = np.where(defined, ang.astype(np.int64), notdef)
+        max_grad = F(norm[defined].max()) if defined.any() else F(0)
+        self.angles = angles.astype(np.int16).astype(np.int64)
+        self.modgrad = modgrad
+        # pseudo-ordering: bins of the (int) norm, highest bin first, inside a bin x-major order
+        nb = 1024
+        nv = modgrad[:-1, :-1].astype(F)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            idx = (nv * F(nb) / max_grad)
+        idx = np.where(np.isfinite(idx), idx, 0)
+        b = np.minimum(idx.astype(np.int64), nb - 1)
+        yy, xx = np.mgrid[0:n - 1, 0:p - 1]
+        order = np.lexsort((yy.T.ravel(), xx.T.ravel(), -b.T.ravel()))
+        self.seeds = list(zip(xx.T.ravel()[order].tolist(), yy.T.ravel()[order].tolist()))
+
+    def angle_rad(self, x, y) -> np.float32:
+        return F(self.angles[y, x]) * RAD
+
+    def isaligned(self, x, y, theta, prec) -> bool:
+        a = self.angle_rad(x, y)
+        if a == NOTDEF:
+            return False
+        theta = F(theta) - a
+        if theta < 0:
+            theta = -theta
+        if theta > M_3_2_PI:
+            theta = theta - M_2__PI
+            if theta < 0:
+                theta = -theta
+        return bool(theta <= prec)
+
+    def region_grow(self, x, y, prec):
+        reg = [(x, y)]
+        reg_angle = self.angle_rad(x, y)
+        sumdx, sumdy = fm.cosf(reg_angle), fm.sinf(reg_angle)
+        self.used[y, x] = 1
+        i = 0
+        while i < len(reg):
+            rx, ry = reg[i]
+            for xx in range(rx - 1, rx + 2):
+                for yy in range(ry - 1, ry + 2):
+                    if 0 <= xx < self.w and 0 <= yy < self.h and not self.used[yy, xx] and \
+                            self.isaligned(xx, yy, reg_angle, prec):
+                        self.used[yy, xx] = 1
+                        reg.append((xx, yy))
+                        a = int(np.int16(self.angles[yy, xx])) % 360
+                        sumdx = sumdx + fm.COS[a]
+                        sumdy = sumdy + fm.SIN[a]
+                        reg_angle = _atan2(sumdy, sumdx)
+            i += 1
+        return reg, reg_angle
+
+    def get_theta(self, reg, x, y, reg_angle, prec) -> np.float32:
+        Ixx = Iyy = Ixy = F(0.0)
+        for px, py in reg:
+            wgt = F(self.modgrad[py, px])
+            dxv, dyv = F(px) - x, F(py) - y
+            Ixx = Ixx + dyv * dyv * wgt
+            Iyy = Iyy + dxv * dxv * wgt
+            Ixy = Ixy - dxv * dyv * wgt
+        lam = F(0.5) * (Ixx + Iyy - _sqrt((Ixx - Iyy) * (Ixx - Iyy) + F(4.0) * Ixy * Ixy))
+        theta = _atan2(lam - Ixx, Ixy) if abs(Ixx) > abs(Iyy) else _atan2(Ixy, lam - Iyy)
+        if _angle_diff(theta, reg_angle) > prec:
+            theta = theta + PI
+        return F(theta)
+
+    def region2rect(self, reg, reg_angle, prec, p) -> _Rect:
+        x = y = s = F(0.0)
+        for px, py in reg:
+            wgt = F(self.modgrad[py, px])
+            x = x + F(px) * wgt
+            y = y + F(py) * wgt
+            s = s + wgt
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = x / s
+            y = y / s
+        theta = self.get_theta(reg, x, y, reg_angle, prec)
+        dx, dy = fm.cosf(theta), fm.sinf(theta)
+        l_min = l_max = w_min = w_max = F(0.0)
+        for px, py in reg:
+            l = (F(px) - x) * dx + (F(py) - y) * dy
+            w = -(F(px) - x) * dy + (F(py) - y) * dx
+            if l > l_max:
+                l_max = l
+            if l < l_min:
+                l_min = l
+            if w > w_max:
+                w_max = w
+            if w < w_min:
+                w_min = w
+        r = _Rect()
+        r.x1, r.y1 = x + l_min * dx, y + l_min * dy
+        r.x2, r.y2 = x + l_max * dx, y + l_max * dy
+        r.width = w_max - w_min
+        r.x, r.y, r.theta, r.dx, r.dy, r.prec, r.p = x, y, theta, dx, dy, F(prec), F(p)
+        if r.width < F(1.0):
+            r.width = F(1.0)
+        return r
+
+    def rect_nfa(self, r: _Rect, logNT) -> np.float32:
+        pts = alg = 0
+        for x, y in _rect_pixels(r):
+            if 0 <= x < self.w and 0 <= y < self.h:
+                pts += 1
+                if self.isaligned(x, y, r.theta, r.prec):
+                    alg += 1
+        return nfa(pts, alg, r.p, logNT)
+
+    def rect_improve(self, rec: _Rect, logNT, log_eps) -> tuple[np.float32, _Rect]:
+        delta = F(0.5)
+        delta_2 = delta / F(2.0)
+        log_nfa = self.rect_nfa(rec, logNT)
+        if log_nfa > log_eps:
+            return log_nfa, rec
+
+        def try_precision(rec, log_nfa):
+            r = rec.copy()
+            for _ in range(5):
+                r.p = r.p / F(2.0)
+                r.prec = r.p * PI
+                new = self.rect_nfa(r, logNT)
+                if new > log_nfa:
+                    log_nfa, rec = new, r.copy()
+            return rec, log_nfa
+
+        rec, log_nfa = try_precision(rec, log_nfa)
+        if log_nfa > log_eps:
+            return log_nfa, rec
+        for shift in (None, 1, -1):
+            r = rec.copy()
+            for _ in range(5):
+                if (r.width - delta) >= F(0.5):
+                    if shift is not None:
+                        s = F(shift)
+                        r.x1 = r.x1 + s * (-r.dy * delta_2)
+                        r.y1 = r.y1 + s * (r.dx * delta_2)
+                        r.x2 = r.x2 + s * (-r.dy * delta_2)
+                        r.y2 = r.y2 + s * (r.dx * delta_2)
+                    r.width = r.width - delta
+                    new = self.rect_nfa(r, logNT)
+                    if new > log_nfa:
+                        rec, log_nfa = r.copy(), new
+            if log_nfa > log_eps:
+                return log_nfa, rec
+        rec, log_nfa = try_precision(rec, log_nfa)
+        return log_nfa, rec
+
+    def density(self, reg, rec) -> np.float32:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return F(len(reg)) / (_dist(rec.x1, rec.y1, rec.x2, rec.y2) * rec.width)
+
+    def reduce_region_radius(self, reg, reg_angle, prec, p, rec, density_th):
+        dens = self.density(reg, rec)
+        if dens >= density_th:
+            return reg, rec
+        xc, yc = F(reg[0][0]), F(reg[0][1])
+        rad1 = _dist(xc, yc, rec.x1, rec.y1)
+        rad2 = _dist(xc, yc, rec.x2, rec.y2)
+        rad = rad1 if rad1 > rad2 else rad2
+        reg = list(reg)
+        while dens < density_th:
+            rad = rad * F(0.75)
+            i = 0
+            while i < len(reg):
+                if _dist(xc, yc, F(reg[i][0]), F(reg[i][1])) > rad:
+                    self.used[reg[i][1], reg[i][0]] = 0
+                    reg[i] = reg[-1]
+                    reg.pop()
+                    continue
+                i += 1
+            if len(reg) < 2:
+                return None, rec
+            rec = self.region2rect(reg, reg_angle, prec, p)
+            dens = self.density(reg, rec)
+        return reg, rec
+
+    def refine(self, reg, reg_angle, prec, p, rec, density_th):
+        if self.density(reg, rec) >= density_th:
+            return reg, rec
+        xc, yc = F(reg[0][0]), F(reg[0][1])
+        ang_c = self.angle_rad(reg[0][0], reg[0][1])
+        s = s_sum = F(0.0)
+        n = 0
+        for px, py in reg:
+            self.used[py, px] = 0
+            if _dist(xc, yc, F(px), F(py)) < rec.width:
+                ang_d = _angle_diff(self.angle_rad(px, py), ang_c, signed=True)
+                s = s + ang_d
+                s_sum = s_sum + ang_d * ang_d
+                n += 1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = s / F(n)
+            tau = F(2.0) * _sqrt((s_sum - F(2.0) * mean * s) / F(n) + mean * mean)
+        reg, reg_angle = self.region_grow(reg[0][0], reg[0][1], tau)
+        if len(reg) < 2:
+            return None, rec
+        rec = self.region2rect(reg, reg_angle, prec, p)
+        if self.density(reg, rec) < density_th:
+            return self.reduce_region_radius(reg, reg_angle, prec, p, rec, density_th)
+        return reg, rec
+
+    def detect(self) -> list[tuple]:
+        logNT = F(5.0) * (_log10(F(self.w)) + _log10(F(self.h))) / F(2.0) + _log10(F(11.0))
+        min_reg_size = ftoi(-logNT / _log10(self.p))
+        self.used = np.zeros((self.h, self.w), np.uint8)
+        out = []
+        density_th = F(0.7)
+        for x, y in self.seeds:
+            if self.used[y, x] or self.angle_rad(x, y) == NOTDEF:
+                continue
+            reg, reg_angle = self.region_grow(x, y, self.prec)
+            if len(reg) < min_reg_size:
+                continue
+            rec = self.region2rect(reg, reg_angle, self.prec, self.p)
+            reg, rec = self.refine(reg, reg_angle, self.prec, self.p, rec, density_th)
+            if reg is None:
+                continue
+            log_nfa, rec = self.rect_improve(rec, logNT, F(0.0))
+            if not log_nfa > F(0.0):
+                continue
+            out.append((rec.x1 + F(0.5), rec.y1 + F(0.5), rec.x2 + F(0.5), rec.y2 + F(0.5), rec.width, rec.p,
+                        log_nfa))
+        return out
+
+
+# ---------------------------------------------------------------------- merging (line.c)
+def _merge_line(big, small, threshold) -> bool:
+    """``merge_line``: does a point of ``big`` (Bresenham from its first end) come within
+    ``threshold`` (the truncated float distance) of an end of ``small``?"""
+    from ._rects import _bresenham
+
+    xs, ys = _bresenham(*big)
+    for qx, qy in ((small[0], small[1]), (small[2], small[3])):
+        d = np.trunc(np.sqrt(((xs - qx) ** 2 + (ys - qy) ** 2).astype(F))).astype(np.int64)
+        if (d <= threshold).any():
+            return True
+    return False
+
+
+def _extend(la, lb, len0, len1, axis: int):
+    """The merged line of ``merge_alot`` along ``axis`` (0: x, 1: y): both lines turned to run
+    forward on that axis, the span of both, the other coordinate moved along the first line's slope
+    (of the first line, whichever is longer: the firmware's choice)."""
+    o = 1 - axis
+    if la[2 + axis] - la[axis] < 0:
+        la = [la[2], la[3], la[0], la[1]]
+    if lb[2 + axis] - lb[axis] < 0:
+        lb = [lb[2], lb[3], lb[0], lb[1]]
+    d_axis, d_other = la[2 + axis] - la[axis], la[2 + o] - la[o]
+    src = la if len0 > len1 else lb
+    lo, hi = min(la[axis], lb[axis]), max(la[2 + axis], lb[2 + axis])
+    start = src[o] - fm.cdiv(d_other * (src[axis] - lo), d_axis)
+    end = src[2 + o] + fm.cdiv(d_other * (hi - src[2 + axis]), d_axis)
+    out = [0, 0, 0, 0]
+    out[axis], out[2 + axis], out[o], out[2 + o] = lo, hi, start, end
+    return out
+
+
+def merge_alot(lines: list[dict], threshold: int, theta_threshold: int) -> list[dict]:
+    from ._hough import merge_until_stable
+
+    def merge(a, b):
+        la = [a["x1"], a["y1"], a["x2"], a["y2"]]
+        lb = [b["x1"], b["y1"], b["x2"], b["y2"]]
+        len0, len1 = line_length(*la), line_length(*lb)
+        td = abs(a["theta"] - b["theta"])
+        td = 180 - td if td >= 90 else td
+        if not (td <= theta_threshold and _merge_line(la if len0 > len1 else lb, la if len0 <= len1 else lb,
+                                                      threshold)):
+            return None
+        axis = 0 if abs(la[2] - la[0]) >= abs(la[3] - la[1]) else 1
+        x1, y1, x2, y2 = _extend(la, lb, len0, len1, axis)
+        return dict(a, x1=x1, y1=y1, x2=x2, y2=y2)  # theta, rho and magnitude stay the first's
+
+    return merge_until_stable(lines, merge)
+
+
+def find_line_segments(gray_full: np.ndarray, roi, merge_distance: int, max_theta_diff: int) -> list[dict]:
+    rx, ry, rw, rh = roi
+    segs = _LSD(np.ascontiguousarray(gray_full[ry:ry + rh, rx:rx + rw])).detect()
+    out = []
+    for x1, y1, x2, y2, _, _, log_nfa in segs:
+        clipped = lb_clip_line(ftoi(x1), ftoi(y1), ftoi(x2), ftoi(y2), 0, 0, rw, rh)
+        if clipped is None:
+            continue
+        x1, y1, x2, y2 = (clipped[0] + rx, clipped[1] + ry, clipped[2] + rx, clipped[3] + ry)
+        dx, dy = x2 - x1, y2 - y1
+        mdx, mdy = x1 + fm.cdiv(dx, 2), y1 + fm.cdiv(dy, 2)
+        rot = (_atan2(F(dy), F(dx)) if dx else F(1.570796)) + F(1.570796)
+        theta = ftoi(F(rot) * F(57.295780)) % 180
+        rho = ftoi(F(mdx) * fm.COS[theta] + F(mdy) * fm.SIN[theta])
+        out.append(dict(x1=x1, y1=y1, x2=x2, y2=y2, magnitude=ftoi(log_nfa), theta=theta, rho=rho))
+    if merge_distance > 0:
+        out = merge_alot(out, merge_distance, max_theta_diff)
+    for d in out:
+        d["length"] = line_length(d["x1"], d["y1"], d["x2"], d["y2"])
+    return out
+
+
+class LineSegmentsMixin:
+    def find_line_segments(self, *args, **kwargs):
+        """Line segments by the firmware's LSD (``roi``, ``merge_distance`` (0), ``max_theta_diff``
+        (15)), as ``line`` objects."""
+        from ._find import Line, _gray8
+
+        roi = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
+        merge_distance = _args.to_int(_args.pick(args, 1, kwargs, "merge_distance", 0))
+        max_theta_diff = _args.to_int(_args.pick(args, 2, kwargs, "max_theta_diff", 15))
+        return [Line(**d) for d in find_line_segments(_gray8(self), roi, merge_distance, max_theta_diff)]

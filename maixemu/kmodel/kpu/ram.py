@@ -1,0 +1,265 @@
+"""The 2 MiB KPU RAM: its width-dependent row layout (kpu-hardware.md §7), the arena, the
+engine's centred inter-layer representation, and the static plan that lets KPU→KPU chains skip
+the arena (``plan_kpu_ram``) while aliasing behaves as on the chip."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import KmodelRuntimeError
+from ..k210 import K210_KPU_RAM_BYTES as KPU_RAM_BYTES
+from ..k210 import K210_KPU_ROW_BYTES as KPU_ROW_BYTES
+
+KPU_ROWS = KPU_RAM_BYTES // KPU_ROW_BYTES
+
+
+def layout(width: int) -> tuple[int, int, int]:
+    """(groups, row_len, row_pitch) of a map of this width (kpu-hardware.md §7)."""
+    if width <= 16:
+        return 4, 1, 16
+    if width <= 32:
+        return 2, 1, 32
+    return 1, (width + 63) // 64, 64
+
+
+def kpu_rows(c: int, h: int, w: int) -> int:
+    groups, row_len, _ = layout(w)
+    return row_len * h * ((c + groups - 1) // groups)
+
+
+def kpu_bytes(c: int, h: int, w: int) -> int:
+    return kpu_rows(c, h, w) * KPU_ROW_BYTES
+
+
+def row_addr(row: int) -> int:
+    return row * KPU_ROW_BYTES
+
+
+def layout_view(arena: np.ndarray, base: int, shape: Sequence[int]) -> "np.ndarray | _ChannelView":
+    """Writable no-copy access to a ``[C,H,W]`` map stored at byte ``base`` of ``arena``.
+
+    Width > 32: a plain strided ndarray view. Widths ≤ 32 pack 2 or 4 channels per row, which
+    one ndarray view cannot express for a channel count that is not a multiple of the group, so
+    a :class:`_ChannelView` with ``read()``/``write()`` is returned instead.
+    """
+    c, h, w = (int(v) for v in shape)
+    groups, row_len, pitch = layout(w)
+    blocks = (c + groups - 1) // groups
+    size = blocks * row_len * h * KPU_ROW_BYTES
+    if base < 0 or base + size > arena.size:
+        raise KmodelRuntimeError(f"a {c}x{h}x{w} map at KPU byte {base} runs past the end of the 2 MiB KPU RAM")
+    region = arena[base : base + size]
+    if groups == 1:
+        return region.reshape(blocks, h, row_len * KPU_ROW_BYTES)[:, :, :w]
+    strided = np.lib.stride_tricks.as_strided(
+        region, shape=(blocks, groups, h, w), strides=(h * KPU_ROW_BYTES, pitch, KPU_ROW_BYTES, 1), writeable=True
+    )
+    return _ChannelView(strided, c)
+
+
+class _ChannelView:
+    """[C,H,W] access to a (blocks, groups, H, W) strided view without copying."""
+
+    def __init__(self, strided: np.ndarray, channels: int):
+        self.strided = strided
+        self.channels = channels
+        self.shape = (channels,) + strided.shape[2:]
+
+    def read(self) -> np.ndarray:
+        b, g, h, w = self.strided.shape
+        return np.ascontiguousarray(self.strided).reshape(b * g, h, w)[: self.channels]
+
+    def write(self, chw: np.ndarray) -> None:
+        b, g, h, w = self.strided.shape
+        full = b * g
+        if full == self.channels:
+            self.strided[...] = chw.reshape(b, g, h, w)
+            return
+        whole = self.channels // g
+        if whole:
+            self.strided[:whole] = chw[: whole * g].reshape(whole, g, h, w)
+        rest = self.channels - whole * g
+        if rest:
+            self.strided[whole, :rest] = chw[whole * g :]
+
+
+def layout_indices(base: int, shape: Sequence[int]) -> np.ndarray:
+    """Flat byte addresses of every element of a ``[C,H,W]`` map (for analysis and tests)."""
+    c, h, w = (int(v) for v in shape)
+    groups, row_len, pitch = layout(w)
+    ci = np.arange(c, dtype=np.int64)[:, None, None]
+    yi = np.arange(h, dtype=np.int64)[None, :, None]
+    xi = np.arange(w, dtype=np.int64)[None, None, :]
+    return base + (ci // groups) * row_len * h * 64 + (ci % groups) * pitch + yi * row_len * 64 + xi
+
+
+class KpuRam:
+    """The 2 MiB KPU RAM: a zeroed uint8 arena with row-layout upload/download."""
+
+    def __init__(self, size: int = KPU_RAM_BYTES):
+        self.arena = np.zeros(size, dtype=np.uint8)
+
+    def view(self, addr: int, shape: Sequence[int]) -> "np.ndarray | _ChannelView":
+        """No-copy access to the map at byte ``addr`` (see :func:`layout_view`)."""
+        return layout_view(self.arena, addr, shape)
+
+    def upload(self, addr: int, chw: np.ndarray) -> None:
+        """Store a dense ``[C,H,W]`` uint8 map at byte ``addr`` with the row layout."""
+        chw = np.asarray(chw)
+        if chw.ndim != 3:
+            raise KmodelRuntimeError(f"KPU upload needs a [C,H,W] map, got shape {chw.shape}")
+        v = layout_view(self.arena, addr, chw.shape)
+        if isinstance(v, _ChannelView):
+            v.write(chw.astype(np.uint8, copy=False))
+        else:
+            v[...] = chw
+
+    def download(self, addr: int, shape: Sequence[int]) -> np.ndarray:
+        """Read a ``[C,H,W]`` map stored at byte ``addr`` into a dense uint8 array."""
+        v = layout_view(self.arena, addr, shape)
+        if isinstance(v, _ChannelView):
+            return v.read()
+        return np.ascontiguousarray(v)
+
+    def clear(self) -> None:
+        self.arena[:] = 0
+
+
+def to_centered(x: np.ndarray) -> np.ndarray:
+    """uint8 → int8 ``x - 128`` (flip the top bit): the engine's inter-layer representation."""
+    return (np.asarray(x, dtype=np.uint8) ^ np.uint8(0x80)).view(np.int8)
+
+
+#: The engine's native map forms: "CHW" = centred int8 ``[C,H,W]`` (numpy path), "HWC" = the
+#: device's uint8 bytes ``[H,W,C]`` (compiled path). KPU→KPU chains pass them along unchanged.
+LAYOUTS = ("CHW", "HWC")
+
+
+def to_native(x: np.ndarray, layout: str) -> np.ndarray:
+    """uint8 ``[C,H,W]`` → the native form of ``layout``."""
+    if layout == "HWC":
+        return np.ascontiguousarray(np.asarray(x, dtype=np.uint8).transpose(1, 2, 0))
+    return to_centered(x)
+
+
+def from_native(y: np.ndarray, layout: str) -> np.ndarray:
+    """A native map → uint8 ``[C,H,W]`` (the bytes KPU RAM or main memory hold)."""
+    if layout == "HWC":
+        return np.ascontiguousarray(y.transpose(2, 0, 1))
+    return from_centered(y)
+
+
+def convert_native(y: np.ndarray, src: str, dst: str) -> np.ndarray:
+    """A native map of layout ``src`` in layout ``dst``."""
+    if src == dst:
+        return y
+    if src == "HWC":  # uint8 HWC -> centred CHW
+        return np.ascontiguousarray(y.transpose(2, 0, 1) ^ np.uint8(0x80)).view(np.int8)
+    return np.ascontiguousarray(from_centered(y).transpose(1, 2, 0))
+
+
+def from_centered(xc: np.ndarray) -> np.ndarray:
+    """Centered values (int8 or float32 holding integers) → uint8 ``x``."""
+    xc = np.asarray(xc)
+    if xc.dtype == np.int8:
+        return (xc.view(np.uint8) ^ np.uint8(0x80))
+    return (xc + np.float32(128)).astype(np.uint8)
+
+
+# --------------------------------------------------------------------------------------------
+# KPU RAM access planning (the KPU→KPU fast path)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class KpuAccess:
+    """One access of a layer sequence: ``kind`` 'r' or 'w', byte address, [C,H,W] shape.
+
+    ``conv`` marks conv outputs (writes whose value is a cached array) and conv inputs (reads
+    that may take a cached array).
+    """
+
+    kind: str
+    addr: int
+    shape: tuple[int, int, int]
+    step: int
+    conv: bool = False
+    #: explicit flat byte addresses (for writes that do not follow the map layout, e.g. ADD_PADDING)
+    indices: np.ndarray | None = None
+
+
+@dataclass
+class KpuRamPlan:
+    """Result of :func:`plan_kpu_ram`.
+
+    ``materialize``: steps whose conv output must be written into the arena.
+    ``reuse``: read step → write step whose cached array the read may use instead of the arena.
+    """
+
+    materialize: set[int] = field(default_factory=set)
+    reuse: dict[int, int] = field(default_factory=dict)
+
+
+#: Total map elements above which :func:`plan_kpu_ram` gives up analysing (fallback: write all).
+PLAN_WORK_LIMIT = 200_000_000
+
+
+def plan_kpu_ram(accesses: Sequence[KpuAccess], size: int = KPU_RAM_BYTES) -> KpuRamPlan:
+    """Decide which conv outputs must reach the arena for every read to see device bytes.
+
+    Simulates two passes of the (cyclic: the model runs again and again) access sequence over a
+    "last writer" map of the arena. A read whose bytes were all last written by one conv output
+    of exactly the same address and shape can reuse that array; any other read forces every writer
+    it sees to be materialized. Non-conv writes (input placement, uploads, padding) always go to
+    the arena.
+    """
+    plan = KpuRamPlan()
+    work = sum(int(np.prod(a.shape)) if a.indices is None else a.indices.size for a in accesses)
+    if work > PLAN_WORK_LIMIT:
+        # absurdly many/large maps (a corrupt or adversarial file): skip the analysis and write
+        # every conv output, which is always correct, just slower
+        plan.materialize = {a.step for a in accesses if a.kind == "w" and a.conv}
+        return plan
+    owner = np.full(size, -1, dtype=np.int32)
+    index_cache: dict[tuple[int, tuple[int, int, int]], np.ndarray] = {}
+
+    def idx(a: KpuAccess) -> np.ndarray:
+        if a.indices is not None:
+            return a.indices
+        key = (a.addr, a.shape)
+        if key not in index_cache:
+            index_cache[key] = layout_indices(a.addr, a.shape).reshape(-1)
+        return index_cache[key]
+
+    by_step = {a.step: a for a in accesses if a.kind == "w"}
+    seen_by_read: dict[int, set[int]] = {}
+    reusable: dict[int, list[int | None]] = {}
+    for _ in range(2):
+        for a in accesses:
+            ids = idx(a)
+            if a.kind == "w":
+                owner[ids] = a.step
+                continue
+            got = owner[ids]
+            lo_o, hi_o = (int(got.min()), int(got.max())) if got.size else (-1, -1)
+            seen_arr = np.array([lo_o]) if lo_o == hi_o else np.unique(got)
+            seen = [int(v) for v in seen_arr if v >= 0]
+            seen_by_read.setdefault(a.step, set()).update(seen)
+            candidate = None
+            if a.conv and len(seen) == 1 and lo_o == hi_o:
+                wr = by_step.get(seen[0])
+                if wr is not None and wr.conv and wr.step < a.step and wr.addr == a.addr and wr.shape == a.shape:
+                    candidate = wr.step
+            reusable.setdefault(a.step, []).append(candidate)
+    for step, cands in reusable.items():
+        if cands[0] is not None and all(c == cands[0] for c in cands):
+            plan.reuse[step] = cands[0]
+        else:
+            for s in seen_by_read[step]:
+                w = by_step.get(s)
+                if w is not None and w.conv:
+                    plan.materialize.add(s)
+    return plan

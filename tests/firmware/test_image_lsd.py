@@ -1,0 +1,62 @@
+"""find_line_segments: the firmware's LSD (lsd.c) and its merging (line.c merge_alot)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from maixemu.firmware import image
+from maixemu.firmware.image import _lsd
+
+
+def gray(a):
+    return image.Image._wrap(image.GRAYSCALE, np.ascontiguousarray(a, np.uint8))
+
+
+def box(w=80, h=60):
+    a = np.full((h, w), 40, np.uint8)
+    a[15:45, 20:60] = 210
+    return a
+
+
+def test_the_edges_of_a_box_are_found():
+    segs = gray(box()).find_line_segments()
+    horizontal = [s for s in segs if s.theta() in (89, 90, 91)]
+    assert len(horizontal) == 2 and {s.y1() for s in horizontal} == {14, 44}
+    # this LSD (whole-degree int16 angles, no sub-sampling) reports a vertical step as a
+    # zero-length segment, as the golden case of the shapes image shows for its square
+    vertical = [s for s in segs if s.theta() in (0, 1, 179)]
+    assert vertical and all(s.length() == 0 for s in vertical)
+    # every segment lies on the box outline (LSD's gradient sits between two pixel rows/columns)
+    for s in segs:
+        for x, y in ((s.x1(), s.y1()), (s.x2(), s.y2())):
+            assert 18 <= x <= 61 and 13 <= y <= 46
+    assert all(s.magnitude() > 0 for s in segs)  # (int) -log10(NFA)
+    assert segs[0].length() == int(np.hypot(segs[0].x2() - segs[0].x1(), segs[0].y2() - segs[0].y1()))
+
+
+def test_flat_image_has_no_segments_and_roi_moves_them():
+    assert gray(np.full((40, 50), 90, np.uint8)).find_line_segments() == []
+    a = np.zeros((80, 120), np.uint8)
+    a[10:70, 30:110] = box(80, 60)
+    inner = gray(a).find_line_segments(roi=(30, 10, 80, 60))
+    base = gray(box()).find_line_segments()
+    assert [(s.x1() - 30, s.y1() - 10, s.x2() - 30, s.y2() - 10) for s in inner] == [s.line() for s in base]
+
+
+def test_merge_distance_joins_collinear_pieces():
+    a = np.full((40, 120), 30, np.uint8)
+    a[20:, 5:50] = 220
+    a[20:, 54:115] = 220  # one edge at y = 20 with a gap of 4 pixels
+    apart = [s for s in gray(a).find_line_segments() if s.theta() in (89, 90, 91)]
+    joined = [s for s in gray(a).find_line_segments(merge_distance=10) if s.theta() in (89, 90, 91)]
+    assert len(joined) < len(apart)
+    assert max(s.length() for s in joined) > max(s.length() for s in apart)
+
+
+def test_nfa_limits():
+    F = np.float32
+    # no point or no aligned point: the NFA is the number of tests
+    assert _lsd.nfa(0, 0, F(0.125), F(10)) == F(-10)
+    assert _lsd.nfa(10, 10, F(0.125), F(10)) == -F(10) - F(10) * _lsd._log10(F(0.125))
+    # more aligned points: more meaningful
+    assert _lsd.nfa(40, 30, F(0.125), F(10)) > _lsd.nfa(40, 20, F(0.125), F(10))

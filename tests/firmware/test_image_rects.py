@@ -1,0 +1,125 @@
+"""find_rects: the firmware's AprilTag quad finder (apriltag.c) on drawn shapes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from maixemu.firmware import image
+from maixemu.firmware.image import _quads, _rects
+
+
+def gray(a) -> image.Image:
+    return image.Image._wrap(image.GRAYSCALE, np.ascontiguousarray(a, np.uint8))
+
+
+def square(w=120, h=90, box=(30, 20, 40, 35), fg=220, bg=30):
+    a = np.full((h, w), bg, np.uint8)
+    x, y, bw, bh = box
+    a[y:y + bh, x:x + bw] = fg
+    return a
+
+
+def test_a_filled_rectangle_gives_its_corners():
+    rects = gray(square()).find_rects()
+    assert len(rects) == 1
+    r = rects[0]
+    # the quad lies on the boundary between the pixels: corners within a pixel of the box corners
+    xs = sorted(c[0] for c in r.corners())
+    ys = sorted(c[1] for c in r.corners())
+    assert abs(xs[0] - 30) <= 1 and abs(xs[-1] - 70) <= 1
+    assert abs(ys[0] - 20) <= 1 and abs(ys[-1] - 55) <= 1
+    assert r.rect() == (r.x(), r.y(), r.w(), r.h()) and r[0:4] == r.rect()
+    assert r.magnitude() > 1000
+
+
+def test_threshold_roi_and_defaults():
+    img = gray(square())
+    m = img.find_rects()[0].magnitude()
+    assert img.find_rects(threshold=m) and not img.find_rects(threshold=m + 1)
+    moved = img.find_rects(roi=(10, 5, 100, 80))
+    # another roi origin moves the tile grid: the same quad, corners within a pixel
+    assert len(moved) == 1
+    for p, q in zip(sorted(moved[0].corners()), sorted(img.find_rects()[0].corners())):
+        assert abs(p[0] - q[0]) <= 1 and abs(p[1] - q[1]) <= 1
+    assert img.find_rects(roi=(0, 0, 20, 20)) == []
+    # the same answer for an RGB565 image of the same gray levels
+    rgb = image.Image(size=(120, 90))
+    rgb.draw_rectangle(0, 0, 120, 90, color=(30, 30, 30), fill=True)
+    rgb.draw_rectangle(30, 20, 40, 35, color=(220, 220, 220), fill=True)
+    assert len(rgb.find_rects()) == 1
+
+
+def test_flat_and_tiny_images_have_no_rects():
+    assert gray(np.full((60, 80), 100, np.uint8)).find_rects() == []
+    assert gray(np.zeros((6, 6), np.uint8)).find_rects() == []
+
+
+def test_threshold_marks_low_contrast_tiles():
+    a = np.full((16, 16), 100, np.uint8)
+    a[0:8, 0:8] = 102  # 2 levels of contrast: below min_white_black_diff = 5
+    a[8:, 8:] = 200
+    t = _quads.threshold(a)
+    assert (t[:4, :4] == 127).all()  # no tile within reach has contrast
+    assert (t[12:, 12:] == 127).all()  # its 3x3 tiles are all 200
+    # next to contrast: thresh = min + (max - min) // 2 = 150: 200 -> white, 100 -> black
+    assert (t[8:12, 8:12] == 255).all() and t[6, 12] == 0
+
+
+def test_union_find_keeps_16_bit_ids():
+    """Pixel i and pixel i + 65536 are one node on the device (a 300x240 image has 72000)."""
+    t = np.full((240, 300), 127, np.uint8)
+    t[1, 10:12] = 0  # nodes 310, 311
+    t[219, 146:149] = 0  # pixels 65846..65848 -> nodes 310..312
+    root = _quads._roots(_quads._union_find(t, np.arange(65536, dtype=np.int64)))
+    # node 312 (pixel (1, 12), which is not even black) is in the component of (1, 10)-(1, 11)
+    assert root[310] == root[311] == root[312]
+    assert root[313] == 313
+
+
+def test_union_find_python_and_compiled_agree():
+    rng = np.random.default_rng(3)
+    t = rng.choice(np.array([0, 127, 255], np.uint8), size=(40, 50))
+    a = _quads._union_find.__wrapped__(t, np.arange(2001, dtype=np.int64))
+    b = _quads._union_find(t, np.arange(2001, dtype=np.int64))
+    assert np.array_equal(_quads._roots(a), _quads._roots(b))
+
+
+def test_bresenham_visits_the_firmware_points():
+    xs, ys = _rects._bresenham(0, 0, 5, 2)
+    assert list(zip(xs, ys)) == [(0, 0), (1, 0), (2, 1), (3, 1), (4, 2), (5, 2)]
+    xs, ys = _rects._bresenham(3, 4, 3, 0)
+    assert list(zip(xs, ys)) == [(3, 4), (3, 3), (3, 2), (3, 1), (3, 0)]
+
+
+def test_fast_exp_and_log_are_the_firmware_approximations():
+    # fast_expf(0) is not 1: the Schraudolph constant lands at 0.971
+    assert abs(float(_quads.fast_expf(np.float32(0))) - 0.9710083) < 1e-6
+    assert abs(float(_quads.fast_log(np.float32(0.05))) + 2.9957736) < 1e-5
+    assert list(_quads._filter_taps().round(4)) == [0.0113, 0.1321, 0.6103, 0.971, 0.6103, 0.1321, 0.0113]
+
+
+@pytest.mark.parametrize("angle", [0.0, 0.35, -0.6])
+def test_rotated_squares_are_found_once(angle):
+    h, w = 100, 100
+    yy, xx = np.mgrid[0:h, 0:w]
+    c, s = np.cos(angle), np.sin(angle)
+    u = (xx - 50) * c + (yy - 50) * s
+    v = -(xx - 50) * s + (yy - 50) * c
+    a = np.where((abs(u) < 20) & (abs(v) < 20), 230, 20).astype(np.uint8)
+    rects = gray(a).find_rects()
+    assert len(rects) == 1
+    cx = np.mean([p[0] for p in rects[0].corners()])
+    cy = np.mean([p[1] for p in rects[0].corners()])
+    assert abs(cx - 50) < 2 and abs(cy - 50) < 2
+
+
+def test_find_lines_halves_the_accumulator_for_large_rois():
+    """hough.c shrinks the accumulator (hough_divide 2, 4) when it does not fit the 700 KiB heap:
+    a 640x480 roi gets theta and rho in steps of 2; a 320x240 one keeps steps of 1."""
+    y, x = np.mgrid[0:480, 0:640]
+    big = gray(np.where(x + y > 400, 255, 0)).find_lines(threshold=1000)
+    assert [(l.theta(), l.rho()) for l in big] == [(44, 282)]  # 45 deg, rho 283 in steps of 2
+    y, x = np.mgrid[0:240, 0:320]
+    small = gray(np.where(x + y > 200, 255, 0)).find_lines(threshold=1000)
+    assert [(l.theta(), l.rho()) for l in small] == [(45, 141)]
