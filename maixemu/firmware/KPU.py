@@ -20,6 +20,7 @@ from . import ide_events, kpu_calls, kpu_loader
 from . import kpu_errors as codes
 from ..kmodel.kpu import POOL_NAMES
 from .kpu_fmap import kpu_fmap
+from .mp_args import fixed_items
 from .state import checkpoint
 from .yolo2 import RegionBox, region_layer
 
@@ -28,14 +29,6 @@ __all__ = [
     "set_layers", "init_yolo2", "run_yolo2", "netinfo", "memtest", "face_encode", "face_compare",
     "classifier",
 ]
-
-#: V3 layer kinds whose output the firmware types as float ('f'); everything else is 'B'.
-_V3_FLOAT_KINDS = {
-    "ADD", "GLOBAL_AVERAGE_POOL2D", "AVERAGE_POOL2D", "DEQUANTIZE", "L2_NORMALIZATION", "SOFTMAX",
-    "CONCAT", "FULLY_CONNECTED", "TENSORFLOW_FLATTEN", "CHANNELWISE_DEQUANTIZE", "LOGISTIC",
-    "RESIZE_NEAREST_NEIGHBOR",
-}
-
 
 class _yolo2_args:  # noqa: N801 - printed like the firmware's object
     def __init__(self, threshold: float, nms_value: float, anchors: tuple[float, ...]):
@@ -256,7 +249,7 @@ def _v3_fmap(net: kpu_net, output: np.ndarray, layer_index: int, key) -> kpu_fma
         ch, h, w = ((1, 1, 1) + tuple(layer.output_shapes[0]))[-3:] if layer.output_shapes else (1, 1, data.size)
         # nncase stores the DMA byte count as w*h*ch - 1 and the firmware reports it unchanged.
         return kpu_fmap(data, size=max(w * h * ch - 1, 0), index=layer_index, w=w, h=h, ch=ch, typecode="B")
-    typecode = (layer.details or {}).get("typecode") or ("f" if layer.kind in _V3_FLOAT_KINDS else "B")
+    typecode = net.model.layer_output_typecode(layer_index)  # the kmodel's layer table says
     values = np.asarray(output, dtype=np.float32 if typecode == "f" else np.uint8).reshape(-1)
     data = net._store(key, values)
     nbytes = data.nbytes
@@ -359,9 +352,7 @@ def init_yolo2(kpu_net=None, threshold=None, nms_value=None, anchor_number=None,
         raise ValueError("[MAIXPY]kpu: nms_value only support 0 to 1")
     if int(anchor_number) <= 0:
         raise ValueError("[MAIXPY]kpu: anchor_number should > 0")
-    anchors = tuple(float(a) for a in anchor)
-    if len(anchors) != 2 * int(anchor_number):
-        raise ValueError("tuple/list has wrong length")
+    anchors = tuple(float(a) for a in fixed_items(anchor, 2 * int(anchor_number)))  # mp_obj_get_array_fixed_n
     net._yolo = _yolo2_args(threshold, nms_value, anchors)
     return True
 

@@ -18,16 +18,17 @@ import os
 import stat as _stat
 
 from ..kmodel import KmodelError, KmodelVersionError, Model, load_kmodel, sniff_container
+from ..kmodel.k210 import K210_FLASH_BYTES, MAIXPY_MODEL_BUDGETS, kpu_load_bytes
 from . import kpu_errors as codes
 from .kpu.state import MemoryBudget
 from .state import current
 
-MIB = 1024 * 1024
-#: Room left for models by each firmware variant (maixpy-api.md §1.1 "How much model fits").
-FIRMWARE_BUDGETS = {"full": 2 * MIB, "minimum": 4 * MIB, "none": 6 * MIB}
+#: Room left for models by each firmware build (``maixemu.kmodel.k210``: the one table info uses too).
+FIRMWARE_BUDGETS = MAIXPY_MODEL_BUDGETS
+#: The KPU library's model table holds this many (``ERR_MODELS_FULL`` past it).
 MAX_MODELS = 5
 #: Nothing larger can be in the K210's 16 MiB SPI flash (what ``kpu.load_flash`` streams from).
-FLASH_BYTES = 16 * MIB
+FLASH_BYTES = K210_FLASH_BYTES
 
 
 def budget() -> MemoryBudget:
@@ -40,11 +41,8 @@ def model_cost(model: Model, file_size: int, streamed: bool) -> int:
 
     ``load_flash`` streams weights from flash, so only the largest layer's parameters count.
     """
-    working = model.memory.main_memory_bytes
-    if streamed:
-        largest = max((layer.param_bytes for layer in model.layers), default=0)
-        return working + largest
-    return working + file_size
+    largest = max((layer.param_bytes for layer in model.layers), default=0) if streamed else None
+    return kpu_load_bytes(model.memory.main_memory_bytes, file_size, largest)
 
 
 def _no_room(cost: int, *, streamed: bool, flash: bool) -> ValueError:

@@ -234,7 +234,7 @@ def test_run_yolo2_returns_none_when_nothing_is_found(board):
     task = kpu.load(0x300000)
     with pytest.raises(ValueError):
         kpu.init_yolo2(task, 1.5, 0.3, 5, (1.0,) * 10)
-    with pytest.raises(ValueError, match="wrong length"):
+    with pytest.raises(ValueError, match="^requested length 10 but object has length 8$"):  # DETAILED error reporting
         kpu.init_yolo2(task, 0.5, 0.3, 5, (1.0,) * 8)
     anchors = (1.889, 2.5245, 2.9465, 3.94056, 3.99987, 5.3658, 5.155437, 6.92275, 6.718375, 9.01025)
     assert kpu.init_yolo2(task, 0.5, 0.3, 5, anchors) is True

@@ -3,7 +3,8 @@ ones inside functions): dependencies point ``commands/testing → session → fi
 ``session/firmware → host``.
 
 * ``kmodel`` imports nothing else of maixemu (a pure library: no images, cameras or MicroPython);
-* ``host`` imports nothing of ``firmware``, ``session``, ``testing`` or the commands;
+* ``host`` imports nothing of ``firmware``, ``session``, ``testing`` or the commands (only the
+  chip's facts from ``kmodel``);
 * ``firmware`` reads the board through ``firmware.state``, never the session that built it;
 * ``testing`` (the pytest plugin) only composes ``session`` and ``host``;
 * nothing imports ``maixemu.tools`` (developer tools), except the tools themselves.
@@ -21,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "maixemu"
 #: layer -> the layers it may import (itself always). Top-level modules are layers of their own.
 ALLOWED: dict[str, set[str]] = {
     "kmodel": set(),
-    "host": set(),
+    "host": {"kmodel"},  # the chip's facts (kmodel.k210): the flash size
     "firmware": {"kmodel", "host"},
     "session": {"firmware", "kmodel", "host", "micropython_source"},
     "testing": {"session", "host"},

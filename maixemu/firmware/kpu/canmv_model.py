@@ -16,6 +16,7 @@ import numpy as np
 
 from ...host import storage
 from ...kmodel import Model
+from ...kmodel.k210 import K210_MAIN_MEMORY_BYTES
 from .. import ai_memory, ide_events, kpu_calls, kpu_loader
 from ..kpu_errors import with_advice
 from . import probe
@@ -49,7 +50,7 @@ def file_size(path: str) -> int:
 
 
 #: No buffer the firmware mallocs can be larger than the K210's RAM (the "none" budget: all 6 MiB).
-RAM_BYTES = kpu_loader.FIRMWARE_BUDGETS["none"]
+RAM_BYTES = K210_MAIN_MEMORY_BYTES
 
 
 def check_allocation(size: int, message: str) -> None:

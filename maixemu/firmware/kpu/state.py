@@ -9,6 +9,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass, field
 
+from ...kmodel.k210 import MAIXPY_MODEL_BUDGETS
 from ..ai_memory import AIMemoryPolicy
 from ..kpu_calls import KpuCallLog
 
@@ -26,9 +27,7 @@ class MemoryBudget:
 
     @property
     def limit(self) -> int:
-        from ..kpu_loader import FIRMWARE_BUDGETS
-
-        return FIRMWARE_BUDGETS[self.firmware]
+        return MAIXPY_MODEL_BUDGETS[self.firmware]
 
     def free(self) -> int:
         return self.limit - sum(self.used.values())
@@ -39,10 +38,8 @@ class KpuState:
     ``ai_memory``: ``device``/``warn``/``strict``; ``log``: the calls made (``--kpu-log``, tests)."""
 
     def __init__(self, *, firmware: str = "full", ai_memory: str = "device", log: KpuCallLog | None = None):
-        from ..kpu_loader import FIRMWARE_BUDGETS
-
-        if firmware not in FIRMWARE_BUDGETS:
-            raise ValueError(f"--firmware must be one of {', '.join(FIRMWARE_BUDGETS)}, not {firmware!r}")
+        if firmware not in MAIXPY_MODEL_BUDGETS:
+            raise ValueError(f"--firmware must be one of {', '.join(MAIXPY_MODEL_BUDGETS)}, not {firmware!r}")
         self.budget = MemoryBudget(firmware)
         self.ai_memory = AIMemoryPolicy(ai_memory)
         self.log = log or KpuCallLog()
