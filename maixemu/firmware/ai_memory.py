@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import pixformat
-from .kpu_errors import CHECK_IMG_FORMAT_ERR, PIX_AI_NULL
+from .kpu.errors import CHECK_IMG_FORMAT_ERR, PIX_AI_NULL
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODES = ("device", "warn", "strict")

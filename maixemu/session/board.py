@@ -130,7 +130,7 @@ class Board:
         cfg = self.config
         from ..firmware import lcd
         from ..firmware.kpu.state import KpuState
-        from ..firmware.kpu_calls import KpuCallLog
+        from ..firmware.kpu.calls import KpuCallLog
         from ..firmware.sensor import CameraPort, SensorState
 
         board = self.state

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from maixemu.firmware.state import current
-from maixemu.firmware import KPU, kpu_loader, mgc
+from maixemu.firmware import KPU, mgc
+from maixemu.firmware.kpu import loader as kpu_loader
 from maixemu.host import storage
 
 MODEL = Path(__file__).resolve().parents[2] / "maixemu" / "data" / "edge_filters.kmodel"

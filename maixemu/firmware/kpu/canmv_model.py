@@ -17,8 +17,10 @@ import numpy as np
 from ...host import storage
 from ...kmodel import Model
 from ...kmodel.k210 import K210_MAIN_MEMORY_BYTES
-from .. import ai_memory, ide_events, kpu_calls, kpu_loader
-from ..kpu_errors import with_advice
+from .. import ai_memory, ide_events
+from . import calls as kpu_calls
+from . import loader as kpu_loader
+from .errors import with_advice
 from . import probe
 
 #: Erased NOR flash reads as 0xFF: what a read past the end of a mapped file returns.

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ...kmodel.k210 import MAIXPY_MODEL_BUDGETS
 from ..ai_memory import AIMemoryPolicy
-from ..kpu_calls import KpuCallLog
+from .calls import KpuCallLog
 
 
 @dataclass

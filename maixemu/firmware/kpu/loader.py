@@ -17,11 +17,11 @@ from __future__ import annotations
 import os
 import stat as _stat
 
-from ..kmodel import KmodelError, KmodelVersionError, Model, load_kmodel, sniff_container
-from ..kmodel.k210 import K210_FLASH_BYTES, MAIXPY_MODEL_BUDGETS, kpu_load_bytes
-from . import kpu_errors as codes
-from .kpu.state import MemoryBudget
-from .state import current
+from ...kmodel import KmodelError, KmodelVersionError, Model, load_kmodel, sniff_container
+from ...kmodel.k210 import K210_FLASH_BYTES, MAIXPY_MODEL_BUDGETS, kpu_load_bytes
+from ..state import current
+from . import errors as codes
+from .state import MemoryBudget
 
 #: Room left for models by each firmware build (``maixemu.kmodel.k210``: the one table info uses too).
 FIRMWARE_BUDGETS = MAIXPY_MODEL_BUDGETS

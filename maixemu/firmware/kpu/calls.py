@@ -45,7 +45,7 @@ class KpuCallLog:
 
 
 def _board():
-    from .state import current
+    from ..state import current
 
     return current()
 
