@@ -139,8 +139,4 @@ def color_value(color, fmt: int):
     raise TypeError(f"object '{type(color).__name__}' isn't a tuple or list")
 
 
-def _to_int(v) -> int:
-    """MicroPython's ``mp_obj_get_int``: ints and bools only (floats are a TypeError)."""
-    if isinstance(v, (bool, int, np.integer)):
-        return int(v)
-    raise TypeError(f"can't convert {type(v).__name__} to int")
+from ..mp_args import int_arg as _to_int  # noqa: E402 - mp_obj_get_int
