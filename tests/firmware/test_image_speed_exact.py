@@ -118,3 +118,90 @@ def test_decode_python_path_equals_compiled_path_on_photos(name):
     finally:
         _jpeg_decode._KERNEL_PYTHON = False
     assert compiled[0] == python[0] and np.array_equal(compiled[1], python[1])
+
+
+# ---------------------------------------------------------------------- HOG and batched thin lines
+def _gray(a):
+    from maixemu.firmware import image
+
+    return image.Image._wrap(image.GRAYSCALE, np.ascontiguousarray(a, np.uint8))
+
+
+def test_thin_lines_equal_line_by_line_drawing():
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        h, w = (int(v) for v in rng.integers(5, 60, 2))
+        n = int(rng.integers(1, 200))
+        x0, x1 = rng.integers(-10, w + 10, (2, n))
+        y0, y1 = rng.integers(-10, h + 10, (2, n))
+        if rng.random() < 0.5:  # many lines of few shapes, as find_hog draws them
+            x1, y1 = x0 + rng.integers(-3, 4, n), y0 + rng.integers(-3, 4, n)
+        colours = rng.integers(0, 256, n)
+        one, batch = _gray(np.zeros((h, w))), _gray(np.zeros((h, w)))
+        for a, b, c, d, col in zip(x0, y0, x1, y1, colours):
+            one._line(int(a), int(b), int(c), int(d), int(col), 1)
+        batch._thin_lines(x0, y0, x1, y1, colours)
+        assert np.array_equal(one._pix, batch._pix)
+
+
+def _hog_loops(a, roi, cs):
+    """hog.c's loops one pixel and one bin at a time (float32 as the C), with the emulator's
+    model of the histogram memory (a zeroed buffer large enough for the spills), then each
+    cell's bins drawn weakest first with draw_line."""
+    from maixemu.firmware.image._fmath import COS, SIN, ftoi
+
+    F = np.float32
+    rx, ry, rw, rh = roi
+    s_w, s_h = a.shape[1], a.shape[0]
+    wl, hl = rx + rw - 1, ry + rh - 1
+    block, x_cells, y_cells = cs * 2, rw // cs, rh // cs
+    n_blocks = len(range(ry, hl, block)) * len(range(rx, wl, block))
+    span = 9 * (((block - 1) // 8) * 2 + (block - 1) // 8 + 1)
+    hog = np.zeros(max(n_blocks * 36 + span, x_cells * y_cells * 9) + 36, F)
+    index = 0
+    for y in range(ry, hl, block):
+        for x in range(rx, wl, block):
+            k = F(0)
+            for cy in range(block):
+                for cx in range(block):
+                    if 0 < y + cy < hl and 0 < x + cx < wl:
+                        vx = int(a[y + cy, x + cx + 1]) - int(a[y + cy, x + cx - 1])
+                        vy = int(a[y + cy + 1, x + cx]) - int(a[y + cy - 1, x + cx])
+                        m = np.sqrt(F(vx * vx + vy * vy))
+                        if int(m) > 1:
+                            k = F(k + F(m * m))
+                            t = int(abs(F(np.arctan2(F(vx), F(vy))) * F(180.0) / F(np.pi))) // 20
+                            t = 0 if t == 9 else t
+                            at = index + ((cy // 8) * 2 + cx // 8) * 9 + t
+                            hog[at] = F(hog[at] + m)
+            k = np.sqrt(k)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                hog[index:index + 36] = hog[index:index + 36] / k
+            index += 36
+    img = _gray(np.zeros((s_h, s_w)))
+    l, index = cs // 2, 0
+    for by in range(0, y_cells, 2):
+        for bx in range(0, x_cells, 2):
+            for yy in range(2):
+                for xx in range(2):
+                    cell = [min(max(ftoi(v * F(255)), 0), 255) for v in hog[index:index + 9]]
+                    for i in sorted(range(len(cell)), key=lambda i: cell[i]):
+                        x1, y1 = (xx + bx) * cs + l, (yy + by) * cs + l
+                        x2, y2 = ftoi(F(l) * COS[i * 20]), ftoi(F(l) * SIN[i * 20])
+                        img.draw_line(x1 - x2, y1 + y2, x1 + x2, y1 - y2, color=cell[i], thickness=1)
+                    index += 9
+    return img._pix
+
+
+def test_find_hog_equals_hog_c_loops():
+    rng = np.random.default_rng(6)
+    for trial in range(24):
+        h, w = (int(v) for v in rng.integers(6, 41, 2))
+        if trial % 2:
+            a = rng.integers(0, 256, (h, w))
+        else:
+            a = np.add.outer(np.arange(h) * int(rng.integers(0, 30)), np.arange(w) * int(rng.integers(0, 30))) % 256
+        cs = int(rng.choice([1, 2, 3, 4, 8, 9]))
+        rx, ry = int(rng.integers(0, w - 2)), int(rng.integers(0, h - 2))
+        roi = (rx, ry, int(rng.integers(2, w - rx + 1)), int(rng.integers(2, h - ry + 1)))
+        assert np.array_equal(_gray(a).find_hog(roi, cs)._pix, _hog_loops(a, roi, cs)), (trial, roi, cs)

@@ -14,8 +14,9 @@ firmware's messages and — as on the board — yields an empty 0x0 image rather
 (:class:`UnsupportedJpeg` carries the printed lines); a broken entropy stream raises the board's
 ``OSError(EPERM)`` after printing ``pjpeg_decode_mcu() failed with status N``.
 
-Huffman decoding walks the bit stream in Python (one table lookup per symbol); the IDCT, colour
-conversion and assembly are numpy over all blocks.
+Huffman decoding is one compiled kernel over the whole scan (``_jit``: numba, or the same statements
+in Python on lists); the IDCT (int16 arithmetic, which wraps as the C's int16 assignments do),
+colour conversion (tables over two 8-bit inputs) and assembly are numpy over all blocks.
 """
 
 from __future__ import annotations
