@@ -100,12 +100,13 @@ def _snapshot_ai() -> np.ndarray | None:
     return frame._ai_array()
 
 
-def open_ai_sink(spec: str, on_notice: Callable[[str], None]) -> display.DisplaySink | None:
-    """The sink of ``--show-ai SPEC``; a window that cannot open falls back to nothing, with a notice."""
+def open_ai_sink(spec: str, on_notice: Callable[[str], None], *, beside: str | None = None) -> display.DisplaySink | None:
+    """The sink of ``--show-ai SPEC``; a window that cannot open falls back to nothing, with a notice.
+    ``beside``: the LCD window's title, to open the AI window next to it rather than on top of it."""
     text = (spec or "window").strip()
     if text.lower() in ("window", "auto"):
         try:
-            return display.WindowSink(title=AI_WINDOW_TITLE)
+            return display.WindowSink(title=AI_WINDOW_TITLE, beside=beside)
         except display.DisplayError as exc:
             on_notice(f"--show-ai: {exc}; use --show-ai record:FOLDER to save the AI view instead")
             return None
@@ -119,16 +120,28 @@ def attach(spec: str, *, on_notice: Callable[[str], None]) -> Callable[[], None]
     """Start the AI view for a run (after the LCD and KPU are set up); returns the cleanup to call."""
     from ..firmware import kpu_calls, lcd
 
-    sink = open_ai_sink(spec, on_notice)
+    lcd_sink = lcd.current_sink()
+    window = lcd_sink
+    while isinstance(window, display.TeeSink):  # another view (the IDE page) may wrap the LCD's window
+        window = window.inner
+    sink = open_ai_sink(spec, on_notice, beside=getattr(window, "title", None))
     if sink is None:
         return lambda: None
     view = AiView(sink)
     kpu_calls.input_listeners.append(view.on_kpu_input)
-    lcd.configure(sink=display.TeeSink(lcd.current_sink(), lambda rgb: view.on_lcd_frame()))
+    tee = display.TeeSink(lcd_sink, lambda rgb: view.on_lcd_frame())
+    lcd.configure(sink=tee)
 
     def detach() -> None:
-        if view.on_kpu_input in kpu_calls.input_listeners:
-            kpu_calls.input_listeners.remove(view.on_kpu_input)
-        sink.close()
+        # Runs before the LCD's own clean-up: hand the LCD its sink back first. That flushes a
+        # picture a recording still holds (a script that ends right after lcd.display) through the
+        # tee, so the last frame reaches both views while the AI sink is open.
+        try:
+            if lcd.current_sink() is tee:
+                lcd.configure(sink=lcd_sink)
+        finally:
+            if view.on_kpu_input in kpu_calls.input_listeners:
+                kpu_calls.input_listeners.remove(view.on_kpu_input)
+            sink.close()
 
     return detach
