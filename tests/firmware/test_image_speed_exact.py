@@ -205,3 +205,106 @@ def test_find_hog_equals_hog_c_loops():
         rx, ry = int(rng.integers(0, w - 2)), int(rng.integers(0, h - 2))
         roi = (rx, ry, int(rng.integers(2, w - rx + 1)), int(rng.integers(2, h - ry + 1)))
         assert np.array_equal(_gray(a).find_hog(roi, cs)._pix, _hog_loops(a, roi, cs)), (trial, roi, cs)
+
+
+# ---------------------------------------------------------------------- cartoon
+def _old_scanline_fill(vals, near, out, x, y, cb):
+    """The run-by-run Python fill the cartoon kernel replaced (``imlib_flood_fill_int``)."""
+    h, w = len(vals), len(vals[0])
+    seed = vals[y][x]
+    stack = []
+    while True:
+        row, orow = vals[y], out[y]
+        left = right = x
+        while left > 0 and not orow[left - 1] and near(row[left - 1], seed, True) and near(row[left - 1], row[left], False):
+            left -= 1
+        while right < w - 1 and not orow[right + 1] and near(row[right + 1], seed, True) and near(row[right + 1], row[right], False):
+            right += 1
+        orow[left:right + 1] = b"\x01" * (right - left + 1)
+        while True:
+            old, found = vals[y], None
+            for ny in (y - 1, y + 1):
+                if 0 <= ny < h:
+                    for i in range(left, right + 1):
+                        if not out[ny][i] and near(vals[ny][i], seed, True) and near(vals[ny][i], old[i], False):
+                            found = (i, ny)
+                            break
+                if found:
+                    break
+            if found:
+                stack.append((x, y, left, right))
+                x, y = found
+                break
+            cb(y, left, right)
+            if not stack:
+                return
+            x, y, left, right = stack.pop()
+
+
+def _old_cartoon(pix, rgb, seed_t, float_t, walls):
+    def fields(p):
+        return (((p >> 3) & 31), (((p & 7) << 3) | (p >> 13)), ((p >> 8) & 31)) if rgb else (p,)
+
+    def near(a, b, seed):
+        t = seed_t if seed else float_t
+        return all(abs(u - v) <= k for u, v, k in zip(fields(a), fields(b), t))
+
+    h, w = pix.shape
+    vals = pix.astype(np.int64).tolist()
+    mean_img = [bytearray(w) for _ in range(h)]
+    fill_img = [bytearray(r.astype(np.uint8).tobytes()) for r in walls]
+    for y in range(h):
+        for x in range(w):
+            if mean_img[y][x]:
+                continue
+            acc = []
+            _old_scanline_fill(vals, near, mean_img, x, y, lambda line, l, r: acc.extend(vals[line][l:r + 1]))
+            sums = [sum(c) // len(acc) for c in zip(*(fields(p) for p in acc))]
+            mean = int(_color.pack565(*sums)) if rgb else sums[0]
+
+            def paint(line, l, r, mean=mean):
+                vals[line][l:r + 1] = [mean] * (r - l + 1)
+
+            _old_scanline_fill(vals, near, fill_img, x, y, paint)
+    return np.array(vals, pix.dtype)
+
+
+def test_cartoon_kernel_equals_the_run_by_run_fill():
+    from maixemu.firmware import image
+    from maixemu.firmware.image import _flood
+
+    rng = np.random.default_rng(8)
+    for trial in range(30):
+        h, w = (int(v) for v in rng.integers(1, 24, 2))
+        rgb = trial % 2 == 0
+        levels = int(rng.choice([2, 4, 16, 65536 if rgb else 256]))
+        pix = (rng.integers(0, levels, (h, w)) * ((65535 if rgb else 255) // max(levels - 1, 1)))
+        if trial % 3 == 0:  # smooth ramps: long floating chains
+            pix = np.add.outer(np.arange(h), np.arange(w)) * int(rng.integers(1, 400 if rgb else 9))
+        pix = pix.astype(np.uint16 if rgb else np.uint8)
+        seed, floating = (float(v) for v in rng.choice([0.0, 0.05, 0.1, 0.3, 1.0], 2))
+        walls = rng.random((h, w)) < (0.2 if trial % 4 == 1 else 0.0)
+        fmt = image.RGB565 if rgb else image.GRAYSCALE
+        img = image.Image._wrap(fmt, pix.copy())
+        mask = image.Image._wrap(image.GRAYSCALE, (walls * 255).astype(np.uint8)) if walls.any() else None
+        img.cartoon(seed, floating, mask=mask) if mask is not None else img.cartoon(seed, floating)
+        seed_t, float_t = _flood.thresholds(fmt, seed, floating)
+        assert np.array_equal(img._pix, _old_cartoon(pix, rgb, seed_t, float_t, walls)), trial
+
+
+def test_cartoon_python_path_equals_compiled_path():
+    from maixemu.firmware import image
+    from maixemu.firmware.image import _flood
+
+    rng = np.random.default_rng(9)
+    pix = (np.add.outer(np.arange(40), np.arange(50)) * 37 + rng.integers(0, 300, (40, 50))).astype(np.uint16)
+    outs = []
+    for fn in (_flood._cartoon_kernel, _flood._cartoon_kernel.__wrapped__):
+        saved = _flood._cartoon_kernel
+        _flood._cartoon_kernel = fn
+        try:
+            img = image.Image._wrap(image.RGB565, pix.copy())
+            outs.append(img.cartoon(0.2, 0.1)._pix.copy())
+        finally:
+            _flood._cartoon_kernel = saved
+    assert np.array_equal(outs[0], outs[1])
