@@ -327,8 +327,13 @@ def _filter_taps() -> np.ndarray:
     return np.array([fast_expf(F(-(j * j)) / (F(2) * sigma * sigma)) for j in range(-(fsz // 2), fsz - fsz // 2)], F)
 
 
-def segment_maxima(mom: _Moments) -> list[int] | None:
-    """``quad_segment_maxima``: the 4 corner indices, or None."""
+def segment_maxima(mom: _Moments, fits: dict | None = None) -> list[int] | None:
+    """``quad_segment_maxima``: the 4 corner indices, or None.
+
+    The line fits between every ordered pair of maxima are computed in one vectorised call (the
+    same float32 operations element by element as one fit at a time); ``fits`` (a dict), when
+    given, receives them keyed by (i0, i1) for the caller's final fits.
+    """
     sz = mom.sz
     ksz = min(20, sz // 12)
     if ksz < 2:
@@ -352,14 +357,18 @@ def segment_maxima(mom: _Moments) -> list[int] | None:
     nm = int(maxima.size)
     best = None
     best_error = F(np.inf)
-    cache: dict = {}
+    cache: dict = {} if fits is None else fits
+    firsts, seconds = np.meshgrid(maxima, maxima, indexing="ij")
+    pairs = firsts != seconds
+    a_idx, b_idx = firsts[pairs], seconds[pairs]
+    if a_idx.size:
+        p, e, m = fit_line(mom, a_idx, b_idx)
+        rows = zip(*(v.tolist() for v in p), e.tolist(), m.tolist())
+        for a, b, (ex, ey, nx, ny, err, mse) in zip(a_idx.tolist(), b_idx.tolist(), rows):
+            cache[(a, b)] = ((F(ex), F(ey), F(nx), F(ny)), F(err), F(mse))
 
     def fit(a, b):
-        key = (a, b)
-        if key not in cache:
-            p, e, m = fit_line(mom, np.array([a]), np.array([b]))
-            cache[key] = (tuple(F(v[0]) for v in p), F(e[0]), F(m[0]))
-        return cache[key]
+        return cache[(a, b)]
 
     for m0 in range(nm - 3):
         i0 = int(maxima[m0])
@@ -414,18 +423,40 @@ def _corner(parts):
     return [a[0] + L0 * A00, a[1] + L0 * A10]
 
 
+def _centred(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cluster's points relative to its (slightly offset) bounding-box centre, float32."""
+    xmax, xmin, ymax, ymin = max(0, int(x.max())), int(x.min()), max(0, int(y.max())), int(y.min())
+    cx = F(xmin + xmax) * F(0.5) + F(0.05118)
+    cy = F(ymin + ymax) * F(0.5) + F(-0.028581)
+    return x.astype(F) - cx, y.astype(F) - cy
+
+
+def _add_angles(cls: list[dict]) -> None:
+    """Each cluster's ``dx, dy`` and ``theta`` (``fast_atan2f``, elementwise) in one call for all."""
+    if not cls:
+        return
+    parts = [_centred(cl["x"], cl["y"]) for cl in cls]
+    dx = np.concatenate([p[0] for p in parts])
+    dy = np.concatenate([p[1] for p in parts])
+    theta = fast_atan2f(dy, dx)
+    start = 0
+    for cl, (cdx, cdy) in zip(cls, parts):
+        end = start + cdx.size
+        cl["dx"], cl["dy"], cl["theta"] = cdx, cdy, theta[start:end]
+        start = end
+
+
 def fit_quad(im: np.ndarray, cl: dict, override_mode: bool) -> list | None:
     """``fit_quad``: the 4 corners (float32 pixel coordinates) or None."""
     x, y = cl["x"], cl["y"]
     sz = x.size
     if sz < 4:
         return None
-    xmax, xmin, ymax, ymin = max(0, int(x.max())), int(x.min()), max(0, int(y.max())), int(y.min())
-    cx = F(xmin + xmax) * F(0.5) + F(0.05118)
-    cy = F(ymin + ymax) * F(0.5) + F(-0.028581)
-    dx = x.astype(F) - cx
-    dy = y.astype(F) - cy
-    theta = fast_atan2f(dy, dx)
+    if "theta" in cl:  # computed for all clusters at once (detect_quads)
+        dx, dy, theta = cl["dx"], cl["dy"], cl["theta"]
+    else:
+        dx, dy = _centred(x, y)
+        theta = fast_atan2f(dy, dx)
     terms = dx * cl["gx"].astype(F) + dy * cl["gy"].astype(F)
     dot = np.cumsum(terms, dtype=F)[-1]
     if not override_mode and dot < 0:
@@ -451,15 +482,16 @@ def fit_quad(im: np.ndarray, cl: dict, override_mode: bool) -> list | None:
     Wfx, Wfy = W * fx, W * fy
     mom = _Moments(np.cumsum(Wfx, dtype=F), np.cumsum(Wfy, dtype=F), np.cumsum(Wfx * fx, dtype=F),
                    np.cumsum(Wfy * fy, dtype=F), np.cumsum(Wfx * fy, dtype=F), np.cumsum(W, dtype=F))
-    indices = segment_maxima(mom)
+    fits: dict = {}
+    indices = segment_maxima(mom, fits)
     if indices is None:
         return None
     lines = []
     for i in range(4):
-        p, _, mse = fit_line(mom, np.array([indices[i]]), np.array([indices[(i + 1) & 3]]))
-        if F(mse[0]) > MAX_LINE_FIT_MSE:
+        p, _, mse = fits[(indices[i], indices[(i + 1) & 3])]
+        if mse > MAX_LINE_FIT_MSE:
             return None
-        lines.append([F(v[0]) for v in p])
+        lines.append(list(p))
     quad = []
     for i in range(4):
         det, parts = _intersect(lines, i)
@@ -579,10 +611,9 @@ def detect_quads(im: np.ndarray, override_mode: bool) -> list[list]:
     t = threshold(im)
     quads = []
     limit = 3 * (2 * w + 2 * h)
-    for cl in clusters(t):
-        n = cl["x"].size
-        if n < MIN_CLUSTER_PIXELS or n > limit:
-            continue
+    cls = [cl for cl in clusters(t) if MIN_CLUSTER_PIXELS <= cl["x"].size <= limit]
+    _add_angles(cls)
+    for cl in cls:
         q = fit_quad(im, cl, override_mode)
         if q is not None:
             quads.append(q)
