@@ -308,3 +308,43 @@ def test_cartoon_python_path_equals_compiled_path():
         finally:
             _flood._cartoon_kernel = saved
     assert np.array_equal(outs[0], outs[1])
+
+
+# ---------------------------------------------------------------------- rank, min/max and mode filters
+def _random_channels(rng, trials):
+    for t in range(trials):
+        h, w = (int(v) for v in rng.integers(1, 30, 2))
+        c = rng.integers(0, int(rng.choice([2, 8, 32, 64, 256])), (h, w)).astype(np.uint8)
+        if t % 3 == 0:  # long runs of equal values: ties everywhere
+            c = (c // 4 * 4).astype(np.uint8)
+        yield c, int(rng.integers(0, 5))
+
+
+def test_rank_and_min_max_filters_equal_the_stacked_window():
+    from maixemu.firmware.image import _filters
+    from maixemu.firmware.image._pixels import Window
+
+    rng = np.random.default_rng(10)
+    for c, k in _random_channels(rng, 300):
+        n = (2 * k + 1) ** 2
+        stack = Window(c, k).stack()
+        for idx in ((n - 1) // 2, int(rng.integers(0, n))):
+            assert np.array_equal(_filters._rank_filter(c, k, idx), np.partition(stack, idx, axis=2)[:, :, idx])
+        lo, hi = _filters._window_min_max(c, k)
+        assert np.array_equal(lo, stack.min(axis=2)) and np.array_equal(hi, stack.max(axis=2))
+
+
+def test_mode_kernel_equals_the_running_counts():
+    from maixemu.firmware.image import _filters
+    from maixemu.firmware.image._pixels import Window
+
+    rng = np.random.default_rng(11)
+    for t, (c, k) in enumerate(_random_channels(rng, 150)):
+        k = max(k, 1)
+        win = Window(c, k)
+        reference = _filters._mode(win)
+        assert np.array_equal(_filters._mode_filter(c, k), reference)
+        if t < 15:  # the kernel's Python twin (slow; what runs compiled)
+            out = np.empty_like(c)
+            _filters._mode_kernel.__wrapped__(win.padded, k, out)
+            assert np.array_equal(out, reference)
