@@ -348,3 +348,40 @@ def test_mode_kernel_equals_the_running_counts():
             out = np.empty_like(c)
             _filters._mode_kernel.__wrapped__(win.padded, k, out)
             assert np.array_equal(out, reference)
+
+
+# ---------------------------------------------------------------------- find_domain's labelling
+def _old_domain_labels(img):
+    """The labelling loop find_domain had: one general flood fill (``_fill_region``) per region."""
+    w, h = img.width(), img.height()
+    counts, label = [], 0
+    for y in range(h):
+        x = 0
+        while x < w and label < 254:
+            candidates = np.nonzero(img._pix[y, x:] > label)[0]
+            if candidates.size == 0:
+                break
+            x += int(candidates[0])
+            counts.append(img._fill_region(x, y, 0.0, 0.0, label + 1, False, False, None) & 0xFFFF)
+            label += 1
+            x += 1
+        if label >= 254:
+            break
+    return img._pix.copy(), counts
+
+
+def test_find_domain_labels_regions_as_the_general_fill_did():
+    from maixemu.firmware import image
+
+    rng = np.random.default_rng(12)
+    for trial in range(40):
+        h, w = (int(v) for v in rng.integers(2, 60, 2))
+        pix = rng.integers(0, int(rng.choice([2, 3, 5, 256])), (h, w)) * int(rng.choice([1, 60, 120]))
+        if trial % 2:  # blocky regions, some touching
+            pix = np.kron(pix[: (h + 3) // 4, : (w + 3) // 4], np.ones((4, 4), np.int64))[:h, :w]
+        pix = np.clip(pix, 0, 255).astype(np.uint8)
+        ref_pix, ref_counts = _old_domain_labels(image.Image._wrap(image.GRAYSCALE, pix.copy()))
+        img = image.Image._wrap(image.GRAYSCALE, pix.copy())
+        out = img.find_domain(0.7)
+        assert np.array_equal(img._pix, ref_pix), trial
+        assert (out is None) == (max(ref_counts, default=0) == 0)

@@ -174,6 +174,12 @@ class FloodMixin:
         pix = self._pix
         counts, seeds = [], []
         label = 0
+        # each region is the 4-connected run of pixels equal to its seed (thresholds 0): OpenCV's
+        # fill marks it in a shared mask with its own label; earlier regions hold smaller values,
+        # so their marks never touch a later region
+        import cv2
+
+        marks = np.zeros((h + 2, w + 2), np.uint8)
         for y in range(h):
             if label >= 254:
                 break
@@ -184,11 +190,15 @@ class FloodMixin:
                 if candidates.size == 0:
                     break
                 x += int(candidates[0])
-                n = self._fill_region(x, y, 0.0, 0.0, label + 1, False, False, None)
+                n, _, _, (rx, ry, rw, rh) = cv2.floodFill(pix, marks, (x, y), 0, 0, 0,
+                                                          4 | cv2.FLOODFILL_MASK_ONLY | ((label + 1) << 8))
+                block = pix[ry:ry + rh, rx:rx + rw]
+                block[marks[ry + 1:ry + rh + 1, rx + 1:rx + rw + 1] == label + 1] = label + 1
                 counts.append(n & 0xFFFF)
                 seeds.append((x & 0xFF, y & 0xFF))
                 label += 1
                 x += 1
+        self._touch()
         counts += [0] * (254 - len(counts))
         maxcnt, maxidx, max2cnt, max2idx = 0, -1, 0, -1
         for i, c in enumerate(counts):
