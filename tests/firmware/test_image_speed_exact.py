@@ -385,3 +385,21 @@ def test_find_domain_labels_regions_as_the_general_fill_did():
         out = img.find_domain(0.7)
         assert np.array_equal(img._pix, ref_pix), trial
         assert (out is None) == (max(ref_counts, default=0) == 0)
+
+
+# ---------------------------------------------------------------------- find_circles' votes
+def test_circle_votes_compiled_equal_numpy(monkeypatch):
+    from maixemu.firmware.image import _hough
+    from maixemu.tools.image_bench import synthetic_scene
+
+    rng = np.random.default_rng(13)
+    scene = synthetic_scene(160, 120)
+    gray = (scene.astype(np.int64).sum(axis=2) // 3).astype(np.uint8)
+    noisy = np.clip(gray + rng.integers(-60, 60, gray.shape), 0, 255).astype(np.uint8)
+    for g in (gray, noisy):
+        for roi, stride, thr in (((0, 0, 160, 120), 2, 500), ((7, 9, 90, 70), 1, 300)):
+            args = (g, roi, stride, 1, thr, 10, 10, 10, 2, 40, 1)
+            monkeypatch.setattr(_hough, "compiled", lambda: True)
+            fast = _hough.find_circles(*args)
+            monkeypatch.setattr(_hough, "compiled", lambda: False)
+            assert fast == _hough.find_circles(*args) and fast
