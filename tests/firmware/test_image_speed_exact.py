@@ -403,3 +403,22 @@ def test_circle_votes_compiled_equal_numpy(monkeypatch):
             fast = _hough.find_circles(*args)
             monkeypatch.setattr(_hough, "compiled", lambda: False)
             assert fast == _hough.find_circles(*args) and fast
+
+
+def test_bilateral_compiled_sums_equal_numpy(monkeypatch):
+    from maixemu.firmware import image
+    from maixemu.firmware.image import _filters
+
+    rng = np.random.default_rng(14)
+    for trial in range(12):
+        h, w = (int(v) for v in rng.integers(1, 40, 2))
+        rgb = trial % 2 == 0
+        pix = rng.integers(0, 65536 if rgb else 256, (h, w)).astype(np.uint16 if rgb else np.uint8)
+        k = int(rng.integers(1, 4))
+        sigmas = (float(rng.choice([0.02, 0.1, 0.5])), float(rng.choice([0.3, 1.0, 3.0])))
+        outs = []
+        for fast in (True, False):
+            monkeypatch.setattr(_filters, "compiled", lambda fast=fast: fast)
+            img = image.Image._wrap(image.RGB565 if rgb else image.GRAYSCALE, pix.copy())
+            outs.append(img.bilateral(k, *sigmas)._pix.copy())
+        assert np.array_equal(outs[0], outs[1]), trial

@@ -154,6 +154,27 @@ def _mode_kernel(padded, k, out):
             out[y, x] = best
 
 
+@kernel
+def _bilateral_sums(padded, k, gi, gs, i_acc, w_acc):
+    """bilateral's weighted sums per pixel, window in scan order, every product and sum in float32
+    (as the vectorised loop over window offsets computes them)."""
+    h, w = i_acc.shape
+    n = 2 * k + 1
+    for y in range(h):
+        for x in range(w):
+            c = padded[y + k, x + k]
+            si = i_acc[y, x]
+            sw = w_acc[y, x]
+            for j in range(n):
+                for i in range(n):
+                    v = padded[y + j, x + i]
+                    wt = gi[abs(c - v)] * gs[j * n + i]
+                    si = si + np.float32(v) * wt
+                    sw = sw + wt
+            i_acc[y, x] = si
+            w_acc[y, x] = sw
+
+
 def _mode(win: Window) -> np.ndarray:
     """For each pixel: the value whose running count first reaches the window's maximum count."""
     vals = [win.at(dy, dx) for dy, dx in offsets(win.k)]
@@ -296,11 +317,14 @@ class FilterMixin:
             win = Window(c, k)
             i_acc = np.zeros(c.shape, F)
             w_acc = np.zeros(c.shape, F)
-            for t, (dy, dx) in enumerate(offsets(k)):
-                v = win.at(dy, dx)
-                w = (gi[np.abs(c - v)] * gs[t]).astype(F)
-                i_acc = (i_acc + (v.astype(F) * w)).astype(F)
-                w_acc = (w_acc + w).astype(F)
+            if compiled():
+                _bilateral_sums(win.padded, k, gi, gs, i_acc, w_acc)
+            else:
+                for t, (dy, dx) in enumerate(offsets(k)):
+                    v = win.at(dy, dx)
+                    w = (gi[np.abs(c - v)] * gs[t]).astype(F)
+                    i_acc = (i_acc + (v.astype(F) * w)).astype(F)
+                    w_acc = (w_acc + w).astype(F)
             with np.errstate(divide="ignore", invalid="ignore"):
                 q = np.where(w_acc != 0, i_acc / np.where(w_acc != 0, w_acc, F(1)), F(0)).astype(F)
             out.append(fm.to_int(np.minimum(q, F(hi))))
