@@ -65,6 +65,24 @@ def _sin_table() -> np.ndarray:
     return _SIN_TABLE
 
 
+def table_sin(x) -> np.float32:
+    """``riscv_sin_f32`` (the ``sin`` macro of apriltag.c): the same table, floor of ``x / 2pi`` by the
+    sign of ``x``, and an index wrap at 512."""
+    x = F(x)
+    t = _sin_table()
+    inp = x * F(0.159154943092)
+    n = int(np.trunc(inp))
+    if x < 0:
+        n -= 1
+    inp = inp - F(n)
+    findex = F(512) * inp
+    if findex >= F(512):
+        findex = findex - F(512)
+    index = int(findex) & 0x1FF
+    fract = findex - F(index)
+    return F((F(1.0) - fract) * t[index] + fract * t[index + 1])
+
+
 def table_cos(x) -> np.float32:
     """``riscv_cos_f32`` (the ``cos`` macro): 512-entry sine table with linear interpolation."""
     x = F(x)
@@ -104,7 +122,7 @@ def fast_log(x) -> np.float32:
 
 
 def _atan2(y, x) -> np.float32:
-    return F(fast_atan2f(F(y), F(x)))
+    return fm.fast_atan2f_1(y, x)
 
 
 # ---------------------------------------------------------------------- threshold
@@ -319,6 +337,33 @@ def fit_line(mom: _Moments, i0, i1):
     return (Ex, Ey, nx, ny), err, mse
 
 
+def fit_line_1(mom: _Moments, i0: int, i1: int):
+    """:func:`fit_line` of one index pair, in scalars: the same float32 operations in the same
+    order (a test compares the two), without the array machinery the per-quad fits pay for."""
+    sz = mom.sz
+    vals = []
+    for m in mom.M:
+        if i0 >= i1:  # wrapping
+            vals.append(F((m[sz - 1] + m[i1]) - m[i0 - 1 if i0 > 0 else 0]))
+        elif i0 > 0:
+            vals.append(F(m[i1] - m[i0 - 1]))
+        else:
+            vals.append(F(m[i1]))
+    Mx, My, Mxx, Myy, Mxy, W = vals
+    n = sz - i0 + i1 + 1 if i0 >= i1 else i1 - i0 + 1
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        Ex = Mx / W
+        Ey = My / W
+        Cxx = Mxx / W - Ex * Ex
+        Cxy = Mxy / W - Ex * Ey
+        Cyy = Myy / W - Ey * Ey
+        normal_theta = F(0.5) * fm.fast_atan2f_1(F(-2) * Cxy, Cyy - Cxx)
+        nx, ny = fm.cosf(normal_theta), fm.sinf(normal_theta)
+        mse = Cyy * (ny * ny) + nx * (Cxx * nx + Cxy * (ny + ny))
+        err = F(n) * mse
+    return (Ex, Ey, nx, ny), err, mse
+
+
 def _filter_taps() -> np.ndarray:
     sigma = F(1)
     cutoff = F(0.05)
@@ -327,13 +372,8 @@ def _filter_taps() -> np.ndarray:
     return np.array([fast_expf(F(-(j * j)) / (F(2) * sigma * sigma)) for j in range(-(fsz // 2), fsz - fsz // 2)], F)
 
 
-def segment_maxima(mom: _Moments, fits: dict | None = None) -> list[int] | None:
-    """``quad_segment_maxima``: the 4 corner indices, or None.
-
-    The line fits between every ordered pair of maxima are computed in one vectorised call (the
-    same float32 operations element by element as one fit at a time); ``fits`` (a dict), when
-    given, receives them keyed by (i0, i1) for the caller's final fits.
-    """
+def segment_maxima(mom: _Moments) -> list[int] | None:
+    """``quad_segment_maxima``: the 4 corner indices, or None."""
     sz = mom.sz
     ksz = min(20, sz // 12)
     if ksz < 2:
@@ -357,18 +397,13 @@ def segment_maxima(mom: _Moments, fits: dict | None = None) -> list[int] | None:
     nm = int(maxima.size)
     best = None
     best_error = F(np.inf)
-    cache: dict = {} if fits is None else fits
-    firsts, seconds = np.meshgrid(maxima, maxima, indexing="ij")
-    pairs = firsts != seconds
-    a_idx, b_idx = firsts[pairs], seconds[pairs]
-    if a_idx.size:
-        p, e, m = fit_line(mom, a_idx, b_idx)
-        rows = zip(*(v.tolist() for v in p), e.tolist(), m.tolist())
-        for a, b, (ex, ey, nx, ny, err, mse) in zip(a_idx.tolist(), b_idx.tolist(), rows):
-            cache[(a, b)] = ((F(ex), F(ey), F(nx), F(ny)), F(err), F(mse))
+    cache: dict = {}
 
     def fit(a, b):
-        return cache[(a, b)]
+        key = (a, b)
+        if key not in cache:
+            cache[key] = fit_line_1(mom, int(a), int(b))
+        return cache[key]
 
     for m0 in range(nm - 3):
         i0 = int(maxima[m0])
@@ -482,16 +517,15 @@ def fit_quad(im: np.ndarray, cl: dict, override_mode: bool) -> list | None:
     Wfx, Wfy = W * fx, W * fy
     mom = _Moments(np.cumsum(Wfx, dtype=F), np.cumsum(Wfy, dtype=F), np.cumsum(Wfx * fx, dtype=F),
                    np.cumsum(Wfy * fy, dtype=F), np.cumsum(Wfx * fy, dtype=F), np.cumsum(W, dtype=F))
-    fits: dict = {}
-    indices = segment_maxima(mom, fits)
+    indices = segment_maxima(mom)
     if indices is None:
         return None
     lines = []
     for i in range(4):
-        p, _, mse = fits[(indices[i], indices[(i + 1) & 3])]
+        p, _, mse = fit_line_1(mom, int(indices[i]), int(indices[(i + 1) & 3]))
         if mse > MAX_LINE_FIT_MSE:
             return None
-        lines.append(list(p))
+        lines.append([F(v) for v in p])
     quad = []
     for i in range(4):
         det, parts = _intersect(lines, i)
