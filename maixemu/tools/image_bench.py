@@ -78,6 +78,7 @@ class Fixtures:
         gray = self.frames[GRAY]
         self.thresholds = {RGB: [(30, 100, 15, 127, 15, 127)], GRAY: [(128, 255)]}
         self.lbp = {GRAY: gray.find_lbp((0, 0, 320, 240))}
+        self.keypoints = gray.find_keypoints(max_keypoints=50)
         self.affine = image.get_affine_transform([(0, 0), (319, 0), (0, 239)], [(10, 5), (300, 20), (15, 230)])
         self._haar = None
 
@@ -248,6 +249,16 @@ def _cases() -> list[Case]:
     add("find_eye(roi)", lambda i, fx: i.find_eye((100, 60, 120, 100)), ["find_eye"], [GRAY])
     add("find_lbp(roi)", lambda i, fx: i.find_lbp((0, 0, 320, 240)), ["find_lbp"], [GRAY])
     add("image.match_descriptor(lbp)", lambda i, fx: fx.image.match_descriptor(fx.lbp[GRAY], fx.lbp[GRAY]), ["image.match_descriptor"], [GRAY])
+    add("find_keypoints(max 50)", lambda i, fx: i.find_keypoints(max_keypoints=50), ["find_keypoints"])
+    mut("draw_keypoints(50)", lambda i, fx: i.draw_keypoints(fx.keypoints, color=(255, 0, 0)), ["draw_keypoints"])
+    add("image.match_descriptor(orb)", lambda i, fx: fx.image.match_descriptor(fx.keypoints, fx.keypoints),
+        ["image.match_descriptor"], [GRAY])
+    add("find_displacement(64x64)", lambda i, fx: i.find_displacement(fx.others[i_fmt(i)], roi=(100, 80, 64, 64),
+                                                                      template_roi=(100, 80, 64, 64)), ["find_displacement"])
+    add("find_displacement(64x64, logpolar)", lambda i, fx: i.find_displacement(
+        fx.others[i_fmt(i)], roi=(100, 80, 64, 64), template_roi=(100, 80, 64, 64), logpolar=True), ["find_displacement"])
+    add("selective_search()", lambda i, fx: i.selective_search(), ["selective_search"])
+    add("find_datamatrices()", lambda i, fx: i.find_datamatrices(), ["find_datamatrices"])
     mut("find_edges(canny)", lambda i, fx: i.find_edges(fx.image.EDGE_CANNY, threshold=(50, 80)), ["find_edges"], [GRAY])
     mut("find_edges(simple)", lambda i, fx: i.find_edges(fx.image.EDGE_SIMPLE, threshold=(50, 80)), ["find_edges"], [GRAY])
 
