@@ -420,5 +420,6 @@ def test_bilateral_compiled_sums_equal_numpy(monkeypatch):
         for fast in (True, False):
             monkeypatch.setattr(_filters, "compiled", lambda fast=fast: fast)
             img = image.Image._wrap(image.RGB565 if rgb else image.GRAYSCALE, pix.copy())
-            outs.append(img.bilateral(k, *sigmas)._pix.copy())
+            with np.errstate(all="ignore"):  # tiny sigmas overflow float32 weights (on the device too)
+                outs.append(img.bilateral(k, *sigmas)._pix.copy())
         assert np.array_equal(outs[0], outs[1]), trial
