@@ -29,6 +29,36 @@ def _ftrunc(v) -> int:
     return int(np.trunc(_F(v)))
 
 
+@lru_cache(maxsize=4096)
+def _line_walk(dx: int, dy: int) -> tuple[np.ndarray, np.ndarray]:
+    sx, sy = (1 if dx > 0 else -1), (1 if dy > 0 else -1)
+    dx, dy = abs(dx), abs(dy)
+    err = int((dx if dx > dy else -dy) / 2)  # C integer division truncates toward zero
+    x = y = 0
+    px, py = [], []
+    while True:
+        px.append(x)
+        py.append(y)
+        if x == sx * dx and y == sy * dy:
+            break
+        e2 = err
+        if e2 > -dx:
+            err -= dy
+            x += sx
+        if e2 < dy:
+            err += dx
+            y += sy
+    ox, oy = np.array(px, np.int64), np.array(py, np.int64)
+    ox.flags.writeable = oy.flags.writeable = False
+    return ox, oy
+
+
+def line_offsets(dx: int, dy: int) -> tuple[np.ndarray, np.ndarray]:
+    """The points of ``imlib_draw_line``'s Bresenham walk from (0, 0) to (dx, dy), in order (the
+    walk only depends on the difference, so every line of one shape shares it)."""
+    return _line_walk(int(dx), int(dy))
+
+
 class DrawMixin:
     # ------------------------------------------------------------------ low level
     def _plot(self, xs: np.ndarray, ys: np.ndarray, c) -> None:
@@ -65,26 +95,40 @@ class DrawMixin:
             return
         t0 = thickness // 2
         t1 = (thickness - 1) // 2
-        dx, sx = abs(x1 - x0), (1 if x0 < x1 else -1)
-        dy, sy = abs(y1 - y0), (1 if y0 < y1 else -1)
-        err = int((dx if dx > dy else -dy) / 2)  # C integer division truncates toward zero
-        px, py = [], []
-        while True:
-            px.append(x0)
-            py.append(y0)
-            if x0 == x1 and y0 == y1:
-                break
-            e2 = err
-            if e2 > -dx:
-                err -= dy
-                x0 += sx
-            if e2 < dy:
-                err += dx
-                y0 += sy
+        lx, ly = line_offsets(x1 - x0, y1 - y0)
         ox, oy = self._disc_offsets(-t0, t1)
-        px = np.asarray(px)[:, None] + ox[None, :]
-        py = np.asarray(py)[:, None] + oy[None, :]
+        px = (lx + x0)[:, None] + ox[None, :]
+        py = (ly + y0)[:, None] + oy[None, :]
         self._plot(px, py, c)
+
+    def _thin_lines(self, x0, y0, x1, y1, colors) -> None:
+        """Thickness-1 lines drawn one after the other (later ones over earlier ones), clipped: what
+        that many ``_line`` calls draw, in one pass. Each distinct (dx, dy) is walked once."""
+        x0, y0, x1, y1 = (np.asarray(v, np.int64).ravel() for v in (x0, y0, x1, y1))
+        colors = np.asarray(colors).ravel()
+        if x0.size == 0:
+            return
+        dx, dy = x1 - x0, y1 - y0
+        lo_x, lo_y = int(dx.min()), int(dy.min())
+        keys, which = np.unique((dx - lo_x) * (int(dy.max()) - lo_y + 1) + (dy - lo_y), return_inverse=True)
+        first = np.zeros(keys.size, np.int64)
+        first[which] = np.arange(which.size)  # any line of each shape
+        walks = [line_offsets(int(dx[i]), int(dy[i])) for i in first]
+        longest = max(len(wx) for wx, _ in walks)
+        ox = np.zeros((len(walks), longest), np.int64)
+        oy = np.zeros((len(walks), longest), np.int64)
+        used = np.zeros((len(walks), longest), bool)
+        for i, (wx, wy) in enumerate(walks):
+            ox[i, :len(wx)], oy[i, :len(wy)], used[i, :len(wx)] = wx, wy, True
+        which = which.ravel()
+        px = (x0[:, None] + ox[which]).ravel()  # in drawing order: line by line, point by point
+        py = (y0[:, None] + oy[which]).ravel()
+        h, w = self._pix.shape
+        keep = np.flatnonzero(used[which].ravel() & (px >= 0) & (px < w) & (py >= 0) & (py < h))
+        last = np.full(h * w, -1, np.int64)
+        np.maximum.at(last, py[keep] * w + px[keep], keep)  # the last point drawn on each pixel wins
+        hit = np.flatnonzero(last >= 0)
+        self._pix[hit // w, hit % w] = colors[last[hit] // longest]
 
     def _rect(self, rx: int, ry: int, rw: int, rh: int, c, thickness: int, fill: bool) -> None:
         if fill:

@@ -107,70 +107,65 @@ def lbp_distance(d0: np.ndarray, d1: np.ndarray) -> int:
 
 
 # ---------------------------------------------------------------------- HOG
-def hog(gray: np.ndarray, roi, cell_size: int) -> list[tuple[int, int, int, int, int]]:
-    """The lines ``imlib_find_hog`` draws after clearing the image: (x1, y1, x2, y2, colour)."""
+def hog(gray: np.ndarray, roi, cell_size: int) -> np.ndarray:
+    """The lines ``imlib_find_hog`` draws after clearing the image, in drawing order: rows of
+    (x1, y1, x2, y2, colour). All blocks at once; the float32 sums run in the C's order."""
     rx, ry, rw, rh = roi
-    s_h, s_w = gray.shape
     wl, hl = rx + rw - 1, ry + rh - 1
     block = cell_size * 2
     x_cells, y_cells = rw // cell_size, rh // cell_size
-    bys = list(range(ry, hl, block))
-    bxs = list(range(rx, wl, block))
-    n_blocks = len(bys) * len(bxs)
+    bys = np.arange(ry, hl, block)
+    bxs = np.arange(rx, wl, block)
+    n_blocks = bys.size * bxs.size
     per_block = 9 * 4
     span = 9 * (((block - 1) // 8) * 2 + (block - 1) // 8 + 1)
     buf = np.zeros(max(n_blocks * per_block + span, x_cells * y_cells * 9) + per_block, F)
     g = gray.astype(np.int64)
     cy, cx = np.mgrid[0:block, 0:block]
     cy, cx = cy.ravel(), cx.ravel()
-    idx_l, val_l, k_l, kv_l = [], [], [], []
-    for bi, (y, x) in enumerate((y, x) for y in bys for x in bxs):
-        yy, xx = y + cy, x + cx
-        ok = (yy > 0) & (yy < hl) & (xx > 0) & (xx < wl)
-        yy, xx, ccy, ccx = yy[ok], xx[ok], cy[ok], cx[ok]
-        vx = g[yy, xx + 1] - g[yy, xx - 1]
-        vy = g[yy + 1, xx] - g[yy - 1, xx]
-        m = np.sqrt((vx * vx + vy * vy).astype(F))
-        strong = m.astype(np.int64) > 1
-        vx, vy, m, ccy, ccx = vx[strong], vy[strong], m[strong], ccy[strong], ccx[strong]
-        ang = np.arctan2(vx.astype(F).astype(np.float64), vy.astype(F).astype(np.float64)).astype(F)
-        t = np.abs(ang * F(180.0) / F(math.pi)).astype(np.int64) // 20
-        t = np.where(t == 9, 0, t)
-        base = bi * per_block
-        idx_l.append(base + ((ccy // 8) * 2 + (ccx // 8)) * 9 + t)
-        val_l.append(m)
-        k_l.append(np.full(m.size, bi))
-        kv_l.append(m * m)
-    if idx_l:
-        np.add.at(buf, np.concatenate(idx_l), np.concatenate(val_l).astype(F))
-        k = np.zeros(n_blocks, F)
-        np.add.at(k, np.concatenate(k_l).astype(np.int64), np.concatenate(kv_l).astype(F))
-    else:
-        k = np.zeros(n_blocks, F)
+    # every block's pixels, block by block, then cy-major as hog.c's loops visit them
+    by, bx = np.meshgrid(bys, bxs, indexing="ij")
+    yy = (by.reshape(-1, 1) + cy).ravel()
+    xx = (bx.reshape(-1, 1) + cx).ravel()
+    bi = np.repeat(np.arange(n_blocks), cy.size)
+    ccy, ccx = np.tile(cy, n_blocks), np.tile(cx, n_blocks)
+    ok = (yy > 0) & (yy < hl) & (xx > 0) & (xx < wl)
+    yy, xx, bi, ccy, ccx = yy[ok], xx[ok], bi[ok], ccy[ok], ccx[ok]
+    vx = g[yy, xx + 1] - g[yy, xx - 1]
+    vy = g[yy + 1, xx] - g[yy - 1, xx]
+    m = np.sqrt((vx * vx + vy * vy).astype(F))
+    strong = m.astype(np.int64) > 1
+    vx, vy, m, bi, ccy, ccx = vx[strong], vy[strong], m[strong], bi[strong], ccy[strong], ccx[strong]
+    ang = np.arctan2(vx.astype(F).astype(np.float64), vy.astype(F).astype(np.float64)).astype(F)
+    t = np.abs(ang * F(180.0) / F(math.pi)).astype(np.int64) // 20
+    t = np.where(t == 9, 0, t)
+    np.add.at(buf, bi * per_block + ((ccy // 8) * 2 + (ccx // 8)) * 9 + t, m)  # unbuffered, in order
+    k = np.zeros(n_blocks, F)
+    np.add.at(k, bi, m * m)
     k = np.sqrt(k)
     with np.errstate(invalid="ignore", divide="ignore"):
-        for bi in range(n_blocks):
-            sl = slice(bi * per_block, (bi + 1) * per_block)
-            buf[sl] = buf[sl] / k[bi]
-    lines = []
+        normed = buf[:n_blocks * per_block].reshape(n_blocks, per_block) / k[:, None]
+    buf[:n_blocks * per_block] = normed.ravel()
+    # the picture: cells in hog.c's order (2x2 cells per block), each cell's 9 bins by strength
     l = cell_size // 2
-    hog_index = 0
-    for by in range(0, y_cells, 2):
-        for bx in range(0, x_cells, 2):
-            for yy in range(2):
-                for xx in range(2):
-                    cell = buf[hog_index:hog_index + 9]
-                    m = np.clip(ftoi(cell * F(255)), 0, 255)
-                    order = np.argsort(m, kind="stable")  # equal colours: order does not matter
-                    x1 = (xx + bx) * cell_size + l
-                    y1 = (yy + by) * cell_size + l
-                    for i in order:
-                        d = int(i) * 20
-                        x2 = ftoi(F(l) * COS[d])
-                        y2 = ftoi(F(l) * SIN[d])
-                        lines.append((x1 - x2, y1 + y2, x1 + x2, y1 - y2, int(m[i])))
-                    hog_index += 9
-    return lines
+    cby, cbx, cyy, cxx = (v.ravel() for v in np.meshgrid(np.arange(0, y_cells, 2), np.arange(0, x_cells, 2),
+                                                         np.arange(2), np.arange(2), indexing="ij"))
+    n_cells = cby.size
+    # cells reading past the histogram buffer (tiny cells) draw the bins that are there, or none:
+    # the missing ones get colour 256, sort last and are dropped
+    colour = np.full(n_cells * 9, 256, np.int64)
+    avail = min(n_cells * 9, buf.size)
+    colour[:avail] = np.clip(ftoi(buf[:avail] * F(255)), 0, 255)
+    colour = colour.reshape(n_cells, 9)
+    order = np.argsort(colour * 16 + np.arange(9), axis=1)  # stable by colour (ties: no matter)
+    bins = np.arange(9) * 20
+    half_x = ftoi(F(l) * COS[bins])[order]
+    half_y = ftoi(F(l) * SIN[bins])[order]
+    x1 = ((cxx + cbx) * cell_size + l)[:, None]
+    y1 = ((cyy + cby) * cell_size + l)[:, None]
+    lines = np.stack([x1 - half_x, y1 + half_y, x1 + half_x, y1 - half_y,
+                      np.take_along_axis(colour, order, axis=1)], axis=-1).reshape(-1, 5)
+    return lines[lines[:, 4] < 256]
 
 
 # ---------------------------------------------------------------------- eye
@@ -323,9 +318,8 @@ class FeaturesMixin:
             raise OSError("size must be > 0 (the firmware divides by it)")
         lines = hog(self._pix, r, size)
         self._pix[...] = 0
+        self._thin_lines(*lines.T)  # draw_line(x1, y1, x2, y2, color=c, thickness=1) for each, in order
         self._touch()
-        for x1, y1, x2, y2, c in lines:
-            self.draw_line(x1, y1, x2, y2, color=c, thickness=1)
         return self
 
     def find_eye(self, roi, *args, **kwargs):

@@ -31,6 +31,7 @@ from . import _args
 from . import _fmath as fm
 from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
+from ._jit import compiled, kernel
 from ._pixels import MAXES, Window, binary_max, channels, keyword_mask, ksize, mask_pixels, offsets, pack
 from ._tables import yuv_table
 
@@ -87,6 +88,93 @@ def _morph_channels(chans, k: int, krn: list[int], mul: np.float32, add: int, fm
     return out
 
 
+def _rank_filter(chan: np.ndarray, k: int, idx: int) -> np.ndarray:
+    """The ``idx``-th smallest value of each pixel's clamp-to-edge (2k+1)^2 window (uint8 channel).
+
+    The middle rank is OpenCV's median filter (its border repeats the edge pixel, as the firmware's
+    reads do; exact on uint8); other ranks partition the stacked window.
+    """
+    n = 2 * k + 1
+    if k == 0:
+        return chan.copy()
+    if idx == (n * n - 1) // 2:
+        import cv2
+
+        return cv2.medianBlur(np.ascontiguousarray(chan), n)
+    return np.partition(Window(chan, k).stack(), idx, axis=2)[:, :, idx]
+
+
+def _window_min_max(chan: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum and maximum of each pixel's clamp-to-edge (2k+1)^2 window (OpenCV erode/dilate with
+    the edge repeated: exact)."""
+    if k == 0:
+        return chan, chan
+    import cv2
+
+    square = np.ones((2 * k + 1, 2 * k + 1), np.uint8)
+    chan = np.ascontiguousarray(chan)
+    return (cv2.erode(chan, square, borderType=cv2.BORDER_REPLICATE),
+            cv2.dilate(chan, square, borderType=cv2.BORDER_REPLICATE))
+
+
+def _mode_filter(chan: np.ndarray, k: int) -> np.ndarray:
+    """``mode`` of a uint8 channel: the compiled per-pixel histogram when numba is there, else the
+    vectorised running counts (the same answer)."""
+    if k == 0:
+        return chan.copy()
+    win = Window(chan, k)
+    if not compiled():
+        return _mode(win)
+    out = np.empty(chan.shape, np.uint8)
+    _mode_kernel(win.padded, k, out)
+    return out
+
+
+@kernel
+def _mode_kernel(padded, k, out):
+    """Per pixel, a 256-bin histogram of the window filled in scan order; the value whose count
+    first exceeds the best so far wins (ties keep the earlier leader), as :func:`_mode`."""
+    h, w = out.shape
+    n = 2 * k + 1
+    counts = np.zeros(256, np.int32)
+    for y in range(h):
+        for x in range(w):
+            best = padded[y, x]
+            best_count = 0
+            for j in range(n):
+                for i in range(n):
+                    v = padded[y + j, x + i]
+                    counts[v] += 1
+                    if counts[v] > best_count:
+                        best_count = counts[v]
+                        best = v
+            for j in range(n):
+                for i in range(n):
+                    counts[padded[y + j, x + i]] = 0
+            out[y, x] = best
+
+
+@kernel
+def _bilateral_sums(padded, k, gi, gs, i_acc, w_acc):
+    """bilateral's weighted sums per pixel, window in scan order, every product and sum in float32
+    (as the vectorised loop over window offsets computes them)."""
+    h, w = i_acc.shape
+    n = 2 * k + 1
+    for y in range(h):
+        for x in range(w):
+            c = padded[y + k, x + k]
+            si = i_acc[y, x]
+            sw = w_acc[y, x]
+            for j in range(n):
+                for i in range(n):
+                    v = padded[y + j, x + i]
+                    wt = gi[abs(c - v)] * gs[j * n + i]
+                    si = si + np.float32(v) * wt
+                    sw = sw + wt
+            i_acc[y, x] = si
+            w_acc[y, x] = sw
+
+
 def _mode(win: Window) -> np.ndarray:
     """For each pixel: the value whose running count first reaches the window's maximum count."""
     vals = [win.at(dy, dx) for dy, dx in offsets(win.k)]
@@ -140,8 +228,7 @@ class FilterMixin:
         th, off, inv, mask = _common(args, kwargs, 1)
         n = (2 * k + 1) ** 2
         idx = int(fm.to_int(p * F(n - 1)))
-        out = [np.partition(Window(c.astype(np.uint8), k).stack(), idx, axis=2)[:, :, idx].astype(np.int64)
-               for c in channels(self._pix, self._fmt)]
+        out = [_rank_filter(c.astype(np.uint8), k, idx).astype(np.int64) for c in channels(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -150,7 +237,7 @@ class FilterMixin:
         self._mutable()
         k = ksize(size)
         th, off, inv, mask = _common(args, kwargs, 0)
-        out = [_mode(Window(c.astype(np.uint8), k)).astype(np.int64) for c in channels(self._pix, self._fmt)]
+        out = [_mode_filter(c.astype(np.uint8), k).astype(np.int64) for c in channels(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -165,9 +252,8 @@ class FilterMixin:
         min_bias = F(1.0) - bias
         out = []
         for c in channels(self._pix, self._fmt):
-            s = Window(c, k).stack()
-            lo, hi = s.min(axis=2).astype(F), s.max(axis=2).astype(F)
-            out.append(fm.to_int(lo * min_bias + hi * bias))
+            lo, hi = _window_min_max(c.astype(np.uint8), k)
+            out.append(fm.to_int(lo.astype(F) * min_bias + hi.astype(F) * bias))
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -231,11 +317,14 @@ class FilterMixin:
             win = Window(c, k)
             i_acc = np.zeros(c.shape, F)
             w_acc = np.zeros(c.shape, F)
-            for t, (dy, dx) in enumerate(offsets(k)):
-                v = win.at(dy, dx)
-                w = (gi[np.abs(c - v)] * gs[t]).astype(F)
-                i_acc = (i_acc + (v.astype(F) * w)).astype(F)
-                w_acc = (w_acc + w).astype(F)
+            if compiled():
+                _bilateral_sums(win.padded, k, gi, gs, i_acc, w_acc)
+            else:
+                for t, (dy, dx) in enumerate(offsets(k)):
+                    v = win.at(dy, dx)
+                    w = (gi[np.abs(c - v)] * gs[t]).astype(F)
+                    i_acc = (i_acc + (v.astype(F) * w)).astype(F)
+                    w_acc = (w_acc + w).astype(F)
             with np.errstate(divide="ignore", invalid="ignore"):
                 q = np.where(w_acc != 0, i_acc / np.where(w_acc != 0, w_acc, F(1)), F(0)).astype(F)
             out.append(fm.to_int(np.minimum(q, F(hi))))

@@ -6,9 +6,9 @@ the seed pixel and within ``floating_threshold`` of the neighbour it is reached 
 R5/G6/B5 on RGB565 images, thresholds ``int(t * 31)``, ``int(t * 63)``, ``int(t * 255)``); pixels
 already set in the output bitmap (the ``mask`` pixels for ``flood_fill``) are walls. Its region is
 the 4-connected component of the seed in that graph, which :func:`component` computes with OpenCV's
-floating-range flood fill over the channel planes. ``cartoon`` also hands each finished scan-line
-run to a callback that *writes* the image while the fill goes on, so later comparisons see written
-pixels: :func:`scanline_fill` follows the C traversal run by run (Python; it is the only exact way).
+floating-range flood fill over the channel planes. ``cartoon`` also *writes* each finished scan-line
+run while the fill goes on, so later comparisons see written pixels: :func:`_cartoon_kernel` follows
+the C traversal run by run (one compiled kernel, ``_jit``; the same statements in Python without numba).
 
 Masks are read as ``image_get_mask_pixel``: a bitmap's bit, gray > 127, RGB565 luma > -1 (Y of the
 YUV table), false outside the mask image.
@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _args, _color, _kinds
 from ._core import GRAYSCALE, RGB565, ImageBase
+from ._jit import kernel
 
 F = np.float32
 BINARY = _kinds.BINARY
@@ -86,70 +87,6 @@ def component(chans: np.ndarray, walls: np.ndarray, x: int, y: int, seed_t, floa
     return ff_mask[1:-1, 1:-1] == 2
 
 
-def scanline_fill(vals: list[list[int]], near, out: np.ndarray, x: int, y: int, cb=None) -> int:
-    """``imlib_flood_fill_int`` over ``vals`` (rows of raw pixels, which ``cb`` may change).
-
-    ``near(a, b, seed)``: the COLOR_BOUND test (``seed=True`` with the seed threshold). ``out``:
-    the output bitmap as rows of bytearrays (set in place). ``cb(y, left, right)`` is called once
-    per run when the fill leaves it, as in the C code. Returns the number of pixels set.
-    """
-    h = len(vals)
-    w = len(vals[0])
-    seed = vals[y][x]
-    count = 0
-    stack: list[tuple[int, int, int, int]] = []
-    while True:
-        row, orow = vals[y], out[y]
-        left = right = x
-        while left > 0 and not orow[left - 1] and near(row[left - 1], seed, True) and near(row[left - 1], row[left], False):
-            left -= 1
-        while right < w - 1 and not orow[right + 1] and near(row[right + 1], seed, True) and near(row[right + 1], row[right], False):
-            right += 1
-        orow[left:right + 1] = b"\x01" * (right - left + 1)
-        count += right - left + 1
-        while True:
-            old = vals[y]
-            found = None
-            for ny in (y - 1, y + 1):
-                if not 0 <= ny < h:
-                    continue
-                nrow, norow = vals[ny], out[ny]
-                for i in range(left, right + 1):
-                    if not norow[i] and near(nrow[i], seed, True) and near(nrow[i], old[i], False):
-                        found = (i, ny)
-                        break
-                if found:
-                    break
-            if found:
-                stack.append((x, y, left, right))
-                x, y = found
-                break
-            if cb is not None:
-                cb(y, left, right)
-            if not stack:
-                return count
-            x, y, left, right = stack.pop()
-
-
-def _near_function(fmt: int, seed_t, float_t):
-    if fmt == RGB565:
-        sr, sg, sb = seed_t
-        fr, fg, fb = float_t
-
-        def near(a: int, b: int, seed: bool) -> bool:
-            tr, tg, tb = (sr, sg, sb) if seed else (fr, fg, fb)
-            return (abs(((a >> 3) & 31) - ((b >> 3) & 31)) <= tr
-                    and abs((((a & 7) << 3) | (a >> 13)) - (((b & 7) << 3) | (b >> 13))) <= tg
-                    and abs(((a >> 8) & 31) - ((b >> 8) & 31)) <= tb)
-    else:
-        s0, f0 = seed_t[0], float_t[0]
-
-        def near(a: int, b: int, seed: bool) -> bool:
-            return abs(a - b) <= (s0 if seed else f0)
-
-    return near
-
-
 def fill_thresholds(rest, kwargs, index: int) -> tuple[float, float]:
     """``seed_threshold``/``floating_threshold`` (default 0.05 each, float32, 0..1) at ``index``."""
     values = []
@@ -203,41 +140,22 @@ class FloodMixin:
         mask = mask_arg(_args.pick(args, 2, kwargs, "mask", None))
         fmt, w, h = self._fmt, self.width(), self.height()
         seed_t, float_t = thresholds(fmt, seed, floating)
-        near = _near_function(fmt, seed_t, float_t)
-        vals = self._pix.astype(np.int64).tolist()
-        mean_img = [bytearray(w) for _ in range(h)]
+        if fmt == RGB565:
+            r, g, b = (c.astype(np.int64).reshape(-1) for c in _color.split565(self._pix))
+        else:  # one channel, compared and averaged as the green one (the others stay 0)
+            g = self._pix.astype(np.int64).reshape(-1)
+            r, b = np.zeros_like(g), np.zeros_like(g)
+            seed_t, float_t = (0,) + seed_t + (0,), (0,) + float_t + (0,)
         walls = mask_pixels(mask, w, h) if mask is not None else np.zeros((h, w), bool)
-        fill_img = [bytearray(r.astype(np.uint8).tobytes()) for r in walls]
-        for y in range(h):
-            for x in range(w):
-                if mean_img[y][x]:
-                    continue
-                acc = [0, 0, 0, 0]
-
-                def add(line, left, right, acc=acc):
-                    for p in vals[line][left:right + 1]:
-                        if fmt == RGB565:
-                            acc[0] += (p >> 3) & 31
-                            acc[1] += ((p & 7) << 3) | (p >> 13)
-                            acc[2] += (p >> 8) & 31
-                        else:
-                            acc[1] += p
-                        acc[3] += 1
-
-                scanline_fill(vals, near, mean_img, x, y, add)
-                n = acc[3]
-                if fmt == RGB565:
-                    mean = int(_color.pack565(acc[0] // n, acc[1] // n, acc[2] // n))
-                else:
-                    mean = acc[1] // n
-
-                def fill(line, left, right, mean=mean):
-                    row = vals[line]
-                    for i in range(left, right + 1):
-                        row[i] = mean
-
-                scanline_fill(vals, near, fill_img, x, y, fill)
-        self._pix[...] = np.array(vals, dtype=self._pix.dtype)
+        fill_img = walls.astype(np.uint8).reshape(-1)
+        mean_img = np.zeros(w * h, np.uint8)
+        stack = np.zeros(4 * w * h, np.int64)
+        _cartoon_kernel(r, g, b, mean_img, fill_img, stack, w, h, *seed_t, *float_t)
+        if fmt == RGB565:
+            out = _color.pack565(r, g, b)
+        else:
+            out = g
+        self._pix[...] = out.reshape(h, w).astype(self._pix.dtype)
         self._touch()
         return self
 
@@ -256,6 +174,12 @@ class FloodMixin:
         pix = self._pix
         counts, seeds = [], []
         label = 0
+        # each region is the 4-connected run of pixels equal to its seed (thresholds 0): OpenCV's
+        # fill marks it in a shared mask with its own label; earlier regions hold smaller values,
+        # so their marks never touch a later region
+        import cv2
+
+        marks = np.zeros((h + 2, w + 2), np.uint8)
         for y in range(h):
             if label >= 254:
                 break
@@ -266,11 +190,15 @@ class FloodMixin:
                 if candidates.size == 0:
                     break
                 x += int(candidates[0])
-                n = self._fill_region(x, y, 0.0, 0.0, label + 1, False, False, None)
+                n, _, _, (rx, ry, rw, rh) = cv2.floodFill(pix, marks, (x, y), 0, 0, 0,
+                                                          4 | cv2.FLOODFILL_MASK_ONLY | ((label + 1) << 8))
+                block = pix[ry:ry + rh, rx:rx + rw]
+                block[marks[ry + 1:ry + rh + 1, rx + 1:rx + rw + 1] == label + 1] = label + 1
                 counts.append(n & 0xFFFF)
                 seeds.append((x & 0xFF, y & 0xFF))
                 label += 1
                 x += 1
+        self._touch()
         counts += [0] * (254 - len(counts))
         maxcnt, maxidx, max2cnt, max2idx = 0, -1, 0, -1
         for i, c in enumerate(counts):
@@ -320,3 +248,103 @@ def _looks_like_a_line(region: np.ndarray, gate) -> bool:
         hrate = F(max(top, bottom)) / F(h0)
         vrate = F(max(left, right)) / F(v0)
     return bool(hrate < gate or vrate < gate)
+
+
+@kernel(lists=(0, 1, 2, 3, 4, 5), writes=(0, 1, 2))
+def _cartoon_kernel(r, g, b, mean_img, fill_img, stack, w, h, sr, sg, sb, fr, fg, fb):  # pragma: no branch
+    """``imlib_cartoon_filter``: for each pixel not yet in ``mean_img``, one scan-line fill
+    (``imlib_flood_fill_int``) into ``mean_img`` summing each finished run's channels, then a second
+    one from the same seed into ``fill_img`` writing the region's integer mean into each run as the
+    fill leaves it (later comparisons see the written pixels, as on the device).
+
+    ``r``/``g``/``b``: flat channel planes (R5/G6/B5, or gray in ``g``), changed in place;
+    ``s*``/``f*``: the seed and floating thresholds per channel; ``stack``: 4 ints per pending run.
+    """
+    mr = 0
+    mg = 0
+    mb = 0
+    for y0 in range(h):
+        for x0 in range(w):
+            if mean_img[y0 * w + x0]:
+                continue
+            for mode in range(2):
+                out = mean_img if mode == 0 else fill_img
+                x = x0
+                y = y0
+                p = y * w + x
+                vr = r[p]
+                vg = g[p]
+                vb = b[p]
+                top = 0
+                acc_r = 0
+                acc_g = 0
+                acc_b = 0
+                count = 0
+                done = False
+                while not done:
+                    base = y * w
+                    left = x
+                    right = x
+                    while left > 0:
+                        q = base + left - 1
+                        if (out[q] or abs(r[q] - vr) > sr or abs(g[q] - vg) > sg or abs(b[q] - vb) > sb
+                                or abs(r[q] - r[q + 1]) > fr or abs(g[q] - g[q + 1]) > fg or abs(b[q] - b[q + 1]) > fb):
+                            break
+                        left -= 1
+                    while right < w - 1:
+                        q = base + right + 1
+                        if (out[q] or abs(r[q] - vr) > sr or abs(g[q] - vg) > sg or abs(b[q] - vb) > sb
+                                or abs(r[q] - r[q - 1]) > fr or abs(g[q] - g[q - 1]) > fg or abs(b[q] - b[q - 1]) > fb):
+                            break
+                        right += 1
+                    for i in range(base + left, base + right + 1):
+                        out[i] = 1
+                    while True:
+                        base = y * w
+                        found = -1
+                        for k in range(2):
+                            ny = y - 1 + 2 * k
+                            if ny < 0 or ny >= h:
+                                continue
+                            nbase = ny * w
+                            for i in range(left, right + 1):
+                                q = nbase + i
+                                o = base + i
+                                if (not out[q] and abs(r[q] - vr) <= sr and abs(g[q] - vg) <= sg and abs(b[q] - vb) <= sb
+                                        and abs(r[q] - r[o]) <= fr and abs(g[q] - g[o]) <= fg and abs(b[q] - b[o]) <= fb):
+                                    found = q
+                                    break
+                            if found >= 0:
+                                break
+                        if found >= 0:
+                            stack[top] = x
+                            stack[top + 1] = y
+                            stack[top + 2] = left
+                            stack[top + 3] = right
+                            top += 4
+                            x = found % w
+                            y = found // w
+                            break
+                        if mode == 0:  # the run is left: sum it
+                            for i in range(base + left, base + right + 1):
+                                acc_r += r[i]
+                                acc_g += g[i]
+                                acc_b += b[i]
+                                count += 1
+                        else:  # ... or paint it with the region's mean
+                            for i in range(base + left, base + right + 1):
+                                r[i] = mr
+                                g[i] = mg
+                                b[i] = mb
+                        if top == 0:
+                            done = True
+                            break
+                        top -= 4
+                        x = stack[top]
+                        y = stack[top + 1]
+                        left = stack[top + 2]
+                        right = stack[top + 3]
+                if mode == 0:
+                    mr = acc_r // count
+                    mg = acc_g // count
+                    mb = acc_b // count

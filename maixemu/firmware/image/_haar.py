@@ -147,30 +147,31 @@ def detect(gray: np.ndarray, cascade: Cascade, n_stages: int, roi, threshold: fl
         step = int(F(step) / factor)
         step = 1 if step == 0 else step
         y2, x2 = szh - win_h, szw - win_w
-        for y in range(0, max(y2, 0), step):
-            xs = np.arange(0, max(x2, 0), step)
-            if not xs.size:
-                continue
-            hits = _windows(cascade, n_stages, isum, isq, y, xs, n, thr)
-            for x in xs[hits]:
-                objects.append([int(F(int(x)) * factor) + rx, int(F(y) * factor) + ry,
+        # every window of this scale at once, rows then columns (the C loops' order)
+        ys, xs = np.meshgrid(np.arange(0, max(y2, 0), step), np.arange(0, max(x2, 0), step), indexing="ij")
+        ys, xs = ys.ravel(), xs.ravel()
+        if xs.size:
+            hits = _windows(cascade, n_stages, isum, isq, ys, xs, n, thr)
+            for x, y in zip(xs[hits].tolist(), ys[hits].tolist()):
+                objects.append([int(F(x) * factor) + rx, int(F(y) * factor) + ry,
                                 int(F(win_w) * factor), int(F(win_h) * factor)])
         factor = F(factor * F(scale_factor))
     return merge(objects) if len(objects) > 1 else objects
 
 
-def _lookup(I: np.ndarray, y: int, xs: np.ndarray, rx, ry, w, h) -> np.ndarray:
-    """``imlib_integral_mw_lookup`` at window row ``y``: P(x+w, y+h) + P(x, y) - P(x+w, y) - P(x, y+h), uint32."""
-    y0, y1 = y + ry, y + ry + h
+def _lookup(I: np.ndarray, ys, xs: np.ndarray, rx, ry, w, h) -> np.ndarray:
+    """``imlib_integral_mw_lookup`` of the windows at (xs, ys): P(x+w, y+h) + P(x, y) - P(x+w, y) - P(x, y+h), uint32."""
+    y0, y1 = ys + ry, ys + ry + h
     x0, x1 = xs + rx, xs + rx + w
     return (I[y1, x1] + I[y0, x0] - I[y0, x1] - I[y1, x0]) & M32
 
 
-def _windows(c: Cascade, n_stages: int, isum, isq, y: int, xs: np.ndarray, n: int, thr) -> np.ndarray:
-    """``run_cascade_classifier`` for the windows at (xs, y): a boolean per window."""
+def _windows(c: Cascade, n_stages: int, isum, isq, ys, xs: np.ndarray, n: int, thr) -> np.ndarray:
+    """``run_cascade_classifier`` for the windows at (xs, ys): a boolean per window."""
     F = np.float32
-    i_s = _lookup(isum, y, xs, 0, 0, c.window[0], c.window[1])
-    i_sq = _lookup(isq, y, xs, 0, 0, c.window[0], c.window[1])
+    ys = np.broadcast_to(ys, xs.shape)
+    i_s = _lookup(isum, ys, xs, 0, 0, c.window[0], c.window[1])
+    i_sq = _lookup(isq, ys, xs, 0, 0, c.window[0], c.window[1])
     m = i_s // n
     v = ((i_sq // n) - m * m) & M32
     alive = v >= 2500  # homogeneous windows are skipped
@@ -180,6 +181,7 @@ def _windows(c: Cascade, n_stages: int, isum, isq, y: int, xs: np.ndarray, n: in
     for i in range(n_stages):
         if not idx.size:
             break
+        wy, wx = ys[idx], xs[idx]
         cnt = int(c.stages[i])
         stage_sum = np.zeros(idx.size, np.int64)
         for t in range(t_idx, t_idx + cnt):
@@ -188,7 +190,7 @@ def _windows(c: Cascade, n_stages: int, isum, isq, y: int, xs: np.ndarray, n: in
             r0 = int(c.first_rect[t])
             for r in range(r0, r0 + int(c.num_rects[t])):
                 x, yy, w, h = (int(v) for v in c.rects[r])
-                sumw += _lookup(isum, y, xs[idx], x, yy, w, h) * (int(c.weights[r]) << 12)
+                sumw += _lookup(isum, wy, wx, x, yy, w, h) * (int(c.weights[r]) << 12)
             sumw = ((sumw + (1 << 31)) & M32) - (1 << 31)  # int32_t
             stage_sum += np.where(sumw >= t_thr, c.alpha2[t], c.alpha1[t])
         t_idx += cnt

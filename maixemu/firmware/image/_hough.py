@@ -15,6 +15,7 @@ FB_ALLOC_SIZE = 700 * 1024  # OMV_FB_ALLOC_SIZE of the full build: what fb_avail
 
 from ._fmath import COS, F, SIN, fast_atan2f, ftoi, line_length, line_through_roi
 from ._fmath import fast_atanf as _fast_atanf  # noqa: F401  (kept for the modules that use it here)
+from ._jit import compiled, kernel
 
 
 def _sobel(gray: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -53,12 +54,13 @@ def _samples(rx, ry, rw, rh, x_stride, rows) -> tuple[np.ndarray, np.ndarray]:
 
 def _peaks(acc: np.ndarray, threshold: int) -> list[tuple[int, int, int]]:
     """(row, col, value) of cells >= threshold and >= all 8 neighbours, row-major order."""
+    import cv2
+
     c = acc[1:-1, 1:-1]
     ok = c >= threshold
-    for dy in (-1, 0, 1):
-        for dx in (-1, 0, 1):
-            if dy or dx:
-                ok &= c >= acc[1 + dy:acc.shape[0] - 1 + dy, 1 + dx:acc.shape[1] - 1 + dx]
+    if ok.any():  # >= all 8 neighbours: equal to the 3x3 maximum (exact in float64 up to 2**53)
+        big = acc.astype(np.float64)
+        ok &= big[1:-1, 1:-1] >= cv2.dilate(big, np.ones((3, 3), np.uint8))[1:-1, 1:-1]
     rr, cc = np.nonzero(ok)
     return [(int(r) + 1, int(q) + 1, int(c[r, q])) for r, q in zip(rr, cc)]
 
@@ -154,6 +156,17 @@ def _angle_any(s, c) -> int:
     return int(np.trunc(F(float(ang) * 57.295780)))
 
 
+@kernel
+def _circle_votes(pxf, pyf, cos_t, sin_t, mag, rf, r, w_size, h_size, a_size, acc):
+    """One radius of the circle Hough transform: each vote's centre in float32 (the products and
+    sums as numpy does them), truncated, kept inside the accumulator, weighted by the magnitude."""
+    for i in range(pxf.size):
+        a = int(pxf[i] + rf * cos_t[i]) - r
+        b = int(pyf[i] + rf * sin_t[i]) - r
+        if 0 <= a < w_size and 0 <= b < h_size:
+            acc[(b + 1) * a_size + a + 1] += mag[i]
+
+
 def find_circles(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: int, x_margin: int,
                  y_margin: int, r_margin: int, r_min: int, r_max: int, r_step: int) -> list[dict]:
     rx, ry, rw, rh = roi
@@ -174,19 +187,27 @@ def find_circles(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold:
     mag = _magnitude(x_acc, y_acc) & 0xFFFF
     keep = mag != 0
     px, py, th, mg = (xs - rx)[keep], (ys - ry)[keep], theta[keep], mag[keep]
-    th2 = (th + 180) % 360
+    # both votes of every edge point (along its gradient and opposite) in one set of arrays; the
+    # float32 products and sums are those of one vote at a time, the integer sums are exact
+    t = np.concatenate([th, (th + 180) % 360])
+    cos_t, sin_t = COS[t], SIN[t]
+    pxf, pyf = np.concatenate([px, px]).astype(F), np.concatenate([py, py]).astype(F)
+    mg2 = np.concatenate([mg, mg]).astype(np.int64)
+    weights = mg2.astype(np.float64)
     for r in range(r_min, r_max, r_step):
         w_size, h_size = rw - 2 * r, rh - 2 * r
         a_size, b_size = w_size + 2, h_size + 2
         if a_size <= 2 or b_size <= 2:
             continue
-        acc = np.zeros(a_size * b_size, np.int64)
-        for t in (th, th2):
-            a = np.trunc(px.astype(F) + F(r) * COS[t]).astype(np.int64) - r
-            b = np.trunc(py.astype(F) + F(r) * SIN[t]).astype(np.int64) - r
+        if compiled():
+            acc = np.zeros(a_size * b_size, np.int64)
+            _circle_votes(pxf, pyf, cos_t, sin_t, mg2, F(r), r, w_size, h_size, a_size, acc)
+        else:
+            a = (pxf + F(r) * cos_t).astype(np.int32) - r  # truncation toward zero, as np.trunc
+            b = (pyf + F(r) * sin_t).astype(np.int32) - r
             ok = (a >= 0) & (a < w_size) & (b >= 0) & (b < h_size)
             idx = (b[ok] + 1) * a_size + (a[ok] + 1)
-            acc += np.bincount(idx, weights=mg[ok], minlength=acc.size).astype(np.int64)
+            acc = np.bincount(idx, weights=weights[ok], minlength=a_size * b_size).astype(np.int64)
         for row, col, v in _peaks(acc.reshape(b_size, a_size), threshold):
             circles.append(dict(x=(col - 1) + r + rx, y=(row - 1) + r + ry, r=r, magnitude=v))
     def merge_circles(a, b):

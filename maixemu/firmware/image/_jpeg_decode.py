@@ -14,8 +14,9 @@ firmware's messages and — as on the board — yields an empty 0x0 image rather
 (:class:`UnsupportedJpeg` carries the printed lines); a broken entropy stream raises the board's
 ``OSError(EPERM)`` after printing ``pjpeg_decode_mcu() failed with status N``.
 
-Huffman decoding walks the bit stream in Python (one table lookup per symbol); the IDCT, colour
-conversion and assembly are numpy over all blocks.
+Huffman decoding is one compiled kernel over the whole scan (``_jit``: numba, or the same statements
+in Python on lists); the IDCT (int16 arithmetic, which wraps as the C's int16 assignments do),
+colour conversion (tables over two 8-bit inputs) and assembly are numpy over all blocks.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import _color
+from ._jit import compiled, kernel
 
 # picojpeg.h status codes (the ones this decoder can report)
 NO_MORE_BLOCKS = 1
@@ -285,26 +287,28 @@ _MCU = {  # scan type -> (MCU width, height, component of each block)
 
 # ---------------------------------------------------------------------- entropy decoding
 @lru_cache(maxsize=64)
-def _lookup(counts: tuple, values: tuple) -> tuple[list[int], list[int]]:
-    """``huffDecode`` as a table over the next 16 bits: (symbol, bits used) lists.
+def _lookup(counts: tuple, values: tuple) -> np.ndarray:
+    """``huffDecode`` as a table over the next 16 bits: ``symbol | bits_used << 8`` (int64).
 
     Codes picojpeg cannot match consume 17 bits and decode as symbol 0 (its ``i == 16`` exit).
     """
-    sym = [0] * 65536
-    used = [17] * 65536
+    sym = np.zeros(65536, np.int64)
+    used = np.full(65536, 17, np.int64)
     code, k = 0, 0
     for length, num in enumerate(counts, start=1):
         for _ in range(num):
             lo = code << (16 - length)
-            span = 1 << (16 - length)
-            value = values[k] if k < len(values) else 0
-            for p in range(lo, min(lo + span, 65536)):
-                if used[p] == 17:
-                    sym[p], used[p] = value, length
+            hi = min(lo + (1 << (16 - length)), 65536)
+            if lo < hi:
+                free = used[lo:hi] == 17  # the first code to claim a slot keeps it
+                sym[lo:hi][free] = values[k] if k < len(values) else 0
+                used[lo:hi][free] = length
             code += 1
             k += 1
         code <<= 1
-    return sym, used
+    table = sym | (used << 8)
+    table.flags.writeable = False
+    return table
 
 
 _MARKER = re.compile(rb"\xff[^\x00]|\xff$")
@@ -338,18 +342,117 @@ def _restart_marker(data: bytes, pos: int) -> tuple[int, int]:
     return data[i], i + 1
 
 
-class _Bits:
-    """An MSB-first bit reader over one segment, reading 1 bits past its end: ``win[i]`` is the
-    24-bit big-endian word at byte ``i``."""
+def _windows(seg: bytes) -> np.ndarray:
+    """``win[i]``: the 24-bit big-endian word at byte ``i`` of the segment padded with FF bytes."""
+    b = np.frombuffer(seg + b"\xff" * 8, np.uint8).astype(np.int64)
+    return (b[:-2] << 16) | (b[1:-1] << 8) | b[2:]
 
-    __slots__ = ("win",)
 
-    def __init__(self, seg: bytes):
-        b = np.frombuffer(seg + b"\xff" * 8, np.uint8).astype(np.int64)
-        self.win = ((b[:-2] << 16) | (b[1:-1] << 8) | b[2:]).tolist()
+def _segments(data: bytes, frame: _Frame, intervals: int) -> tuple[list[bytes], bool]:
+    """The entropy segments of the scan's restart intervals, as ``processRestart`` finds them,
+    and whether a bad restart marker cut the list short (the decoder fails when it gets there)."""
+    seg, seg_end = _entropy_segment(data, frame.scan_start)
+    segments = [seg]
+    for t in range(1, intervals):
+        marker, after = _restart_marker(data, seg_end)
+        if marker != 0xD0 + ((t - 1) & 7):
+            return segments, True
+        seg, seg_end = _entropy_segment(data, after)
+        segments.append(seg)
+    return segments, False
 
-    def grow(self) -> None:  # the decoder ran far past the data: more 1 bits
-        self.win.extend([0xFFFFFF] * 272)
+
+@kernel(lists=(0, 1, 2, 6, 7, 8, 9, 10, 11, 12, 13), writes=(13,))
+def _decode_scan(win, seg_start, seg_end, n_segments, interval, total, block_comp, block_dc, block_ac, block_qo,
+                 quant, luts, zag, coef):
+    """Huffman-decode the scan's MCUs into ``coef`` (flat, dequantised, natural order, MCU order).
+
+    ``win[seg_start[t]:seg_end[t]]`` are the 24-bit windows (:func:`_windows`) of restart interval
+    ``t`` (``interval`` MCUs each; the DC predictions restart with each); reads past a segment's
+    end see 1 bits, as picojpeg's reader pads. Per block of an MCU: its component, DC/AC table
+    (offsets into the flat ``luts`` of :func:`_lookup` entries) and quantisation row (offset into
+    ``quant``). Returns (status, blocks decoded): 0, or ``DECODE_ERROR`` as ``decodeNextMCU``
+    reports it.
+    """
+    n_blocks = len(block_comp)
+    last_dc = [0, 0, 0]
+    base = 0
+    for t in range(n_segments):
+        last_dc[0] = 0
+        last_dc[1] = 0
+        last_dc[2] = 0
+        end = seg_end[t]
+        p = seg_start[t] * 8
+        n_mcus = total - t * interval
+        if n_mcus > interval:
+            n_mcus = interval
+        for _m in range(n_mcus):
+            for b in range(n_blocks):
+                comp = block_comp[b]
+                dct = block_dc[b]
+                act = block_ac[b]
+                qo = block_qo[b]
+                i = p >> 3
+                word = win[i] if i < end else 0xFFFFFF
+                e = luts[dct + ((word >> (8 - (p & 7))) & 0xFFFF)]
+                s = e & 0xFF
+                p += e >> 8
+                nx = s & 0xF
+                r = 0
+                if nx:
+                    i = p >> 3
+                    word = win[i] if i < end else 0xFFFFFF
+                    r = (word >> (24 - (p & 7) - nx)) & ((1 << nx) - 1)
+                    p += nx
+                if 1 <= s <= 15 and r < (1 << (s - 1)):  # huffExtend
+                    r += ((-1) << s) + 1
+                dc = (r + last_dc[comp]) & 0xFFFF
+                last_dc[comp] = dc
+                at = base * 64
+                coef[at] = dc * quant[qo]
+                k = 1
+                while k < 64:
+                    i = p >> 3
+                    word = win[i] if i < end else 0xFFFFFF
+                    e = luts[act + ((word >> (8 - (p & 7))) & 0xFFFF)]
+                    s = e & 0xFF
+                    p += e >> 8
+                    run = s >> 4
+                    s &= 15
+                    if s:
+                        i = p >> 3
+                        word = win[i] if i < end else 0xFFFFFF
+                        extra = (word >> (24 - (p & 7) - s)) & ((1 << s) - 1)
+                        p += s
+                        if run:
+                            if k + run > 63:
+                                return DECODE_ERROR, base
+                            k += run
+                        if extra < (1 << (s - 1)):
+                            extra += ((-1) << s) + 1
+                        coef[at + zag[k]] = extra * quant[qo + k]
+                    elif run == 15:
+                        if k + 16 > 64:
+                            return DECODE_ERROR, base
+                        k += 15
+                    else:
+                        break
+                    k += 1
+                base += 1
+    return 0, base
+
+
+@lru_cache(maxsize=16)
+def _tables(huff: tuple) -> tuple[np.ndarray, list[int], dict[int, int]]:
+    """The frame's Huffman tables as one flat lookup array (and as a list, for the Python path),
+    with each table's offset."""
+    luts = np.concatenate([_lookup(*tab) for _, tab in huff])
+    luts.flags.writeable = False
+    return luts, luts.tolist(), {t: 65536 * i for i, (t, _) in enumerate(huff)}
+
+
+#: Tests set this to run :func:`_decode_scan`'s Python statements even where numba compiles it.
+_KERNEL_PYTHON = False
 
 
 def _decode_coefficients(data: bytes, frame: _Frame, kind: int) -> np.ndarray:
@@ -358,115 +461,71 @@ def _decode_coefficients(data: bytes, frame: _Frame, kind: int) -> np.ndarray:
     per_row = (frame.width + mcu_w - 1) // mcu_w
     per_col = (frame.height + mcu_h - 1) // mcu_h
     total = per_row * per_col
-    luts = {t: _lookup(*frame.huff[t]) for t in frame.huff}
-    seg, seg_end = _entropy_segment(data, frame.scan_start)
-    bits = _Bits(seg)
-    win = bits.win
-    p = 0
-    last_dc = [0, 0, 0]
-    restarts_left = frame.restart_interval
-    next_rst = 0
-    zag = ZAG.tolist()
-    plan = [(comp, frame.quant[frame.quant_sel[comp]].tolist(), luts[1 if frame.dc_tab[comp] else 0],
-             luts[3 if frame.ac_tab[comp] else 2]) for comp in org]
-    where: list[int] = []  # flat coefficient index (block * 64 + natural position)
-    value: list[int] = []
-    base = 0
-    for _mcu in range(total):
-        if frame.restart_interval:
-            if restarts_left == 0:
-                marker, after = _restart_marker(data, seg_end)
-                if marker != 0xD0 + next_rst:
-                    raise JpegError(BAD_RESTART_MARKER, "mcu")
-                last_dc = [0, 0, 0]
-                restarts_left = frame.restart_interval
-                next_rst = (next_rst + 1) & 7
-                seg, seg_end = _entropy_segment(data, after)
-                bits = _Bits(seg)
-                win = bits.win
-                p = 0
-            restarts_left -= 1
-        for comp, q, (dsym, dlen), (asym, alen) in plan:
-            if (p >> 3) + 264 >= len(win):  # a block reads at most 64 symbols of 17 + 15 bits
-                bits.grow()
-                win = bits.win
-            peek = (win[p >> 3] >> (8 - (p & 7))) & 0xFFFF
-            s = dsym[peek]
-            p += dlen[peek]
-            nx = s & 0xF
-            r = 0
-            if nx:
-                r = (win[p >> 3] >> (24 - (p & 7) - nx)) & ((1 << nx) - 1)
-                p += nx
-            if 1 <= s <= 15 and r < (1 << (s - 1)):  # huffExtend
-                r += ((-1) << s) + 1
-            dc = (r + last_dc[comp]) & 0xFFFF
-            last_dc[comp] = dc
-            where.append(base)
-            value.append(dc * q[0])
-            k = 1
-            while k < 64:
-                peek = (win[p >> 3] >> (8 - (p & 7))) & 0xFFFF
-                s = asym[peek]
-                p += alen[peek]
-                run = s >> 4
-                s &= 15
-                if s:
-                    extra = (win[p >> 3] >> (24 - (p & 7) - s)) & ((1 << s) - 1)
-                    p += s
-                    if run:
-                        if k + run > 63:
-                            raise JpegError(DECODE_ERROR, "mcu")
-                        k += run
-                    if extra < (1 << (s - 1)):
-                        extra += ((-1) << s) + 1
-                    where.append(base + zag[k])
-                    value.append(extra * q[k])
-                elif run == 15:
-                    if k + 16 > 64:
-                        raise JpegError(DECODE_ERROR, "mcu")
-                    k += 15
-                else:
-                    break
-                k += 1
-            base += 64
-    coef = np.zeros(base, np.int64)
-    coef[np.array(where, np.int64)] = np.array(value, np.int64)
+    luts, luts_list, offset = _tables(tuple(sorted(frame.huff.items())))
+    quants = sorted(frame.quant)
+    quant = np.concatenate([frame.quant[n].astype(np.int64) for n in quants])
+    block_comp = np.array(org, np.int64)
+    block_dc = np.array([offset[1 if frame.dc_tab[c] else 0] for c in org], np.int64)
+    block_ac = np.array([offset[3 if frame.ac_tab[c] else 2] for c in org], np.int64)
+    block_qo = np.array([64 * quants.index(frame.quant_sel[c]) for c in org], np.int64)
+    interval = frame.restart_interval or total
+    segments, bad_restart = _segments(data, frame, (total + interval - 1) // interval)
+    windows = [_windows(seg) for seg in segments]
+    ends = np.cumsum([len(w) for w in windows]).astype(np.int64)
+    starts = ends - np.array([len(w) for w in windows], np.int64)
+    coef = np.zeros(total * len(org) * 64, np.int64)
+    run = _decode_scan.__wrapped__ if _KERNEL_PYTHON or not compiled() else _decode_scan
+    status, _ = run(np.concatenate(windows), starts, ends, len(segments), interval, total, block_comp, block_dc,
+                    block_ac, block_qo, quant, luts_list if run is not _decode_scan else luts, ZAG, coef)
+    if status:
+        raise JpegError(status, "mcu")
+    if bad_restart:
+        raise JpegError(BAD_RESTART_MARKER, "mcu")
     return _int16(coef).reshape(-1, 64)
 
 
 # ---------------------------------------------------------------------- IDCT (int16 Winograd)
 def _imul(w: np.ndarray, c: int) -> np.ndarray:
-    return _int16((w * c + 128) >> 8)
+    """``imul_b*``: ``int16((w * c + 128) >> 8)`` in 32-bit arithmetic."""
+    return ((w.astype(np.int32) * c + 128) >> 8).astype(np.int16)
 
 
 def _idct_pass(s: list[np.ndarray]) -> list[np.ndarray]:
-    """One pass of idctRows/idctCols before the final descale (int16 at every assignment)."""
-    x4, x7 = _int16(s[5] - s[3]), _int16(s[5] + s[3])
-    x5, x6 = _int16(s[1] + s[7]), _int16(s[1] - s[7])
-    tmp1 = _imul(_int16(x4 - x6), 196)
-    stg26 = _int16(_imul(x6, 277) - tmp1)
-    x24 = _int16(tmp1 - _imul(x4, 669))
-    x15, x17 = _int16(x5 - x7), _int16(x5 + x7)
-    tmp2 = _int16(stg26 - x17)
-    tmp3 = _int16(_imul(x15, 362) - tmp2)
-    x44 = _int16(tmp3 + x24)
-    x30, x31 = _int16(s[0] + s[4]), _int16(s[0] - s[4])
-    x12, x13 = _int16(s[2] - s[6]), _int16(s[2] + s[6])
-    x32 = _int16(_imul(x12, 362) - x13)
-    x40, x43 = _int16(x30 + x13), _int16(x30 - x13)
-    x41, x42 = _int16(x31 + x32), _int16(x31 - x32)
-    return [x40 + x17, x41 + tmp2, x42 + tmp3, x43 - x44, x43 + x44, x42 - tmp3, x41 - tmp2, x40 - x17]
+    """One pass of idctRows/idctCols on int16 arrays: numpy's int16 arithmetic wraps as every
+    ``int16`` assignment of the C does. Returns the eight outputs as (a, b, sign): ``a + sign * b``
+    is the output before its last addition, which idctCols descales in ``int`` (not wrapped)."""
+    x4, x7 = s[5] - s[3], s[5] + s[3]
+    x5, x6 = s[1] + s[7], s[1] - s[7]
+    tmp1 = _imul(x4 - x6, 196)
+    stg26 = _imul(x6, 277) - tmp1
+    x24 = tmp1 - _imul(x4, 669)
+    x15, x17 = x5 - x7, x5 + x7
+    tmp2 = stg26 - x17
+    tmp3 = _imul(x15, 362) - tmp2
+    x44 = tmp3 + x24
+    x30, x31 = s[0] + s[4], s[0] - s[4]
+    x12, x13 = s[2] - s[6], s[2] + s[6]
+    x32 = _imul(x12, 362) - x13
+    x40, x43 = x30 + x13, x30 - x13
+    x41, x42 = x31 + x32, x31 - x32
+    return [(x40, x17, 1), (x41, tmp2, 1), (x42, tmp3, 1), (x43, x44, -1), (x43, x44, 1), (x42, tmp3, -1),
+            (x41, tmp2, -1), (x40, x17, -1)]
 
 
 def idct(coef: np.ndarray) -> np.ndarray:
-    """(N, 64) dequantised coefficients -> (N, 64) uint8 samples (picojpeg's transform)."""
-    c = coef.reshape(-1, 8, 8).astype(np.int64)
-    rows = [_int16(v) for v in _idct_pass([c[:, :, k] for k in range(8)])]  # (N, 8) per column index
-    r = np.stack(rows, axis=2)  # (N, row, col)
-    cols = _idct_pass([r[:, k, :] for k in range(8)])
-    out = np.stack([np.clip(_int16(((v + 64) >> 7) + 128), 0, 255) for v in cols], axis=1)
-    return out.reshape(-1, 64).astype(np.uint8)
+    """(N, 64) dequantised coefficients -> (N, 64) uint8 samples (picojpeg's transform).
+
+    The short cuts of idctRows/idctCols for rows/columns with only a DC term give what the full
+    transform gives (every other term is 0), so all blocks take the full one.
+    """
+    c = coef.reshape(-1, 8, 8).astype(np.int16)  # int16 values already; the cast keeps them
+    t = np.ascontiguousarray(c.transpose(2, 0, 1))  # [column k][block, row]
+    rows = [a + b if sign > 0 else a - b for a, b, sign in _idct_pass(list(t))]  # into the int16 buffer: wraps
+    o = np.ascontiguousarray(np.stack(rows).transpose(2, 0, 1))  # [row k][column, block]
+    cols = [a.astype(np.int32) + b if sign > 0 else a.astype(np.int32) - b
+            for a, b, sign in _idct_pass(list(o))]  # summed in int, then descaled
+    out = np.stack([np.clip(((v + 64) >> 7) + 128, 0, 255) for v in cols])  # [row, column, block]
+    return out.transpose(2, 0, 1).reshape(-1, 64).astype(np.uint8)
 
 
 # ---------------------------------------------------------------------- colour
@@ -486,6 +545,24 @@ def _chroma_terms(cb: np.ndarray, cr: np.ndarray):
     cr_r = _int16((cr + ((cr * 103) >> 8)) - 179)
     cr_g = _int16(((cr * 183) >> 8) - 91)
     return cb_g, cb_b, cr_r, cr_g
+
+
+@lru_cache(maxsize=1)
+def _colour_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """picojpeg's YCbCr -> RGB steps as tables over two 8-bit inputs (index ``a * 256 + b``), the
+    RGB565 fields already shifted and byte-swapped (truncating packing):
+    ``R[y, cr]``, ``B[y, cb]``, ``G1[y, cb]`` (the first clamped step) and ``G[G1, cr]``."""
+    v = np.arange(256, dtype=np.int64)
+    cb_g, cb_b, cr_r, cr_g = _chroma_terms(v, v)
+    y = v[:, None]
+    r = _add_clamp(y, cr_r[None, :])
+    b = _add_clamp(y, cb_b[None, :])
+    g1 = _sub_clamp(y, cb_g[None, :])  # Cb block first, then Cr (MCU block order)
+    g = _sub_clamp(y, cr_g[None, :])  # indexed by the first step's result
+    zero = np.zeros((256, 256), np.int64)
+    tables = (_color.pack565(r >> 3, zero, zero), _color.pack565(zero, zero, b >> 3), g1.astype(np.uint8),
+              _color.pack565(zero, g >> 2, zero))
+    return tuple(np.ascontiguousarray(t.reshape(-1)) for t in tables)
 
 
 def _tile(blocks: np.ndarray, rows: int, cols: int) -> np.ndarray:
@@ -511,18 +588,18 @@ def decode(data: bytes) -> tuple[str, np.ndarray]:
     ny = bx * by
     # Y blocks in MCU order: TL, TR, BL, BR (YH1V2: top, bottom)
     yb = samples[:, :, :ny].reshape(per_col, per_row, by, bx, 8, 8)
-    y = yb.transpose(0, 2, 4, 1, 3, 5).reshape(per_col * mcu_h, per_row * mcu_w)
-    cb_blocks, cr_blocks = samples[:, :, ny], samples[:, :, ny + 1]
-    cb = _tile(cb_blocks, per_col, per_row)
-    cr = _tile(cr_blocks, per_col, per_row)
-    cb = np.repeat(np.repeat(cb, by, axis=0), bx, axis=1)  # pixel replication (upsampleCb*)
-    cr = np.repeat(np.repeat(cr, by, axis=0), bx, axis=1)
-    cb_g, cb_b, cr_r, cr_g = _chroma_terms(cb, cr)
-    g = _sub_clamp(_sub_clamp(y, cb_g), cr_g)  # Cb block first, then Cr (MCU block order)
-    b = _add_clamp(y, cb_b)
-    r = _add_clamp(y, cr_r)
-    r, g, b = (ch[:h, :w].astype(np.uint8) for ch in (r, g, b))
-    return "rgb565", _color.pack565(r >> 3, g >> 2, b >> 3)
+    y = yb.transpose(0, 2, 4, 1, 3, 5).reshape(per_col * mcu_h, per_row * mcu_w)[:h, :w].astype(np.intp)
+    cb = _tile(samples[:, :, ny], per_col, per_row)
+    cr = _tile(samples[:, :, ny + 1], per_col, per_row)
+    cb = np.repeat(np.repeat(cb, by, axis=0), bx, axis=1)[:h, :w]  # pixel replication (upsampleCb*)
+    cr = np.repeat(np.repeat(cr, by, axis=0), bx, axis=1)[:h, :w]
+    red, blue, green1, green = _colour_tables()
+    y <<= 8
+    y_cb = y | cb
+    pix = red[y | cr]
+    pix |= blue[y_cb]
+    pix |= green[(green1[y_cb].astype(np.intp) << 8) | cr]
+    return "rgb565", pix
 
 
 def geometry(data: bytes) -> tuple[int, int] | None:

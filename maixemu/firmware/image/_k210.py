@@ -191,13 +191,19 @@ def _kpu_conv3(planes: np.ndarray, krn: list[float]) -> np.ndarray:
         for dy, dx in taps:
             sx += padded[ic, dy:dy + H, dx:dx + W]
     out = np.empty((C, H, W), np.uint8)
+    offset_term = (arg_x * sx) >> shr_x
     for oc in range(C):
-        acc = np.zeros((H, W), np.int64)
+        # the weights across planes are all the quantised zero ``q0``: their taps sum to q0 times
+        # the other planes' 3x3 sums, so acc = q0 * sx + sum((w - q0) * own plane) (exact integers)
+        across = np.delete(wq[oc], oc, axis=0)
+        q0 = int(across.flat[0]) if across.size and (across == across.flat[0]).all() else 0
+        acc = q0 * sx if q0 else np.zeros((H, W), np.int64)
         for ic in range(C):
             for k, (dy, dx) in enumerate(taps):
-                if wq[oc, ic, k]:
-                    acc += padded[ic, dy:dy + H, dx:dx + W] * wq[oc, ic, k]
-        acc += (arg_x * sx) >> shr_x
+                wk = int(wq[oc, ic, k]) - q0
+                if wk:
+                    acc += padded[ic, dy:dy + H, dx:dx + W] * wk
+        acc += offset_term
         pos = acc > 0  # segments 1..15 (x_start 0); segment 0 (y_mul 0) gives 0
         r = _round_half_even_shift(np.where(pos, acc, 0) * y_mul, shift)
         out[oc] = np.clip(np.where(pos, r, 0), 0, 255).astype(np.uint8)

@@ -458,18 +458,40 @@ def _corner(parts):
     return [a[0] + L0 * A00, a[1] + L0 * A10]
 
 
+def _centred(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cluster's points relative to its (slightly offset) bounding-box centre, float32."""
+    xmax, xmin, ymax, ymin = max(0, int(x.max())), int(x.min()), max(0, int(y.max())), int(y.min())
+    cx = F(xmin + xmax) * F(0.5) + F(0.05118)
+    cy = F(ymin + ymax) * F(0.5) + F(-0.028581)
+    return x.astype(F) - cx, y.astype(F) - cy
+
+
+def _add_angles(cls: list[dict]) -> None:
+    """Each cluster's ``dx, dy`` and ``theta`` (``fast_atan2f``, elementwise) in one call for all."""
+    if not cls:
+        return
+    parts = [_centred(cl["x"], cl["y"]) for cl in cls]
+    dx = np.concatenate([p[0] for p in parts])
+    dy = np.concatenate([p[1] for p in parts])
+    theta = fast_atan2f(dy, dx)
+    start = 0
+    for cl, (cdx, cdy) in zip(cls, parts):
+        end = start + cdx.size
+        cl["dx"], cl["dy"], cl["theta"] = cdx, cdy, theta[start:end]
+        start = end
+
+
 def fit_quad(im: np.ndarray, cl: dict, override_mode: bool) -> list | None:
     """``fit_quad``: the 4 corners (float32 pixel coordinates) or None."""
     x, y = cl["x"], cl["y"]
     sz = x.size
     if sz < 4:
         return None
-    xmax, xmin, ymax, ymin = max(0, int(x.max())), int(x.min()), max(0, int(y.max())), int(y.min())
-    cx = F(xmin + xmax) * F(0.5) + F(0.05118)
-    cy = F(ymin + ymax) * F(0.5) + F(-0.028581)
-    dx = x.astype(F) - cx
-    dy = y.astype(F) - cy
-    theta = fast_atan2f(dy, dx)
+    if "theta" in cl:  # computed for all clusters at once (detect_quads)
+        dx, dy, theta = cl["dx"], cl["dy"], cl["theta"]
+    else:
+        dx, dy = _centred(x, y)
+        theta = fast_atan2f(dy, dx)
     terms = dx * cl["gx"].astype(F) + dy * cl["gy"].astype(F)
     dot = np.cumsum(terms, dtype=F)[-1]
     if not override_mode and dot < 0:
@@ -623,10 +645,9 @@ def detect_quads(im: np.ndarray, override_mode: bool) -> list[list]:
     t = threshold(im)
     quads = []
     limit = 3 * (2 * w + 2 * h)
-    for cl in clusters(t):
-        n = cl["x"].size
-        if n < MIN_CLUSTER_PIXELS or n > limit:
-            continue
+    cls = [cl for cl in clusters(t) if MIN_CLUSTER_PIXELS <= cl["x"].size <= limit]
+    _add_angles(cls)
+    for cl in cls:
         q = fit_quad(im, cl, override_mode)
         if q is not None:
             quads.append(q)

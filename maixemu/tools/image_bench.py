@@ -1,0 +1,473 @@
+"""Benchmark every ``image.Image`` method on a 320x240 RGB565 and grayscale frame: ms per call.
+
+``python -m maixemu.tools.image_bench`` prints one row per case (method, typical arguments, format):
+the median ms per call, the ratio to a same-run 256x256 float64 numpy matmul (``x matmul``: how
+many matmuls the call costs, which stays comparable on a loaded machine), then the slowest cases.
+``--filter gauss`` keeps the cases whose name contains a word; ``--json FILE`` writes the rows.
+
+The frame is ``../shared/images/dog.bmp`` (a 320x240 photo) when the shared folder is there, else a
+deterministic synthetic scene (gradients, shapes, a checkerboard and noise), so finders see edges
+and blobs. Methods that change the image run on a fresh copy each call (the copy is not timed).
+``tests/firmware/test_image_bench.py`` runs the same cases under pytest-benchmark and checks that
+every method of the firmware's table has a case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import math
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+SHARED_DIR = Path(__file__).resolve().parents[2].parent / "shared"
+PHOTO = SHARED_DIR / "images" / "dog.bmp"
+JPEG_QVGA = SHARED_DIR / "images" / "face_20.jpg"
+JPEG_LARGE = SHARED_DIR / "images" / "coco_436511.jpg"
+
+RGB, GRAY = "rgb565", "gray"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One timed call: ``run(img, fx)`` on the frame of ``fmt`` (``fx``: :class:`Fixtures`).
+
+    ``methods`` are the ``Image`` methods (or ``image.`` module functions, prefixed ``image.``)
+    the case exercises; ``mutates`` makes every call start from a fresh copy of the frame.
+    """
+
+    name: str
+    fmt: str
+    run: Callable
+    methods: tuple[str, ...]
+    mutates: bool = False
+
+
+class Fixtures:
+    """The frames and the objects the cases pass as arguments, built once."""
+
+    def __init__(self, photo: Path | None = None):
+        from ..firmware import image
+
+        self.image = image
+        path = photo if photo is not None else (PHOTO if PHOTO.is_file() else None)
+        if path is not None:
+            self.source = str(path)
+            rgb = _read_rgb(path)
+        else:
+            self.source = "synthetic scene"
+            rgb = synthetic_scene(320, 240)
+        self.frames = {RGB: _snapshot(image, rgb, image.RGB565), GRAY: _snapshot(image, rgb, image.GRAYSCALE)}
+        self.ai_dst = {f: _snapshot(image, rgb, self.frames[f]._fmt) for f in (RGB, GRAY)}
+        shifted = np.roll(rgb, (3, 5), axis=(0, 1))
+        self.others = {RGB: image.Image._from_rgb888(shifted),
+                       GRAY: image.Image._from_rgb888(shifted, image.GRAYSCALE)}
+        self.templates = {f: self.frames[f].copy(roi=(120, 80, 40, 30)) for f in (RGB, GRAY)}
+        self.small = {f: self.frames[f].copy(roi=(0, 0, 64, 48)) for f in (RGB, GRAY)}
+        self.jpegs = {f: self.frames[f].compressed(quality=90) for f in (RGB, GRAY)}
+        self.jpeg_bytes = {f: bytes(self.jpegs[f].to_bytes()) for f in (RGB, GRAY)}
+        self.glyph = bytes(range(32))
+        gray = self.frames[GRAY]
+        self.thresholds = {RGB: [(30, 100, 15, 127, 15, 127)], GRAY: [(128, 255)]}
+        self.lbp = {GRAY: gray.find_lbp((0, 0, 320, 240))}
+        self.keypoints = gray.find_keypoints(max_keypoints=50)
+        self.affine = image.get_affine_transform([(0, 0), (319, 0), (0, 239)], [(10, 5), (300, 20), (15, 230)])
+        self._haar = None
+
+    def haar(self):
+        if self._haar is None:
+            self._haar = self.image.HaarCascade("frontalface", stages=25)
+        return self._haar
+
+    def fresh(self, fmt: str):
+        return self.frames[fmt].copy()
+
+
+def _snapshot(image, rgb: np.ndarray, fmt: int):
+    """An image filled as ``sensor.snapshot()`` fills one: pixels and the AI buffer."""
+    img = image.Image._from_rgb888(rgb, fmt)
+    img._load_frame(rgb, fmt)
+    return img
+
+
+def _read_rgb(path: Path) -> np.ndarray:
+    import cv2
+
+    bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if bgr is None:
+        raise OSError(f"cannot read {path}")
+    if bgr.shape[:2] != (240, 320):
+        bgr = cv2.resize(bgr, (320, 240), interpolation=cv2.INTER_AREA)
+    return np.ascontiguousarray(bgr[:, :, ::-1])
+
+
+def synthetic_scene(w: int, h: int) -> np.ndarray:
+    """A deterministic (H, W, 3) uint8 scene with gradients, edges, blobs and texture."""
+    yy, xx = np.mgrid[0:h, 0:w]
+    rgb = np.stack([xx * 255 // (w - 1), yy * 255 // (h - 1), (xx + yy) * 255 // (w + h - 2)], -1).astype(np.int32)
+    rgb[40:100, 30:110] = (220, 30, 30)
+    rgb[130:200, 200:290] = (30, 200, 40)
+    circle = (xx - 230) ** 2 + (yy - 60) ** 2 < 35 ** 2
+    rgb[circle] = (30, 40, 210)
+    board = ((xx // 8 + yy // 8) % 2 == 0) & (xx < 120) & (yy > 140)
+    rgb[board] = 240
+    rgb[(xx > 140) & (xx < 180)] //= 2
+    rgb += np.random.default_rng(0).integers(-12, 13, rgb.shape)
+    return np.clip(rgb, 0, 255).astype(np.uint8)
+
+
+# ---------------------------------------------------------------------------------------------- cases
+def _cases() -> list[Case]:
+    cases: list[Case] = []
+
+    def add(name, run, methods=None, formats=(RGB, GRAY), mutates=False):
+        methods = tuple(methods or (name.split("(")[0],))
+        for fmt in formats:
+            cases.append(Case(f"{name} [{fmt}]", fmt, run, methods, mutates))
+
+    def mut(name, run, methods=None, formats=(RGB, GRAY)):
+        add(name, run, methods, formats, mutates=True)
+
+    # -- trivial accessors and conversions
+    add("width()", lambda i, fx: i.width())
+    add("height()", lambda i, fx: i.height())
+    add("format()", lambda i, fx: i.format())
+    add("size()", lambda i, fx: i.size())
+    add("get_pixel(100, 100)", lambda i, fx: i.get_pixel(100, 100))
+    mut("set_pixel(100, 100, c)", lambda i, fx: i.set_pixel(100, 100, (255, 0, 0)))
+    add("to_bytes()", lambda i, fx: i.to_bytes())
+    add("copy()", lambda i, fx: i.copy())
+    add("copy(roi)", lambda i, fx: i.copy(roi=(40, 30, 160, 120)), ["copy"])
+    mut("crop(roi)", lambda i, fx: i.crop(roi=(40, 30, 160, 120)), ["crop"])
+    add("crop(roi, copy)", lambda i, fx: i.crop(roi=(40, 30, 160, 120), copy=True), ["crop"])
+    add("cut(40, 30, 160, 120)", lambda i, fx: i.cut(40, 30, 160, 120))
+    add("resize(160, 120)", lambda i, fx: i.resize(160, 120))
+    add("resize(224, 224)", lambda i, fx: i.resize(224, 224), ["resize"])
+    mut("to_grayscale()", lambda i, fx: i.to_grayscale())
+    add("to_grayscale(copy)", lambda i, fx: i.to_grayscale(copy=True), ["to_grayscale"])
+    mut("to_rgb565()", lambda i, fx: i.to_rgb565(), formats=[RGB])
+    add("to_rgb565(copy)", lambda i, fx: i.to_rgb565(copy=True), ["to_rgb565"])
+    add("to_rainbow(copy)", lambda i, fx: i.to_rainbow(copy=True), ["to_rainbow"])
+    mut("to_bitmap()", lambda i, fx: i.to_bitmap())
+    add("to_bitmap(copy)", lambda i, fx: i.to_bitmap(copy=True), ["to_bitmap"])
+    mut("clear()", lambda i, fx: i.clear())
+    mut("pix_to_ai()", lambda i, fx: i.pix_to_ai())
+    mut("ai_to_pix()", lambda i, fx: i.ai_to_pix())
+    mut("conv3(edge)", lambda i, fx: i.conv3([-1, -1, -1, -1, 8, -1, -1, -1, -1]), ["conv3"], [RGB])
+    add("mean_pooled(2, 2)", lambda i, fx: i.mean_pooled(2, 2))
+    add("midpoint_pooled(2, 2)", lambda i, fx: i.midpoint_pooled(2, 2))
+    mut("mean_pool(2, 2)", lambda i, fx: i.mean_pool(2, 2))
+    mut("midpoint_pool(2, 2)", lambda i, fx: i.midpoint_pool(2, 2))
+    add("dump_roi(8x4)", lambda i, fx: _quiet(i.dump_roi, 0, 0, 8, 4), ["dump_roi"])
+
+    # -- pixel maths with another image
+    for op in ("add", "sub", "mul", "div", "min", "max", "difference", "blend", "b_and", "b_nand", "b_or",
+               "b_nor", "b_xor", "b_xnor", "replace"):
+        mut(f"{op}(other)", lambda i, fx, op=op: getattr(i, op)(fx.others[i_fmt(i)]), [op])
+    mut("add(color)", lambda i, fx: i.add((20, 20, 20) if i_fmt(i) == RGB else 20), ["add"])
+    mut("invert()", lambda i, fx: i.invert())
+    mut("negate()", lambda i, fx: i.negate())
+    mut("gamma_corr(0.5, 1.2, 0.1)", lambda i, fx: i.gamma_corr(gamma=0.5, contrast=1.2, brightness=0.1), ["gamma_corr"])
+    mut("binary(thr)", lambda i, fx: i.binary(fx.thresholds[i_fmt(i)]), ["binary"])
+    mut("binary(thr, invert)", lambda i, fx: i.binary(fx.thresholds[i_fmt(i)], invert=True), ["binary"])
+    mut("stretch(0, 255)", lambda i, fx: i.stretch(0, 255), ["stretch"], [GRAY])
+    mut("strech_char(1)", lambda i, fx: i.strech_char(1), ["strech_char"], [GRAY])
+    mut("chrominvar()", lambda i, fx: i.chrominvar(), formats=[RGB])
+    mut("illuminvar()", lambda i, fx: i.illuminvar(), formats=[RGB])
+    mut("remove_shadows(other)", lambda i, fx: i.remove_shadows(fx.others[RGB]), ["remove_shadows"], [RGB])
+
+    # -- filters and morphology
+    for size in (1, 2):
+        mut(f"gaussian({size})", lambda i, fx, s=size: i.gaussian(s), ["gaussian"])
+        mut(f"mean({size})", lambda i, fx, s=size: i.mean(s), ["mean"])
+        mut(f"median({size})", lambda i, fx, s=size: i.median(s), ["median"])
+        mut(f"mode({size})", lambda i, fx, s=size: i.mode(s), ["mode"])
+        mut(f"midpoint({size})", lambda i, fx, s=size: i.midpoint(s), ["midpoint"])
+        mut(f"bilateral({size})", lambda i, fx, s=size: i.bilateral(s), ["bilateral"])
+    mut("gaussian(1, unsharp)", lambda i, fx: i.gaussian(1, unsharp=True), ["gaussian"])
+    mut("laplacian(1)", lambda i, fx: i.laplacian(1), ["laplacian"])
+    mut("laplacian(1, sharpen)", lambda i, fx: i.laplacian(1, sharpen=True), ["laplacian"])
+    mut("morph(1, edge)", lambda i, fx: i.morph(1, [-1, -1, -1, -1, 8, -1, -1, -1, -1]), ["morph"])
+    for op in ("erode", "dilate", "open", "close", "top_hat", "black_hat"):
+        mut(f"{op}(1)", lambda i, fx, op=op: getattr(i, op)(1), [op])
+    mut("histeq()", lambda i, fx: i.histeq(), ["histeq"])
+    mut("histeq(adaptive)", lambda i, fx: i.histeq(adaptive=True, clip_limit=3), ["histeq"])
+    mut("lens_corr(1.8)", lambda i, fx: i.lens_corr(1.8), ["lens_corr"])
+    mut("rotation_corr(z=30)", lambda i, fx: i.rotation_corr(x_rotation=10, z_rotation=30, zoom=0.9), ["rotation_corr"])
+    mut("linpolar()", lambda i, fx: i.linpolar(), ["linpolar"])
+    mut("logpolar()", lambda i, fx: i.logpolar(), ["logpolar"])
+    mut("flood_fill(160, 120)", lambda i, fx: i.flood_fill(160, 120, seed_threshold=0.1, floating_threshold=0.05), ["flood_fill"])
+    mut("cartoon()", lambda i, fx: i.cartoon(seed_threshold=0.1, floating_threshold=0.05), ["cartoon"])
+    mut("find_domain(20)", lambda i, fx: i.find_domain(20), ["find_domain"], [GRAY])
+    mut("find_hog()", lambda i, fx: i.find_hog(), ["find_hog"], [GRAY])
+
+    # -- statistics
+    add("get_histogram()", lambda i, fx: i.get_histogram())
+    add("get_histogram().get_threshold()", lambda i, fx: i.get_histogram().get_threshold(), ["get_histogram"])
+    add("get_statistics()", lambda i, fx: i.get_statistics())
+    add("get_statistics(thresholds)", lambda i, fx: i.get_statistics(thresholds=fx.thresholds[i_fmt(i)]), ["get_statistics"])
+    add("get_similarity(other)", lambda i, fx: i.get_similarity(fx.others[i_fmt(i)]), ["get_similarity"])
+
+    # -- drawing
+    mut("draw_line", lambda i, fx: i.draw_line(10, 20, 300, 200, color=(255, 0, 0), thickness=2), ["draw_line"])
+    mut("draw_rectangle", lambda i, fx: i.draw_rectangle(40, 30, 120, 90, color=(255, 0, 0), thickness=2), ["draw_rectangle"])
+    mut("draw_rectangle(fill)", lambda i, fx: i.draw_rectangle(40, 30, 120, 90, color=(0, 255, 0), fill=True), ["draw_rectangle"])
+    mut("draw_circle", lambda i, fx: i.draw_circle(160, 120, 60, color=(0, 0, 255), thickness=2), ["draw_circle"])
+    mut("draw_circle(fill)", lambda i, fx: i.draw_circle(160, 120, 60, color=(0, 0, 255), fill=True), ["draw_circle"])
+    mut("draw_ellipse", lambda i, fx: i.draw_ellipse(160, 120, 80, 40, 30, color=(255, 255, 0), thickness=2), ["draw_ellipse"])
+    mut("draw_cross", lambda i, fx: i.draw_cross(160, 120, color=(255, 0, 255), size=10), ["draw_cross"])
+    mut("draw_arrow", lambda i, fx: i.draw_arrow(20, 20, 200, 150, color=(0, 255, 255), thickness=2), ["draw_arrow"])
+    mut("draw_string(20 chars)", lambda i, fx: i.draw_string(10, 10, "Hello maixemu 12345!", color=(255, 255, 255), scale=2), ["draw_string"])
+    mut("draw_string(UTF-8 font)", _draw_utf8, ["draw_string", "image.font_load"])
+    mut("draw_font(16x16)", lambda i, fx: i.draw_font(10, 10, 16, 16, fx.glyph, scale=2), ["draw_font"])
+    mut("draw_image(64x48)", lambda i, fx: i.draw_image(fx.small[i_fmt(i)], 50, 40), ["draw_image"])
+    mut("draw_image(64x48, scale 2, alpha)", lambda i, fx: i.draw_image(fx.small[i_fmt(i)], 50, 40, x_scale=2.0, y_scale=2.0, alpha=128), ["draw_image"])
+
+    # -- finders
+    add("find_blobs(thr)", lambda i, fx: i.find_blobs(fx.thresholds[i_fmt(i)], pixels_threshold=50, area_threshold=50), ["find_blobs"])
+    add("find_blobs(thr, merge)", lambda i, fx: i.find_blobs(fx.thresholds[i_fmt(i)], pixels_threshold=50, area_threshold=50, merge=True), ["find_blobs"])
+    add("get_regression(thr)", lambda i, fx: i.get_regression(fx.thresholds[i_fmt(i)]), ["get_regression"])
+    add("get_regression(thr, robust)", lambda i, fx: i.get_regression(fx.thresholds[i_fmt(i)], robust=True, x_stride=4, y_stride=4), ["get_regression"])
+    add("find_lines()", lambda i, fx: i.find_lines(threshold=1000), ["find_lines"])
+    add("find_circles()", lambda i, fx: i.find_circles(threshold=3000), ["find_circles"])
+    add("find_line_segments()", lambda i, fx: i.find_line_segments(merge_distance=5), ["find_line_segments"])
+    add("find_rects()", lambda i, fx: i.find_rects(threshold=10000), ["find_rects"])
+    add("find_qrcodes()", lambda i, fx: i.find_qrcodes(), ["find_qrcodes"])
+    add("find_apriltags()", lambda i, fx: i.find_apriltags(roi=(0, 0, 240, 240)), ["find_apriltags"])
+    add("find_barcodes()", lambda i, fx: i.find_barcodes(), ["find_barcodes"])
+    add("find_template(40x30, SEARCH_EX)", lambda i, fx: i.find_template(fx.templates[GRAY], 0.7, step=4, search=fx.image.SEARCH_EX), ["find_template"], [GRAY])
+    add("find_template(40x30, SEARCH_DS)", lambda i, fx: i.find_template(fx.templates[GRAY], 0.7, search=fx.image.SEARCH_DS), ["find_template"], [GRAY])
+    add("find_features(frontalface)", lambda i, fx: i.find_features(fx.haar(), threshold=0.75, scale_factor=1.25), ["find_features"], [GRAY])
+    add("find_eye(roi)", lambda i, fx: i.find_eye((100, 60, 120, 100)), ["find_eye"], [GRAY])
+    add("find_lbp(roi)", lambda i, fx: i.find_lbp((0, 0, 320, 240)), ["find_lbp"], [GRAY])
+    add("image.match_descriptor(lbp)", lambda i, fx: fx.image.match_descriptor(fx.lbp[GRAY], fx.lbp[GRAY]), ["image.match_descriptor"], [GRAY])
+    add("find_keypoints(max 50)", lambda i, fx: i.find_keypoints(max_keypoints=50), ["find_keypoints"])
+    mut("draw_keypoints(50)", lambda i, fx: i.draw_keypoints(fx.keypoints, color=(255, 0, 0)), ["draw_keypoints"])
+    add("image.match_descriptor(orb)", lambda i, fx: fx.image.match_descriptor(fx.keypoints, fx.keypoints),
+        ["image.match_descriptor"], [GRAY])
+    add("find_displacement(64x64)", lambda i, fx: i.find_displacement(fx.others[i_fmt(i)], roi=(100, 80, 64, 64),
+                                                                      template_roi=(100, 80, 64, 64)), ["find_displacement"])
+    add("find_displacement(64x64, logpolar)", lambda i, fx: i.find_displacement(
+        fx.others[i_fmt(i)], roi=(100, 80, 64, 64), template_roi=(100, 80, 64, 64), logpolar=True), ["find_displacement"])
+    add("selective_search()", lambda i, fx: i.selective_search(), ["selective_search"])
+    add("find_datamatrices()", lambda i, fx: i.find_datamatrices(), ["find_datamatrices"])
+    mut("find_edges(canny)", lambda i, fx: i.find_edges(fx.image.EDGE_CANNY, threshold=(50, 80)), ["find_edges"], [GRAY])
+    mut("find_edges(simple)", lambda i, fx: i.find_edges(fx.image.EDGE_SIMPLE, threshold=(50, 80)), ["find_edges"], [GRAY])
+
+    # -- codecs and files
+    add("compressed(90)", lambda i, fx: i.compressed(quality=90), ["compressed"])
+    add("compressed(50)", lambda i, fx: i.compressed(quality=50), ["compressed"])
+    mut("compress(90)", lambda i, fx: i.compress(quality=90), ["compress"])
+    add("compressed_for_ide(90)", lambda i, fx: i.compressed_for_ide(quality=90), ["compressed_for_ide"])
+    mut("compress_for_ide(90)", lambda i, fx: i.compress_for_ide(quality=90), ["compress_for_ide"])
+    add("image.Image(jpeg bytes) 320x240", lambda i, fx: fx.image.Image(fx.jpeg_bytes[i_fmt(i)], from_bytes=True), ["image.Image"])
+    if JPEG_QVGA.is_file():
+        add("image.Image(face_20.jpg) 320x240", lambda i, fx: fx.image.Image("/sd/" + JPEG_QVGA.name), ["image.Image"], [RGB])
+    if JPEG_LARGE.is_file():
+        add("image.Image(coco.jpg) 640x424", lambda i, fx: fx.image.Image("/sd/" + JPEG_LARGE.name), ["image.Image"], [RGB])
+    if PHOTO.is_file():
+        add("image.Image(dog.bmp) 320x240", lambda i, fx: fx.image.Image("/sd/" + PHOTO.name), ["image.Image"], [RGB])
+    add("save(.bmp)", lambda i, fx: i.save("/sd/_bench.bmp"), ["save"])
+    add("save(.jpg)", lambda i, fx: i.save("/sd/_bench.jpg", quality=90), ["save"])
+    add("image.get_affine_transform", lambda i, fx: fx.image.get_affine_transform([(0, 0), (319, 0), (0, 239)], [(10, 5), (300, 20), (15, 230)]),
+        ["image.get_affine_transform"], [RGB])
+    add("image.warp_affine_ai", lambda i, fx: fx.image.warp_affine_ai(i, fx.ai_dst[i_fmt(i)], fx.affine), ["image.warp_affine_ai"])
+    add("image.rgb_to_lab etc.", lambda i, fx: (fx.image.rgb_to_lab((10, 200, 30)), fx.image.lab_to_rgb((50, 20, -30)),
+                                              fx.image.rgb_to_grayscale((10, 200, 30)), fx.image.grayscale_to_rgb(77)),
+        ["image.rgb_to_lab", "image.lab_to_rgb", "image.rgb_to_grayscale", "image.grayscale_to_rgb"], [RGB])
+    return cases
+
+
+def _draw_utf8(img, fx):
+    image = fx.image
+    image.font_load(image.UTF8, 16, 16, 0xA00000)
+    try:
+        return img.draw_string(10, 10, "你好 maixemu 世界", color=(255, 255, 255), scale=1)
+    finally:
+        image.font_free()
+
+
+def _quiet(fn, *args, **kwargs):
+    with contextlib.redirect_stdout(io.StringIO()):
+        return fn(*args, **kwargs)
+
+
+def i_fmt(img) -> str:
+    from ..firmware import pixformat
+
+    return GRAY if img._fmt == pixformat.GRAYSCALE else RGB
+
+
+CASES: list[Case] = _cases()
+
+
+# ----------------------------------------------------------------------------------------- running
+@contextlib.contextmanager
+def bench_board():
+    """Storage in a temporary folder (mounted as /sd and /flash) holding copies of the shared photos,
+    for ``save`` and ``image.Image(path)``; the previous storage is back afterwards."""
+    import tempfile
+
+    from ..host import storage
+
+    previous = storage._current
+    with tempfile.TemporaryDirectory(prefix="maixemu-image-bench-") as tmp:
+        for photo in (PHOTO, JPEG_QVGA, JPEG_LARGE):  # image.Image(path) reads device paths
+            if photo.is_file():
+                shutil.copyfile(photo, Path(tmp) / photo.name)
+        storage.install(storage.Storage(tmp, tmp))
+        try:
+            yield
+        finally:
+            storage.install(previous)
+
+
+def prepare(case: Case, fx: Fixtures):
+    """The argument-free callable that times one call, and the setup to run before each one."""
+    base = fx.frames[case.fmt]
+    state = {"img": base}
+
+    generation = (base._buf.fmt, base._buf.pix_gen)
+
+    def setup():
+        if case.mutates:
+            state["img"] = clone(base)
+        elif (base._buf.fmt, base._buf.pix_gen) != generation:
+            raise RuntimeError(f"bench case {case.name!r} changes its frame: mark it as mutating")
+
+    def call():
+        return case.run(state["img"], fx)
+
+    return setup, call
+
+
+def clone(img):
+    """A new image with its own copy of ``img``'s whole memory: pixels, AI buffer (shared with the
+    pixels as in a grayscale snapshot), format."""
+    from ..firmware.image._core import _Buffer
+
+    b = img._buf
+    pix = b.pix.copy()
+    ai = pix[np.newaxis] if b.ai_shared else (None if b.ai is None else b.ai.copy())
+    new = _Buffer(b.fmt, pix, ai, b.dims)
+    new.ai_shared, new.pix_gen, new.ai_gen = b.ai_shared, b.pix_gen, b.ai_gen
+    out = type(img).__new__(type(img))
+    out._buf = new
+    return out
+
+
+def time_case(case: Case, fx: Fixtures, *, min_runs: int = 3, max_runs: int = 50, budget_s: float = 0.4) -> float:
+    """Median seconds of one call (after one untimed warm-up call, which also compiles kernels)."""
+    setup, call = prepare(case, fx)
+    setup()
+    call()
+    times: list[float] = []
+    spent = 0.0
+    while len(times) < max_runs and (len(times) < min_runs or spent < budget_s):
+        setup()
+        start = time.perf_counter()
+        call()
+        elapsed = time.perf_counter() - start
+        times.append(elapsed)
+        spent += elapsed
+    setup()  # raises if a case marked as not mutating changed its frame
+    return float(np.median(times))
+
+
+def matmul_seconds(n: int = 256, runs: int = 15) -> float:
+    """Median seconds of a float64 ``n x n`` matmul (BLAS at one thread): the machine's yardstick."""
+    from ..kmodel.kpu.blas import blas_threads
+
+    rng = np.random.default_rng(0)
+    a, b = rng.random((n, n)), rng.random((n, n))
+    with blas_threads(1):
+        a @ b
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            a @ b
+            times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+@dataclass
+class Row:
+    name: str
+    ms: float
+    ratio: float
+    error: str = ""
+
+
+def run_cases(cases: list[Case], fx: Fixtures, *, budget_s: float = 0.4, progress=None) -> tuple[list[Row], float]:
+    """Time ``cases``; the matmul yardstick is measured before and after and averaged."""
+    before = matmul_seconds()
+    rows: list[Row] = []
+    for case in cases:
+        if progress:
+            progress(case.name)
+        try:
+            seconds = time_case(case, fx, budget_s=budget_s)
+        except Exception as exc:  # a case that cannot run here is reported, the others go on
+            rows.append(Row(case.name, math.nan, math.nan, f"{type(exc).__name__}: {exc}"))
+            continue
+        rows.append(Row(case.name, seconds * 1e3, 0.0))
+    reference = (before + matmul_seconds()) / 2
+    for row in rows:
+        if not row.error:
+            row.ratio = row.ms * 1e-3 / reference
+    return rows, reference
+
+
+def format_rows(rows: list[Row], reference_s: float, slowest: int = 10) -> str:
+    width = max(len(r.name) for r in rows)
+    lines = [f"{'case'.ljust(width)}  {'ms/call':>9}  {'x matmul':>9}"]
+    for r in rows:
+        if r.error:
+            lines.append(f"{r.name.ljust(width)}  {'-':>9}  {'-':>9}  {r.error}")
+        else:
+            lines.append(f"{r.name.ljust(width)}  {r.ms:9.3f}  {r.ratio:9.2f}")
+    timed = sorted((r for r in rows if not r.error), key=lambda r: -r.ms)
+    lines.append("")
+    lines.append(f"yardstick: 256x256 float64 numpy matmul (1 BLAS thread) = {reference_s * 1e3:.3f} ms")
+    lines.append(f"slowest {min(slowest, len(timed))}:")
+    lines += [f"  {r.ms:9.2f} ms  {r.ratio:8.1f}x  {r.name}" for r in timed[:slowest]]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m maixemu.tools.image_bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--filter", action="append", default=[], metavar="WORD", help="only cases whose name contains WORD (repeatable)")
+    parser.add_argument("--photo", type=Path, help="the frame to use (default ../shared/images/dog.bmp, else a synthetic scene)")
+    parser.add_argument("--budget", type=float, default=0.4, help="seconds of timed calls per case (at least 3 calls; default 0.4)")
+    parser.add_argument("--slowest", type=int, default=10, help="how many slowest cases to list (default 10)")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    args = parser.parse_args(argv)
+    cases = [c for c in CASES if all(w in c.name for w in args.filter)]
+    if args.list:
+        print("\n".join(c.name for c in cases))
+        return 0
+    if not cases:
+        print("no case matches", file=sys.stderr)
+        return 2
+    with bench_board():
+        fx = Fixtures(args.photo)
+        print(f"frame: {fx.source}, {len(cases)} cases", file=sys.stderr)
+        rows, reference = run_cases(cases, fx, budget_s=args.budget)
+    print(format_rows(rows, reference, args.slowest))
+    if args.json:
+        args.json.write_text(json.dumps({"matmul_ms": reference * 1e3, "frame": fx.source,
+                                         "rows": [r.__dict__ for r in rows]}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
