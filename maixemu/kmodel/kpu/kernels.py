@@ -90,7 +90,12 @@ def _segment_value(v, bp, sx, sm, ss, sb, clamp_lo, clamp_hi, clamped):
     return r
 
 
-@njit(**_NOGIL)
+#: ``bn_act`` may fuse ``G·m + c`` into one multiply-add: ``kpu.hwc._float_bn`` proves the product
+#: and the sum exact in float64, so the fused form rounds nothing either (same bits, one op less)
+_CONTRACT = dict(_NOGIL, fastmath={"contract"})
+
+
+@njit(**_CONTRACT)
 def bn_act(g, goff, n, out, ooff, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin):
     """``out[ooff:ooff+n] = activation(batch-norm(g[goff:goff+n]))`` on a flat HWC run starting at
     channel 0; the per-channel parameters (``fm``/``fc`` float64, or ``cc``/``mul``/``sh``/``add``
