@@ -550,7 +550,7 @@ def test_direct_segments_match_the_reference(monkeypatch, pool_type, kernel, dw)
 @pytest.mark.kpu_engines("fast", "fast-f32")
 @pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (9, 3, True), (3, 1, False)])
 def test_step_buckets_match_the_reference(monkeypatch, pool_type, kernel, dw):
-    """With no full table allowed, a monotone activation runs as step buckets (two tiny lookups
+    """With no full table allowed, a monotone activation runs as step buckets (one word lookup
     per value, built by bisection at load): the same bytes as the int64 reference."""
     from maixemu.kmodel.kpu import hwc
 

@@ -352,7 +352,8 @@ class KpuConv:
     def table_entries(self) -> int:
         """Entries of the activation table this layer holds (0 when it evaluates the segments)."""
         if self._hwc is not None:
-            return int(self._hwc.act.lut.size) if self._hwc.act.mode in (0, 3) else 0
+            act = self._hwc.act
+            return int(act.lut.size) if act.mode == 0 else int(act.bp.size) if act.mode == 3 else 0
         if self._fast is not None and self._fast.lut is not None:
             return int(self._fast.lut.size)
         return 0

@@ -24,7 +24,7 @@ vectorises (AVX2/AVX-512) whatever the channel count, with no branches in the bo
   half to even as ``round_shift`` does for t ≥ 0). Its plain form (``kpu.hwc._linear``: one
   segment that needs no clamp, x and bias folded into the batch-norm) is two roundings and the
   uint8 clamp per value;
-* ``act_mode`` 0 a table lookup, 3 step buckets (two small lookups), in two passes (vectorised
+* ``act_mode`` 0 a table lookup, 3 step buckets (one word per bucket), in two passes (vectorised
   index arithmetic, then the gathers); 1/2 the segments themselves, one value at a time (tables
   no model here needs).
 
@@ -137,12 +137,13 @@ def bn_act(g, goff, n, out, ooff, fm, fc, cc, mul, sh, add, act_mode, lo, span, 
             if act_mode == LUT:
                 for k in range(m):
                     ov[k] = lut[idx[k]]
-            else:  # step buckets: lut = first, bp = at, sx = inc, ss[0] = log2 of the width
+            else:  # step buckets: bp = step << 16 | inc << 8 | first per bucket, ss[0] = log2 of the width
                 j = ss[0]
                 for k in range(m):
                     v = idx[k]
-                    q = v >> j
-                    ov[k] = lut[q] + (sx[q] if v >= bp[q] else 0)
+                    word = bp[v >> j]
+                    up = ((word >> 8) & 255) if v >= (word >> 16) else 0
+                    ov[k] = np.uint8((word & 255) + up)
         else:
             for k in range(m):
                 if fast_bn:
