@@ -627,3 +627,63 @@ def fully_connected(x, w_t, out):
         xi = x[i]
         for o in range(out.shape[0]):
             out[o] = out[o] + row[o] * xi
+
+
+@njit(**_NOGIL)
+def _conv_tap(row, xrow, wv, sw, off, ow, wd):
+    """``row[ox] += xrow[ox·sw + off]·wv`` (float32, product rounded first) for the columns whose
+    input lies inside ``xrow`` (the taps outside are skipped, as the reference does)."""
+    lo = 0 if off >= 0 else (-off + sw - 1) // sw
+    hi = min(ow, (wd - off + sw - 1) // sw) if wd > off else 0
+    if sw == 1:  # contiguous views: a vectorised pass
+        src = xrow[lo + off : hi + off]
+        dst = row[lo:hi]
+        for k in range(hi - lo):
+            dst[k] = dst[k] + src[k] * wv
+    else:
+        for ox in range(lo, hi):
+            row[ox] = row[ox] + xrow[ox * sw + off] * wv
+
+
+@njit(**_NOGIL)
+def conv2d_f32(x, w, bias, groups, sh, sw, dh, dw, pad_top, pad_left, kkc, lo, hi, out):
+    """``kmodel.ops.v4_float.conv2d`` (float32 NCHW, weights [OC, IC/groups, KH, KW]): every
+    output starts at its bias and receives ``x·w`` (rounded to float32, then added; no fused
+    multiply-add) tap by tap in the reference's order — ``ic, ky, kx``, or ``ky, kx, ic`` when
+    ``kkc`` — skipping taps outside the input; one output row at a time, so each tap is one
+    contiguous (or strided) pass over the row's valid columns. Then ``std::clamp(v, lo, hi)``
+    (float32 ``lo``/``hi``; NaN passes, -0.0 stays), as ``v4_float.clamp``."""
+    n, _, h, wd = x.shape
+    oc, gic, kh, kw = w.shape
+    goc = oc // groups
+    oh, ow = out.shape[2], out.shape[3]
+    for b in range(n):
+        for o in range(oc):
+            c0 = (o // goc) * gic
+            wo = w[o]
+            for oy in range(oh):
+                row = out[b, o, oy]
+                bo = bias[o]
+                for ox in range(ow):
+                    row[ox] = bo
+                if kkc:
+                    for ky in range(kh):
+                        iy = oy * sh - pad_top + ky * dh
+                        if iy < 0 or iy >= h:
+                            continue
+                        for kx in range(kw):
+                            for i in range(gic):
+                                _conv_tap(row, x[b, c0 + i, iy], wo[i, ky, kx], sw, kx * dw - pad_left, ow, wd)
+                else:
+                    for i in range(gic):
+                        xc = x[b, c0 + i]
+                        for ky in range(kh):
+                            iy = oy * sh - pad_top + ky * dh
+                            if iy < 0 or iy >= h:
+                                continue
+                            xrow = xc[iy]
+                            for kx in range(kw):
+                                _conv_tap(row, xrow, wo[i, ky, kx], sw, kx * dw - pad_left, ow, wd)
+                for ox in range(ow):
+                    v = row[ox]
+                    row[ox] = lo if v < lo else (hi if hi < v else v)
