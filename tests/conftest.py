@@ -63,3 +63,14 @@ def kpu_engine(request, monkeypatch) -> str:
         if int8.unavailable_reason():
             pytest.skip(int8.unavailable_reason())
     return name
+
+
+@pytest.fixture
+def sd_card(tmp_path):
+    """A run's /sd (and /flash) mapped to ``tmp_path``, so device paths like ``"kp.orb"`` land there."""
+    from maixemu.host import storage
+
+    previous = storage.current()
+    storage.install(storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path))
+    yield tmp_path
+    storage.install(previous)
