@@ -108,6 +108,22 @@ def test_every_pool_type(pool_type):
     _check([_calibrate(spec, x, rng)], x)
 
 
+@pytest.mark.parametrize("height", [4, 7, 8, 9])
+@pytest.mark.parametrize("pool_type", [0, 1, 3, 8, 9])
+def test_depthwise_row_pairs_odd_and_even_heights(height, pool_type):
+    """The compiled 3×3 depthwise kernel makes two conv rows per pass (consecutive output rows,
+    or the rows of a pool window): odd heights leave a single last row, pools 8/9 clamp the
+    window's second row at the bottom edge. Same bytes as the int64 reference."""
+    rng = np.random.default_rng(2300 + 10 * height + pool_type)
+    c, w = 6, 12
+    x = rng.integers(0, 256, size=(c, height, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, height, w), out_channels=c, weights=_weights(rng, c, c, 3, True), kernel=3, depthwise=True,
+                    pool_type=pool_type, pad_value=int(rng.integers(0, 256)), arg_x=-110 << 15, shr_x=15, src_row=0, dst_row=300)
+    spec = _calibrate(spec, x, rng)
+    conv = _prepared(spec)
+    np.testing.assert_array_equal(conv.run(x), conv.run_reference(x))
+
+
 @pytest.mark.parametrize("width", [8, 16, 20, 32, 40, 70])
 @pytest.mark.parametrize("kernel", [1, 3])
 def test_depthwise_widths(width, kernel):
@@ -534,7 +550,7 @@ def test_direct_segments_match_the_reference(monkeypatch, pool_type, kernel, dw)
 @pytest.mark.kpu_engines("fast", "fast-f32")
 @pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (9, 3, True), (3, 1, False)])
 def test_step_buckets_match_the_reference(monkeypatch, pool_type, kernel, dw):
-    """With no full table allowed, a monotone activation runs as step buckets (two tiny lookups
+    """With no full table allowed, a monotone activation runs as step buckets (one word lookup
     per value, built by bisection at load): the same bytes as the int64 reference."""
     from maixemu.kmodel.kpu import hwc
 

@@ -211,6 +211,33 @@ def test_conv2d(groups, stride, dil, pads):
     assert m.layers[0].macs == want.size * (4 // groups) * 6
 
 
+@pytest.mark.parametrize("order", ["ckk", "kkc"])
+@pytest.mark.parametrize("groups,stride,dil,pads", [(1, (1, 1), (1, 1), ((1, 1), (1, 1))),
+                                                    (2, (2, 1), (1, 2), ((0, 2), (1, 0))),
+                                                    (4, (1, 2), (2, 1), ((-1, 1), (2, 2))),
+                                                    (4, (2, 3), (1, 1), ((3, 0), (0, 4)))])
+def test_conv2d_compiled_kernel_gives_the_same_bits(monkeypatch, order, groups, stride, dil, pads):
+    """With the fast kernels loaded the float conv runs as one compiled pass per output row:
+    the reference's products and sums in its order, NaN, infinities and signed zeros included,
+    the same bits as the per-tap numpy passes and the scalar reference."""
+    from maixemu.kmodel.kpu import fast
+
+    if fast.kernels() is None:
+        pytest.skip(f"compiled kernels unavailable: {fast.unavailable_reason()}")
+    x = rand_f32(2, 4, 6, 7)
+    x.flat[[0, 13, 40, 77]] = [np.nan, np.inf, -0.0, -np.inf]
+    w = rand_f32(4, 4 // groups, 3, 2, scale=1.0)
+    w.flat[3] = -0.0
+    bias = rand_f32(4)
+    bias[1] = -0.0
+    act = (-2.5, 3.5)
+    args = (x, w, bias, groups, *stride, *dil, pads[0], pads[1], *act, order)
+    got = vf.conv2d(*args)
+    assert same_bits(got, conv_ref(x, w, bias, groups, stride, dil, pads, act, order))
+    monkeypatch.setattr(fast, "_KERNELS", None)  # loaded_kernels() -> None: the numpy passes
+    assert same_bits(vf.conv2d(*args), got)
+
+
 @pytest.mark.parametrize("mode", ["host", "device"])
 def test_dequantize_and_quantize_round_trip_rules(mode, kpu_engine):
     q = np.arange(256, dtype=np.uint8)

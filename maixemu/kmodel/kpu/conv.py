@@ -163,8 +163,6 @@ class KpuConv:
         # per-channel constant of the literal formula: (arg_w*Sw >> shr_w) + arg_add*n
         self.const_w = (regs.arg_w * sw) >> regs.shr_w
         self.const_w = self.const_w + regs.arg_add * self.n_mult
-        # exact reference GEMM operands (float64; exact, |values| tiny vs 2**53)
-        self._wref = self.weights.astype(np.float64)
         self._fast: _FastPlan | None = None
         #: the compiled HWC path (``kpu.hwc``) when the fast engine is available
         self._hwc: HwcPath | None = None
@@ -206,8 +204,12 @@ class KpuConv:
         # acc = Σ x'·(w+ax) + 128·Σ(w+ax) + const_w
         C = 128 * wf.sum(axis=1) + self.const_w  # int64 per channel (python-int safe: small)
         # G bounds per channel (exact: x' in [-128,127])
-        gmax = np.where(wf > 0, 127 * wf, -128 * wf).sum(axis=1)
-        gmin = np.where(wf > 0, -128 * wf, 127 * wf).sum(axis=1)
+        # (the sums of where(w' > 0, 127 w', -128 w') and its mirror, from the positive and
+        # negative parts' sums: the same integers with two reductions instead of four temporaries)
+        pos = np.maximum(wf, 0).sum(axis=1)
+        neg = pos - wf.sum(axis=1)  # Σ|w'| over the negative weights
+        gmax = 127 * pos + 128 * neg
+        gmin = -128 * pos - 127 * neg
         mul, add, shift = self.bn.mul, self.bn.add, self.bn.shift
         a_lo, a_hi = gmin + C, gmax + C
         amax = np.maximum(np.abs(a_lo), np.abs(a_hi))
@@ -350,7 +352,8 @@ class KpuConv:
     def table_entries(self) -> int:
         """Entries of the activation table this layer holds (0 when it evaluates the segments)."""
         if self._hwc is not None:
-            return int(self._hwc.act.lut.size) if self._hwc.act.mode in (0, 3) else 0
+            act = self._hwc.act
+            return int(act.lut.size) if act.mode == 0 else int(act.bp.size) if act.mode == 3 else 0
         if self._fast is not None and self._fast.lut is not None:
             return int(self._fast.lut.size)
         return 0
@@ -709,6 +712,15 @@ class KpuConv:
             r0 = y0 // stride
             out[o0:o1, r0 : r0 + y.shape[1]] = y
         return out
+
+    @property
+    def _wref(self) -> np.ndarray:
+        """The reference GEMM's weights in float64 (exact, |values| tiny vs 2**53), made when the
+        reference first runs: a model on the fast paths never needs them."""
+        wref = self.__dict__.get("_wref_cache")
+        if wref is None:
+            wref = self.__dict__["_wref_cache"] = self.weights.astype(np.float64)
+        return wref
 
     def accumulate_reference(self, x: np.ndarray) -> np.ndarray:
         """The exact int64 ``acc`` of kpu-hardware.md §5.1 at full resolution, [OC, H, W]."""

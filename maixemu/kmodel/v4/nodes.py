@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import KmodelUnsupportedError
+from ..kpu import fast
 from ..kpu.fast import loaded_kernels
 from .nnil import compile_nnil
 from ..ops import v4_float as vf
@@ -42,6 +43,21 @@ def _lookup(table: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
         compiled.lookup(table, index, out)
     else:
         np.take(table, index, out=out)
+
+
+def _warm_float_conv() -> None:
+    """A model with float convolutions has the compiled ``conv2d_f32`` made ready in the
+    background (``kpu.fast.schedule_warm_up``), like its KPU layers' kernels."""
+    if not fast.compiled_available():
+        return
+
+    def warm() -> None:
+        kn = fast.kernels()
+        if kn is not None:
+            one = np.zeros((1, 1, 1, 1), F32)
+            kn.conv2d_f32(one, one, np.zeros(1, F32), 1, 1, 1, 1, 1, 0, 0, False, F32(0), F32(1), np.empty((1, 1, 1, 1), F32))
+
+    fast.schedule_warm_up(("conv2d_f32",), warm)
 
 
 class Memory:
@@ -304,6 +320,8 @@ def decode_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
 
     def run():
         o[...] = vf.conv2d(x, w, bias, groups, sh, sw, dh, dw, pad_h, pad_w, lo, hi, "ckk")
+
+    _warm_float_conv()
 
     return b.make((ri,), ro, (s,), out_shape, run, F32, param_bytes=4 * (w.size + oc),
                   macs=vl.shape_size(out_shape) * gic * kh * kw,
@@ -766,6 +784,8 @@ def _cpu_conv(r: BodyReader, ctx: DecodeContext, depthwise: bool, quantized: boo
             xc = np.transpose(x, (0, 3, 1, 2))
             y = vf.conv2d(xc, w, bias, groups, sh, sw, dh, dw, pad_h, pad_w, lo, hi, "kkc")
             o[...] = np.transpose(y, (0, 2, 3, 1))
+
+        _warm_float_conv()
 
     return b.make((ri,), ro, (s,), out_shape, run, dt, param_bytes=w_raw.nbytes + bias.nbytes,
                   macs=vl.shape_size(out_shape) * kh * kw * (1 if depthwise else c),
