@@ -101,7 +101,10 @@ def _run_builtins(board: Board, extra_folders: list[Path]) -> dict[str, Any]:
     from ..firmware import uos
 
     console = board.state.console
+    from ..firmware.mp_builtins import MICROPYTHON_BUILTINS
+
     run_builtins = dict(vars(builtins))
+    run_builtins.update(MICROPYTHON_BUILTINS)
     run_builtins["__import__"] = ScriptImporter(run_builtins, board.state, extra_folders)
     run_builtins["open"] = uos.open_device
 

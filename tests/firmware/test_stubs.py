@@ -267,13 +267,14 @@ def test_stub_names_match_implementation(stub_name: str, target: str) -> None:
 
 
 def test_standard_library_names_reexport_the_micropython_modules() -> None:
-    """``time``/``os`` stubs are the u-modules; ``gc`` has its own; ``sys`` and ``io`` have none (mypy
-    forbids a user ``sys`` stub, and typeshed's ``open`` needs CPython's ``io``)."""
+    """``time``/``os`` stubs are the u-modules; ``gc`` has its own; ``sys``, ``io`` and ``struct`` have
+    none (mypy forbids a user ``sys`` stub, typeshed's ``open`` needs CPython's ``io``, and a user
+    ``struct`` would shadow the library module the same way; ``ustruct`` has the stub)."""
     for name in sorted(SHADOWS_STDLIB):
         canonical = _stub_name_for(MAIXPY_MODULES[name])
         if name == canonical:
             assert _stub_path(name) is not None
-        elif name in ("sys", "io"):
+        elif name in ("sys", "io", "struct"):
             assert _stub_path(name) is None, f"a user stub named {name} breaks mypy (shadows a library module)"
         else:
             text = _stub_path(name).read_text(encoding="utf-8")
