@@ -51,6 +51,10 @@ MAIXPY_MODULES: dict[str, str] = {
     "video": _F + "video",
     # the M5StickV firmware's frozen power-chip module (AXP192 over machine.I2C)
     "pmu": _F + "pmu",
+    # WiFi/Ethernet co-processors and their sockets, over the PC's network
+    "network": _F + "network",
+    "usocket": _F + "usocket",
+    "socket": _F + "usocket",
     # ulab 0.26 (MaixPy-v1 and kendryte/canmv full builds): numpy-like arrays, flat API
     "ulab": _F + "ulab",
 }
@@ -71,7 +75,7 @@ BOOT_GLOBALS: dict[str, str] = {
 }
 
 #: MaixPy names that are also CPython standard modules: never install these in ``sys.modules``.
-SHADOWS_STDLIB: frozenset[str] = frozenset({"time", "gc", "os", "sys", "io", "_thread", "struct"})
+SHADOWS_STDLIB: frozenset[str] = frozenset({"time", "gc", "os", "sys", "io", "_thread", "struct", "socket"})
 
 
 def boot_globals() -> dict[str, Any]:

@@ -435,6 +435,13 @@ class BoardState:
         return VideoState()
 
     @cached_property
+    def network(self) -> Any:
+        """The NICs and sockets of ``network``/``usocket`` (the PC's network stands in for the module)."""
+        from .network import NetworkState
+
+        return NetworkState()
+
+    @cached_property
     def threads(self) -> Any:
         from .threads import BoardThreads
 
@@ -444,7 +451,8 @@ class BoardState:
         """Close what the powered-on parts hold open (camera source, sound devices, files, the KPU log)."""
         parts = vars(self)
         for name, close in (("camera", lambda: self.camera.close()), ("audio", lambda: self.audio.close()),
-                            ("video", lambda: self.video.close()), ("kpu", lambda: self.kpu.log.close())):
+                            ("video", lambda: self.video.close()), ("kpu", lambda: self.kpu.log.close()),
+                            ("network", lambda: self.network.close())):
             if name in parts:
                 close()
 

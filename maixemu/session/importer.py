@@ -50,7 +50,6 @@ MICROPYTHON_ALIASES = {
     "ure": "re",
     "urandom": "random",
     "uselect": "select",
-    "usocket": "socket",
     "uzlib": "zlib",
     "uarray": "array",
     "umath": "math",

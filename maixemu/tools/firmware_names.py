@@ -36,7 +36,8 @@ _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _TABLE = re.compile(r"const\s+mp_(?:rom_)?map_elem_t\s+(\w+)\s*\[\s*\]\s*=\s*\{(.*?)\n\s*\}\s*;", re.S)
 _ENTRY = re.compile(r"MP_(?:ROM|OBJ_NEW)_QSTR\s*\(\s*MP_QSTR_(\w+)\s*\)\s*,\s*([^}]*)\}")
 _DICT = re.compile(r"MP_DEFINE_CONST_DICT\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)")
-_TYPE = re.compile(r"const\s+mp_obj_type_t\s+(\w+)\s*=\s*\{(.*?)\n\s*\}\s*;", re.S)
+#: a class: an mp_obj_type_t, or a network driver's mod_network_nic_type_t wrapping one
+_TYPE = re.compile(r"const\s+(?:mp_obj_type_t|mod_network_nic_type_t)\s+(\w+)\s*=\s*\{(.*?)\n\s*\}\s*;", re.S)
 _MODULE = re.compile(r"const\s+mp_obj_module_t\s+(\w+)\s*=\s*\{(.*?)\}\s*;", re.S)
 _CAST = r"(?:\(\s*[\w\s]+\**\s*\))?\s*&\s*(\w+)"  # "(mp_obj_dict_t*)&x", "(mp_obj_t) &x", "&x"
 _GLOBALS = re.compile(r"\.globals\s*=\s*" + _CAST)
