@@ -51,6 +51,8 @@ MAIXPY_MODULES: dict[str, str] = {
     "video": _F + "video",
     # the M5StickV firmware's frozen power-chip module (AXP192 over machine.I2C)
     "pmu": _F + "pmu",
+    # the firmware's C drivers for add-on parts (ws2812, ultrasonic, onewire, htpa, amg88xx)
+    "modules": _F + "modules",
     # WiFi/Ethernet co-processors and their sockets, over the PC's network
     "network": _F + "network",
     "usocket": _F + "usocket",
