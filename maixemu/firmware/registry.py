@@ -53,6 +53,8 @@ MAIXPY_MODULES: dict[str, str] = {
     "pmu": _F + "pmu",
     # the firmware's C drivers for add-on parts (ws2812, ultrasonic, onewire, htpa, amg88xx)
     "modules": _F + "modules",
+    # the touch panel over the LCD (the LCD window's mouse)
+    "touchscreen": _F + "touchscreen",
     # WiFi/Ethernet co-processors and their sockets, over the PC's network
     "network": _F + "network",
     "usocket": _F + "usocket",

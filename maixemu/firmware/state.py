@@ -442,6 +442,13 @@ class BoardState:
         return NetworkState()
 
     @cached_property
+    def touch(self) -> Any:
+        """The finger on the touch panel (``touchscreen``): the LCD window's mouse or a test's touches."""
+        from .touchscreen import TouchState
+
+        return TouchState()
+
+    @cached_property
     def threads(self) -> Any:
         from .threads import BoardThreads
 

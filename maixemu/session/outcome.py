@@ -19,7 +19,7 @@ from ..firmware.state import RunEnded
 
 #: MaixPy firmware modules maixemu does not provide: a missing import of one of these gets a hint.
 NOT_EMULATED_MODULES = frozenset(
-    {"nes", "lvgl", "lvgl_helper", "touchscreen", "speech_recognizer", "gif", "fpioa", "lodepng"}
+    {"nes", "lvgl", "lvgl_helper", "speech_recognizer", "gif", "fpioa", "lodepng"}
 )
 
 

@@ -31,7 +31,6 @@ MODULES_NOT_EMULATED: dict[str, str] = {
     "lvgl_helper": "LVGL GUI binding: not emulated",
     "nes": "the NES emulator: not emulated",
     "speech_recognizer": "speech recognition (isolated_word, maix_asr): not emulated",
-    "touchscreen": "the touch panel (NS2009, FT62XX): not emulated yet",
 }
 
 #: Single names missing from an emulated module. Value: why (and who builds it).

@@ -48,6 +48,7 @@ EMULATOR_ONLY: dict[str, set[str]] = {
     "Maix.utils": {"DEFAULT_GC_HEAP_SIZE", "HEAP_FREE"},
     "network": {"EMULATED_SSID", "EMULATED_RSSI", "ESP32_FIRMWARE_VERSION", "ESP32_ADC_CHANNELS", "NetworkState"},
     "usocket": {"DEFAULT_TIMEOUT_S"},
+    "touchscreen": {"CALIBRATION_SIZE", "DEFAULT_CALIBRATION", "TouchState"},
     "modules": {"FUNC_GPIOHS0", "FUNC_GPIOHS31", "FUNC_GPIO0", "FUNC_GPIO7", "I2C_DEVICE_MAX"},
     "Maix.freq": {"FREQ_CPU_MAX", "FREQ_CPU_MIN", "FREQ_KPU_MAX", "FREQ_KPU_MIN", "ScriptReset"},
 }
