@@ -42,10 +42,6 @@ MISSING: dict[str, Missing] = {
     "01-K210/03-Drawing/keypoints_drawing.py": Missing("draw_keypoints is not emulated", "image.draw_keypoints", IMGCORE),
     "01-K210/16-Codes/find_datamatrices_w_lens_zoom.py": Missing(
         "find_datamatrices is not emulated", "image.find_datamatrices", IMGFIND),
-    "01-K210/52-Multimedia/image/demo_draw_font/image_draw_string.py": Missing(
-        "font_load is not emulated", "image.font_load (UTF-8 font file)", IMGREST),
-    "01-K210/98-KPU_NEW/licenseplate_recognization/licenseplate_recog_cn.py": Missing(
-        "font_load is not emulated", "image.font_load (UTF-8 font in flash at 0xA00000)", IMGREST),
     "01-K210/50-Hardware/demo_wdt.py": Missing(
         "machine.WDT is not emulated", "machine.WDT timeouts with callbacks and the reset", LATER),
 }
