@@ -21,6 +21,7 @@ from typing import Any
 
 from . import notices
 from .Maix import fpioa as _fpioa
+from .mp_builtins import buffer_bytes
 
 #: FPIOA function numbers of the GPIO blocks (fpioa.h: GPIOHS0-31 are 24-55, GPIO0-7 are 56-63)
 FUNC_GPIOHS0, FUNC_GPIOHS31, FUNC_GPIO0, FUNC_GPIO7 = 24, 55, 56, 63
@@ -84,12 +85,12 @@ class onewire:  # noqa: N801
         self.written.append(int(value) & 0xFF)
 
     def writebuffer(self, data: Any) -> None:
-        self.written.extend(bytes(memoryview(data)))
+        self.written.extend(buffer_bytes(data))
 
     def select(self, rom: Any) -> None:
         self.reset()
         self.written.append(0x55)  # MATCH ROM
-        self.written.extend(bytes(memoryview(rom)))
+        self.written.extend(buffer_bytes(rom))
 
     def skip(self) -> None:
         self.written.append(0xCC)  # SKIP ROM
@@ -105,7 +106,7 @@ class onewire:  # noqa: N801
     def crc8(data: Any) -> int:
         """Maxim/Dallas CRC-8 (x^8 + x^5 + x^4 + 1, reflected), as py_onewire.c computes it."""
         crc = 0
-        for byte in bytes(memoryview(data)) if not isinstance(data, str) else data.encode():
+        for byte in buffer_bytes(data):
             for _ in range(8):
                 feedback = (crc ^ byte) & 0x01
                 crc >>= 1

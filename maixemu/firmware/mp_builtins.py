@@ -34,7 +34,18 @@ class bytearray(builtins.bytearray, metaclass=_ByteArrayType):  # noqa: N801 - t
         super().__init__(source.encode("utf-8") if isinstance(source, str) else source)
 
 
+def buffer_bytes(value: Any) -> bytes:
+    """The bytes MicroPython's buffer protocol (``mp_get_buffer_raise``) gives for ``value``: any
+    buffer, and a ``str`` as its UTF-8 bytes (CPython's ``str`` has no buffer)."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    try:
+        return bytes(memoryview(value))
+    except TypeError:
+        raise TypeError("object with buffer protocol required") from None
+
+
 #: name -> object the run's builtins take from here
 MICROPYTHON_BUILTINS: dict[str, Any] = {"bytearray": bytearray}
 
-__all__ = ["MICROPYTHON_BUILTINS", "bytearray"]
+__all__ = ["MICROPYTHON_BUILTINS", "buffer_bytes", "bytearray"]

@@ -22,6 +22,7 @@ import socket as _host
 import time
 from typing import Any
 
+from .mp_builtins import buffer_bytes
 from .state import current
 
 #: modnetwork.h
@@ -30,16 +31,6 @@ SOCK_STREAM, SOCK_DGRAM, SOCK_RAW = 1, 2, 3
 DEFAULT_TIMEOUT_S = 10.0
 
 _HOST_TYPES = {SOCK_STREAM: _host.SOCK_STREAM, SOCK_DGRAM: _host.SOCK_DGRAM, SOCK_RAW: _host.SOCK_RAW}
-
-
-def _payload(data: Any) -> bytes:
-    """What the firmware sends for ``data``: any buffer, a ``str`` as its UTF-8 bytes."""
-    if isinstance(data, str):
-        return data.encode("utf-8")
-    try:
-        return bytes(memoryview(data))
-    except TypeError:
-        raise TypeError("object with buffer protocol required") from None
 
 
 def _require_nic() -> None:
@@ -111,7 +102,7 @@ class socket:  # noqa: N801 - the firmware's name
 
     def send(self, data: Any) -> int:
         sock = self._connected()
-        payload = _payload(data)
+        payload = buffer_bytes(data)
         sock.settimeout(self._timeout or None)
         try:
             sock.sendall(payload)
@@ -125,7 +116,7 @@ class socket:  # noqa: N801 - the firmware's name
 
     def sendto(self, data: Any, address: Any) -> int:
         sock = self._host_socket()
-        return sock.sendto(_payload(data), _address(address))
+        return sock.sendto(buffer_bytes(data), _address(address))
 
     def _collect(self, size: int, *, until_newline: bool = False) -> bytes:
         """Up to ``size`` bytes, waiting until the timeout as the ESP32 driver does."""

@@ -17,6 +17,8 @@ import struct as _struct
 from struct import calcsize, error
 from typing import Any
 
+from .mp_builtins import buffer_bytes
+
 _BYTE_ORDERS = "@=<>!"
 _INTEGER_CODES = "bBhHiIlLqQnN"
 _SIGNED_CODES = "bhilqn"
@@ -44,15 +46,6 @@ def _split(fmt: str | bytes) -> tuple[str, list[tuple[int, str]]]:
     return prefix, items
 
 
-def _as_bytes(value: Any) -> bytes:
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    try:
-        return bytes(memoryview(value))
-    except TypeError:
-        raise TypeError(f"object with buffer protocol required") from None
-
-
 def _truncate(code: str, value: Any, prefix: str) -> Any:
     if code not in _INTEGER_CODES or isinstance(value, bool) or not isinstance(value, int):
         return value
@@ -72,7 +65,7 @@ def _fields(fmt: str | bytes, args: tuple[Any, ...]) -> tuple[str, list[Any]]:
         if code == "x":
             continue
         if code == "s":
-            data = _as_bytes(remaining.pop(0)) if remaining else b""
+            data = buffer_bytes(remaining.pop(0)) if remaining else b""
             values.append(data[:count])
             continue
         for _ in range(count):
@@ -83,6 +76,15 @@ def _fields(fmt: str | bytes, args: tuple[Any, ...]) -> tuple[str, list[Any]]:
     return (fmt.decode() if isinstance(fmt, (bytes, bytearray)) else fmt), values
 
 
+def _room(size: int, length: int, offset: int) -> int:
+    """``offset`` (negative: from the end) where ``size`` bytes fit in ``length``, or the firmware's error."""
+    if offset < 0:
+        offset += length
+    if offset < 0 or offset + size > length:
+        raise ValueError("buffer too small")
+    return offset
+
+
 def pack(format: str | bytes, /, *values: Any) -> bytes:  # noqa: A002 - the firmware's names
     """Pack ``values`` by ``format`` as the firmware does (see the module docstring)."""
     cpython_fmt, values = _fields(format, values)
@@ -91,30 +93,15 @@ def pack(format: str | bytes, /, *values: Any) -> bytes:  # noqa: A002 - the fir
 
 def pack_into(format: str | bytes, buffer: Any, offset: int, /, *values: Any) -> None:  # noqa: A002
     """Pack into ``buffer`` at ``offset`` (negative: from the end); ``buffer too small`` as on the device."""
-    fmt, args = format, values
-    size = calcsize(fmt)
-    if offset < 0:
-        offset += len(buffer)
-        if offset < 0:
-            raise ValueError("buffer too small")
-    if offset + size > len(buffer):
-        raise ValueError("buffer too small")
-    cpython_fmt, values = _fields(fmt, args)
-    _struct.pack_into(cpython_fmt, buffer, offset, *values)
+    offset = _room(calcsize(format), len(buffer), offset)
+    cpython_fmt, fields = _fields(format, values)
+    _struct.pack_into(cpython_fmt, buffer, offset, *fields)
 
 
 def unpack_from(format: str | bytes, /, buffer: Any, offset: int = 0) -> tuple[Any, ...]:  # noqa: A002
     """Unpack from ``buffer`` at ``offset``; it needs to be big enough, not exactly sized."""
-    fmt, data = format, buffer
-    size = calcsize(fmt)
-    view = memoryview(data).cast("B") if not isinstance(data, (bytes, bytearray)) else data
-    if offset < 0:
-        offset += len(view)
-        if offset < 0:
-            raise ValueError("buffer too small")
-    if offset + size > len(view):
-        raise ValueError("buffer too small")
-    return _struct.unpack_from(fmt, view, offset)
+    view = buffer if isinstance(buffer, (bytes, bytearray)) else memoryview(buffer).cast("B")
+    return _struct.unpack_from(format, view, _room(calcsize(format), len(view), offset))
 
 
 def unpack(format: str | bytes, buffer: Any, offset: int = 0, /) -> tuple[Any, ...]:  # noqa: A002
