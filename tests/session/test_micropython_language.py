@@ -113,3 +113,17 @@ def test_ustruct_unpack_of_a_short_buffer_is_the_firmwares_error(tmp_path):
     code, out, err = _run(tmp_path, 'import ustruct\nustruct.unpack("<I", b"ab")\n')
     assert code == 1
     assert "ValueError: buffer too small" in err
+
+
+@pytest.mark.parametrize("module", ["lvgl", "nes", "speech_recognizer", "pye_mp", "lvgl_helper"])
+def test_firmware_modules_not_emulated_say_so_in_one_line(tmp_path, module):
+    code, out, err = _run(tmp_path, f"import {module}\n")
+    assert code == 1
+    assert err.splitlines()[-1] == f"[maixemu] {module!r} is a MaixPy firmware module that maixemu does not emulate"
+
+
+@pytest.mark.parametrize("module", ["network", "socket", "usocket", "touchscreen", "modules"])
+def test_firmware_modules_now_emulated_import(tmp_path, module):
+    code, out, err = _run(tmp_path, f"import {module}\nprint({module}.__name__ != '')\n")
+    assert code == 0, err
+    assert out.strip() == "True"
