@@ -127,3 +127,16 @@ def test_firmware_modules_now_emulated_import(tmp_path, module):
     code, out, err = _run(tmp_path, f"import {module}\nprint({module}.__name__ != '')\n")
     assert code == 0, err
     assert out.strip() == "True"
+
+
+def test_execfile_runs_a_device_file_in_the_callers_globals(tmp_path):
+    (tmp_path / "conf.py").write_text("LEVEL = const(3)\nNAME = 'cam'\n")
+    code, out, err = _run(tmp_path, """
+        execfile("conf.py")
+        print(NAME, LEVEL)
+        scope = {}
+        execfile("conf.py", scope)
+        print(sorted(k for k in scope if not k.startswith("__")))
+    """)
+    assert code == 0, err
+    assert out.splitlines() == ["cam 3", "['LEVEL', 'NAME']"]
