@@ -4,10 +4,15 @@ MicroPython accepts non-ASCII characters inside bytes literals (``b'你好'`` is
 CPython raises ``SyntaxError: bytes can only contain ASCII literal characters``. Such literals are
 rewritten to the same bytes with ``\\x`` escapes; nothing else in the script is touched, so line
 numbers in tracebacks stay those of the user's file.
+
+Two more differences of MicroPython's compiler (the commit MaixPy builds, ced340d) are handled here:
+indentation mixing tabs and spaces (:func:`expand_indent_tabs`) and ``NAME = const(value)`` without
+importing ``const`` (:func:`fold_consts`).
 """
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -43,3 +48,48 @@ def fix_bytes_literals(source: str) -> str:
         # keep the line count: a multi-line literal becomes one line plus empty lines
         lines[srow - 1 : erow] = [head + new + tail] + ["\n"] * (erow - srow)
     return "".join(lines)
+
+
+# ------------------------------------------------------------------ indentation with tabs
+#: MicroPython's lexer (py/lexer.c) moves a tab to the next multiple of 8 columns.
+MICROPYTHON_TAB_SIZE = 8
+
+
+def expand_indent_tabs(source: str) -> str:
+    """``source`` with the tabs of each line's indentation expanded as MicroPython's lexer counts
+    them, so a file mixing tabs and spaces (which CPython rejects with ``TabError``) means what it
+    means on the device. Only leading whitespace changes; line numbers stay the same."""
+    out = []
+    for line in source.splitlines(keepends=True):
+        body = line.lstrip(" \t")
+        indent = line[: len(line) - len(body)]
+        out.append(indent.expandtabs(MICROPYTHON_TAB_SIZE) + body if "\t" in indent else line)
+    return "".join(out)
+
+
+# ------------------------------------------------------------------ X = const(value)
+class _ConstFolder(ast.NodeTransformer):
+    """MicroPython's parser folds ``NAME = const(value)`` (py/parse.c, MICROPY_COMP_CONST) whether or
+    not the script imported ``const``: the assignment stores ``value``. Only that form is folded:
+    ``const`` anywhere else is an ordinary name (a NameError unless imported from ``micropython``)."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        value = node.value
+        if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id == "const" and len(value.args) == 1 and not value.keywords):
+            arg = value.args[0]
+            if isinstance(arg, ast.Constant) and (not isinstance(arg.value, int) or isinstance(arg.value, bool)):
+                raise SyntaxError("constant must be an integer",
+                                  (self.filename, node.lineno, node.col_offset + 1, None))
+            node.value = arg
+            return node
+        return self.generic_visit(node)
+
+
+def fold_consts(tree: ast.Module, filename: str) -> ast.Module:
+    """``tree`` with every ``NAME = const(value)`` assignment storing ``value`` directly."""
+    return ast.fix_missing_locations(_ConstFolder(filename).visit(tree))

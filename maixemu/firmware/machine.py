@@ -130,8 +130,12 @@ class I2C:
     writes to other addresses are dropped, reads from them return zero bytes (one notice).
     """
 
-    I2C0, I2C1, I2C2, I2C3, I2C4, I2C5 = 0, 1, 2, 3, 4, 5
-    MODE_MASTER, MODE_SLAVE = 0, 1
+    # machine_i2c.c: hardware buses 0-2, software buses 3-5 and I2C_SOFT (soft_i2c_device_number_t)
+    I2C0, I2C1, I2C2, I2C3, I2C4, I2C5, I2C_SOFT = 0, 1, 2, 3, 4, 5, 6
+    # machine_i2c_mode_t; a software bus is always MODE_MASTER_SOFT
+    MODE_MASTER, MODE_SLAVE, MODE_MASTER_SOFT = 0, 1, 2
+    # slave-mode events of the SDK's i2c_event_t, passed to on_event=
+    I2C_EV_START, I2C_EV_RESTART, I2C_EV_STOP = 0, 1, 2
 
     def __init__(self, id: int = 0, mode: int = 0, scl: int | None = None, sda: int | None = None,
                  freq: int = 400000, timeout: int = 1000, addr: int = 0, addr_size: int = 7, **kwargs: Any):
@@ -193,9 +197,12 @@ class I2C:
 class SPI:
     """``SPI(id, mode=MODE_MASTER, baudrate=..., ...)``: writes are dropped, reads return zeros."""
 
-    SPI0, SPI1, SPI2, SPI_SOFT = 0, 1, 2, 3
+    # machine_spi.c: SPI_SOFT is SPI_DEVICE_MAX (4; SPI3 drives the flash and is not offered)
+    SPI0, SPI1, SPI2, SPI_SOFT = 0, 1, 2, 4
     MODE_MASTER, MODE_MASTER_2, MODE_MASTER_4, MODE_MASTER_8, MODE_SLAVE = 0, 1, 2, 3, 4
     MSB, LSB = 0, 1
+    # chip selects (machine_spi_cs_t), for cs0=... and write(..., cs=SPI.CS0)
+    CS0, CS1, CS2, CS3 = 0, 1, 2, 3
 
     def __init__(self, id: int = 0, mode: int = 0, baudrate: int = 500000, **kwargs: Any):
         notices.not_emulated("machine.SPI", "no device is attached; writes are dropped and reads give zeros")
@@ -278,6 +285,18 @@ class PWM:
         notices.not_emulated("machine.PWM", "the pin is not driven")
         self.timer, self._freq, self._duty, self.pin, self._enabled = tim, freq, duty, pin, bool(enable)
 
+    def init(self, freq: float | None = None, duty: float | None = None, pin: int | None = None,
+             enable: bool | None = None, **kwargs: Any) -> None:
+        """Set up again (k210_pwm_init): the keywords given replace the current settings."""
+        if freq is not None:
+            self._freq = freq
+        if duty is not None:
+            self._duty = duty
+        if pin is not None:
+            self.pin = pin
+        if enable is not None:
+            self._enabled = bool(enable)
+
     def freq(self, value: float | None = None) -> float | None:
         if value is None:
             return self._freq
@@ -313,3 +332,32 @@ class WDT:
 
     def stop(self) -> None:
         return None
+
+
+class SDCard:
+    """``machine.SDCard`` (machine_sdcard.c): the card behind ``/sd``, a class the firmware never
+    instantiates. ``remount()`` mounts it again (the board's ``/sd`` mapping is always there);
+    ``ioctl`` answers MicroPython's block-device commands for the mapped card."""
+
+    #: extmod's BP_IOCTL_* commands
+    IOCTL_INIT, IOCTL_DEINIT, IOCTL_SYNC, IOCTL_SEC_COUNT, IOCTL_SEC_SIZE = 1, 2, 3, 4, 5
+    BLOCK_SIZE = 512
+
+    @staticmethod
+    def remount() -> None:
+        return None
+
+    @staticmethod
+    def ioctl(cmd: int, arg: Any = None) -> int:
+        cmd = int(cmd)
+        if cmd in (SDCard.IOCTL_INIT, SDCard.IOCTL_DEINIT, SDCard.IOCTL_SYNC):
+            return 0
+        if cmd == SDCard.IOCTL_SEC_SIZE:
+            return SDCard.BLOCK_SIZE
+        if cmd == SDCard.IOCTL_SEC_COUNT:
+            from . import uos
+
+            stats = uos.statvfs("/sd")
+            return stats[0] * stats[2] // SDCard.BLOCK_SIZE
+        return -1
+

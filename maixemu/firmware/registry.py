@@ -7,9 +7,9 @@ the MaixPy name, so CPython's ``time``, ``os``, ``sys`` and ``gc`` stay intact f
 ``os``, ``io`` and ``sys`` are mapped on purpose: on the device ``import os`` *is* ``uos`` (device paths,
 ``listdir("/") == ['flash', 'sd']``), ``io.open`` is the device's ``open`` and ``import sys`` is the
 board's own ``sys`` (its ``path``, ``argv``, ``modules``; never the host's). ``_thread`` is
-MicroPython's (threads that belong to the board). ``json`` and ``struct`` are left to CPython: the
-device's weak links point them at ``ujson``/``ustruct``, whose behaviour CPython's modules already
-cover.
+MicroPython's (threads that belong to the board). ``struct`` is ``ustruct`` (MicroPython's
+packing is more lenient than CPython's); ``json`` is left to CPython, whose behaviour covers
+``ujson``'s.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ MAIXPY_MODULES: dict[str, str] = {
     "uio": _F + "uio",
     "io": _F + "uio",
     "ustruct": _F + "ustruct",
+    "struct": _F + "ustruct",
     "micropython": _F + "micropython",
     "usys": _F + "usys",
     "sys": _F + "usys",
@@ -50,6 +51,14 @@ MAIXPY_MODULES: dict[str, str] = {
     "video": _F + "video",
     # the M5StickV firmware's frozen power-chip module (AXP192 over machine.I2C)
     "pmu": _F + "pmu",
+    # the firmware's C drivers for add-on parts (ws2812, ultrasonic, onewire, htpa, amg88xx)
+    "modules": _F + "modules",
+    # the touch panel over the LCD (the LCD window's mouse)
+    "touchscreen": _F + "touchscreen",
+    # WiFi/Ethernet co-processors and their sockets, over the PC's network
+    "network": _F + "network",
+    "usocket": _F + "usocket",
+    "socket": _F + "usocket",
     # ulab 0.26 (MaixPy-v1 and kendryte/canmv full builds): numpy-like arrays, flat API
     "ulab": _F + "ulab",
 }
@@ -70,7 +79,7 @@ BOOT_GLOBALS: dict[str, str] = {
 }
 
 #: MaixPy names that are also CPython standard modules: never install these in ``sys.modules``.
-SHADOWS_STDLIB: frozenset[str] = frozenset({"time", "gc", "os", "sys", "io", "_thread"})
+SHADOWS_STDLIB: frozenset[str] = frozenset({"time", "gc", "os", "sys", "io", "_thread", "struct", "socket"})
 
 
 def boot_globals() -> dict[str, Any]:

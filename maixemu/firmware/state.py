@@ -437,6 +437,20 @@ class BoardState:
         return VideoState()
 
     @cached_property
+    def network(self) -> Any:
+        """The NICs and sockets of ``network``/``usocket`` (the PC's network stands in for the module)."""
+        from .network import NetworkState
+
+        return NetworkState()
+
+    @cached_property
+    def touch(self) -> Any:
+        """The finger on the touch panel (``touchscreen``): the LCD window's mouse or a test's touches."""
+        from .touchscreen import TouchState
+
+        return TouchState()
+
+    @cached_property
     def font(self) -> FontState:
         """``image.font_load``'s font (the built-in ASCII one at power-on)."""
         from .image._fonts import FontState
@@ -461,7 +475,7 @@ class BoardState:
         parts = vars(self)
         for name, close in (("camera", lambda: self.camera.close()), ("audio", lambda: self.audio.close()),
                             ("video", lambda: self.video.close()), ("kpu", lambda: self.kpu.log.close()),
-                            ("font", lambda: self.font.free())):
+                            ("network", lambda: self.network.close()), ("font", lambda: self.font.free())):
             if name in parts:
                 close()
 

@@ -497,6 +497,8 @@ class WindowSink(DisplaySink):
         self._fallback = fallback
         self._disabled = False
         self._beside = beside
+        self._shown_scale = 1
+        self._pressed_at: tuple[int, int] | None = None  # LCD pixel under the held left button
 
     def _create(self, w: int, h: int) -> None:
         _quiet_qt_fonts()
@@ -507,6 +509,10 @@ class WindowSink(DisplaySink):
             detail = (getattr(e, "msg", None) or str(e)).strip().splitlines()[-1:] or ["no detail"]
             raise DisplayError(f"OpenCV cannot open a window ({detail[0]}); "
                                f"is opencv-python-headless installed instead of opencv-python? {LCD_HINT}") from None
+        try:
+            cv2.setMouseCallback(self.title, self._on_mouse)
+        except cv2.error:
+            pass  # a window without mouse events: no touches from it
         self._created = True
         if self._beside:
             self._move_beside(self._beside)
@@ -520,6 +526,17 @@ class WindowSink(DisplaySink):
                 cv2.moveWindow(self.title, x + w + WINDOW_GAP, y)
         except cv2.error:
             pass  # no such window (the LCD records or is off): leave the placement to the desktop
+
+    def _on_mouse(self, event: int, x: int, y: int, flags: int, _param: object = None) -> None:
+        held = event in (cv2.EVENT_LBUTTONDOWN, cv2.EVENT_MOUSEMOVE) and bool(flags & cv2.EVENT_FLAG_LBUTTON)
+        if event == cv2.EVENT_LBUTTONDOWN or held:
+            self._pressed_at = (max(0, x) // self._shown_scale, max(0, y) // self._shown_scale)
+        elif event == cv2.EVENT_LBUTTONUP or event == cv2.EVENT_MOUSEMOVE:
+            self._pressed_at = None
+
+    def pointer(self) -> tuple[int, int] | None:
+        """The LCD pixel the left mouse button holds down in the window (the touch panel's finger)."""
+        return self._pressed_at
 
     def _show(self, rgb: np.ndarray) -> None:
         if self._disabled:
@@ -535,6 +552,7 @@ class WindowSink(DisplaySink):
                 self._disabled = True
                 return
         scale = self.scale or (2 if w <= SMALL_PANEL_WIDTH else 1)
+        self._shown_scale = scale
         bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
         if scale != 1:
             bgr = cv2.resize(bgr, (w * scale, h * scale), interpolation=cv2.INTER_NEAREST)

@@ -22,6 +22,7 @@ script wrote into ``/flash`` is importable, a link that leads out of a mount is 
 
 from __future__ import annotations
 
+import ast
 import builtins
 import importlib
 import importlib.util
@@ -37,7 +38,7 @@ from typing import Any
 
 from ..firmware.state import BoardState
 from ..host.storage import Mount
-from ..micropython_source import fix_bytes_literals
+from ..micropython_source import expand_indent_tabs, fix_bytes_literals, fold_consts
 
 #: MicroPython "u" modules that are plain CPython modules under another name.
 MICROPYTHON_ALIASES = {
@@ -49,7 +50,6 @@ MICROPYTHON_ALIASES = {
     "ure": "re",
     "urandom": "random",
     "uselect": "select",
-    "usocket": "socket",
     "uzlib": "zlib",
     "uarray": "array",
     "umath": "math",
@@ -63,10 +63,21 @@ def read_source(data: bytes) -> str:
 
 
 def compile_source(text: str, filename: str):
+    """The code object of a script or of a module it imports, compiled as MicroPython's compiler
+    reads it: ``NAME = const(value)`` folds without an import, and indentation mixing tabs and
+    spaces counts a tab to the next multiple of 8 (tried only when CPython rejects the file, and
+    CPython's own error stands when the expanded text fails too)."""
     with warnings.catch_warnings():  # MicroPython accepts escapes CPython warns about
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        return compile(text, filename, "exec")
+        try:
+            tree = ast.parse(text, filename, "exec")
+        except IndentationError as first:  # TabError is one
+            try:
+                tree = ast.parse(expand_indent_tabs(text), filename, "exec")
+            except SyntaxError:
+                raise first from None
+        return compile(fold_consts(tree, filename), filename, "exec")
 
 
 @lru_cache(maxsize=1)

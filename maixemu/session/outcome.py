@@ -19,7 +19,8 @@ from ..firmware.state import RunEnded
 
 #: MaixPy firmware modules maixemu does not provide: a missing import of one of these gets a hint.
 NOT_EMULATED_MODULES = frozenset(
-    {"network", "nes", "lvgl", "touchscreen", "speech_recognizer", "gif", "fpioa", "modules"}
+    {"nes", "lvgl", "lvgl_helper", "speech_recognizer", "gif", "fpioa", "lodepng",
+     "pye_mp"}  # pye_mp: the firmware's frozen full-screen editor (builtin_py/pye_mp.py)
 )
 
 

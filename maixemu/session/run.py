@@ -101,7 +101,10 @@ def _run_builtins(board: Board, extra_folders: list[Path]) -> dict[str, Any]:
     from ..firmware import uos
 
     console = board.state.console
+    from ..firmware.mp_builtins import MICROPYTHON_BUILTINS
+
     run_builtins = dict(vars(builtins))
+    run_builtins.update(MICROPYTHON_BUILTINS)
     run_builtins["__import__"] = ScriptImporter(run_builtins, board.state, extra_folders)
     run_builtins["open"] = uos.open_device
 
@@ -119,8 +122,22 @@ def _run_builtins(board: Board, extra_folders: list[Path]) -> dict[str, Any]:
             raise EOFError("EOF when reading a line")
         return line.rstrip("\n")
 
+    def device_execfile(filename: str, globals: dict[str, Any] | None = None,  # noqa: A002 - the builtin's names
+                        locals: dict[str, Any] | None = None) -> None:  # noqa: A002
+        """MicroPython's ``execfile`` (MICROPY_PY_BUILTINS_EXECFILE, builtinevex.c): run a device
+        file in the caller's globals, or in the dicts given, compiled as scripts are."""
+        for given in (globals, locals):
+            if given is not None and not isinstance(given, dict):
+                raise TypeError()
+        if globals is None:
+            globals = sys._getframe(1).f_globals  # noqa: SLF001 - the caller's module, as mp_globals_get()
+        with uos.open_device(filename, "rb") as source:
+            code = compile_source(read_source(source.read()), str(filename))
+        exec(code, globals, globals if locals is None else locals)
+
     run_builtins["print"] = device_print
     run_builtins["input"] = device_input
+    run_builtins["execfile"] = device_execfile
     return run_builtins
 
 

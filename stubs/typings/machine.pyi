@@ -60,8 +60,13 @@ class I2C:
     I2C3: int
     I2C4: int
     I2C5: int
+    I2C_SOFT: int
     MODE_MASTER: int
     MODE_SLAVE: int
+    MODE_MASTER_SOFT: int
+    I2C_EV_START: int
+    I2C_EV_RESTART: int
+    I2C_EV_STOP: int
     def __init__(self, id: int = 0, mode: int = 0, scl: int | None = None, sda: int | None = None,
                  freq: int = 400000, timeout: int = 1000, addr: int = 0, addr_size: int = 7, **kwargs: Any) -> None: ...
     def init(self, *args: Any, **kwargs: Any) -> None: ...
@@ -88,6 +93,10 @@ class SPI:
     MODE_SLAVE: int
     MSB: int
     LSB: int
+    CS0: int
+    CS1: int
+    CS2: int
+    CS3: int
     def __init__(self, id: int = 0, mode: int = 0, baudrate: int = 500000, **kwargs: Any) -> None: ...
     def init(self, *args: Any, **kwargs: Any) -> None: ...
     def deinit(self) -> None: ...
@@ -127,6 +136,8 @@ class PWM:
     """PWM output on a timer channel: ``PWM(tim, freq=1000, duty=50, pin=board_info.LED_R)``."""
     def __init__(self, tim: Timer, freq: float = 1000, duty: float = 50, pin: int | None = None, enable: bool = True,
                  **kwargs: Any) -> None: ...
+    def init(self, freq: float | None = None, duty: float | None = None, pin: int | None = None,
+             enable: bool | None = None, **kwargs: Any) -> None: ...
     def freq(self, value: float | None = None) -> float | None: ...
     def duty(self, value: float | None = None) -> float | None: ...
     def enable(self) -> None: ...
@@ -139,3 +150,16 @@ class WDT:
                  context: Any = None, **kwargs: Any) -> None: ...
     def feed(self) -> None: ...
     def stop(self) -> None: ...
+
+class SDCard:
+    """The card behind ``/sd`` (never instantiated): ``SDCard.remount()``."""
+    IOCTL_INIT: int
+    IOCTL_DEINIT: int
+    IOCTL_SYNC: int
+    IOCTL_SEC_COUNT: int
+    IOCTL_SEC_SIZE: int
+    BLOCK_SIZE: int
+    @staticmethod
+    def remount() -> None: ...
+    @staticmethod
+    def ioctl(cmd: int, arg: Any = None) -> int: ...

@@ -46,6 +46,10 @@ EMULATOR_ONLY: dict[str, set[str]] = {
     "image": {"ImageBase", "BasicMixin", "BinaryMixin", "BlobMixin", "ChannelHelpers", "DrawMixin", "ExtraMixin", "FilterMixin",
               "FindMixin", "GeometryMixin", "K210Mixin", "MathOpsMixin", "PoolMixin", "StatsMixin"},
     "Maix.utils": {"DEFAULT_GC_HEAP_SIZE", "HEAP_FREE"},
+    "network": {"EMULATED_SSID", "EMULATED_RSSI", "ESP32_FIRMWARE_VERSION", "ESP32_ADC_CHANNELS", "NetworkState"},
+    "usocket": {"DEFAULT_TIMEOUT_S"},
+    "touchscreen": {"CALIBRATION_SIZE", "DEFAULT_CALIBRATION", "TouchState"},
+    "modules": {"FUNC_GPIOHS0", "FUNC_GPIOHS31", "FUNC_GPIO0", "FUNC_GPIO7", "I2C_DEVICE_MAX"},
     "Maix.freq": {"FREQ_CPU_MAX", "FREQ_CPU_MIN", "FREQ_KPU_MAX", "FREQ_KPU_MIN", "ScriptReset"},
 }
 
@@ -267,13 +271,15 @@ def test_stub_names_match_implementation(stub_name: str, target: str) -> None:
 
 
 def test_standard_library_names_reexport_the_micropython_modules() -> None:
-    """``time``/``os`` stubs are the u-modules; ``gc`` has its own; ``sys`` and ``io`` have none (mypy
-    forbids a user ``sys`` stub, and typeshed's ``open`` needs CPython's ``io``)."""
+    """``time``/``os`` stubs are the u-modules; ``gc`` has its own; ``sys``, ``io`` and ``struct`` have
+    none (mypy forbids a user ``sys`` stub, typeshed's ``open`` needs CPython's ``io``, and a user
+    ``struct``/``socket`` would shadow the library modules the same way; ``ustruct``/``usocket`` have
+    the stubs)."""
     for name in sorted(SHADOWS_STDLIB):
         canonical = _stub_name_for(MAIXPY_MODULES[name])
         if name == canonical:
             assert _stub_path(name) is not None
-        elif name in ("sys", "io"):
+        elif name in ("sys", "io", "struct", "socket"):
             assert _stub_path(name) is None, f"a user stub named {name} breaks mypy (shadows a library module)"
         else:
             text = _stub_path(name).read_text(encoding="utf-8")

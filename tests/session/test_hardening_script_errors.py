@@ -154,15 +154,15 @@ def test_missing_module_is_named(tmp_path):
 
 
 def test_missing_maixpy_module_says_it_is_not_emulated(tmp_path):
-    script = write(tmp_path, "import network\n")
+    script = write(tmp_path, "import speech_recognizer\n")
     proc = run(script)
     assert proc.returncode == 1
     assert proc.stderr == textwrap.dedent(f"""\
         Traceback (most recent call last):
           File "{script}", line 1, in <module>
-            import network
-        ModuleNotFoundError: No module named 'network'
-        [maixemu] 'network' is a MaixPy firmware module that maixemu does not emulate
+            import speech_recognizer
+        ModuleNotFoundError: No module named 'speech_recognizer'
+        [maixemu] 'speech_recognizer' is a MaixPy firmware module that maixemu does not emulate
         """)
 
 
