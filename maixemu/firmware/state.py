@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the parts' own modules import this one
     from .lcd import PanelState
     from .video import VideoState
     from .sensor import CameraPort, SensorState
+    from .soft_irq import SoftIrq
     from .utime import ClockState
 
 
@@ -248,6 +249,10 @@ class RunControl:
                 frame.f_trace_lines = True
             frame = frame.f_back
 
+    def in_script(self) -> bool:
+        """The calling thread is running script code of this run (soft-IRQ work may run on it)."""
+        return threading.get_ident() in self._in_script
+
     def script_threads(self) -> list[threading.Thread]:
         """Threads that are running script code now (the main one included)."""
         with self._lock:
@@ -435,6 +440,25 @@ class BoardState:
         return VideoState()
 
     @cached_property
+    def irq(self) -> SoftIrq:
+        """MicroPython's scheduler and the board's alarms (timers, watchdog): see :mod:`.soft_irq`."""
+        from .soft_irq import SoftIrq
+
+        scheduler = SoftIrq(lambda: self.clock.now_ns())
+        scheduler.report = self._report_irq_error
+        return scheduler
+
+    def _report_irq_error(self, exc: BaseException) -> None:
+        """A callback's exception, printed as the firmware prints it (the script goes on)."""
+        from .tracebacks import format_exception
+
+        try:
+            self.console.stdout.write(format_exception(exc))
+            self.console.stdout.flush()
+        except (OSError, ValueError):
+            pass
+
+    @cached_property
     def threads(self) -> Any:
         from .threads import BoardThreads
 
@@ -453,8 +477,13 @@ class BoardState:
         return {name: value for name, value in vars(self).items() if not name.startswith("_")}
 
     def checkpoint(self) -> None:
-        """A firmware call's soft-IRQ point: the run's end, then pending IRQ callbacks."""
+        """A firmware call's soft-IRQ point, the one place IRQ work is delivered: the run's end, due
+        timers and watchdogs, scheduled callbacks (GPIO edges, timers), then the listeners (the IDE
+        page's button events)."""
         self.run.check()
+        irq = self.__dict__.get("irq")
+        if irq is not None:
+            irq.run_pending()
         if self.events.checkpoint:
             BoardEvents.fire(self.events.checkpoint)
 

@@ -399,7 +399,7 @@ class IdeLink:
                     _, entry, pressed = self._events.popleft()
                 level = (0 if pressed else 1) if entry.get("active_low", True) else (1 if pressed else 0)
                 try:
-                    gpio.set_input(int(entry["pin"]), level)
+                    gpio.set_input(int(entry["pin"]), level, deliver=True)
                 except Exception as exc:  # MicroPython prints an IRQ handler's exception and goes on
                     sys.stderr.write(format_exception(exc))
         finally:
