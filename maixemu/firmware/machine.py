@@ -300,7 +300,7 @@ class Timer:
         if "irq" in board.__dict__:
             board.irq.remove_alarm(self)
 
-    def expire(self, now_ns: int) -> None:
+    def _expire(self, now_ns: int) -> None:
         """The channel's interrupt: schedule the callback, reload (periodic) or stop (one-shot)."""
         board = self._board()
         if self.mode == self.MODE_PERIODIC and self.deadline_ns is not None:
@@ -454,7 +454,7 @@ class WDT:
         if "irq" in board.__dict__:
             board.irq.remove_alarm(self)
 
-    def expire(self, now_ns: int) -> None:
+    def _expire(self, now_ns: int) -> None:
         """The watchdog ran out: the callback's interrupt first, the reset when that went unanswered."""
         if self.callback is not None and not self._interrupted:
             self._interrupted = True

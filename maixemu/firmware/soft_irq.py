@@ -38,7 +38,7 @@ class Alarm(Protocol):
     #: board-clock nanoseconds of the next expiry (None: not running)
     deadline_ns: int | None
 
-    def expire(self, now_ns: int) -> None:
+    def _expire(self, now_ns: int) -> None:
         """The deadline passed: schedule what the ISR schedules (may raise a reset), set the next one."""
 
 
@@ -97,7 +97,7 @@ class SoftIrq:
             if not due:
                 return
             first = min(due, key=lambda a: a.deadline_ns)
-            first.expire(now)
+            first._expire(now)
 
     # -- the soft-IRQ point ------------------------------------------------------------------
     def run_pending(self) -> None:
