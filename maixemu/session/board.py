@@ -83,6 +83,8 @@ class BoardConfig:
     #: a WAV file, ``mic``) or factories of a sink / source (``maixemu.host.audio``)
     audio_out: str | Callable[[], Any] | None = None
     audio_in: str | Callable[[], Any] | None = None
+    #: ``--board NAME``: the board profile (pins, LCD, keys, LEDs, power chip; ``maixemu.firmware.board_profiles``)
+    board: str | None = None
     #: a virtual clock ``(now_ns, sleep_ns)`` instead of real time (tests of timing-driven scripts)
     clock: tuple[Callable[[], int], Callable[[int], None]] | None = None
 
@@ -128,7 +130,7 @@ class Board:
             return self
         self._opened = True
         cfg = self.config
-        from ..firmware import lcd
+        from ..firmware import board_profiles, lcd
         from ..firmware.kpu.state import KpuState
         from ..firmware.kpu.calls import KpuCallLog
         from ..firmware.sensor import CameraPort, SensorState
@@ -150,6 +152,12 @@ class Board:
             raise SetupError(f"--kpu-log {cfg.kpu_log}: {exc.strerror or exc}") from None
         if cfg.clock is not None:
             board.clock.use(*cfg.clock)
+        try:
+            board.pins.profile = board_profiles.profile_name(cfg.board or "default")
+        except ValueError as exc:
+            raise SetupError(f"--board {cfg.board}: {exc}") from None
+        with state_mod.bind(board):
+            lcd.boot()  # what the stock _boot.py leaves: the panel initialised (lcd.width() works)
         board.audio = self._audio_device()
         board.display = self._open_display()
         board.events.idle.append(lcd.pump)  # a script sleeping in time.sleep() still reacts to ESC / the close button

@@ -59,6 +59,8 @@ class RunOptions:
     flash: dict[int, Path] = field(default_factory=dict)
     flash_image: Path | None = None
     frames: int | None = None
+    #: ``--board NAME``: the board profile (``maixemu.firmware.board_profiles``)
+    board: str | None = None
     timeout: float | None = None
     ai_memory: str = "device"
     firmware: str = "full"
@@ -274,7 +276,7 @@ def board_config(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
         writable=options.writable, flash=dict(options.flash), flash_image=options.flash_image,
         camera=options.camera, lcd=options.lcd, ai_memory=options.ai_memory, firmware=options.firmware,
         kpu_log=options.kpu_log, argv=[str(options.script), *options.argv], stdout=stdout, stderr=stderr,
-        quiet=options.quiet, audio_out=options.audio_out, audio_in=options.audio_in,
+        quiet=options.quiet, audio_out=options.audio_out, audio_in=options.audio_in, board=options.board,
     )
 
 
