@@ -160,6 +160,11 @@ class Board:
             lcd.boot()  # what the stock _boot.py leaves: the panel initialised (lcd.width() works)
         board.audio = self._audio_device()
         board.display = self._open_display()
+        from .keys import window_controls
+
+        set_controls = getattr(board.display, "set_controls", None)  # a sink of the caller's may lack it
+        if set_controls is not None:
+            set_controls(window_controls(board))  # keyboard keys and the LED strip of the window
         board.events.idle.append(lcd.pump)  # a script sleeping in time.sleep() still reacts to ESC / the close button
         return self
 

@@ -9,9 +9,10 @@ happens when camera frame N is taken, on the thread that took it, through
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Union
 
+from ..host.display import BoardControls
 from ..firmware.state import BoardState
 from .budget import FrameBudget
 
@@ -94,4 +95,48 @@ class LedWatch:
         return {name: written.get(pin) for pin, name in self._names.items()}
 
 
-__all__ = ["KeyPresses", "KeySpec", "LedWatch"]
+#: keyboard names of :data:`maixemu.firmware.board_profiles.KEYBOARD` -> ``cv2.waitKey`` codes
+_KEY_CODES = {"Return": 13, "BackSpace": 8}
+
+
+def window_controls(state: BoardState) -> BoardControls:
+    """The LCD window's keys and LED strip for ``state``'s board profile (the title says which keys)."""
+    from ..firmware import board as board_mod, state as state_mod
+    from ..firmware.Maix import gpio
+
+    with state_mod.bind(state):
+        controls = board_mod.profile_controls()
+        profile = board_mod.current_profile()
+    keys: dict[int, tuple[str, Callable[[bool], None]]] = {}
+    shown = []
+    for button in controls["buttons"]:
+        name = button.get("keyboard")
+        if not name:
+            continue
+        code = _KEY_CODES.get(name, ord(name[0]) if len(name) == 1 else None)
+        if code is None:
+            continue
+        pin = int(button["pin"])
+
+        def press(down: bool, pin: int = pin) -> None:
+            with state_mod.bind(state):
+                gpio.set_input(pin, 0 if down else 1)
+
+        keys[code] = (button["label"], press)
+        shown.append(f"{name}={button['name']}")
+    leds = [(led["name"], int(led["pin"]), _rgb(led["colour"])) for led in controls["leds"]]
+
+    def levels() -> list[tuple[str, tuple[int, int, int], bool]]:
+        written = state.pins.output_levels
+        return [(name, colour, written.get(pin) == 0) for name, pin, colour in leds]  # active low
+
+    help_line = f"{profile}: " + (" ".join(shown) if shown else "no keys") + ", ESC ends"
+    return BoardControls(keys=keys, leds=levels if leds else None, help=help_line)
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    value = int(colour.lstrip("#"), 16)
+    return (value >> 16) & 0xFF, (value >> 8) & 0xFF, value & 0xFF
+
+
+__all__ = ["KeyPresses", "KeySpec", "LedWatch", "window_controls"]

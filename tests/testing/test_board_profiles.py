@@ -114,3 +114,36 @@ def test_board_pane_lists_the_profiles_buttons_and_leds(tmp_path):
     assert controls["profile"] == "cube"
     assert [b["label"] for b in controls["buttons"]] == ["ENTER", "BACK", "NEXT / BOOT_KEY"]
     assert [led["name"] for led in controls["leds"]] == ["LED_R", "LED_G", "LED_B", "LED_W"]
+
+
+def test_the_window_presses_board_keys_from_the_keyboard_and_shows_leds(monkeypatch, board_state):
+    """Keyboard ``a`` presses the M5StickV's BUTTON_A (released KEY_HOLD_S later); lit LEDs colour the strip."""
+    import numpy as np
+
+    from maixemu.firmware.Maix import gpio
+    from maixemu.host import display
+    from maixemu.session.keys import window_controls
+
+    board_state.pins.profile = "m5stickv"
+    monkeypatch.setattr(display, "display_available", lambda: True)
+    window = display.WindowSink()
+    controls = window_controls(board_state)
+    window.set_controls(controls)
+    assert controls.help == "m5stickv: a=BUTTON_A s=BUTTON_B, ESC ends"
+    levels = []
+    real = gpio.set_input
+    monkeypatch.setattr(gpio, "set_input", lambda pin, level, **kw: (levels.append((pin, level)), real(pin, level)))
+    clock = [100.0]
+    monkeypatch.setattr(display.time, "monotonic", lambda: clock[0])
+    window._board_keys(ord("a"))
+    assert levels == [(36, 0)] and board_state.pins.input_levels[36] == 0
+    window._board_keys(ord("a"))  # auto-repeat while held: no second press
+    clock[0] += display.KEY_HOLD_S + 0.01
+    window._board_keys(-1)
+    assert levels == [(36, 0), (36, 1)]
+    board_state.pins.output_levels[6] = 0  # LED_R written low: lit (active low)
+    picture = window._with_led_strip(np.zeros((135, 240, 3), np.uint8))
+    assert picture.shape == (135, 240 + display.LED_STRIP_W, 3)
+    strip = picture[:, 240:]
+    assert tuple(strip[5, 5]) == (255, 48, 48)  # the first LED, lit
+    assert strip[5 + 30:, 2:12].max() < 255  # the others stay dark
