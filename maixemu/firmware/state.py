@@ -90,6 +90,8 @@ class BoardEvents:
         self.kpu_input: list[Callable[[Any, str], None]] = []
         #: ``listener(pin, level)`` on every write to a GPIO mapped to a physical pin (LEDs).
         self.gpio_output: list[Callable[[int, int], None]] = []
+        #: ``listener(ns)`` when a script sleeps (``time.sleep*``), with the nanoseconds asked for.
+        self.sleep: list[Callable[[int], None]] = []
         #: ``listener()`` while the script sleeps (at least every 20 ms): a window processes its events.
         self.idle: list[Callable[[], None]] = []
         #: ``listener()`` at the device's soft-IRQ points on script threads (after firmware calls,

@@ -114,6 +114,8 @@ def _sleep_ns(ns: int) -> None:
     """Wait ``ns`` nanoseconds on the board's clock (the run's end interrupts it)."""
     board = _state.current()
     board.checkpoint()
+    if board.events.sleep:
+        board.events.fire(board.events.sleep, ns)
     clock = board.clock
     if not clock.virtual or "irq" not in board.__dict__:
         clock.sleep_ns(ns)  # real time: the sleep itself wakes at alarms
