@@ -18,8 +18,10 @@ from typing import Any
 from ..firmware.state import RunEnded
 
 #: MaixPy firmware modules maixemu does not provide: a missing import of one of these gets a hint.
+#: (MaixPy-v1 ``mpconfigport.h`` built-in modules and its frozen ``builtin_py`` helpers.)
 NOT_EMULATED_MODULES = frozenset(
-    {"network", "nes", "lvgl", "touchscreen", "speech_recognizer", "gif", "fpioa", "modules"}
+    {"network", "nes", "lvgl", "lvgl_helper", "lodepng", "touchscreen", "speech_recognizer", "gif", "fpioa",
+     "modules", "pye_mp"}
 )
 
 

@@ -32,7 +32,7 @@ from ..firmware.state import RunEnded
 from .board import PACKAGE_DIR, Board, BoardConfig, Service
 from .budget import FrameBudget
 from .importer import ScriptImporter, compile_source, read_source
-from .outcome import (NOT_EMULATED_MODULES, Outcome, SetupError, clean_end_types, device_fault,
+from .outcome import (Outcome, SetupError, clean_end_types, device_fault,
                       format_script_error, system_exit_code)
 from .signals import RunGuard
 
@@ -227,10 +227,7 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
         if fault is not None:
             return Outcome(fault[1], error=exc, messages=[fault[0] + "\n"])
     messages = [format_script_error(exc, script_files, debug)]
-    outcome = Outcome(1, error=exc, messages=messages)
-    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").partition(".")[0] in NOT_EMULATED_MODULES:
-        outcome.messages.append(f"[maixemu] {exc.name!r} is a MaixPy firmware module that maixemu does not emulate\n")
-    return outcome
+    return Outcome(1, error=exc, messages=messages)
 
 
 def _end_threads(board: Board) -> int:
