@@ -61,52 +61,112 @@ def _bytes_of(buf: Any) -> bytes:
 
 
 class UART:
-    """``UART(uart, baudrate=115200, bits=8, parity=None, stop=1, timeout=1000, read_buf_len=128)``.
+    """``UART(uart, baudrate=115200, bits=8, parity=None, stop=1, *, timeout=1000, timeout_char=10,
+    read_buf_len=2048)`` — a K210 UART (firmware ``machine_uart.c``) on the board's lines
+    (:mod:`~maixemu.firmware.uart_bus`).
 
-    Nothing is connected: ``write`` returns the byte count (the bytes are kept in ``.sent`` for
-    tests), ``read``/``readline`` return None and ``any()`` is 0, as on a board with an idle line.
+    Writes are recorded (``current().uart.sent``, the run result) and reach whatever the PC wired to the TX line
+    (``--uart-loop TX:RX``, a scripted peer); reads take what arrived, waiting ``timeout_char`` ms on
+    the board clock when nothing is there and then returning None (``read``/``readline``) as the
+    firmware's ``MP_EAGAIN`` does. With nothing wired, a notice says once that writes go nowhere.
     """
 
     UART1, UART2, UART3, UARTHS = 0, 1, 2, 3
     PARITY_ODD, PARITY_EVEN = 1, 2
 
-    def __init__(self, uart: int, baudrate: int = 115200, bits: int = 8, parity: int | None = None,
-                 stop: int = 1, timeout: int = 1000, timeout_char: int = 10, read_buf_len: int = 128, **kwargs: Any):
-        self.id = int(uart)
-        self.sent = bytearray()
-        self._active = True
-        self.init(baudrate, bits, parity, stop, timeout=timeout, timeout_char=timeout_char,
-                  read_buf_len=read_buf_len)
+    def __init__(self, uart: int, *args: Any, **kwargs: Any):
+        from .mp_args import int_arg
 
-    def init(self, baudrate: int = 115200, bits: int = 8, parity: int | None = None, stop: int = 1,
-             timeout: int = 1000, timeout_char: int = 10, read_buf_len: int = 128, **kwargs: Any) -> None:
-        self.baudrate, self.bits, self.parity, self.stop = int(baudrate), int(bits), parity, stop
-        self.timeout, self.timeout_char, self.read_buf_len = timeout, timeout_char, read_buf_len
+        self.id = int_arg(uart)
+        if not 0 <= self.id <= self.UARTHS:
+            raise ValueError(f"[MAIXPY]UART:invalid uart number {self.id}")
+        self._active = False
+        self.init(*args, **kwargs)
+
+    def init(self, baudrate: int = 115200, bits: int = 8, parity: Any = None, stop: Any = None, *,
+             timeout: int = 1000, timeout_char: int = 10, read_buf_len: int = 2048, ide: bool = False,
+             from_ide: bool = True) -> None:
+        from .mp_args import float_arg, int_arg
+
+        baudrate, bits = int_arg(baudrate), int_arg(bits)
+        if not 0 <= baudrate <= 0x500000:
+            raise ValueError("[MAIXPY]UART:invalid baudrate")
+        if not 5 <= bits <= 8:
+            raise ValueError("[MAIXPY]UART:invalid data bits")
+        parity_value = 0 if parity is None else int_arg(parity)
+        if not 0 <= parity_value <= self.PARITY_EVEN:
+            raise ValueError("[MAIXPY]UART:invalid parity")
+        stop_bits = 1.0 if stop is None else (float_arg(stop) or 1.0)
+        if stop_bits not in (1.0, 1.5, 2.0):
+            raise ValueError("[MAIXPY]UART:invalid stop bits")
+        if self.id == self.UARTHS and (bits != 8 or parity_value != 0):
+            raise ValueError("[MAIXPY]UART:invalid param")
+        self.baudrate, self.bits, self.parity, self.stop = baudrate, bits, parity, stop_bits
+        if int_arg(timeout) >= 0:
+            self.timeout = int_arg(timeout)
+        if int_arg(timeout_char) >= 0:
+            self.timeout_char = int_arg(timeout_char)
+        self.read_buf_len = int_arg(read_buf_len)
         self._active = True
+        self._bus().open(self.id, self.read_buf_len)
+
+    @staticmethod
+    def _bus():
+        from .state import current
+
+        return current().uart
 
     def write(self, buf: Any) -> int:
         data = _bytes_of(buf)
         if not self._active:
             return 0
-        notices.notice_once(f"machine.UART{self.id}.write", f"machine.UART({self.id}) is not connected to "
-                            f"anything; writes are dropped (first write: {data[:40]!r})")
-        self.sent.extend(data)
+        bus = self._bus()
+        if not bus.connected(self.id):
+            notices.notice_once(f"machine.UART{self.id}.write", f"machine.UART({self.id}) is not connected to "
+                                f"anything; writes are dropped (first write: {data[:40]!r}; wire it with "
+                                "--uart-loop TX:RX or the plugin's uart=)")
+        bus.write(self.id, data)
         return len(data)
 
+    def _wait_for_data(self) -> bool:
+        """``uart_rx_wait(timeout_char)``: something arrived, or the wait (a soft-IRQ point) ran out."""
+        bus = self._bus()
+        if bus.available(self.id) or not self._active:
+            return bus.available(self.id) > 0
+        from . import utime
+
+        utime.sleep_ms(self.timeout_char) if self.timeout_char > 0 else utime.sleep_us(1)
+        return bus.available(self.id) > 0
+
     def read(self, nbytes: int | None = None) -> bytes | None:
-        return None
+        if not self._active:
+            return b""
+        if nbytes is not None and int(nbytes) <= 0:
+            return b""
+        if not self._wait_for_data():
+            return None
+        return self._bus().take(self.id, None if nbytes is None else int(nbytes))
 
     def readline(self) -> bytes | None:
-        return None
+        if not self._active or not self._wait_for_data():
+            return None
+        return self._bus().take(self.id, until=b"\n")
 
     def readinto(self, buf: Any, nbytes: int | None = None) -> int | None:
-        return None
+        limit = len(buf) if nbytes is None else min(int(nbytes), len(buf))
+        data = self.read(limit) if limit > 0 else b""
+        if data is None:
+            return None
+        buf[:len(data)] = data
+        return len(data)
 
     def readchar(self) -> int:
-        return -1
+        if not self._active or not self._bus().available(self.id):
+            return -1
+        return self._bus().take(self.id, 1)[0]
 
     def any(self) -> int:
-        return 0
+        return self._bus().available(self.id) if self._active else 0
 
     def deinit(self) -> None:
         self._active = False
@@ -120,7 +180,9 @@ class UART:
         return None
 
     def __repr__(self) -> str:
-        return f"[UART]:uart={self.id}, baudrate={self.baudrate}, bits={self.bits}, stop={self.stop}"
+        parity = ("None", "odd", "even")[0 if self.parity is None else int(self.parity)]
+        stop = {1.0: "1", 1.5: "1.5", 2.0: "2"}[self.stop]
+        return f"[MAIXPY]UART{self.id + 1}:( baudrate={self.baudrate}, bits={self.bits}, parity={parity}, stop={stop})"
 
 
 class I2C:

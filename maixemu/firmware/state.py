@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the parts' own modules import this one
     from .video import VideoState
     from .sensor import CameraPort, SensorState
     from .soft_irq import SoftIrq
+    from .uart_bus import UartBus
     from .utime import ClockState
 
 
@@ -459,6 +460,13 @@ class BoardState:
             self.console.stdout.flush()
         except (OSError, ValueError):
             pass
+
+    @cached_property
+    def uart(self) -> UartBus:
+        """The UART lines: receive buffers, what was sent, the PC's loops and scripted peers."""
+        from .uart_bus import UartBus
+
+        return UartBus()
 
     @cached_property
     def threads(self) -> Any:

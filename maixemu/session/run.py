@@ -61,6 +61,8 @@ class RunOptions:
     frames: int | None = None
     #: ``--board NAME``: the board profile (``maixemu.firmware.board_profiles``)
     board: str | None = None
+    #: ``--uart-loop TX:RX`` (repeatable): a UART's TX wired to a UART's RX
+    uart_loop: list[str] = field(default_factory=list)
     timeout: float | None = None
     ai_memory: str = "device"
     firmware: str = "full"
@@ -274,6 +276,7 @@ def board_config(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
         camera=options.camera, lcd=options.lcd, ai_memory=options.ai_memory, firmware=options.firmware,
         kpu_log=options.kpu_log, argv=[str(options.script), *options.argv], stdout=stdout, stderr=stderr,
         quiet=options.quiet, audio_out=options.audio_out, audio_in=options.audio_in, board=options.board,
+        uart_loop=list(options.uart_loop),
     )
 
 

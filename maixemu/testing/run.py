@@ -191,6 +191,8 @@ class RunResult:
     board: str = "default"
     leds: dict[str, int | None] = field(default_factory=dict)
     led_changes: list[tuple[int, str, int]] = field(default_factory=list)
+    #: bytes the script wrote on each UART, by firmware name (``{"UART1": b"..."}``)
+    uart_sent: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -254,6 +256,8 @@ class MaixPyRunner:
         audio_in: str | os.PathLike | None = None,
         clock: tuple[Callable[[], int], Callable[[int], None]] | None = None,
         board: str | None = None,
+        uart: Mapping[Any, Any] | None = None,
+        uart_loop: Iterable[str] = (),
         debug: bool = False,
     ) -> RunResult:
         """Run ``script`` (a path) or ``code`` (script text) once and return what happened.
@@ -279,6 +283,9 @@ class MaixPyRunner:
           ``now_ns()`` nanoseconds since power-on, ``time.sleep`` calls ``sleep_ns(ns)``).
         * ``board``: the board profile (``"m5stickv"``, ``"amigo"``, ... as ``--board``): its
           ``board_info``, LCD, keys and LEDs; LED levels are in ``result.leds``/``result.led_changes``.
+        * ``uart``: what is on the other end of UARTs: ``{1: b"AT\\r\\n"}`` (bytes waiting on
+          ``UART.UART1`` from power-on) or ``{1: callable}`` (called with every write, may answer
+          bytes); ``uart_loop``: ``["1:2"]`` as ``--uart-loop``. Written bytes: ``result.uart_sent``.
         """
         self._runs += 1
         run_dir = self.workdir / f"run{self._runs}"
@@ -311,7 +318,7 @@ class MaixPyRunner:
             lcd=sink, ai_memory=ai_memory, firmware=firmware, keep_kpu_calls=True,
             argv=[str(script_path), *argv], stdout=out, stderr=err, clock=clock,
             audio_out=lambda: audio_sink, audio_in=None if audio_in is None else os.fspath(audio_in),
-            board=board,
+            board=board, uart_input=dict(uart or {}), uart_loop=list(uart_loop),
         ))
         board = the_board
         board.config.camera = _source_factory(camera, board.notice)
@@ -361,8 +368,17 @@ class MaixPyRunner:
             key_presses=list(presses.pressed) if presses else [],
             board=board.state.pins.profile,
             leds=leds.levels() if leds is not None else {},
+            uart_sent=_uart_sent(board),
             led_changes=list(leds.changes) if leds is not None else [],
         )
+
+
+def _uart_sent(board: Board) -> dict[str, bytes]:
+    if "uart" not in vars(board.state):
+        return {}
+    names = {0: "UART1", 1: "UART2", 2: "UART3", 3: "UARTHS"}
+    return {names.get(device, str(device)): bytes(data) for device, data in sorted(board.state.uart.sent.items())
+            if data}
 
 
 def _announce_given(board: Board, given: frozenset[str]) -> None:

@@ -29,10 +29,12 @@ class UART:
     UARTHS: int
     PARITY_ODD: int
     PARITY_EVEN: int
-    def __init__(self, uart: int, baudrate: int = 115200, bits: int = 8, parity: int | None = None, stop: int = 1,
-                 timeout: int = 1000, timeout_char: int = 10, read_buf_len: int = 128, **kwargs: Any) -> None: ...
-    def init(self, baudrate: int = 115200, bits: int = 8, parity: int | None = None, stop: int = 1,
-             timeout: int = 1000, timeout_char: int = 10, read_buf_len: int = 128, **kwargs: Any) -> None:
+    def __init__(self, uart: int, baudrate: int = 115200, bits: int = 8, parity: int | None = None,
+                 stop: float | None = None, *, timeout: int = 1000, timeout_char: int = 10, read_buf_len: int = 2048,
+                 ide: bool = False, from_ide: bool = True) -> None: ...
+    def init(self, baudrate: int = 115200, bits: int = 8, parity: int | None = None, stop: float | None = None, *,
+             timeout: int = 1000, timeout_char: int = 10, read_buf_len: int = 2048, ide: bool = False,
+             from_ide: bool = True) -> None:
         """Re-configure the port."""
     def deinit(self) -> None: ...
     def any(self) -> int:
