@@ -306,6 +306,8 @@ class SystemState:
     kpu_hz: int = 400_000_000
     #: ``_thread.stack_size``
     thread_stack_size: int = 0
+    #: ``uos.mount(vfs, "/point")``: the script's own file systems by mount point
+    vfs_mounts: dict[str, Any] = field(default_factory=dict)
 
 
 class Notices:
