@@ -34,7 +34,6 @@ class Missing:
 
 
 IMGCORE, IMGFIND, IMGREST = "imgcore (issue 13)", "imgfind (issue 13)", "imgrest (issue 13)"
-LATER = "the issue-12 modules helper"
 #: Rows that fail on a feature being built elsewhere: script -> what is missing and who builds it.
 MISSING: dict[str, Missing] = {
     "01-K210/03-Drawing/image_drawing_advanced.py": Missing(
@@ -46,8 +45,6 @@ MISSING: dict[str, Missing] = {
         "font_load is not emulated", "image.font_load (UTF-8 font file)", IMGREST),
     "01-K210/98-KPU_NEW/licenseplate_recognization/licenseplate_recog_cn.py": Missing(
         "font_load is not emulated", "image.font_load (UTF-8 font in flash at 0xA00000)", IMGREST),
-    "01-K210/50-Hardware/demo_wdt.py": Missing(
-        "machine.WDT is not emulated", "machine.WDT timeouts with callbacks and the reset", LATER),
 }
 
 
