@@ -55,9 +55,7 @@ QRCODE: int
 ASCII: int
 """Font encoding for ``font_load``: the built-in 8x12 ASCII font (the default)."""
 UTF8: int
-Unicode: int
-GBK: int
-GB2312: int
+"""Font index for ``font_load``: a Unicode-indexed bitmap font from flash or a ``.Dzk`` file (value 2)."""
 
 # ---------------------------------------------------------------------------- result objects
 class Blob:
@@ -270,13 +268,14 @@ class Image:
     def to_rgb565(self, copy: _Bool = False) -> Image:
         """Convert to RGB565 (in place unless ``copy``); the AI buffer is not updated."""
     def to_bitmap(self, copy: _Bool = False) -> Image:
-        """Convert to a 1-bit binary image."""
+        """Convert to a 1-bit BINARY image (gray > 127); in place unless ``copy``."""
     def to_rainbow(self, copy: _Bool = False) -> Image:
-        """Colour-map a grayscale image (rainbow palette)."""
-    def to_bytes(self) -> bytes:
+        """RGB565 false colours of the gray level (``copy=True`` needed for grayscale images)."""
+    def to_bytes(self) -> bytearray:
         """The raw pixel buffer (RGB565 byte-swapped as in device memory)."""
     def save(self, path: str, /, roi: _Rect | None = None, quality: int = 50) -> Image:
-        """Write by extension (.jpg quality 1-100, .bmp, .ppm/.pgm)."""
+        """Write by extension: .bmp (roi) or .jpg/.jpeg (quality 1-100, whole image); the firmware
+        writes nothing for any other extension."""
     def compress(self, quality: int = 50) -> Image:
         """JPEG-compress in place."""
     def compressed(self, quality: int = 50) -> Image:
@@ -285,8 +284,8 @@ class Image:
         """JPEG-compress in place, encoded for the IDE's frame buffer stream."""
     def compressed_for_ide(self, quality: int = 50) -> Image:
         """A JPEG-compressed copy encoded for the IDE."""
-    def dump_roi(self, *args: Any, **kwargs: Any) -> Any:
-        """K210 addition: dump a region's pixels."""
+    def dump_roi(self, x: int | Sequence[int], y: int = ..., w: int = ..., h: int = ..., /) -> None:
+        """K210 addition: print the region's memory, two bytes per pixel."""
 
     # --- K210: the AI buffer
     def pix_to_ai(self) -> None:
@@ -398,7 +397,7 @@ class Image:
     def bilateral(self, size: int, /, color_sigma: float = 0.1, space_sigma: float = 1.0, threshold: _Bool = False,
                   offset: int = 0, invert: _Bool = False, mask: Image | None = None) -> Image:
         """Edge-preserving bilateral filter."""
-    def cartoon(self, seed_threshold: float = 0.05, floating_thresholds: float = 0.05,
+    def cartoon(self, seed_threshold: float = 0.05, floating_threshold: float = 0.05,
                 mask: Image | None = None) -> Image:
         """Flood-fill regions of similar colour with their mean (cartoon look)."""
     def morph(self, size: int, kernel: Sequence[int], /, mul: float = ..., add: float = 0.0,
@@ -422,8 +421,8 @@ class Image:
         """Remove illumination, keep chromaticity (illumination-invariant colour)."""
     def illuminvar(self) -> Image:
         """Illumination-invariant grayscale-like image."""
-    def remove_shadows(self, image: Image | None = None, /) -> Image:
-        """Remove shadows (against a shadow-free background image if given)."""
+    def remove_shadows(self, other: Image | str | _Color = ..., /) -> Image:
+        """Replace shadowed pixels by the shadow-free reference (an image, BMP/PPM path or colour)."""
 
     # --- pooling
     def mean_pool(self, x_div: int, y_div: int, /) -> Image:
@@ -567,8 +566,8 @@ class Image:
     def find_displacement(self, template: Image, /, roi: _Rect | None = None, template_roi: _Rect | None = None,
                           logpolar: _Bool = False) -> Any:
         """Phase-correlation displacement against another image."""
-    def find_domain(self, *args: Any, **kwargs: Any) -> Any:
-        """MaixPy addition (rarely used)."""
+    def find_domain(self, edge_gate: float, /) -> Image | None:
+        """MaixPy addition: label bright regions (in place) and return the main one as a BINARY image."""
     def selective_search(self, *args: Any, **kwargs: Any) -> Any:
         """MaixPy addition: region proposals (selective search)."""
 
@@ -581,8 +580,9 @@ def rgb_to_grayscale(rgb_tuple: Sequence[int], /) -> int:
     """(r, g, b) -> gray, through RGB565."""
 def grayscale_to_rgb(g: int, /) -> tuple[int, int, int]:
     """gray -> (r, g, b), through RGB565."""
-def font_load(encoding: int, width: int = ..., height: int = ..., font: int | str = ..., /) -> None:
-    """Load a UTF-8/GBK bitmap font from a flash address or a .Dzk file for ``draw_string``."""
+def font_load(index: int, width: int, height: int, font: int | str, /) -> None:
+    """``UTF8``: load a Unicode-indexed bitmap font from a flash address or a ``.Dzk`` file for
+    ``draw_string``; any other index selects the built-in 8x12 ASCII font."""
 def font_free() -> None:
     """Back to the built-in 8x12 ASCII font."""
 def get_affine_transform(src_list: Sequence[Sequence[float]], dst_list: Sequence[Sequence[float]], /) -> list[float]:

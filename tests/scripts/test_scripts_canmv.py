@@ -41,10 +41,6 @@ MISSING: dict[str, Missing] = {
     "01-K210/03-Drawing/keypoints_drawing.py": Missing("draw_keypoints is not emulated", "image.draw_keypoints", IMGCORE),
     "01-K210/16-Codes/find_datamatrices_w_lens_zoom.py": Missing(
         "find_datamatrices is not emulated", "image.find_datamatrices", IMGFIND),
-    "01-K210/52-Multimedia/image/demo_draw_font/image_draw_string.py": Missing(
-        "font_load is not emulated", "image.font_load (UTF-8 font file)", IMGREST),
-    "01-K210/98-KPU_NEW/licenseplate_recognization/licenseplate_recog_cn.py": Missing(
-        "font_load is not emulated", "image.font_load (UTF-8 font in flash at 0xA00000)", IMGREST),
 }
 
 
@@ -65,7 +61,7 @@ def test_plan_has_the_corpus_64_scripts():
         pytest.skip(f"{PLAN} not found (../shared/scripts is absent)")
     assert len(ROWS) == 64
     assert set(MISSING) <= set(ROWS), sorted(set(MISSING) - set(ROWS))
-    assert len(ROWS) - len(MISSING) >= 51  # the floor today; issue 12 asks for 58 once issue 13 lands
+    assert len(ROWS) - len(MISSING) >= 58  # issue 12's floor
 
 
 @pytest.mark.scripts

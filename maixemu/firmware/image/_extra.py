@@ -1,5 +1,5 @@
-"""Less used OpenMV methods: ``find_edges``, ``flood_fill`` and ``find_barcodes`` (numpy/OpenCV
-approximations of the firmware's versions). ``replace``/``blend`` live in ``_mathops``."""
+"""Less used OpenMV methods: ``find_edges`` and ``find_barcodes`` (numpy/OpenCV approximations of the
+firmware's versions). ``replace``/``blend`` live in ``_mathops``, ``flood_fill`` in ``_flood``."""
 
 from __future__ import annotations
 
@@ -47,44 +47,6 @@ class ExtraMixin:
             mag = np.abs(gx) + np.abs(gy)
             edges = np.where((mag >= lo) & (mag <= hi), 255, 0).astype(np.uint8)
         self._pix[y:y + h, x:x + w] = edges
-        self._touch()
-        return self
-
-    def flood_fill(self, *args, **kwargs):
-        """Fill the region connected to (x, y) whose pixels stay within ``seed_threshold`` of the seed
-        and ``floating_threshold`` of their neighbour (fractions of full scale); ``invert`` fills the
-        rest, ``clear_background`` zeroes what is not filled."""
-        import cv2
-
-        (x, y), rest = _args.consume(args, 2)
-        seed_th = _args.to_float(_args.pick(rest, 0, kwargs, "seed_threshold", 0.05))
-        if not 0 <= seed_th <= 1:
-            raise OSError("Error: 0 <= seed_threshold <= 1!")
-        float_th = _args.to_float(_args.pick(rest, 1, kwargs, "floating_threshold", 0.05))
-        if not 0 <= float_th <= 1:
-            raise OSError("Error: 0 <= floating_threshold <= 1!")
-        c = self._color(rest, kwargs, 2)
-        invert = bool(_args.pick(rest, 3, kwargs, "invert", False))
-        clear_bg = bool(_args.pick(rest, 4, kwargs, "clear_background", False))
-        if not (0 <= x < self.width() and 0 <= y < self.height()):
-            return self
-        fields = self._fields()
-        maxes = self._field_max()
-        near_seed = np.ones(self._pix.shape, bool)
-        for f, m in zip(fields, maxes):
-            near_seed &= np.abs(f - f[y, x]) <= seed_th * m
-        img8 = self._rgb8_or_gray().astype(np.uint8)
-        img8 = np.where(near_seed[..., None] if img8.ndim == 3 else near_seed, img8, 0).astype(np.uint8)
-        mask = np.zeros((self.height() + 2, self.width() + 2), np.uint8)
-        diff = (float_th * 255,) * (3 if img8.ndim == 3 else 1)
-        cv2.floodFill(np.ascontiguousarray(img8), mask, (x, y), 0, diff, diff,
-                      4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8))
-        filled = (mask[1:-1, 1:-1] > 0) & near_seed
-        if invert:
-            filled = ~filled
-        if clear_bg:
-            self._pix[~filled] = 0
-        self._pix[filled] = c
         self._touch()
         return self
 
