@@ -127,7 +127,10 @@ def window_controls(state: BoardState) -> BoardControls:
     leds = [(led["name"], int(led["pin"]), _rgb(led["colour"])) for led in controls["leds"]]
 
     def levels() -> list[tuple[str, tuple[int, int, int], bool]]:
+        """The strip shows once the script drove an LED (a script without LEDs keeps its window size)."""
         written = state.pins.output_levels
+        if not any(pin in written for _, pin, _ in leds):
+            return []
         return [(name, colour, written.get(pin) == 0) for name, pin, colour in leds]  # active low
 
     help_line = f"{profile}: " + (" ".join(shown) if shown else "no keys") + ", ESC ends"

@@ -141,6 +141,7 @@ def test_the_window_presses_board_keys_from_the_keyboard_and_shows_leds(monkeypa
     clock[0] += display.KEY_HOLD_S + 0.01
     window._board_keys(-1)
     assert levels == [(36, 0), (36, 1)]
+    assert window._with_led_strip(np.zeros((135, 240, 3), np.uint8)).shape == (135, 240, 3)  # no LED driven yet
     board_state.pins.output_levels[6] = 0  # LED_R written low: lit (active low)
     picture = window._with_led_strip(np.zeros((135, 240, 3), np.uint8))
     assert picture.shape == (135, 240 + display.LED_STRIP_W, 3)
