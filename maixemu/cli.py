@@ -45,6 +45,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--writable", action="store_true", help="let the script write into its own folder for real (no .maixemu copy-on-write layer)")
     parser.add_argument("--flash", action="append", type=parse_flash_mapping, default=[], metavar="ADDR=FILE", help="map a flash address to a model file, e.g. 0x300000=face.kmodel (repeatable)")
     parser.add_argument("--flash-image", type=Path, help="a .kfpkg flash package; its flash-list.json gives the addresses")
+    parser.add_argument("--board", metavar="NAME", help="board profile: default | bit | dock | go | duino | cube | amigo | m5stickv | unitv (its board_info pins, LCD, keys and LEDs)")
+    parser.add_argument("--uart-loop", action="append", default=[], metavar="TX:RX", help="wire a UART's TX to a UART's RX so the script receives what it sends, e.g. 1:2 (UART1 -> UART2) or 1:1 (repeatable)")
     parser.add_argument("--frames", type=int, help="end cleanly after N camera frames (LCD frames for scripts without a camera)")
     parser.add_argument("--timeout", type=float, help="end cleanly after S seconds")
     parser.add_argument("--ai-memory", choices=["device", "warn", "strict"], default="device", help="what happens when the KPU reads AI memory older than the pixels")
@@ -95,6 +97,8 @@ def command_run(args: argparse.Namespace) -> int:
         flash=dict(args.flash),
         flash_image=args.flash_image,
         frames=args.frames,
+        board=args.board,
+        uart_loop=list(args.uart_loop),
         timeout=args.timeout,
         ai_memory=args.ai_memory,
         firmware=args.firmware,

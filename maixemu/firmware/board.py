@@ -7,41 +7,20 @@ On a board the names come from ``/flash/config.json`` (written by MaixPy-v1_scri
 ``BUTTON_B=37``), WiFi pins — plus ``PIN0..PIN47``. Names on different boards that collide with
 these defaults (the Dock's LEDs, the M5StickV's) are available through :func:`use_profile`.
 ``board_info`` belongs to the board (``current().pins``): what a script sets on it ends with the run.
+The boards' other facts (LCD, camera mount, keys, LEDs, power chip) are in
+:mod:`~maixemu.firmware.board_profiles`; :func:`profile` gives the current one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-_BIT = {"BOOT_KEY": 16, "LED_R": 13, "LED_G": 12, "LED_B": 14, "MIC0_WS": 19, "MIC0_DATA": 20, "MIC0_BCK": 18}
-_WIFI = {"WIFI_TX": 6, "WIFI_RX": 7, "WIFI_EN": 8}
-_I2S_DOCK = {"I2S_WS": 33, "I2S_DA": 34, "I2S_BCK": 35}
-_CUBE = {
-    "BOOT_KEY": 16, "LED_R": 13, "LED_G": 12, "LED_B": 14, "LED_W": 32, "BACK": 11, "ENTER": 10, "NEXT": 16,
-    **_WIFI, "I2S0_MCLK": 19, "I2S0_SCLK": 35, "I2S0_WS": 33, "I2S0_IN_D0": 34, "I2S0_OUT_D2": 18,
-    "I2C_SDA": 31, "I2C_SCL": 30, "SPI_SCLK": 21, "SPI_MOSI": 8, "SPI_MISO": 15, "SPI_CS": 20,
-}
-_M5STICKV = {
-    "BUTTON_A": 36, "BUTTON_B": 37, "LED_W": 7, "LED_R": 6, "LED_G": 9, "LED_B": 8,
-    "CONNEXT_A": 35, "CONNEXT_B": 34, "MPU_SDA": 29, "MPU_SCL": 28, "MPU_INT": 23,
-}
+from . import board_profiles
+from .board_profiles import BoardProfile
 
-#: Board profiles: name -> pin names (PIN0..PIN47 are added to every profile).
-PROFILES: dict[str, dict[str, int]] = {
-    "default": {**_BIT, **_WIFI, "ENTER": 10, "BACK": 11, "NEXT": 16, "LED_W": 32, "BUTTON_A": 36, "BUTTON_B": 37},
-    "bit": dict(_BIT),
-    "dock": {"BOOT_KEY": 16, "LED_R": 14, "LED_G": 13, "LED_B": 12, **_WIFI,
-             "MIC0_WS": 30, "MIC0_DATA": 31, "MIC0_BCK": 32, **_I2S_DOCK},
-    "go": {"BOOT_KEY": 16, "LED_R": 14, "LED_G": 12, "LED_B": 13, **_WIFI,
-           "MIC0_WS": 19, "MIC0_DATA": 20, "MIC0_BCK": 18, **_I2S_DOCK},
-    "cube": dict(_CUBE),
-    "amigo": {
-        "BOOT_KEY": 23, "LED_R": 14, "LED_G": 15, "LED_B": 17, "LED_W": 32, "BACK": 31, "ENTER": 23, "NEXT": 20,
-        **_WIFI, "I2S0_MCLK": 13, "I2S0_SCLK": 21, "I2S0_WS": 18, "I2S0_IN_D0": 35, "I2S0_OUT_D2": 34,
-        "I2C_SDA": 27, "I2C_SCL": 24, "SPI_SCLK": 11, "SPI_MOSI": 10, "SPI_MISO": 6, "SPI_CS": 12,
-    },
-    "m5stickv": dict(_M5STICKV),
-}
+#: Board profiles: name -> pin names (PIN0..PIN47 are added to every profile); the full facts of each
+#: board (LCD, keys, LEDs, power chip) are :data:`maixemu.firmware.board_profiles.PROFILES`.
+PROFILES: dict[str, dict[str, int]] = {name: dict(p.pins) for name, p in board_profiles.PROFILES.items()}
 _PIN_NAMES = {f"PIN{i}": i for i in range(48)}
 _METHODS = frozenset({"set", "all", "get", "load"})
 
@@ -95,10 +74,35 @@ def _load_profile(pins, name: str) -> None:
 
 
 def use_profile(name: str) -> None:
-    """Switch ``board_info`` to a board: one of :data:`PROFILES` (``default``, ``dock``, ``m5stickv``, ...)."""
-    if name not in PROFILES:
-        raise ValueError(f"unknown board profile {name!r}; known: {', '.join(sorted(PROFILES))}")
-    _load_profile(_pins(), name)
+    """Switch ``board_info`` to a board: one of :data:`PROFILES` (``default``, ``dock``, ``m5stickv``, ...;
+    aliases such as ``maixduino`` or ``M5StickV`` too)."""
+    _load_profile(_pins(), board_profiles.profile_name(name))
+
+
+def profile() -> BoardProfile:
+    """The current board's facts: LCD, camera mount, keys, LEDs, power chip (``board_profiles``)."""
+    return board_profiles.PROFILES[_pins().profile]
+
+
+def profile_controls() -> dict[str, list]:
+    """The board pane's buttons and LEDs (the IDE page, the LCD window): the profile's keys and LEDs.
+
+    Names that share a key's pin on this board (the Cube's ``NEXT`` is ``BOOT_KEY``) join its label.
+    """
+    facts = profile()
+    pins = dict(facts.pins)
+    buttons = []
+    for key in facts.keys:
+        pin = pins[key]
+        others = [n for n in pins if pins[n] == pin and n != key and n in board_profiles.KEYBOARD]
+        buttons.append({"name": key, "pin": pin, "label": " / ".join([key, *others]), "active_low": True,
+                        "keyboard": board_profiles.KEYBOARD.get(key)})
+    leds = [{"name": led, "pin": pins[led], "colour": _LED_COLOURS.get(led[4:5], "#ffd000"), "active_low": True}
+            for led in facts.leds]
+    return {"buttons": buttons, "leds": leds}
+
+
+_LED_COLOURS = {"R": "#ff3030", "G": "#30ff50", "B": "#3080ff", "W": "#ffffff"}
 
 
 def current_profile() -> str:

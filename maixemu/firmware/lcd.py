@@ -286,7 +286,10 @@ def init(type: int = DEV_SHIELD, freq: int = DEFAULT_FREQ, color=BLACK, width: i
     if kind not in DEFAULT_SIZES:
         raise ValueError("type error")
     w, h = DEFAULT_SIZES[kind]
-    if kind != DEV_CUBE_IPS_240x240:
+    facts = _board_facts()
+    if kind == DEV_SHIELD and facts.lcd is not None:
+        w, h = facts.lcd  # the build's default size (CONFIG_LCD_DEFAULT_WIDTH/HEIGHT) or config.json's
+    if kind != DEV_CUBE_IPS_240x240 and not (kind == DEV_SHIELD and facts.lcd_from_config):
         if width is not None:
             w = _int(width)
         if height is not None:
@@ -300,6 +303,31 @@ def init(type: int = DEV_SHIELD, freq: int = DEFAULT_FREQ, color=BLACK, width: i
     p.fb[...] = _raw_to_rgb(raw)
     _push(full_refresh=True)
     return None
+
+
+def _board_facts():
+    from . import board
+
+    return board.profile()
+
+
+def boot() -> None:
+    """What the board's stock ``_boot.py`` leaves for a script started from the IDE:
+    ``lcd.init(color=lcd.PINK)`` and the boot's rotation (nothing on a board without a panel).
+    Shown on the glass only when the script draws (no frame is pushed here)."""
+    facts = _board_facts()
+    if facts.lcd is None:
+        return
+    p = _panel()
+    p.reset(p.freq)
+    w, h = facts.lcd
+    p.type = DEV_SHIELD
+    p.para_w, p.para_h = w, h
+    p.width, p.height = w, h
+    p.fb = np.empty((h, w, 3), dtype=np.uint8)
+    p.fb[...] = _raw_to_rgb(PINK)
+    if facts.lcd_rotation:
+        rotation(facts.lcd_rotation)
 
 
 def deinit() -> None:

@@ -1,12 +1,13 @@
-"""MaixPy ``machine``: ``reset`` ends the run; UART/I2C/SPI/PWM/Timer/WDT exist but drive no hardware.
+"""MaixPy ``machine``: ``reset`` ends the run; Timer/WDT run on the board clock; UART/I2C/SPI/PWM drive no hardware.
 
 Scripts construct these peripherals at start-up (a UART to a host, an I2C write to the AXP173 power
 chip, a PWM on an LED) and must keep running on a PC. (The power chips themselves answer on I2C:
 :mod:`~maixemu.firmware.axp`.) So every object accepts the firmware's
 arguments and keeps its constants, writes are counted and dropped, reads return "nothing arrived"
 (``None`` from UART reads, zero bytes from I2C/SPI reads), and each kind of peripheral says once,
-through :mod:`~maixemu.firmware.notices`, that it is not emulated. ``Timer`` callbacks are never
-run. ``reset()`` raises :class:`~maixemu.firmware.registry.ScriptReset`, which the runner treats as
+through :mod:`~maixemu.firmware.notices`, that it is not emulated. ``Timer`` channels and the
+``WDT`` count on the board clock and deliver their callbacks at the script's soft-IRQ points
+(:mod:`~maixemu.firmware.soft_irq`); a watchdog nobody feeds resets the board. ``reset()`` raises :class:`~maixemu.firmware.registry.ScriptReset`, which the runner treats as
 a clean end (the board would reboot there).
 """
 
@@ -60,52 +61,112 @@ def _bytes_of(buf: Any) -> bytes:
 
 
 class UART:
-    """``UART(uart, baudrate=115200, bits=8, parity=None, stop=1, timeout=1000, read_buf_len=128)``.
+    """``UART(uart, baudrate=115200, bits=8, parity=None, stop=1, *, timeout=1000, timeout_char=10,
+    read_buf_len=2048)`` — a K210 UART (firmware ``machine_uart.c``) on the board's lines
+    (:mod:`~maixemu.firmware.uart_bus`).
 
-    Nothing is connected: ``write`` returns the byte count (the bytes are kept in ``.sent`` for
-    tests), ``read``/``readline`` return None and ``any()`` is 0, as on a board with an idle line.
+    Writes are recorded (``current().uart.sent``, the run result) and reach whatever the PC wired to the TX line
+    (``--uart-loop TX:RX``, a scripted peer); reads take what arrived, waiting ``timeout_char`` ms on
+    the board clock when nothing is there and then returning None (``read``/``readline``) as the
+    firmware's ``MP_EAGAIN`` does. With nothing wired, a notice says once that writes go nowhere.
     """
 
     UART1, UART2, UART3, UARTHS = 0, 1, 2, 3
     PARITY_ODD, PARITY_EVEN = 1, 2
 
-    def __init__(self, uart: int, baudrate: int = 115200, bits: int = 8, parity: int | None = None,
-                 stop: int = 1, timeout: int = 1000, timeout_char: int = 10, read_buf_len: int = 128, **kwargs: Any):
-        self.id = int(uart)
-        self.sent = bytearray()
-        self._active = True
-        self.init(baudrate, bits, parity, stop, timeout=timeout, timeout_char=timeout_char,
-                  read_buf_len=read_buf_len)
+    def __init__(self, uart: int, *args: Any, **kwargs: Any):
+        from .mp_args import int_arg
 
-    def init(self, baudrate: int = 115200, bits: int = 8, parity: int | None = None, stop: int = 1,
-             timeout: int = 1000, timeout_char: int = 10, read_buf_len: int = 128, **kwargs: Any) -> None:
-        self.baudrate, self.bits, self.parity, self.stop = int(baudrate), int(bits), parity, stop
-        self.timeout, self.timeout_char, self.read_buf_len = timeout, timeout_char, read_buf_len
+        self.id = int_arg(uart)
+        if not 0 <= self.id <= self.UARTHS:
+            raise ValueError(f"[MAIXPY]UART:invalid uart number {self.id}")
+        self._active = False
+        self.init(*args, **kwargs)
+
+    def init(self, baudrate: int = 115200, bits: int = 8, parity: Any = None, stop: Any = None, *,
+             timeout: int = 1000, timeout_char: int = 10, read_buf_len: int = 2048, ide: bool = False,
+             from_ide: bool = True) -> None:
+        from .mp_args import float_arg, int_arg
+
+        baudrate, bits = int_arg(baudrate), int_arg(bits)
+        if not 0 <= baudrate <= 0x500000:
+            raise ValueError("[MAIXPY]UART:invalid baudrate")
+        if not 5 <= bits <= 8:
+            raise ValueError("[MAIXPY]UART:invalid data bits")
+        parity_value = 0 if parity is None else int_arg(parity)
+        if not 0 <= parity_value <= self.PARITY_EVEN:
+            raise ValueError("[MAIXPY]UART:invalid parity")
+        stop_bits = 1.0 if stop is None else (float_arg(stop) or 1.0)
+        if stop_bits not in (1.0, 1.5, 2.0):
+            raise ValueError("[MAIXPY]UART:invalid stop bits")
+        if self.id == self.UARTHS and (bits != 8 or parity_value != 0):
+            raise ValueError("[MAIXPY]UART:invalid param")
+        self.baudrate, self.bits, self.parity, self.stop = baudrate, bits, parity, stop_bits
+        if int_arg(timeout) >= 0:
+            self.timeout = int_arg(timeout)
+        if int_arg(timeout_char) >= 0:
+            self.timeout_char = int_arg(timeout_char)
+        self.read_buf_len = int_arg(read_buf_len)
         self._active = True
+        self._bus().open(self.id, self.read_buf_len)
+
+    @staticmethod
+    def _bus():
+        from .state import current
+
+        return current().uart
 
     def write(self, buf: Any) -> int:
         data = _bytes_of(buf)
         if not self._active:
             return 0
-        notices.notice_once(f"machine.UART{self.id}.write", f"machine.UART({self.id}) is not connected to "
-                            f"anything; writes are dropped (first write: {data[:40]!r})")
-        self.sent.extend(data)
+        bus = self._bus()
+        if not bus.connected(self.id):
+            notices.notice_once(f"machine.UART{self.id}.write", f"machine.UART({self.id}) is not connected to "
+                                f"anything; writes are dropped (first write: {data[:40]!r}; wire it with "
+                                "--uart-loop TX:RX or the plugin's uart=)")
+        bus.write(self.id, data)
         return len(data)
 
+    def _wait_for_data(self) -> bool:
+        """``uart_rx_wait(timeout_char)``: something arrived, or the wait (a soft-IRQ point) ran out."""
+        bus = self._bus()
+        if bus.available(self.id) or not self._active:
+            return bus.available(self.id) > 0
+        from . import utime
+
+        utime.sleep_ms(self.timeout_char) if self.timeout_char > 0 else utime.sleep_us(1)
+        return bus.available(self.id) > 0
+
     def read(self, nbytes: int | None = None) -> bytes | None:
-        return None
+        if not self._active:
+            return b""
+        if nbytes is not None and int(nbytes) <= 0:
+            return b""
+        if not self._wait_for_data():
+            return None
+        return self._bus().take(self.id, None if nbytes is None else int(nbytes))
 
     def readline(self) -> bytes | None:
-        return None
+        if not self._active or not self._wait_for_data():
+            return None
+        return self._bus().take(self.id, until=b"\n")
 
     def readinto(self, buf: Any, nbytes: int | None = None) -> int | None:
-        return None
+        limit = len(buf) if nbytes is None else min(int(nbytes), len(buf))
+        data = self.read(limit) if limit > 0 else b""
+        if data is None:
+            return None
+        buf[:len(data)] = data
+        return len(data)
 
     def readchar(self) -> int:
-        return -1
+        if not self._active or not self._bus().available(self.id):
+            return -1
+        return self._bus().take(self.id, 1)[0]
 
     def any(self) -> int:
-        return 0
+        return self._bus().available(self.id) if self._active else 0
 
     def deinit(self) -> None:
         self._active = False
@@ -119,7 +180,9 @@ class UART:
         return None
 
     def __repr__(self) -> str:
-        return f"[UART]:uart={self.id}, baudrate={self.baudrate}, bits={self.bits}, stop={self.stop}"
+        parity = ("None", "odd", "even")[0 if self.parity is None else int(self.parity)]
+        stop = {1.0: "1", 1.5: "1.5", 2.0: "2"}[self.stop]
+        return f"[MAIXPY]UART{self.id + 1}:( baudrate={self.baudrate}, bits={self.bits}, parity={parity}, stop={stop})"
 
 
 class I2C:
@@ -227,54 +290,157 @@ class SPI:
         read_buf[:] = bytes(len(read_buf))
 
 
-class Timer:
-    """``Timer(id, channel, mode=MODE_ONE_SHOT, period=1000, unit=UNIT_MS, callback=None, ...)``.
+_TIMER_DEVICES, _TIMER_CHANNELS = 3, 4
+_TIMER_ARGS = ("mode", "period", "unit", "callback", "arg", "start", "priority", "div")
 
-    Callbacks are never run on the PC (a notice says so once); start/stop/period calls are accepted.
+
+class Timer:
+    """``Timer(id, channel, *, mode=MODE_ONE_SHOT, period=1000, unit=UNIT_MS, callback, arg=None,
+    start=True, priority=1, div=0)`` — a K210 hardware timer channel (firmware ``machine_timer.c``).
+
+    The channel counts on the board clock; when it expires its ISR schedules ``callback(timer)``
+    (one argument: the firmware's ``mp_sched_schedule(callback, self)``), which runs at the script's
+    next soft-IRQ point (:mod:`~maixemu.firmware.soft_irq`). One-shot timers fire once; periodic ones
+    every ``period`` (each expiry is scheduled; a full queue drops it, as on the device).
+    ``MODE_PWM`` only reserves the channel for :class:`PWM`. Units count from ``UNIT_NS`` = 0
+    (``period * 1000**unit`` nanoseconds).
     """
 
     TIMER0, TIMER1, TIMER2 = 0, 1, 2
     CHANNEL0, CHANNEL1, CHANNEL2, CHANNEL3 = 0, 1, 2, 3
     MODE_ONE_SHOT, MODE_PERIODIC, MODE_PWM = 0, 1, 2
-    UNIT_S, UNIT_MS, UNIT_US, UNIT_NS = 0, 1, 2, 3
+    UNIT_NS, UNIT_US, UNIT_MS, UNIT_S = 0, 1, 2, 3
 
-    def __init__(self, id: int, channel: int = 0, mode: int = 0, period: int = 1000, unit: int = 1,
-                 callback: Callable[..., Any] | None = None, arg: Any = None, start: bool = True,
-                 priority: int = 1, div: int = 0, **kwargs: Any):
-        self.id, self.channel, self._mode = int(id), int(channel), mode
-        self._period, self.unit, self._callback, self.arg = period, unit, callback, arg
-        self._running = bool(start)
-        if callback is not None:
-            notices.not_emulated("machine.Timer callbacks", "timer callbacks are never run on the PC")
+    def __init__(self, id: int, channel: int, *args: Any, **kwargs: Any):
+        from .mp_args import int_arg
 
-    def init(self, *args: Any, **kwargs: Any) -> None:
-        if kwargs.get("callback") is not None:
-            notices.not_emulated("machine.Timer callbacks", "timer callbacks are never run on the PC")
+        self.timer, self.channel = int_arg(id), int_arg(channel)
+        if not (0 <= self.timer < _TIMER_DEVICES and 0 <= self.channel < _TIMER_CHANNELS):
+            raise ValueError("[MAIXPY]Timer:Invalid timer")
+        self.deadline_ns: int | None = None
+        self._active = False
+        self.init(*args, **kwargs)
 
-    def callback(self, fn: Callable[..., Any] | None = None) -> Callable[..., Any] | None:
-        if fn is None:
-            return self._callback
+    # -- configuration (machine_timer_init_helper) -------------------------------------------
+    def init(self, *args: Any, mode: int = 0, period: int = 1000, unit: int = 2, callback: Any = None,
+             arg: Any = None, start: bool = True, priority: int = 1, div: int = 0, **unknown: Any) -> None:
+        from .mp_args import int_arg
+
+        if args:
+            raise TypeError("extra positional arguments given")
+        if unknown:
+            raise TypeError(f"unexpected keyword argument '{next(iter(unknown))}'")
+        mode, period, unit = int_arg(mode), int_arg(period), int_arg(unit)
+        priority, div = int_arg(priority), int_arg(div)
+        if not 0 <= mode <= self.MODE_PWM:
+            raise ValueError("[MAIXPY]Timer:Invalid mode")
+        if mode != self.MODE_PWM:
+            if not callable(callback):
+                raise ValueError("[MAIXPY]Timer:Invalid callback")
+            if not 1 <= priority <= 7:
+                raise ValueError("[MAIXPY]Timer:Invalid priority")
+        if not _period_fits(period, unit, div):
+            raise ValueError("[MAIXPY]Timer:Invalid period or div")
+        self.mode, self._period, self.unit, self._callback, self.arg = mode, period, unit, callback, arg
+        self.priority, self.div = priority, div
+        self._disarm()
+        if mode != self.MODE_PWM and start:
+            self._arm()
+
+    @staticmethod
+    def _board():
+        from .state import current
+
+        return current()
+
+    def _interval_ns(self) -> int:
+        return max(1, int(self._period * 1000 ** self.unit))
+
+    def _arm(self) -> None:
+        board = self._board()
+        self.deadline_ns = board.clock.now_ns() + self._interval_ns()
+        self._active = True
+        board.irq.add_alarm(self)
+
+    def _disarm(self) -> None:
+        self.deadline_ns = None
+        self._active = False
+        board = self._board()
+        if "irq" in board.__dict__:
+            board.irq.remove_alarm(self)
+
+    def _expire(self, now_ns: int) -> None:
+        """The channel's interrupt: schedule the callback, reload (periodic) or stop (one-shot)."""
+        board = self._board()
+        if self.mode == self.MODE_PERIODIC and self.deadline_ns is not None:
+            self.deadline_ns += self._interval_ns()
+            if self.deadline_ns <= now_ns - 64 * self._interval_ns():  # far behind (a long busy loop)
+                self.deadline_ns = now_ns + self._interval_ns()
+        else:
+            self._disarm()
+        if callable(self._callback):
+            board.irq.schedule(self._callback, self)
+
+    # -- methods -----------------------------------------------------------------------------
+    def callback(self, fn: Any) -> None:
+        """``callback(fn)``: the function the next expiries schedule."""
         self._callback = fn
-        notices.not_emulated("machine.Timer callbacks", "timer callbacks are never run on the PC")
-        return None
 
-    def period(self, value: int | None = None) -> int | None:
-        if value is None:
+    def callback_arg(self) -> Any:
+        """The ``arg=`` given at ``init`` (the callback itself gets the timer)."""
+        return self.arg
+
+    def period(self, *args: Any) -> int:
+        """``period()`` reads; ``period(value[, unit])`` sets the interval (the count restarts)."""
+        from .mp_args import int_arg
+
+        if len(args) > 2:
+            raise TypeError(f"function expected at most 3 arguments, got {len(args) + 1}")
+        if not args:
             return self._period
-        self._period = value
-        return None
+        if len(args) == 2:
+            unit = int_arg(args[1])
+            if not 0 <= unit <= self.UNIT_S:
+                raise ValueError("[MAIXPY]Timer:unit error")
+            self.unit = unit
+        self._period = int_arg(args[0])
+        if self._active:
+            self._arm()
+        return self._period
 
     def start(self) -> None:
-        self._running = True
+        if not self._active and self.mode != self.MODE_PWM:
+            self._arm()
 
     def stop(self) -> None:
-        self._running = False
+        self._disarm()
 
     def restart(self) -> None:
-        self._running = True
+        """Count the whole period again from now and run."""
+        if self.mode != self.MODE_PWM:
+            self._arm()
 
     def deinit(self) -> None:
-        self._running = False
+        self._disarm()
+
+
+    def __repr__(self) -> str:
+        unit = {0: "ns", 1: "us", 2: "ms", 3: "s"}.get(self.unit, "ns")
+        return (f"[MAIXPY]Timer:({id(self):#x}) timer={self.timer}, channel={self.channel}, mode={self.mode}, "
+                f"period={self._period}{unit}, priority={self.priority}, div={self.div}, "
+                f"callback={self._callback!r}, arg={self.arg!r}")
+
+
+def _period_fits(period: int, unit: int, div: int) -> bool:
+    """``check_period_setting``: the period in counts of ``PLL0 / 2**(div+1)`` must be 1 .. 2**32-1."""
+    if period >= 0xFFFFFFFF or period < 0 or not 0 <= div <= 255 or not 0 <= unit <= Timer.UNIT_S:
+        return False
+    counts = _TIMER_INPUT_HZ / 2 ** (div + 1) * (period * 1000 ** unit / 1e9)
+    return 1 <= counts <= 0xFFFFFFFF
+
+
+#: PLL0 of MaixPy's default clock set-up (the timers' input, 800 MHz)
+_TIMER_INPUT_HZ = 800_000_000
 
 
 class PWM:
@@ -320,18 +486,70 @@ class PWM:
 
 
 class WDT:
-    """``WDT(id=0, timeout=..., callback=None, context=None)``: never fires; ``feed``/``stop`` accepted."""
+    """``WDT(id=0, timeout=5000, callback=None, context=None)`` — the K210 watchdog (``machine_wdt.c``).
 
-    def __init__(self, id: int = 0, timeout: int = 5000, callback: Callable[..., Any] | None = None,
-                 context: Any = None, **kwargs: Any):
-        notices.not_emulated("machine.WDT", "the watchdog never fires on the PC")
-        self.id, self.timeout = id, timeout
+    Counts ``timeout`` ms on the board clock from construction or the last :meth:`feed`. Without a
+    callback the board resets when it expires; with one, the first expiry schedules
+    ``callback(wdt)`` (run at the next soft-IRQ point; it usually feeds) and the board resets if it
+    expires again before a feed. The reset ends the run as ``machine.reset()`` does (exit 0, one
+    notice naming the watchdog). :meth:`stop` disables it.
+    """
+
+    WDT_DEVICE_0, WDT_DEVICE_1 = 0, 1
+
+    def __init__(self, id: int = 0, timeout: int = 5000, callback: Any = None, context: Any = None):
+        from .mp_args import int_arg
+
+        number, timeout = int_arg(id), int_arg(timeout)
+        if not 0 <= number <= 1:
+            raise ValueError(f"WDT({number}) does not exist")
+        if timeout <= 0:
+            raise ValueError("WDT timeout too short")
+        self.id, self.timeout, self.callback, self._context = number, timeout, callback, context
+        self._interrupted = False
+        self.deadline_ns: int | None = None
+        board = self._board()
+        for other in list(board.irq.alarms):  # a new WDT(id) re-initialises that watchdog
+            if isinstance(other, WDT) and other.id == number:
+                other.stop()
+        self.feed()
+        board.irq.add_alarm(self)
+
+    @staticmethod
+    def _board():
+        from .state import current
+
+        return current()
 
     def feed(self) -> None:
-        return None
+        """Restart the count (and clear a pending first expiry)."""
+        self.deadline_ns = self._board().clock.now_ns() + self.timeout * 1_000_000
+        self._interrupted = False
+
+    def context(self) -> Any:
+        return self._context
 
     def stop(self) -> None:
-        return None
+        self.deadline_ns = None
+        board = self._board()
+        if "irq" in board.__dict__:
+            board.irq.remove_alarm(self)
+
+    def _expire(self, now_ns: int) -> None:
+        """The watchdog ran out: the callback's interrupt first, the reset when that went unanswered."""
+        if self.callback is not None and not self._interrupted:
+            self._interrupted = True
+            self.deadline_ns = now_ns + self.timeout * 1_000_000
+            self._board().irq.schedule(self.callback, self)
+            return
+        self.stop()
+        notices.notice_once("machine.reset", f"the watchdog WDT({self.id}) was not fed for {self.timeout} ms: "
+                            "the board resets; ending the run")
+        raise ScriptReset(f"watchdog WDT({self.id}) reset")
+
+    def __repr__(self) -> str:
+        return (f"[MAIXPY]WDT:({id(self):#x}; id={self.id}, timeout={self.timeout}, callback={self.callback!r}, "
+                f"context={self._context!r})")
 
 
 class SDCard:

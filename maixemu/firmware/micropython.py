@@ -1,8 +1,8 @@
 """MicroPython's ``micropython`` module: compiler hints that mean nothing on CPython, and memory info.
 
 ``const(x)`` returns ``x``; ``native``/``viper`` decorators return the function unchanged (viper's
-``ptr8``-style annotations are not provided); ``schedule(f, arg)`` runs ``f(arg)`` right away, which
-is what "soon, from the main thread" amounts to in a single-threaded script. ``mem_info`` prints
+``ptr8``-style annotations are not provided); ``schedule(f, arg)`` queues ``f(arg)`` on the board's scheduler
+(it runs at the next soft-IRQ point, where timer and GPIO callbacks run too). ``mem_info`` prints
 the device-like figures of :mod:`maixemu.firmware.mgc`.
 """
 
@@ -78,4 +78,10 @@ def kbd_intr(chr: int) -> None:  # noqa: A002 - MicroPython's parameter name
 
 
 def schedule(func: Callable[[Any], Any], arg: Any) -> None:
-    func(arg)
+    """``micropython.schedule``: queue ``func(arg)`` for the next soft-IRQ point (the board's
+    scheduler, :mod:`~maixemu.firmware.soft_irq`); called from script code it runs at once there."""
+    board = _current()
+    if not board.irq.schedule(func, arg):
+        raise RuntimeError("schedule queue full")
+    if board.run.in_script():
+        board.irq.run_pending()

@@ -47,9 +47,11 @@ from typing import Any
 import cv2
 import numpy as np
 
+from . import ov2640_controls as _ov2640
 from . import pixformat as _pf
 from . import state as _state_mod
 from .mp_args import fixed_items as _fixed_items
+from .mp_args import float_arg as _float
 from .mp_args import int_arg as _int
 from .mp_args import items_of as _items_of
 
@@ -187,7 +189,8 @@ class SensorState:
             "auto_whitebal": True, "rgb_gain_db": (0.0, 0.0, 0.0), "framerate": 30, "jb_quality": 95,
             "lens_correction": False,
         }
-        self.registers: dict[int, int] = {}
+        #: the sensor's registers (``__write_reg``/``__read_reg``, and the gain/exposure controls)
+        self.registers: dict[int, int] = _ov2640.default_registers()
 
 
 def windowing_mode(name: str | None) -> str:
@@ -278,6 +281,7 @@ def reset(freq: int = 24000000, set_regs: bool = True, dual_buff: bool = False, 
     _open_source()
     st = _st()
     st.found = True
+    st.registers = _ov2640.default_registers()  # the driver's init table
     st.hmirror = st.vflip = False
     st.sde = NORMAL
     st.framesize = 0
@@ -503,41 +507,74 @@ def set_colorbar(enable) -> bool:
     return True
 
 
-def set_auto_gain(enable, gain_db: float | None = None, gain_db_ceiling: float | None = None) -> None:
+def _keyword(args: tuple, index: int, kwargs: dict, name: str, default: Any) -> Any:
+    """``py_helper_keyword_*``: the argument at ``index`` or the keyword ``name``; other keywords are
+    never looked at (the firmware ignores what it does not know: ``set_auto_gain(False, value=100)``)."""
+    if len(args) > index:
+        return args[index]
+    return kwargs.get(name, default)
+
+
+def _enable_arg(args: tuple, function: str) -> int:
+    if not args:
+        raise TypeError("function missing 1 required positional arguments")
+    return _int(args[0])
+
+
+def _frame_width() -> int:
+    return int(_st().fb_size[0] or 320)
+
+
+def set_auto_gain(*args: Any, **kwargs: Any) -> None:
+    """``set_auto_gain(enable, gain_db=nan, gain_db_ceiling=nan)``: AGC on/off; off with ``gain_db`` sets
+    the GAIN register (``get_gain_db`` reads the step it holds); on with ``gain_db_ceiling`` sets COM9."""
+    enable = _enable_arg(args, "set_auto_gain")
+    gain_db = _float(_keyword(args, 1, kwargs, "gain_db", math.nan))
+    ceiling = _float(_keyword(args, 2, kwargs, "gain_db_ceiling", math.nan))
     _control_or_fail()
-    _st().controls["auto_gain"] = bool(_int(enable))
-    if gain_db is not None:
-        _st().controls["gain_db"] = float(gain_db)
+    st = _st()
+    _ov2640.set_auto_gain(st.registers, bool(enable), gain_db, ceiling)
+    st.controls["auto_gain"] = bool(enable)
 
 
 def get_gain_db() -> float:
+    """The gain the GAIN register holds, in dB (the driver's conversion)."""
     _control_or_fail()
-    return float(_st().controls["gain_db"])
+    return _ov2640.get_gain_db(_st().registers)
 
 
-def set_auto_exposure(enable, exposure_us: int | None = None) -> None:
+def set_auto_exposure(*args: Any, **kwargs: Any) -> None:
+    """``set_auto_exposure(enable, exposure_us=-1)``: AEC on/off; off with ``exposure_us`` writes the
+    exposure registers in lines (the driver's conversion, and its REG04/REG45 mix-up)."""
+    enable = _enable_arg(args, "set_auto_exposure")
+    exposure_us = _int(_keyword(args, 1, kwargs, "exposure_us", -1))
     _control_or_fail()
-    _st().controls["auto_exposure"] = bool(_int(enable))
-    if exposure_us is not None:
-        _st().controls["exposure_us"] = _int(exposure_us)
+    st = _st()
+    _ov2640.set_auto_exposure(st.registers, bool(enable), exposure_us, _frame_width())
+    st.controls["auto_exposure"] = bool(enable)
 
 
 def get_exposure_us() -> int:
+    """The exposure the registers hold, in µs."""
     _control_or_fail()
-    return int(_st().controls["exposure_us"])
+    return _ov2640.get_exposure_us(_st().registers, _frame_width())
 
 
-def set_auto_whitebal(enable, rgb_gain_db=None) -> None:
+def set_auto_whitebal(*args: Any, **kwargs: Any) -> None:
+    """``set_auto_whitebal(enable, rgb_gain_db=(nan, nan, nan))``: AWB on/off. The OV2640 driver does
+    nothing with ``rgb_gain_db`` (its branch is empty); the tuple is still checked for 3 numbers."""
+    enable = _enable_arg(args, "set_auto_whitebal")
+    gains = _keyword(args, 1, kwargs, "rgb_gain_db", None)
+    if gains is not None:
+        [_float(v) for v in _array(gains, 3)]
     _control_or_fail()
-    _st().controls["auto_whitebal"] = bool(_int(enable))
-    if rgb_gain_db is not None:
-        r, g, b = (float(v) for v in _array(rgb_gain_db, 3))
-        _st().controls["rgb_gain_db"] = (r, g, b)
+    _st().controls["auto_whitebal"] = bool(enable)
 
 
 def get_rgb_gain_db() -> tuple[float, float, float]:
+    """(0.0, 0.0, 0.0) on the OV2640: its driver leaves the three gains as the caller initialised them."""
     _control_or_fail()
-    return tuple(_st().controls["rgb_gain_db"])
+    return (0.0, 0.0, 0.0)
 
 
 def set_framerate(rate) -> None:

@@ -45,6 +45,8 @@ if TYPE_CHECKING:  # the parts' own modules import this one
     from .lcd import PanelState
     from .video import VideoState
     from .sensor import CameraPort, SensorState
+    from .soft_irq import SoftIrq
+    from .uart_bus import UartBus
     from .utime import ClockState
 
 
@@ -91,6 +93,8 @@ class BoardEvents:
         self.kpu_input: list[Callable[[Any, str], None]] = []
         #: ``listener(pin, level)`` on every write to a GPIO mapped to a physical pin (LEDs).
         self.gpio_output: list[Callable[[int, int], None]] = []
+        #: ``listener(ns)`` when a script sleeps (``time.sleep*``), with the nanoseconds asked for.
+        self.sleep: list[Callable[[int], None]] = []
         #: ``listener()`` while the script sleeps (at least every 20 ms): a window processes its events.
         self.idle: list[Callable[[], None]] = []
         #: ``listener()`` at the device's soft-IRQ points on script threads (after firmware calls,
@@ -250,6 +254,10 @@ class RunControl:
                 frame.f_trace_lines = True
             frame = frame.f_back
 
+    def in_script(self) -> bool:
+        """The calling thread is running script code of this run (soft-IRQ work may run on it)."""
+        return threading.get_ident() in self._in_script
+
     def script_threads(self) -> list[threading.Thread]:
         """Threads that are running script code now (the main one included)."""
         with self._lock:
@@ -300,6 +308,8 @@ class SystemState:
     kpu_hz: int = 400_000_000
     #: ``_thread.stack_size``
     thread_stack_size: int = 0
+    #: ``uos.mount(vfs, "/point")``: the script's own file systems by mount point
+    vfs_mounts: dict[str, Any] = field(default_factory=dict)
 
 
 class Notices:
@@ -451,6 +461,32 @@ class BoardState:
         return TouchState()
 
     @cached_property
+    def irq(self) -> SoftIrq:
+        """MicroPython's scheduler and the board's alarms (timers, watchdog): see :mod:`.soft_irq`."""
+        from .soft_irq import SoftIrq
+
+        scheduler = SoftIrq(lambda: self.clock.now_ns())
+        scheduler.report = self._report_irq_error
+        return scheduler
+
+    def _report_irq_error(self, exc: BaseException) -> None:
+        """A callback's exception, printed as the firmware prints it (the script goes on)."""
+        from .tracebacks import format_exception
+
+        try:
+            self.console.stdout.write(format_exception(exc))
+            self.console.stdout.flush()
+        except (OSError, ValueError):
+            pass
+
+    @cached_property
+    def uart(self) -> UartBus:
+        """The UART lines: receive buffers, what was sent, the PC's loops and scripted peers."""
+        from .uart_bus import UartBus
+
+        return UartBus()
+
+    @cached_property
     def font(self) -> FontState:
         """``image.font_load``'s font (the built-in ASCII one at power-on)."""
         from .image._fonts import FontState
@@ -484,8 +520,13 @@ class BoardState:
         return {name: value for name, value in vars(self).items() if not name.startswith("_")}
 
     def checkpoint(self) -> None:
-        """A firmware call's soft-IRQ point: the run's end, then pending IRQ callbacks."""
+        """A firmware call's soft-IRQ point, the one place IRQ work is delivered: the run's end, due
+        timers and watchdogs, scheduled callbacks (GPIO edges, timers), then the listeners (the IDE
+        page's button events)."""
         self.run.check()
+        irq = self.__dict__.get("irq")
+        if irq is not None:
+            irq.run_pending()
         if self.events.checkpoint:
             BoardEvents.fire(self.events.checkpoint)
 

@@ -81,8 +81,11 @@ def chdir(path: Any) -> None:
 def listdir(path: Any = None) -> list[str]:
     """Names in ``path`` (default: the working directory); ``/`` lists the mount points."""
     target = "." if path is None else path
+    user = _user_vfs(target)
+    if user is not None:
+        return [entry[0] for entry in user[0].ilistdir(user[1])]
     if _is_root(target):
-        return _store().mounts()
+        return _store().mounts() + [point[1:] for point in _user_mounts()]
     with _device_errors():
         return _store().listdir(target)
 
@@ -90,6 +93,9 @@ def listdir(path: Any = None) -> list[str]:
 def ilistdir(path: Any = None) -> Iterator[tuple[str, int, int, int]]:
     """``(name, type, inode, size)`` per entry; type is 0x4000 for directories, 0x8000 for files."""
     target = "." if path is None else path
+    user = _user_vfs(target)
+    if user is not None:
+        return iter(user[0].ilistdir(user[1]))
     if _is_root(target):
         return iter([(name, S_IFDIR, 0, 0) for name in _store().mounts()])
     with _device_errors():
@@ -104,6 +110,9 @@ def ilistdir(path: Any = None) -> Iterator[tuple[str, int, int, int]]:
 
 
 def mkdir(path: Any) -> None:
+    user = _user_vfs(path)
+    if user is not None:
+        return user[0].mkdir(user[1])
     if _is_root(path) or _mount_root(path):
         raise _error(errno.EEXIST)
     with _device_errors():
@@ -111,6 +120,9 @@ def mkdir(path: Any) -> None:
 
 
 def rmdir(path: Any) -> None:
+    user = _user_vfs(path)
+    if user is not None:
+        return user[0].rmdir(user[1])
     if _is_root(path) or _mount_root(path):
         raise _error(errno.EPERM)
     with _device_errors():
@@ -119,6 +131,9 @@ def rmdir(path: Any) -> None:
 
 def remove(path: Any) -> None:
     """Delete a file; a symlink is removed itself, its target stays."""
+    user = _user_vfs(path)
+    if user is not None:
+        return user[0].remove(user[1])
     if _is_root(path) or _mount_root(path):
         raise _error(errno.EISDIR)
     with _device_errors():
@@ -133,6 +148,11 @@ def rename(old: Any, new: Any) -> None:
 
     A symlink is renamed itself, never its target.
     """
+    source, target = _user_vfs(old), _user_vfs(new)
+    if source is not None or target is not None:
+        if source is None or target is None or source[0] is not target[0]:
+            raise _error(errno.EXDEV)
+        return source[0].rename(source[1], target[1])
     if _is_root(old) or _is_root(new) or _mount_root(old) or _mount_root(new):
         raise _error(errno.EPERM)
     with _device_errors():
@@ -141,6 +161,9 @@ def rename(old: Any, new: Any) -> None:
 
 def stat(path: Any) -> tuple[int, ...]:
     """``(mode, ino, dev, nlink, uid, gid, size, atime, mtime, ctime)``, times since 2000."""
+    user = _user_vfs(path)
+    if user is not None:
+        return user[0].stat(user[1])
     if _is_root(path):
         return (S_IFDIR, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     with _device_errors():
@@ -154,6 +177,9 @@ def stat(path: Any) -> tuple[int, ...]:
 
 def statvfs(path: Any) -> tuple[int, ...]:
     """``(bsize, frsize, blocks, bfree, bavail, files, ffree, favail, flag, namemax)``."""
+    user = _user_vfs(path)
+    if user is not None:
+        return user[0].statvfs(user[1])
     if _is_root(path):
         return (0, 0, 0, 0, 0, 0, 0, 0, 1, 128)
     with _device_errors():
@@ -180,12 +206,111 @@ def dupterm(stream: Any = None, index: int = 0) -> None:
     return None
 
 
-def mount(*args: Any, **kwargs: Any) -> None:
-    notices.not_emulated("uos.mount", "the mounts are /flash and /sd as mapped by maixemu")
+# -- user mounts (MicroPython's Python VFS protocol) -------------------------------------------------
+
+def _user_mounts() -> dict[str, Any]:
+    from .state import current
+
+    return current().system.vfs_mounts
 
 
-def umount(*args: Any, **kwargs: Any) -> None:
-    notices.not_emulated("uos.umount", "the mounts are /flash and /sd as mapped by maixemu")
+def _user_vfs(path: Any) -> tuple[Any, str] | None:
+    """(VFS object, path inside it) when ``path`` lies in a mount the script made, else None."""
+    mounts = _user_mounts()
+    if not mounts or isinstance(path, int):
+        return None
+    device = _store().device_path(path)
+    for point in sorted(mounts, key=len, reverse=True):
+        if device == point or device.startswith(point + "/"):
+            return mounts[point], device[len(point):] or "/"
+    return None
+
+
+def mount(vfs: Any, mount_point: Any, *, readonly: bool = False, mkfs: bool = False) -> None:
+    """``uos.mount(vfs, "/point", readonly=False, mkfs=False)`` (MicroPython ``mp_vfs_mount``).
+
+    ``vfs`` is an object with MicroPython's VFS methods (``open``, ``ilistdir``, ``stat``, ``mkdir``,
+    ``remove``, ``rename``, ``rmdir``, ``statvfs``; ``mount(readonly, mkfs)`` and ``umount()`` are
+    called when present): the script's own file system, in memory, never on the PC's disk. A point
+    that is already mounted (``/flash``, ``/sd``, an earlier mount) is ``OSError(EPERM)``.
+    Block-device file systems (``uos.VfsFat(bdev)``, ``uos.VfsSpiffs(bdev)``) are not emulated.
+    """
+    point = _store().device_path(mount_point).rstrip("/") or "/"
+    if point == "/" or "/" in point[1:]:
+        raise NotImplementedError(f"uos.mount at {point!r}: maixemu mounts file systems at /NAME only")
+    mounts = _user_mounts()
+    if point in mounts or point[1:] in _store().mounts():
+        raise _error(errno.EPERM)
+    if callable(getattr(vfs, "mount", None)):
+        vfs.mount(bool(readonly), bool(mkfs))
+    mounts[point] = vfs
+
+
+def umount(mnt: Any) -> None:
+    """``uos.umount("/point")`` or ``umount(vfs)``: the VFS's ``umount()`` runs; unknown: OSError(EINVAL)."""
+    mounts = _user_mounts()
+    if isinstance(mnt, (str, bytes)):
+        point = _store().device_path(mnt).rstrip("/") or "/"
+        found = point if point in mounts else None
+    else:
+        found = next((p for p, v in mounts.items() if v is mnt), None)
+    if found is None:
+        if isinstance(mnt, str) and (_store().device_path(mnt).strip("/") in _store().mounts()):
+            raise NotImplementedError(f"uos.umount({mnt!r}): the board's own /flash and /sd stay mounted in maixemu")
+        raise _error(errno.EINVAL)
+    vfs = mounts.pop(found)
+    if callable(getattr(vfs, "umount", None)):
+        vfs.umount()
+
+
+class _BlockDeviceFs:
+    """``uos.VfsFat(bdev)`` / ``uos.VfsSpiffs(bdev)``: the firmware's file systems on a block device."""
+
+    _kind = "VfsFat"
+
+    def __init__(self, bdev: Any, *args: Any, **kwargs: Any):
+        missing = [m for m in ("readblocks", "writeblocks", "ioctl") if not callable(getattr(bdev, m, None))]
+        if missing:
+            raise AttributeError(f"'{type(bdev).__name__}' object has no attribute '{missing[0]}'")
+        raise NotImplementedError(
+            f"uos.{self._kind} on a block device is not emulated (its on-disk format); mount an object with "
+            "open/ilistdir/stat methods instead (uos.mount(vfs, '/ram'))")
+
+    @staticmethod
+    def mkfs(bdev: Any) -> None:
+        raise NotImplementedError("uos.VfsFat.mkfs / VfsSpiffs.mkfs on a block device are not emulated")
+
+
+class VfsFat(_BlockDeviceFs):
+    _kind = "VfsFat"
+
+
+class VfsSpiffs(_BlockDeviceFs):
+    _kind = "VfsSpiffs"
+
+
+def flash_format() -> bool:
+    """``uos.flash_format()``: empty ``/flash`` (through the board's storage: with the default
+    copy-on-write mount the PC's files stay, only the run's view of /flash becomes empty)."""
+    print("[MAIXPY]:Spiffs Unmount.")
+    print("[MAIXPY]:Spiffs Formating...")
+    with _device_errors():
+        store = _store()
+        for name in store.listdir("/flash"):
+            _remove_tree(f"/flash/{name}")
+    print("[MAIXPY]:Spiffs Format successful ")
+    print("[MAIXPY]:Spiffs Mount successful ")
+    return True
+
+
+def _remove_tree(path: str) -> None:
+    store = _store()
+    if store.lookup(path).is_dir:
+        for name in store.listdir(path):
+            _remove_tree(f"{path}/{name}")
+        store.rmdir(path)
+    else:
+        store.remove(path)
 
 
 # -- the script's open() ---------------------------------------------------------------------------
@@ -202,6 +327,9 @@ def open_device(file: Any, mode: str = "r", buffering: int = -1, encoding: str |
         return builtins.open(file, mode, buffering, encoding, errors, newline, closefd, opener)
     if not isinstance(file, (str, bytes)) and not hasattr(file, "__fspath__"):
         raise TypeError(f"can't convert {type(file).__name__} to str")
+    user = _user_vfs(file)
+    if user is not None:
+        return user[0].open(user[1], mode)
     if _is_root(file) or _mount_root(file):
         raise _error(errno.EISDIR)
     with _device_errors():

@@ -68,6 +68,11 @@ class ClockState:
         """Install a virtual clock (``now_ns()`` since boot, ``sleep_ns(ns)``); no arguments: real time."""
         self._now, self._sleep = now_ns, sleep_ns
 
+    @property
+    def virtual(self) -> bool:
+        """Time comes from a virtual clock (:meth:`use`)."""
+        return self._now is not None
+
     def now_ns(self) -> int:
         return self._now() if self._now is not None else _time.perf_counter_ns() - self.boot_ns
 
@@ -90,7 +95,14 @@ def _real_sleep(ns: int) -> None:
         left = deadline - _time.perf_counter_ns()
         if left <= 0:
             return
-        board.run.wait(min(left, IDLE_SLICE_NS) / 1e9)
+        board.run.wait(min(left, IDLE_SLICE_NS, _until_alarm_ns(board)) / 1e9)
+
+
+def _until_alarm_ns(board: Any) -> int:
+    """Nanoseconds to the board's next alarm (a timer, the watchdog): a sleep wakes there to run it."""
+    irq = board.__dict__.get("irq")
+    due = None if irq is None else irq.next_due_ns()
+    return IDLE_SLICE_NS if due is None else max(0, due - board.clock.now_ns())
 
 
 def _now_ns() -> int:
@@ -102,7 +114,26 @@ def _sleep_ns(ns: int) -> None:
     """Wait ``ns`` nanoseconds on the board's clock (the run's end interrupts it)."""
     board = _state.current()
     board.checkpoint()
-    board.clock.sleep_ns(ns)
+    if board.events.sleep:
+        board.events.fire(board.events.sleep, ns)
+    clock = board.clock
+    if not clock.virtual or "irq" not in board.__dict__:
+        clock.sleep_ns(ns)  # real time: the sleep itself wakes at alarms
+        return
+    end = clock.now_ns() + max(ns, 0)
+    while True:  # a virtual sleep is cut at every alarm, so timers fire at their own instants
+        due = board.irq.next_due_ns()
+        now = clock.now_ns()
+        if due is None or due > end:
+            clock.sleep_ns(end - now)
+            board.checkpoint()
+            return
+        clock.sleep_ns(max(0, due - now))
+        if clock.now_ns() < due:  # a virtual clock that does not follow its sleeps: no cutting
+            clock.sleep_ns(end - clock.now_ns())
+            board.checkpoint()
+            return
+        board.checkpoint()
 
 
 def _millis() -> int:

@@ -27,8 +27,10 @@ import json
 import os
 import re
 import sys
+import time
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
@@ -61,6 +63,27 @@ class WindowClosed(BaseException):
     and would otherwise swallow the request and keep running. Like ``KeyboardInterrupt`` it passes
     through those handlers to the runner, which treats it as a normal end of the run (exit 0).
     """
+
+
+@dataclass
+class BoardControls:
+    """What a window offers besides the picture: keyboard keys that press board keys, and LEDs.
+
+    ``keys``: keyboard key code (``cv2.waitKey``'s, e.g. ``ord("a")``, 13 for Enter) -> (label shown,
+    ``press(down)`` called with True at the key press and False when it is released, :data:`KEY_HOLD_S`
+    later — OpenCV reports no key releases). ``leds()``: ``[(name, (r, g, b), lit), ...]`` now.
+    ``help``: one line for the window's title.
+    """
+
+    keys: dict[int, tuple[str, Callable[[bool], None]]] = field(default_factory=dict)
+    leds: Callable[[], list[tuple[str, tuple[int, int, int], bool]]] | None = None
+    help: str = ""
+
+
+#: How long a keyboard press holds a board key down (OpenCV gives presses only).
+KEY_HOLD_S = 0.15
+#: Width in panel pixels of the LED strip beside the picture.
+LED_STRIP_W = 14
 
 
 class DisplaySink:
@@ -104,6 +127,9 @@ class DisplaySink:
 
     def pump(self, delay_ms: int = 1) -> None:
         """Let a window process its events (keys, close button, repaint); a no-op for other sinks."""
+
+    def set_controls(self, controls: BoardControls | None) -> None:
+        """The board's keys and LEDs for sinks a person looks at (the window); others ignore them."""
 
     def close(self) -> None:
         """Finish (finalise files, destroy windows). Safe to call twice."""
@@ -421,6 +447,9 @@ class TeeSink(DisplaySink):
         if self._on_pump is not None:
             self._on_pump()
 
+    def set_controls(self, controls: BoardControls | None) -> None:
+        self.inner.set_controls(controls)
+
     @property
     def closed(self) -> bool:  # type: ignore[override]
         return self.inner.closed
@@ -493,6 +522,8 @@ class WindowSink(DisplaySink):
                                "is not running); use --lcd record:OUT.mp4 or --lcd none")
         self.title = title
         self.scale = scale
+        self.controls: BoardControls | None = None
+        self._held: dict[int, float] = {}  # key code -> when its board key is released
         self._created = False
         self._fallback = fallback
         self._disabled = False
@@ -514,8 +545,32 @@ class WindowSink(DisplaySink):
         except cv2.error:
             pass  # a window without mouse events: no touches from it
         self._created = True
+        if self.controls is not None and self.controls.help:
+            try:
+                cv2.setWindowTitle(self.title, f"{self.title} - {self.controls.help}")
+            except cv2.error:
+                pass
         if self._beside:
             self._move_beside(self._beside)
+
+    def set_controls(self, controls: BoardControls | None) -> None:
+        self.controls = controls
+
+    def _with_led_strip(self, rgb: np.ndarray) -> np.ndarray:
+        """The picture with the board's LEDs as a strip on its right (dark: off, colour: lit)."""
+        controls = self.controls
+        leds = controls.leds() if controls is not None and controls.leds is not None else []
+        if not leds:
+            return rgb
+        h = rgb.shape[0]
+        strip = np.full((h, LED_STRIP_W, 3), 24, dtype=np.uint8)
+        size = max(2, min(LED_STRIP_W - 4, h // max(1, len(leds)) - 4))
+        for i, (_, colour, lit) in enumerate(leds):
+            y = 2 + i * (size + 4)
+            if y + size > h:
+                break
+            strip[y:y + size, 2:2 + size] = colour if lit else tuple(c // 6 for c in colour)
+        return np.concatenate([rgb, strip], axis=1)
 
     def _move_beside(self, other: str) -> None:
         """Open to the right of window ``other``, tops aligned: both stay visible (a window manager
@@ -553,6 +608,8 @@ class WindowSink(DisplaySink):
                 return
         scale = self.scale or (2 if w <= SMALL_PANEL_WIDTH else 1)
         self._shown_scale = scale
+        rgb = self._with_led_strip(rgb)
+        w = rgb.shape[1]
         bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
         if scale != 1:
             bgr = cv2.resize(bgr, (w * scale, h * scale), interpolation=cv2.INTER_NEAREST)
@@ -565,6 +622,7 @@ class WindowSink(DisplaySink):
         if not self._created or self.closed:
             return
         key = cv2.waitKey(max(1, int(delay_ms)))
+        self._board_keys(key)
         if key != -1 and key & 0xFF == _ESC:
             self.closed = True
             self.close_reason = "ESC pressed in the LCD window"
@@ -578,6 +636,22 @@ class WindowSink(DisplaySink):
                 self.close_reason = "the LCD window was closed"
         if self.closed:
             self._destroy()
+
+    def _board_keys(self, key: int) -> None:
+        """A keyboard key bound to a board key presses it; it is released :data:`KEY_HOLD_S` later."""
+        controls = self.controls
+        if controls is None or not controls.keys:
+            return
+        now = time.monotonic()
+        for code, until in list(self._held.items()):
+            if now >= until:
+                del self._held[code]
+                controls.keys[code][1](False)
+        code = key & 0xFF if key != -1 else -1
+        if code in controls.keys:
+            if code not in self._held:
+                controls.keys[code][1](True)
+            self._held[code] = now + KEY_HOLD_S
 
     def _destroy(self) -> None:
         if self._created:

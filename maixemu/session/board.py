@@ -83,6 +83,13 @@ class BoardConfig:
     #: a WAV file, ``mic``) or factories of a sink / source (``maixemu.host.audio``)
     audio_out: str | Callable[[], Any] | None = None
     audio_in: str | Callable[[], Any] | None = None
+    #: ``--board NAME``: the board profile (pins, LCD, keys, LEDs, power chip; ``maixemu.firmware.board_profiles``)
+    board: str | None = None
+    #: ``--uart-loop TX:RX``: UART lines wired TX -> RX (``"1:2"``, ``"UART1:UART1"``; see ``firmware.uart_bus``)
+    uart_loop: list[str] = field(default_factory=list)
+    #: scripted UART peers: ``{UART: bytes waiting at power-on | callable(written) -> answer bytes}``
+    #: (keys as ``--uart-loop`` names them: ``1`` or ``"UART1"`` is ``UART.UART1``)
+    uart_input: dict[Any, Any] = field(default_factory=dict)
     #: a virtual clock ``(now_ns, sleep_ns)`` instead of real time (tests of timing-driven scripts)
     clock: tuple[Callable[[], int], Callable[[int], None]] | None = None
 
@@ -128,7 +135,7 @@ class Board:
             return self
         self._opened = True
         cfg = self.config
-        from ..firmware import lcd
+        from ..firmware import board_profiles, lcd
         from ..firmware.kpu.state import KpuState
         from ..firmware.kpu.calls import KpuCallLog
         from ..firmware.sensor import CameraPort, SensorState
@@ -150,11 +157,41 @@ class Board:
             raise SetupError(f"--kpu-log {cfg.kpu_log}: {exc.strerror or exc}") from None
         if cfg.clock is not None:
             board.clock.use(*cfg.clock)
+        try:
+            board.pins.profile = board_profiles.profile_name(cfg.board or "default")
+        except ValueError as exc:
+            raise SetupError(f"--board {cfg.board}: {exc}") from None
+        with state_mod.bind(board):
+            lcd.boot()  # what the stock _boot.py leaves: the panel initialised (lcd.width() works)
+        self._wire_uarts()
         board.audio = self._audio_device()
         board.display = self._open_display()
+        from .keys import window_controls
+
+        set_controls = getattr(board.display, "set_controls", None)  # a sink of the caller's may lack it
+        if set_controls is not None:
+            set_controls(window_controls(board))  # keyboard keys and the LED strip of the window
         board.events.idle.append(lcd.pump)  # a script sleeping in time.sleep() still reacts to ESC / the close button
         board.events.before_capture.append(lcd.flush)  # a recording gets the finished picture at the next frame
         return self
+
+    def _wire_uarts(self) -> None:
+        """``--uart-loop`` wires and scripted UART peers, on the board's UART lines."""
+        from ..firmware.uart_bus import parse_loop, uart_id
+
+        cfg = self.config
+        if not cfg.uart_loop and not cfg.uart_input:
+            return
+        bus = self.state.uart
+        try:
+            for spec in cfg.uart_loop:
+                bus.wire(*parse_loop(spec))
+            for device, peer in cfg.uart_input.items():
+                if not (callable(peer) or isinstance(peer, (bytes, bytearray, memoryview))):
+                    raise ValueError(f"uart={{{device!r}: ...}}: give bytes or a callable(written) -> bytes")
+                bus.attach(uart_id(device), peer)
+        except ValueError as exc:
+            raise SetupError(str(exc)) from None
 
     def _build_storage(self) -> storage_mod.Storage:
         """/sd and /flash: the project through copy-on-write layers, or the folders given."""

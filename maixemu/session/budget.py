@@ -1,10 +1,22 @@
 """``--frames N``: the frame budget of a run, counted on every thread of the board.
 
-Frames are snapshots; a script that only draws to the LCD (no camera) counts LCD updates instead,
-so ``--frames`` ends LCD-only animations too. When the limit is reached the *next* frame request
-ends the run: the request raises the run's end (:class:`~maixemu.firmware.state.RunEnded`) on the
-thread that made it, and every other script thread gets it at its next firmware call (the main
-thread in its ``time.sleep``), so a camera loop running in a ``_thread`` ends the run as well.
+The rule that ends every kind of loop (the first of these to pass ``N`` ends the run):
+
+* **camera frames**: ``sensor.snapshot()`` calls;
+* **LCD frames without a camera frame**: LCD updates since the last snapshot (all of them for a
+  script that never takes one). After the camera has delivered frames, ``N`` such frames are ``N``
+  times the LCD updates the script made per camera frame (its own rhythm, at least one; 30 while
+  only one snapshot was taken), so a loop that draws five times per snapshot is not cut short,
+  and one that takes a snapshot and then redraws forever ends after ``30 × N`` more pictures;
+* **sleeping without any frame**: sleeps (``time.sleep*``) since the last camera or LCD frame; a
+  sleep counts as one idle frame when it completes a frame time (1/30 s) of sleeping, and never as
+  more than one, so a loop that only prints and sleeps ends after ``N`` of its sleeps (or ``N`` × 33 ms
+  of short ones) while one long start-up ``time.sleep(2)`` is a single idle frame.
+
+A loop that neither takes frames, draws nor sleeps is not a frame loop: ``--timeout`` ends it.
+When the limit is reached the *next* request ends the run: it raises the run's end
+(:class:`~maixemu.firmware.state.RunEnded`) on the thread that made it, and every other script
+thread gets it at its next firmware call, so a camera loop running in a ``_thread`` ends the run as well.
 """
 
 from __future__ import annotations
@@ -12,6 +24,11 @@ from __future__ import annotations
 import threading
 
 from ..firmware.state import BoardState
+
+#: LCD updates one camera frame is worth while the script's rhythm is unknown (one snapshot so far).
+UNKNOWN_RHYTHM_LCD_UPDATES = 30
+#: One frame time (1/30 s) in nanoseconds: the unit of the sleeping rule.
+FRAME_NS = 1_000_000_000 // 30
 
 
 class FrameBudget:
@@ -21,6 +38,14 @@ class FrameBudget:
         self.limit = limit
         self.snapshots = 0
         self.lcd_frames = 0
+        #: LCD updates since the last snapshot, and the most seen between two snapshots
+        self.lcd_since_snapshot = 0
+        self.lcd_per_camera_frame = 1
+        #: sleeping since the last camera or LCD frame: idle frames, and the nanoseconds towards the next
+        self.idle_frames = 0
+        self.idle_ns = 0
+        #: which rule ended the run ("camera", "lcd", "sleep"), None while it goes on
+        self.ended_by: str | None = None
         #: the budget was spent (the run was asked to end for it)
         self.ended = False
         self._board: BoardState | None = None
@@ -31,26 +56,53 @@ class FrameBudget:
         self._board = board
         board.events.snapshot.append(self.on_snapshot)
         board.events.lcd_push.append(self.on_lcd_frame)
+        board.events.sleep.append(self.on_sleep)
 
-    def _check(self, count: int) -> None:
-        if self.limit is None or count <= self.limit or self._board is None:
+    _WHY = {"camera": "frame budget of {n} frames reached",
+            "lcd": "frame budget of {n} frames reached (LCD frames without a new camera frame)",
+            "sleep": "frame budget of {n} frames reached (the script slept {n} frame times without a frame)"}
+
+    def _check(self, count: int, limit: int | None, rule: str) -> None:
+        if limit is None or count <= limit or self._board is None:
             return
         self.ended = True
-        self._board.run.end(f"frame budget of {self.limit} frames reached")
+        if self.ended_by is None:
+            self.ended_by = rule
+        self._board.run.end(self._WHY[rule].format(n=self.limit))
         self._board.run.check()
 
     def on_snapshot(self) -> None:
         with self._lock:  # threads take frames too
             self.snapshots += 1
             count = self.snapshots
-        self._check(count)
+            if count > 1:
+                self.lcd_per_camera_frame = max(self.lcd_per_camera_frame, self.lcd_since_snapshot)
+            self.lcd_since_snapshot = 0
+            self.idle_ns = self.idle_frames = 0
+        self._check(count, self.limit, "camera")
 
     def on_lcd_frame(self) -> None:
         with self._lock:
             self.lcd_frames += 1
-            count, camera = self.lcd_frames, self.snapshots
-        if camera == 0:
-            self._check(count)
+            self.lcd_since_snapshot += 1
+            self.idle_ns = self.idle_frames = 0
+            count = self.lcd_since_snapshot
+            if self.snapshots == 0:
+                scale = 1
+            elif self.snapshots == 1:  # the script's rhythm is not known yet
+                scale = max(self.lcd_per_camera_frame, UNKNOWN_RHYTHM_LCD_UPDATES)
+            else:
+                scale = self.lcd_per_camera_frame
+        self._check(count, None if self.limit is None else self.limit * scale, "lcd")
+
+    def on_sleep(self, ns: int) -> None:
+        with self._lock:
+            self.idle_ns += max(0, int(ns))
+            if self.idle_ns >= FRAME_NS:  # at most one idle frame per sleep: a long start-up sleep is one
+                self.idle_ns = 0
+                self.idle_frames += 1
+            frames = self.idle_frames
+        self._check(frames, self.limit, "sleep")
 
 
 __all__ = ["FrameBudget"]

@@ -65,9 +65,6 @@ STOP_FALLBACK_S = 0.5
 PAGE_GONE_GRACE_S = 3.0
 #: Names of ``board_info`` pins that are keys on the MaixPy boards (the rest of a profile's keys
 #: come from the profile itself when it lists them).
-KEY_NAME = re.compile(r"(KEY|BUTTON|^ENTER$|^BACK$|^NEXT$)")
-LED_NAME = re.compile(r"^LED_")
-_LED_COLOURS = {"R": "#ff3030", "G": "#30ff50", "B": "#3080ff", "W": "#ffffff"}
 
 
 class IdeInterrupt(Exception):
@@ -93,31 +90,12 @@ class IdeStopped(RunEnded):
 
 
 def board_controls() -> dict[str, Any]:
-    """The board pane's buttons and LEDs, from the active board profile (data, not code).
-
-    A profile may list its keys and LEDs itself (``board.profile_controls()`` returning
-    ``{"buttons": [...], "leds": [...]}``); otherwise they are the profile's pin names that are keys
-    (``BOOT_KEY``, ``BUTTON_A``, ``ENTER`` ...) or LEDs (``LED_R`` ...). Names on one pin share a button.
-    """
+    """The board pane's buttons and LEDs: the active board profile's keys and LEDs
+    (:func:`maixemu.firmware.board.profile_controls`, the same data the LCD window shows)."""
     from ..firmware import board
 
-    explicit = getattr(board, "profile_controls", None)
-    if explicit is not None:
-        data = explicit()
-        return {"profile": board.current_profile(), "buttons": list(data.get("buttons", [])),
-                "leds": list(data.get("leds", []))}
-    pins = board.profile_pins()
-    buttons: dict[int, dict[str, Any]] = {}
-    for name, pin in pins.items():
-        if KEY_NAME.search(name):
-            entry = buttons.setdefault(pin, {"name": name, "pin": pin, "labels": [], "active_low": True})
-            entry["labels"].append(name)
-    leds = [{"name": name, "pin": pin, "colour": _LED_COLOURS.get(name[4:5], "#ffd000"), "active_low": True}
-            for name, pin in pins.items() if LED_NAME.search(name)]
-    ordered = sorted(buttons.values(), key=lambda b: (b["name"] != "BOOT_KEY", b["name"]))
-    for entry in ordered:
-        entry["label"] = " / ".join(entry.pop("labels"))
-    return {"profile": board.current_profile(), "buttons": ordered, "leds": leds}
+    data = board.profile_controls()
+    return {"profile": board.current_profile(), "buttons": list(data["buttons"]), "leds": list(data["leds"])}
 
 
 class IdeLink:
@@ -399,7 +377,7 @@ class IdeLink:
                     _, entry, pressed = self._events.popleft()
                 level = (0 if pressed else 1) if entry.get("active_low", True) else (1 if pressed else 0)
                 try:
-                    gpio.set_input(int(entry["pin"]), level)
+                    gpio.set_input(int(entry["pin"]), level, deliver=True)
                 except Exception as exc:  # MicroPython prints an IRQ handler's exception and goes on
                     sys.stderr.write(format_exception(exc))
         finally:

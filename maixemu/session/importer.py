@@ -13,7 +13,7 @@ script wrote into ``/flash`` is importable, a link that leads out of a mount is 
 ``open()`` refuses it), and leave nothing behind (no ``__pycache__`` in the user's folders). So:
 
 * a module name is a dotted sequence of identifiers, never a path (``__import__('/abs/mod')`` is
-  ``ImportError: No module named '/abs/mod'``);
+  ``ImportError: no module named '/abs/mod'``, MicroPython's wording);
 * packages (``mypkg/__init__.py``), their submodules and relative imports inside them are served
   here, with the run's builtins;
 * Python's library is reached only where it lives: a name the host would import from anywhere
@@ -141,10 +141,26 @@ def device_module_names(*, stdlib_names: bool = True) -> list[str]:
     return [n for n in registry.MAIXPY_MODULES if stdlib_names or n not in registry.SHADOWS_STDLIB]
 
 
+class DeviceImportError(ModuleNotFoundError):
+    """MicroPython's ``ImportError`` for a missing module (it has no ModuleNotFoundError): shown and
+    named ``ImportError``, still a ``ModuleNotFoundError`` for host code that checks for one."""
+
+
+DeviceImportError.__name__ = DeviceImportError.__qualname__ = "ImportError"
+DeviceImportError.__module__ = "builtins"
+
+
 def no_module(name: str) -> ModuleNotFoundError:
-    """The ImportError of a name with no module, worded as CPython words it (the runner shows CPython
-    tracebacks; ``sys.print_exception`` renames the class to MicroPython's ``ImportError``)."""
-    return ModuleNotFoundError(f"No module named '{name}'", name=name)
+    """The ImportError of a name with no module, worded as MicroPython words it
+    (``ImportError: no module named 'cpufreq'``); a MaixPy firmware module maixemu does not emulate
+    yet says so, in the same one line. Never a maixemu path."""
+    from .outcome import NOT_EMULATED_MODULES
+
+    top = name.partition(".")[0]
+    if top in NOT_EMULATED_MODULES:
+        return DeviceImportError(f"no module named '{name}' ('{top}' is a MaixPy firmware module maixemu does "
+                                 "not emulate yet)", name=name)
+    return DeviceImportError(f"no module named '{name}'", name=name)
 
 
 class ScriptImporter:
@@ -291,12 +307,14 @@ class ScriptImporter:
             raise no_module(str(name))  # a module name is a name, never a host path
         top, _, rest = name.partition(".")
         target = self.mapping.get(top)
-        if target is not None:
+        if target is not None:  # firmware modules win over the script's files and folders (/sd/audio/)
             module = importlib.import_module(target)
-            if rest and not fromlist:
-                return module
             if rest:
-                return importlib.import_module(f"{target}.{rest}")
+                try:
+                    submodule = importlib.import_module(f"{target}.{rest}")
+                except ModuleNotFoundError:
+                    raise no_module(name) from None  # the device's name, never maixemu's module path
+                return module if not fromlist else submodule
             return module
         if top in ("builtins", "ubuiltins") and not rest:
             return self._builtins()

@@ -18,6 +18,7 @@ from typing import Any
 from ..firmware.state import RunEnded
 
 #: MaixPy firmware modules maixemu does not provide: a missing import of one of these gets a hint.
+#: (MaixPy-v1 ``mpconfigport.h`` built-in modules and its frozen ``builtin_py`` helpers.)
 NOT_EMULATED_MODULES = frozenset(
     {"nes", "lvgl", "lvgl_helper", "speech_recognizer", "gif", "fpioa", "lodepng",
      "pye_mp"}  # pye_mp: the firmware's frozen full-screen editor (builtin_py/pye_mp.py)

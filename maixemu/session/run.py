@@ -32,7 +32,7 @@ from ..firmware.state import RunEnded
 from .board import PACKAGE_DIR, Board, BoardConfig, Service
 from .budget import FrameBudget
 from .importer import ScriptImporter, compile_source, read_source
-from .outcome import (NOT_EMULATED_MODULES, Outcome, SetupError, clean_end_types, device_fault,
+from .outcome import (Outcome, SetupError, clean_end_types, device_fault,
                       format_script_error, system_exit_code)
 from .signals import RunGuard
 
@@ -59,6 +59,10 @@ class RunOptions:
     flash: dict[int, Path] = field(default_factory=dict)
     flash_image: Path | None = None
     frames: int | None = None
+    #: ``--board NAME``: the board profile (``maixemu.firmware.board_profiles``)
+    board: str | None = None
+    #: ``--uart-loop TX:RX`` (repeatable): a UART's TX wired to a UART's RX
+    uart_loop: list[str] = field(default_factory=list)
     timeout: float | None = None
     ai_memory: str = "device"
     firmware: str = "full"
@@ -242,10 +246,7 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
         if fault is not None:
             return Outcome(fault[1], error=exc, messages=[fault[0] + "\n"])
     messages = [format_script_error(exc, script_files, debug)]
-    outcome = Outcome(1, error=exc, messages=messages)
-    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").partition(".")[0] in NOT_EMULATED_MODULES:
-        outcome.messages.append(f"[maixemu] {exc.name!r} is a MaixPy firmware module that maixemu does not emulate\n")
-    return outcome
+    return Outcome(1, error=exc, messages=messages)
 
 
 def _end_threads(board: Board) -> int:
@@ -291,7 +292,8 @@ def board_config(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
         writable=options.writable, flash=dict(options.flash), flash_image=options.flash_image,
         camera=options.camera, lcd=options.lcd, ai_memory=options.ai_memory, firmware=options.firmware,
         kpu_log=options.kpu_log, argv=[str(options.script), *options.argv], stdout=stdout, stderr=stderr,
-        quiet=options.quiet, audio_out=options.audio_out, audio_in=options.audio_in,
+        quiet=options.quiet, audio_out=options.audio_out, audio_in=options.audio_in, board=options.board,
+        uart_loop=list(options.uart_loop),
     )
 
 

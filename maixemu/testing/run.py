@@ -21,7 +21,7 @@ from ..host import camera as camera_mod
 from ..host.display import DisplaySink
 from ..session.board import Board, BoardConfig
 from ..session.budget import FrameBudget
-from ..session.keys import KeyPresses, KeySpec
+from ..session.keys import KeyPresses, KeySpec, LedWatch
 from ..session.outcome import SetupError
 from ..session.run import run_script
 from ..session.signals import RunGuard
@@ -185,6 +185,14 @@ class RunResult:
     audio_rate: int | None = None
     #: ``(camera frame, key)`` of every scripted key press that happened (``keys=``).
     key_presses: list[tuple[int, Any]] = field(default_factory=list)
+    #: the board profile the run used (``board=``), the last level of each of its LEDs
+    #: (``{"LED_R": 0, ...}``, None: never written; the LEDs are active low), and every LED write as
+    #: ``(camera frames taken so far, LED name, level)``
+    board: str = "default"
+    leds: dict[str, int | None] = field(default_factory=dict)
+    led_changes: list[tuple[int, str, int]] = field(default_factory=list)
+    #: bytes the script wrote on each UART, by firmware name (``{"UART1": b"..."}``)
+    uart_sent: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -247,6 +255,9 @@ class MaixPyRunner:
         keys: Mapping[int, KeySpec] | None = None,
         audio_in: str | os.PathLike | None = None,
         clock: tuple[Callable[[], int], Callable[[int], None]] | None = None,
+        board: str | None = None,
+        uart: Mapping[Any, Any] | None = None,
+        uart_loop: Iterable[str] = (),
         debug: bool = False,
     ) -> RunResult:
         """Run ``script`` (a path) or ``code`` (script text) once and return what happened.
@@ -270,6 +281,11 @@ class MaixPyRunner:
           ``--audio-in``); everything played over I2S is in ``result.audio`` / ``result.audio_rate``.
         * ``clock``: ``(now_ns, sleep_ns)``, a virtual clock for the board (``time.ticks_ms()`` reads
           ``now_ns()`` nanoseconds since power-on, ``time.sleep`` calls ``sleep_ns(ns)``).
+        * ``board``: the board profile (``"m5stickv"``, ``"amigo"``, ... as ``--board``): its
+          ``board_info``, LCD, keys and LEDs; LED levels are in ``result.leds``/``result.led_changes``.
+        * ``uart``: what is on the other end of UARTs: ``{1: b"AT\\r\\n"}`` (bytes waiting on
+          ``UART.UART1`` from power-on) or ``{1: callable}`` (called with every write, may answer
+          bytes); ``uart_loop``: ``["1:2"]`` as ``--uart-loop``. Written bytes: ``result.uart_sent``.
         """
         self._runs += 1
         run_dir = self.workdir / f"run{self._runs}"
@@ -295,20 +311,23 @@ class MaixPyRunner:
         notices: list[str] = []
         kpu_inputs: list[np.ndarray] = []
         audio_sink = MemoryAudioSink()
-        board = Board(BoardConfig(
+        the_board = Board(BoardConfig(
             project=script_path.resolve().parent, sd_dir=sd_dir, flash_dir=flash_path,
             flash={int(a): Path(p) for a, p in (flash or {}).items()},
             flash_image=Path(flash_image) if flash_image is not None else None,
             lcd=sink, ai_memory=ai_memory, firmware=firmware, keep_kpu_calls=True,
             argv=[str(script_path), *argv], stdout=out, stderr=err, clock=clock,
             audio_out=lambda: audio_sink, audio_in=None if audio_in is None else os.fspath(audio_in),
+            board=board, uart_input=dict(uart or {}), uart_loop=list(uart_loop),
         ))
+        board = the_board
         board.config.camera = _source_factory(camera, board.notice)
         board.notice_listeners.append(notices.append)
         budget = FrameBudget(frames)
         guard = RunGuard(board.state.run, timeout=timeout, owns_process=False, notice=board.notice)
         exit_code = 2
         outcome = None
+        leds: LedWatch | None = None
         with guard:
             try:
                 try:
@@ -322,6 +341,7 @@ class MaixPyRunner:
                     budget.attach(board.state)
                     if presses is not None:
                         presses.attach(board.state, budget)
+                    leds = LedWatch(board.state, budget)
                     if keep_ai:
                         events.kpu_input.append(lambda ai, call: kpu_inputs.append(np.array(ai, copy=True)))
                     outcome = run_script(script_path, board, guard=guard, debug=debug)
@@ -346,7 +366,19 @@ class MaixPyRunner:
             audio=audio_sink.frames,
             audio_rate=audio_sink.rate,
             key_presses=list(presses.pressed) if presses else [],
+            board=board.state.pins.profile,
+            leds=leds.levels() if leds is not None else {},
+            uart_sent=_uart_sent(board),
+            led_changes=list(leds.changes) if leds is not None else [],
         )
+
+
+def _uart_sent(board: Board) -> dict[str, bytes]:
+    if "uart" not in vars(board.state):
+        return {}
+    names = {0: "UART1", 1: "UART2", 2: "UART3", 3: "UARTHS"}
+    return {names.get(device, str(device)): bytes(data) for device, data in sorted(board.state.uart.sent.items())
+            if data}
 
 
 def _announce_given(board: Board, given: frozenset[str]) -> None:

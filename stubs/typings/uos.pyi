@@ -48,7 +48,19 @@ def urandom(n: int, /) -> bytes:
     """``n`` random bytes."""
 def dupterm(stream: Any = None, index: int = 0, /) -> None:
     """Duplicate the REPL onto a stream."""
-def mount(*args: Any, **kwargs: Any) -> None:
-    """Mount a filesystem (block device, path)."""
-def umount(*args: Any, **kwargs: Any) -> None:
-    """Unmount a filesystem."""
+def mount(vfs: Any, mount_point: str, *, readonly: bool = False, mkfs: bool = False) -> None:
+    """Mount a file system object (``open``/``ilistdir``/``stat``... methods) at ``/NAME``."""
+def umount(mnt: Any) -> None:
+    """Unmount a mount point (or the mounted object)."""
+def flash_format() -> bool:
+    """Erase ``/flash`` (SPIFFS)."""
+class VfsFat:
+    """FAT file system on a block device (``readblocks``/``writeblocks``/``ioctl``)."""
+    def __init__(self, bdev: Any) -> None: ...
+    @staticmethod
+    def mkfs(bdev: Any) -> None: ...
+class VfsSpiffs:
+    """SPIFFS file system on a block device."""
+    def __init__(self, bdev: Any) -> None: ...
+    @staticmethod
+    def mkfs(bdev: Any) -> None: ...

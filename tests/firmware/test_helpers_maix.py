@@ -83,10 +83,13 @@ def test_irq_on_gpiohs_edges():
     irq = key.irq(lambda pin: calls.append(pin), GPIO.IRQ_FALLING, GPIO.WAKEUP_NOT_SUPPORT, 7)
     gpio.press(16)
     gpio.release(16)
+    assert calls == []  # scheduled by the ISR: the handler runs at the next soft-IRQ point
+    current().checkpoint()
     assert calls == [key]  # one argument, the pin: the firmware's mp_sched_schedule(handler, self)
     irq.trigger(GPIO.IRQ_BOTH)
     gpio.press(16)
     gpio.release(16)
+    current().checkpoint()
     assert len(calls) == 3
     key.disirq()
     gpio.press(16)
@@ -245,7 +248,7 @@ def test_machine_uart_is_inert_and_logs_once(capsys):
     assert uart.write(b"hello") == 5
     assert uart.write("x") == 1
     assert uart.read() is None and uart.readline() is None and uart.any() == 0
-    assert bytes(uart.sent) == b"hellox"
+    assert bytes(current().uart.sent[UART.UART1]) == b"hellox"
     assert capsys.readouterr().err.count("machine.UART(0) is not connected") == 1
     uart.deinit()
     assert uart.write(b"z") == 0
@@ -266,9 +269,7 @@ def test_machine_i2c_spi_pwm_timer_wdt_inert(capsys):
     assert pwm.duty() == 20
     tim.start()
     WDT(id=0, timeout=1000).feed()
-    assert fired == []
-    err = capsys.readouterr().err
-    assert "machine.Timer callbacks is not emulated" in err
+    assert fired == []  # nothing is due yet: callbacks run at soft-IRQ points (tests/firmware/test_timer_wdt.py)
     assert machine.freq() == 400_000_000 and len(machine.unique_id()) == 32
 
 

@@ -148,7 +148,15 @@ def test_ujson_ustruct_micropython():
     assert f() == 1
     seen = []
     micropython.schedule(seen.append, 5)
+    assert seen == []  # queued: it runs at the next soft-IRQ point
+    from maixemu.firmware.state import current
+
+    current().checkpoint()
     assert seen == [5]
+    for n in range(8):
+        micropython.schedule(seen.append, n)
+    with pytest.raises(RuntimeError, match="^schedule queue full$"):
+        micropython.schedule(seen.append, 9)
 
 
 def test_boot_globals_are_the_helper_objects():

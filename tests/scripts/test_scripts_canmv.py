@@ -33,12 +33,8 @@ class Missing:
     owner: str
 
 
-LATER = "the issue-12 modules helper"
 #: Rows that fail on a feature being built elsewhere: script -> what is missing and who builds it.
-MISSING: dict[str, Missing] = {
-    "01-K210/50-Hardware/demo_wdt.py": Missing(
-        "machine.WDT is not emulated", "machine.WDT timeouts with callbacks and the reset", LATER),
-}
+MISSING: dict[str, Missing] = {}  # empty: all 64 rows run as the plan expects
 
 
 def _params() -> list:
@@ -58,7 +54,7 @@ def test_plan_has_the_corpus_64_scripts():
         pytest.skip(f"{PLAN} not found (../shared/scripts is absent)")
     assert len(ROWS) == 64
     assert set(MISSING) <= set(ROWS), sorted(set(MISSING) - set(ROWS))
-    assert len(ROWS) - len(MISSING) >= 51  # the floor today; issue 12 asks for 58 once issue 13 lands
+    assert len(ROWS) - len(MISSING) >= 58  # issue 12's floor
 
 
 @pytest.mark.scripts

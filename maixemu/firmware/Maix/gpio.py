@@ -65,11 +65,19 @@ def _resolve_pin(pin_or_name: int | str) -> int:
     return int(pin_or_name)
 
 
-def set_input(pin_or_name: int | str, level: int) -> None:
-    """Drive a physical pin (or ``board_info`` name) to ``level`` and fire matching GPIOHS IRQs."""
+def set_input(pin_or_name: int | str, level: int, *, deliver: bool | None = None) -> None:
+    """Drive a physical pin (or ``board_info`` name) to ``level`` and fire matching GPIOHS IRQs.
+
+    The ISR schedules ``handler(pin)`` (``mp_sched_schedule``): on a script thread (a scripted press
+    inside ``snapshot()``) it runs at once, at the end of that firmware call's soft-IRQ point;
+    from another thread (the LCD window, the IDE page) at the script's next soft-IRQ point.
+    ``deliver=True`` runs them now whatever the thread (the IDE page's stand-in for a busy loop's
+    pending check), ``False`` leaves them queued.
+    """
     pin = _resolve_pin(pin_or_name)
     new = 1 if level else 0
-    pins = _pins()
+    board = _state.current()
+    pins = board.pins
     before = {gid: GPIO(gid).value() for gid in list(pins.gpio_irq)}
     pins.input_levels[pin] = new
     for gid, (handler, trigger) in list(pins.gpio_irq.items()):
@@ -81,7 +89,9 @@ def set_input(pin_or_name: int | str, level: int) -> None:
         if (trigger == IRQ_RISING and rising) or (trigger == IRQ_FALLING and falling) or (
             trigger == IRQ_BOTH and (rising or falling)
         ):
-            handler(GPIO(gid))  # one argument: the firmware schedules handler(pin) (mp_sched_schedule)
+            board.irq.schedule(handler, GPIO(gid))  # one argument: the firmware schedules handler(pin)
+    if (board.run.in_script() if deliver is None else deliver) and "irq" in board.__dict__:
+        board.irq.run_pending()
 
 
 def press(pin_or_name: int | str) -> None:
