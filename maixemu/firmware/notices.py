@@ -33,6 +33,27 @@ def notice_once(key: str, message: str) -> bool:
     return True
 
 
+def hints_enabled() -> bool:
+    """False under ``--quiet`` (the plugin's ``quiet=True``, the project file's ``quiet = true``)."""
+    return current().notices.enabled
+
+
+def hint(message: str, key: str | None = None) -> bool:
+    """One ``[maixemu] message`` line that says what to do after a device message (``--quiet``
+    silences it); with ``key``, only the first time that key is seen on this board."""
+    if key is not None:
+        return notice_once(f"hint:{key}", message)
+    board = current()
+    if not board.notices.enabled:
+        return False
+    stream = board.notices.stream if board.notices.stream is not None else board.console.stderr
+    try:
+        print(PREFIX + message, file=stream, flush=True)
+    except (OSError, ValueError):
+        pass
+    return True
+
+
 def not_emulated(name: str, what: str = "calls do nothing") -> bool:
     """The standard wording for inert parts: ``<name> is not emulated; <what>``."""
     return notice_once(f"not-emulated:{name}", f"{name} is not emulated; {what}")

@@ -35,6 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..firmware import device_modules
 from ..firmware.state import BoardState
 from ..host.storage import Mount
 from ..micropython_source import fix_bytes_literals
@@ -119,7 +120,7 @@ def device_module(name: str) -> types.ModuleType:
     target = registry.MAIXPY_MODULES.get(name)
     if target is None:
         raise KeyError(f"{name!r} is not a MaixPy module maixemu provides")
-    return importlib.import_module(target)
+    return device_modules.view(name, importlib.import_module(target))
 
 
 def device_module_names(*, stdlib_names: bool = True) -> list[str]:
@@ -281,11 +282,12 @@ class ScriptImporter:
         top, _, rest = name.partition(".")
         target = self.mapping.get(top)
         if target is not None:
-            module = importlib.import_module(target)
+            module = device_modules.view(top, importlib.import_module(target))
             if rest and not fromlist:
+                importlib.import_module(f"{target}.{rest}")
                 return module
             if rest:
-                return importlib.import_module(f"{target}.{rest}")
+                return device_modules.view(name, importlib.import_module(f"{target}.{rest}"))
             return module
         if top in ("builtins", "ubuiltins") and not rest:
             return self._builtins()

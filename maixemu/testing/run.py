@@ -248,6 +248,7 @@ class MaixPyRunner:
         audio_in: str | os.PathLike | None = None,
         clock: tuple[Callable[[], int], Callable[[int], None]] | None = None,
         debug: bool = False,
+        quiet: bool = False,
     ) -> RunResult:
         """Run ``script`` (a path) or ``code`` (script text) once and return what happened.
 
@@ -270,6 +271,8 @@ class MaixPyRunner:
           ``--audio-in``); everything played over I2S is in ``result.audio`` / ``result.audio_rate``.
         * ``clock``: ``(now_ns, sleep_ns)``, a virtual clock for the board (``time.ticks_ms()`` reads
           ``now_ns()`` nanoseconds since power-on, ``time.sleep`` calls ``sleep_ns(ns)``).
+        * ``quiet``: no ``[maixemu]`` hints after device messages (``--quiet``); notices still reach
+          ``result.notices``.
         """
         self._runs += 1
         run_dir = self.workdir / f"run{self._runs}"
@@ -300,7 +303,7 @@ class MaixPyRunner:
             flash={int(a): Path(p) for a, p in (flash or {}).items()},
             flash_image=Path(flash_image) if flash_image is not None else None,
             lcd=sink, ai_memory=ai_memory, firmware=firmware, keep_kpu_calls=True,
-            argv=[str(script_path), *argv], stdout=out, stderr=err, clock=clock,
+            argv=[str(script_path), *argv], stdout=out, stderr=err, clock=clock, quiet=quiet,
             audio_out=lambda: audio_sink, audio_in=None if audio_in is None else os.fspath(audio_in),
         ))
         board.config.camera = _source_factory(camera, board.notice)

@@ -38,10 +38,13 @@ def error_text(code: int) -> str:
 
 
 def with_advice(message: str, advice: str | None) -> str:
-    """The firmware's message, then maixemu's advice on its own line (if any)."""
-    if not advice:
+    """The firmware's message, then maixemu's advice on its own line (if any; none under ``--quiet``)."""
+    from ..notices import hints_enabled
+
+    if not advice or not hints_enabled():
         return message
-    return f"{message}\n[maixemu] {advice}"
+    separator = "" if message.endswith("\n") else "\n"
+    return f"{message}{separator}[maixemu] {advice}"
 
 
 def load_error(code: int, advice: str | None = None, *, flash: bool = False) -> ValueError:
