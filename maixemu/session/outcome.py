@@ -42,6 +42,8 @@ class Outcome:
     stray_threads: int = 0
     #: lines printed to stderr, for the caller to show (a traceback, a one-line device fault)
     messages: list[str] = field(default_factory=list)
+    #: the closing line's values (:class:`~maixemu.session.summary.RunSummary`), once the run is over
+    summary: Any = None
 
     @property
     def interrupted(self) -> bool:
