@@ -193,7 +193,8 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
     if budget.limit is not None:
         frames = min(frames, budget.limit)  # the request past the budget ended the run, it got no frame
     outcome.summary = tally.summary(_ended_text(outcome), outcome.exit_code, frames, _writes_line(board))
-    board.notice(outcome.summary.line())
+    if outcome.reason != "device fault":
+        board.notice(outcome.summary.line())
     return outcome
 
 
@@ -241,8 +242,8 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
             return Outcome(code, error=exc)
     if not debug:
         fault = device_fault(exc, script_files, board.state.display)
-        if fault is not None:
-            return Outcome(fault[1], error=exc, messages=[fault[0] + "\n"])
+        if fault is not None:  # one line says it all (the camera or LCD of the PC failed): no closing line
+            return Outcome(fault[1], error=exc, messages=[fault[0] + "\n"], reason="device fault")
     messages = [format_script_error(exc, script_files, debug)]
     outcome = Outcome(1, error=exc, messages=messages)
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").partition(".")[0] in NOT_EMULATED_MODULES:

@@ -81,7 +81,7 @@ class RunSummary:
             parts.append(f"LCD recorded to {self.recording}")
         if self.writes:
             parts.append(self.writes)
-        ended = self.ended if self.exit_code == 0 or "exit" in self.ended else f"{self.ended}, exit {self.exit_code}"
+        ended = self.ended if self.exit_code == 0 or "exit code" in self.ended else f"{self.ended}, exit {self.exit_code}"
         return f"{ended}: " + "; ".join(parts)
 
 
@@ -117,11 +117,11 @@ class RunTally:
 
 
 def recording_of(sink: Any) -> str | None:
-    """The file or folder a display sink records to (``record:PATH``, also inside a tee), if any."""
+    """The file or folder a display sink recorded to (``record:PATH``, also inside a tee), if it got a frame."""
     seen = 0
     while sink is not None and seen < 8:
         name = getattr(sink, "name", "")
-        if isinstance(name, str) and name.startswith("record:"):
+        if isinstance(name, str) and name.startswith("record:") and getattr(sink, "frames_shown", 1):
             return name.removeprefix("record:")
         sink = getattr(sink, "inner", None)
         seen += 1

@@ -86,6 +86,8 @@ def test_recording_is_found_through_a_tee():
 
     inner = NullSink()
     inner.name = "record:/tmp/x.mp4"
+    assert recording_of(TeeSink(inner)) is None  # nothing shown: nothing recorded
+    inner.frames_shown = 2
     assert recording_of(TeeSink(inner)) == "/tmp/x.mp4"
     assert recording_of(NullSink()) is None
 

@@ -7,6 +7,8 @@ import textwrap
 
 import pytest
 
+from _shared import split_summary
+
 from maixemu.testing import MaixPyRunner
 
 
@@ -37,7 +39,7 @@ def test_a_truncated_kmodel_shows_the_device_error_only(tmp_path, shared_dir):
 def test_a_misspelt_firmware_name_gets_did_you_mean(tmp_path):
     result = _run(tmp_path, "import KPU as kpu\nkpu.lod('/sd/x.kmodel')\n")
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[-1] == "AttributeError: module 'KPU' has no attribute 'lod'. Did you mean: 'load'?"
+    assert split_summary(result.stderr)[0].splitlines()[-1] == "AttributeError: module 'KPU' has no attribute 'lod'. Did you mean: 'load'?"
 
 
 def test_a_caught_attribute_error_has_name_and_obj_for_cpythons_suggestions(tmp_path):
@@ -55,7 +57,7 @@ def test_a_caught_attribute_error_has_name_and_obj_for_cpythons_suggestions(tmp_
 
 def test_a_misspelt_global_gets_did_you_mean(tmp_path):
     result = _run(tmp_path, "counter = 1\nprint(countr)\n")
-    assert result.stderr.splitlines()[-1] == "NameError: name 'countr' is not defined. Did you mean: 'counter'?"
+    assert split_summary(result.stderr)[0].splitlines()[-1] == "NameError: name 'countr' is not defined. Did you mean: 'counter'?"
 
 
 @pytest.mark.parametrize("name", ["KPU", "sensor", "lcd", "image", "time", "os", "Maix", "machine", "maix", "sys"])
@@ -121,5 +123,5 @@ def test_maixemu_exception_classes_are_shown_by_their_own_name(tmp_path):
     """
     result = _run(tmp_path, code, ai_memory="strict")
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[-1].startswith("StaleAIMemoryError: [maixemu] main.py:7:"), result.stderr
+    assert split_summary(result.stderr)[0].splitlines()[-1].startswith("StaleAIMemoryError: [maixemu] main.py:7:"), result.stderr
     assert "maixemu.firmware" not in result.stderr
