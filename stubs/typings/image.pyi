@@ -112,6 +112,23 @@ class Barcode:
     def __getitem__(self, index: Any) -> Any: ...
     def __len__(self) -> int: ...
 
+class DataMatrix:
+    """A ``find_datamatrices`` result (``rotation()`` in radians)."""
+    def rect(self) -> tuple[int, int, int, int]: ...
+    def corners(self) -> tuple[tuple[int, int], ...]: ...
+    def x(self) -> int: ...
+    def y(self) -> int: ...
+    def w(self) -> int: ...
+    def h(self) -> int: ...
+    def payload(self) -> str: ...
+    def rotation(self) -> float: ...
+    def rows(self) -> int: ...
+    def columns(self) -> int: ...
+    def capacity(self) -> int: ...
+    def padding(self) -> int: ...
+    def __getitem__(self, index: Any) -> Any: ...
+    def __len__(self) -> int: ...
+
 class Line:
     """A ``find_lines`` result; ``line()`` is ``(x1, y1, x2, y2)`` for ``draw_line``."""
     def line(self) -> tuple[int, int, int, int]: ...
@@ -529,7 +546,7 @@ class Image:
         """Decode QR codes."""
     def find_barcodes(self, roi: _Rect | None = None) -> list[Barcode]:
         """Decode 1D barcodes."""
-    def find_datamatrices(self, roi: _Rect | None = None, effort: int = 200) -> list[Any]:
+    def find_datamatrices(self, roi: _Rect | None = None, effort: int = 200) -> list[DataMatrix]:
         """Decode Data Matrix codes."""
     def find_apriltags(self, roi: _Rect | None = None, families: int = ..., fx: float = ..., fy: float = ...,
                        cx: float = ..., cy: float = ...) -> list[Any]:
@@ -557,19 +574,20 @@ class Image:
         """Local binary pattern descriptor of a ROI."""
     def find_keypoints(self, roi: _Rect | None = None, threshold: int = 20, normalized: _Bool = False,
                        scale_factor: float = 1.5, max_keypoints: int = 100, corner_detector: int = ...) -> Any:
-        """ORB keypoints (for ``image.match_descriptor``)."""
+        """ORB keypoints (a ``kp_desc`` for ``image.match_descriptor``), or None when there are none."""
     def find_hog(self, roi: _Rect | None = None, size: int = 8) -> Image:
         """Replace the ROI with its HOG visualisation."""
     def find_template(self, template: Image, threshold: float, /, roi: _Rect | None = None, step: int = 2,
                       search: int = ...) -> tuple[int, int, int, int] | None:
         """Normalised cross-correlation template match; None if below threshold."""
     def find_displacement(self, template: Image, /, roi: _Rect | None = None, template_roi: _Rect | None = None,
-                          logpolar: _Bool = False) -> Any:
+                          logpolar: _Bool = False, fix_rotation_scale: _Bool = False) -> Any:
         """Phase-correlation displacement against another image."""
     def find_domain(self, edge_gate: float, /) -> Image | None:
         """MaixPy addition: label bright regions (in place) and return the main one as a BINARY image."""
-    def selective_search(self, *args: Any, **kwargs: Any) -> Any:
-        """MaixPy addition: region proposals (selective search)."""
+    def selective_search(self, threshold: int = 500, size: int = 20, a1: float = 1.0, a2: float = 1.0,
+                         a3: float = 1.0) -> list[tuple[int, int, int, int]]:
+        """MaixPy addition: region proposals (selective search); ``a2=``/``a3=`` keywords are not read."""
 
 # ---------------------------------------------------------------------------- module functions
 def rgb_to_lab(rgb_tuple: Sequence[int], /) -> tuple[int, int, int]:

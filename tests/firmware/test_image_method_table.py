@@ -62,18 +62,10 @@ FIRMWARE_MODULE_CONSTANTS = {
 
 #: Methods of the firmware's table still raising NotImplementedError, and why. Keep it exact: a
 #: method that gets built must leave this table in the same change.
-NOT_EMULATED: dict[str, str] = {
-    # imgfind's part of issue 13 (finders and descriptors): not ported on main at this merge
-    "find_datamatrices": "imgfind: the data matrix decoder (libdmtx in the firmware) is not ported",
-    "find_displacement": "imgfind: phase correlation (phasecorrelation.c, its FFT) is not ported",
-    "find_keypoints": "imgfind: ORB/FAST/AGAST keypoints (orb.c) are not ported",
-    "draw_keypoints": "imgfind: needs the keypoint objects of find_keypoints",
-    "selective_search": "imgfind: selective_search.c (graph segmentation) is not ported",
-}
+NOT_EMULATED: dict[str, str] = {}
 
 #: Module functions still raising NotImplementedError as a whole (none); ``load_descriptor``,
-#: ``save_descriptor`` and ``match_descriptor`` are built for LBP descriptors and raise it for ORB
-#: keypoints only (they come with find_keypoints).
+#: ``save_descriptor`` and ``match_descriptor`` take LBP descriptors and ORB keypoints alike.
 NOT_EMULATED_FUNCTIONS: dict[str, str] = {}
 
 

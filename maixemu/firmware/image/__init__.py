@@ -38,7 +38,7 @@ from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
 from ._core import ImageBase, _main_frame  # noqa: F401
 from ._draw import DrawMixin
-from ._extra import Barcode, ExtraMixin  # noqa: F401
+from ._extra import Barcode, DataMatrix, ExtraMixin  # noqa: F401
 from ._apriltag import AprilTagMixin as _AprilTagMixin
 from ._binary import BinaryMixin
 from ._features import FeaturesMixin as _FeaturesMixin
@@ -154,7 +154,7 @@ ImageReader = _imageio.ImageReader
 
 
 def load_descriptor(path, *args, **kwargs):
-    """A descriptor saved by ``save_descriptor`` (LBP; ORB keypoints are not emulated yet)."""
+    """A descriptor saved by ``save_descriptor`` (on the board or here): LBP or ORB keypoints."""
     import struct
 
     from ._core import _host_path
@@ -173,28 +173,48 @@ def load_descriptor(path, *args, **kwargs):
     if kind == _features.DESC_LBP:
         return _features.load_lbp(data[4:])
     if kind == _features.DESC_ORB:
-        raise NotImplementedError("image.load_descriptor of ORB keypoints is not emulated yet")
+        from . import _orb
+
+        return _orb.load(data[4:])
     raise OSError("Descriptor type is not supported")
 
 
 def save_descriptor(desc, path, *args, **kwargs):
-    """Write an LBP descriptor as the firmware does: a uint32 type, then the 2891 histogram bytes."""
+    """Write a descriptor as the firmware does: a uint32 type, then the LBP histogram bytes or the
+    ORB keypoints (``_orb.save``)."""
     from ._core import _open_for_write
 
     if not isinstance(path, str):
         raise TypeError(f"can't convert {type(path).__name__} to str")
+    from . import _orb
+
+    if isinstance(desc, _orb.KeyPoints):
+        import struct
+
+        with _open_for_write(path) as fp:
+            fp.write(struct.pack("<I", _features.DESC_ORB) + _orb.save(desc))
+        return True
     if not isinstance(desc, _features.LBPDescriptor):
-        raise NotImplementedError("image.save_descriptor of ORB keypoints is not emulated yet")
+        raise TypeError(f"can't save a {type(desc).__name__} descriptor (LBP or kp_desc expected)")
     with _open_for_write(path) as fp:
         _features.save_lbp(desc, fp)
     return True
 
 
 def match_descriptor(desc0, desc1, *args, **kwargs):
-    """LBP: the weighted chi-square distance (smaller is closer)."""
+    """LBP: the weighted chi-square distance (smaller is closer). Keypoints: a ``kp_match`` of the
+    cross-checked matches (``threshold`` 0..100, default 85; ``filter_outliers``)."""
+    from . import _orb
+
     if type(desc0) is not type(desc1):
         raise OSError("Descriptors have different types!")
     if isinstance(desc0, _features.LBPDescriptor):
         return _features.match_lbp(desc0, desc1)
-    raise NotImplementedError("image.match_descriptor of ORB keypoints is not emulated yet")
+    if isinstance(desc0, _orb.KeyPoints):
+        threshold = _args.to_int(_args.pick(args, 0, kwargs, "threshold", 85))
+        filter_outliers = bool(_args.to_int(_args.pick(args, 1, kwargs, "filter_outliers", False)))
+        if not 0 <= threshold <= 100:
+            raise OSError("Expected threshold between 0 and 100")
+        return _orb.match(desc0, desc1, threshold, filter_outliers)
+    raise OSError("Descriptor type is not supported")
 

@@ -37,6 +37,8 @@ class DrawMixin:
         ys = np.asarray(ys, dtype=np.int64).ravel()
         keep = (xs >= 0) & (xs < self.width()) & (ys >= 0) & (ys < self.height())
         if keep.any():
+            if np.ndim(c):  # one value per coordinate (draw_image): drop the clipped ones with them
+                c = np.asarray(c).ravel()[keep]
             self._pix[ys[keep], xs[keep]] = c
 
     def _fill(self, x0: int, x1: int, y0: int, y1: int, c) -> None:
