@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import re
 import sys
+import textwrap
 from pathlib import Path
 
 from . import __version__
@@ -35,6 +37,7 @@ def parse_flash_mapping(text: str) -> tuple[int, Path]:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", nargs="?", type=Path, help="MaixPy script (default: the bundled sample)")
+    parser.add_argument("--sample", metavar="NAME", help="run one of the samples installed with maixemu (maixemu samples lists them)")
     parser.add_argument("--camera", help="0 (webcam index) | VIDEO | DIR of images | IMAGE | synthetic (default: webcam 0, else synthetic)")
     parser.add_argument("--lcd", help="window | none | record:PATH (.mp4/.avi or a folder of PNGs) (default: window if a display exists)")
     parser.add_argument("--sd", dest="sd_dir", type=Path, help="local folder mounted as /sd; the script's writes change it (default: the script's folder, copy-on-write into .maixemu/sd)")
@@ -59,6 +62,18 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def command_run(args: argparse.Namespace) -> int:
     from .runner import RunOptions, default_sample, run_script
 
+    own_script = args.script is not None  # a bundled sample belongs to no project
+    if args.sample is not None:
+        from .commands.samples import UnknownSample, find_sample
+
+        if args.script is not None:
+            print("maixemu: give a SCRIPT or --sample NAME, not both", file=sys.stderr)
+            return 2
+        try:
+            args.script = find_sample(args.sample).path
+        except UnknownSample as exc:
+            print(f"maixemu: {exc}", file=sys.stderr)
+            return 2
     script = args.script or default_sample()
     if args.frames is not None and args.frames < 0:
         print("maixemu: --frames must be >= 0", file=sys.stderr)
@@ -71,7 +86,7 @@ def command_run(args: argparse.Namespace) -> int:
         return 2
     if args.ide_host and args.ide is None:
         args.ide = 8210
-    if args.script is not None:
+    if own_script:
         from .session.project import ProjectFileError, apply_project
 
         try:
@@ -110,6 +125,44 @@ def command_run(args: argparse.Namespace) -> int:
     return run_script(options)
 
 
+#: reStructuredText/Markdown mark-up in docstrings, and what help shows instead: ``x``, `x` and
+#: :role:`x` become x; **x** becomes x.
+_MARKUP = [(re.compile(r":[a-z]+:`~?([^`]+)`"), r"\1"), (re.compile(r"``([^`]+)``"), r"\1"),
+           (re.compile(r"`([^`]+)`"), r"\1"), (re.compile(r"\*\*([^*]+)\*\*"), r"\1")]
+
+
+def plain_text(text: str) -> str:
+    """A docstring as a terminal shows it: mark-up removed, paragraphs and bullets kept."""
+    for pattern, replacement in _MARKUP:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+class PlainHelpFormatter(argparse.HelpFormatter):
+    """Help in plain text: docstring mark-up removed; paragraphs and ``*`` bullets keep their breaks
+    (argparse's default formatter runs every paragraph of a description into one)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out = []
+        for paragraph in re.split(r"\n\s*\n", plain_text(text).strip()):
+            lines = [line.strip() for line in paragraph.splitlines()]
+            items: list[str] = []
+            for line in lines:
+                if line.startswith(("* ", "- ")) or not items:
+                    items.append(line)
+                else:
+                    items[-1] += " " + line
+            for item in items:
+                bullet = item[:2] if item.startswith(("* ", "- ")) else ""
+                out.append(textwrap.fill(item, width, initial_indent=indent,
+                                         subsequent_indent=indent + " " * len(bullet)))
+            out.append("")
+        return "\n".join(out[:-1])
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        return plain_text(action.help) if action.help else action.help
+
+
 def _discover_commands() -> dict[str, object]:
     from . import commands
 
@@ -124,15 +177,18 @@ def _discover_commands() -> dict[str, object]:
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
-    parser = argparse.ArgumentParser(prog="maixemu", description="Run MaixPy (K210) scripts and kmodels on a PC.")
+    parser = argparse.ArgumentParser(prog="maixemu", description="Run MaixPy (K210) scripts and kmodels on a PC.",
+                                     formatter_class=PlainHelpFormatter)
     parser.add_argument("--version", action="version", version=f"maixemu {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    run_parser = sub.add_parser("run", help="run a MaixPy script (default: the bundled sample)")
+    run_parser = sub.add_parser("run", help="run a MaixPy script (default: the bundled sample)",
+                                formatter_class=PlainHelpFormatter)
     add_run_arguments(run_parser)
     commands = _discover_commands()
     for name, module in sorted(commands.items()):
-        doc = (module.__doc__ or "").strip().splitlines()
-        sub_parser = sub.add_parser(name, help=doc[0] if doc else None, description=(module.__doc__ or "").strip())
+        doc = plain_text(module.__doc__ or "").strip().splitlines()
+        sub_parser = sub.add_parser(name, help=doc[0] if doc else None, description=(module.__doc__ or "").strip(),
+                                    formatter_class=PlainHelpFormatter)
         module.add_arguments(sub_parser)
     return parser, commands
 

@@ -4,8 +4,9 @@ Source of truth is the plain stub tree ``typings/`` (usable as MYPYPATH / pyrigh
 The build turns every top-level stub ``X.pyi`` / package ``X/`` in it into a stub-only package
 ``X-stubs`` (``X-stubs/__init__.pyi``) -- the PEP 561 layout that mypy and pyright look for in
 site-packages, and that works for single-file runtime modules like ``sensor`` too -- and ships the
-whole tree inside ``maixpy_stubs/typings`` for the standard-library names (``time``, ``gc``, ``os``),
-which no installed package may override.
+whole tree as data files in ``<prefix>/share/maixpy-stubs/typings`` (outside site-packages, where
+mypy accepts it on MYPYPATH) for the standard-library names (``time``, ``gc``, ``os``), which no
+installed package may override.
 
 setuptools cannot list ``X-stubs`` (not an identifier) in pyproject.toml, hence this setup.py.
 """
@@ -20,6 +21,8 @@ from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 TYPINGS = HERE / "typings"
+#: Where the plain stub tree is installed, relative to the installation prefix (sys.prefix in a venv).
+DATA_DIR = "share/maixpy-stubs/typings"
 #: Stubs for names that CPython's standard library owns: only MYPYPATH/stubPath can serve these.
 STDLIB_NAMES = {"time", "gc", "os", "sys"}
 
@@ -59,10 +62,22 @@ class build_stubs(build_py):  # noqa: N801 - setuptools command naming
             else:
                 dest.mkdir(parents=True)
                 shutil.copyfile(src, dest / "__init__.pyi")
-        tree = out / "maixpy_stubs" / "typings"
-        shutil.rmtree(tree, ignore_errors=True)
-        shutil.copytree(TYPINGS, tree, ignore=shutil.ignore_patterns("*.py[co]", "__pycache__"))
         shutil.copyfile(HERE / "extras" / "__builtins__.pyi", out / "maixpy_stubs" / "__builtins__.pyi")
+
+
+def _typings_data_files() -> list[tuple[str, list[str]]]:
+    """The plain stub tree as data files: pip puts them in ``<prefix>/share/maixpy-stubs/typings``.
+
+    Outside site-packages on purpose: mypy refuses a MYPYPATH or ``mypy_path`` entry inside
+    site-packages ("site-packages is in the MYPYPATH. Please remove it."), and the tree is only
+    needed there for ``time``/``gc``/``os``, which no installed stub package may override.
+    """
+    groups: dict[str, list[str]] = {}
+    for path in sorted(TYPINGS.rglob("*.pyi")):
+        folder = path.parent.relative_to(TYPINGS).as_posix()
+        target = f"{DATA_DIR}/{folder}".rstrip("/.") if folder != "." else DATA_DIR
+        groups.setdefault(target, []).append(path.relative_to(HERE).as_posix())
+    return sorted(groups.items())
 
 
 setup(
@@ -75,6 +90,7 @@ setup(
     python_requires=">=3.10",
     packages=["maixpy_stubs"],
     cmdclass={"build_py": build_stubs},
+    data_files=_typings_data_files(),
     zip_safe=False,
     classifiers=["Typing :: Stubs Only", "Programming Language :: Python :: 3"],
 )

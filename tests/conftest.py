@@ -85,3 +85,12 @@ def kpu_engine(request, monkeypatch) -> str:
         if int8.unavailable_reason():
             pytest.skip(int8.unavailable_reason())
     return name
+
+
+@pytest.fixture
+def sd_card(tmp_path, board_state):
+    """The test board's /sd (and /flash) mapped to ``tmp_path``, so device paths like ``"kp.orb"`` land there."""
+    from maixemu.host import storage
+
+    board_state.storage = storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path)
+    return tmp_path

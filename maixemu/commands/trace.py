@@ -25,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..kmodel import KmodelError
+    from ..progress import progress_bar
     from ._model_arg import load_model_arg
     from .trace_report import format_index, write_input, write_trace
     from .forward import image_to_input
@@ -51,11 +52,14 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"maixemu trace: cannot read the input: {exc}", file=sys.stderr)
         return 2
-    try:
-        reports = write_trace(model, x, args.out, limit=args.layers, zoom=args.zoom)
-    except KmodelError as exc:
-        print(f"maixemu trace: {exc}", file=sys.stderr)
-        return 2
+    total = len(model.layers) if not args.layers else min(args.layers, len(model.layers))
+    with progress_bar(total, "trace", "layer") as bar:
+        try:
+            reports = write_trace(model, x, args.out, limit=args.layers, zoom=args.zoom, on_layer=bar.update)
+        except KmodelError as exc:
+            bar.close()
+            print(f"maixemu trace: {exc}", file=sys.stderr)
+            return 2
     input_png = write_input(np.asarray(x).reshape(spec.shape), args.out)
     index = format_index(reports, model_name=args.model.name, input_desc=input_desc, input_png=input_png)
     (args.out / "index.md").write_text(index, encoding="utf-8")

@@ -17,6 +17,7 @@ each value stays one flat block); the index lists the factor. Outputs that are n
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,8 +117,9 @@ def _save_png(picture: np.ndarray, path: Path) -> None:
 
 
 def write_trace(model, x: np.ndarray, out_dir: Path, *, limit: int | None = None,
-                zoom: int | None = None) -> list[LayerReport]:
-    """Run ``model.trace(x)`` and write ``layer_NNN_<kind>.png`` per layer into ``out_dir``."""
+                zoom: int | None = None, on_layer: Callable[[], None] | None = None) -> list[LayerReport]:
+    """Run ``model.trace(x)`` and write ``layer_NNN_<kind>.png`` per layer into ``out_dir``;
+    ``on_layer`` is called after each layer (the command's progress bar)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     reports: list[LayerReport] = []
     for step in model.trace(x, limit=limit):
@@ -127,6 +129,8 @@ def write_trace(model, x: np.ndarray, out_dir: Path, *, limit: int | None = None
         reports.append(LayerReport(step.index, step.kind, "KPU" if step.on_kpu else "CPU",
                                    tuple(int(v) for v in np.shape(step.output)), np.dtype(step.output.dtype).name,
                                    name, grid))
+        if on_layer is not None:
+            on_layer()
     return reports
 
 

@@ -1,8 +1,16 @@
-# maixemu's bundled sample: camera -> KPU -> LCD, with maixemu's own model (edge_filters.kmodel,
-# one K210 conv layer with fixed 3x3 filters; see maixemu/tools/make_sample_model.py).
-# It is an ordinary MaixPy script: copy it and edge_filters.kmodel to a board's SD card to run it there.
+# camera -> KPU -> LCD with maixemu's own edge-filter model: the camera and 3 feature maps.
+# What `maixemu run` runs with no script. The model (edge_filters.kmodel, next to this file) is one K210
+# conv layer with fixed 3x3 filters; see maixemu/tools/make_sample_model.py. It is an ordinary MaixPy
+# script: copy it and edge_filters.kmodel to a board's SD card to run it there.
 import sensor, image, lcd, time
 import KPU as kpu
+
+
+def label(img, x, y, text, color, scale=1):
+    """Text on a black band, so it reads on any picture underneath (draw_string has no background)."""
+    img.draw_rectangle(x, y, int(8 * scale) * len(text) + 4, int(12 * scale) + 4, color=(0, 0, 0), fill=True)
+    img.draw_string(x + 2, y + 2, text, color=color, scale=scale)
+
 
 lcd.init()
 sensor.reset()
@@ -24,6 +32,6 @@ while True:
         tile = kpu.fmap(fmap, ch).to_rgb565(copy=True)  # draw_image copies raw values: convert gray first
         canvas.draw_image(tile, (ch % 2) * 160, (ch // 2) * 120)
     for ch in range(4):
-        canvas.draw_string((ch % 2) * 160 + 4, (ch // 2) * 120 + 4, names[ch], color=(255, 255, 0))
-    canvas.draw_string(4, 224, "%.1f fps" % clock.fps(), color=(0, 255, 0))
+        label(canvas, (ch % 2) * 160 + 2, (ch // 2) * 120 + 2, names[ch], (255, 255, 0))
+    label(canvas, 2, 222, "%.1f fps" % clock.fps(), (0, 255, 0))
     lcd.display(canvas)

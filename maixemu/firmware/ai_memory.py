@@ -17,8 +17,8 @@ import numpy as np
 
 from . import pixformat
 from .kpu.errors import CHECK_IMG_FORMAT_ERR, PIX_AI_NULL
+from .script_paths import is_package_code
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODES = ("device", "warn", "strict")
 
 
@@ -54,8 +54,7 @@ def script_call_site() -> tuple[str, int]:
     """File and line of the innermost frame outside maixemu: the user's call."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_PACKAGE_DIR + os.sep):
+        if not is_package_code(frame.f_code.co_filename):
             return frame.f_code.co_filename, frame.f_lineno
         frame = frame.f_back
     return "<unknown>", 0

@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # the parts' own modules import this one
     from ..host.display import DisplaySink
     from ..host.storage import Storage
     from .audio_device import AudioDevice
+    from .image._fonts import FontState
+    from .image._jpeg_encode import EncoderState
     from .kpu.state import KpuState
     from .lcd import PanelState
     from .video import VideoState
@@ -435,6 +437,20 @@ class BoardState:
         return VideoState()
 
     @cached_property
+    def font(self) -> FontState:
+        """``image.font_load``'s font (the built-in ASCII one at power-on)."""
+        from .image._fonts import FontState
+
+        return FontState()
+
+    @cached_property
+    def jpeg_encoder(self) -> EncoderState:
+        """The JPEG encoder's table cache (``jpeg_init``'s statics, empty at power-on)."""
+        from .image._jpeg_encode import EncoderState
+
+        return EncoderState()
+
+    @cached_property
     def threads(self) -> Any:
         from .threads import BoardThreads
 
@@ -444,7 +460,8 @@ class BoardState:
         """Close what the powered-on parts hold open (camera source, sound devices, files, the KPU log)."""
         parts = vars(self)
         for name, close in (("camera", lambda: self.camera.close()), ("audio", lambda: self.audio.close()),
-                            ("video", lambda: self.video.close()), ("kpu", lambda: self.kpu.log.close())):
+                            ("video", lambda: self.video.close()), ("kpu", lambda: self.kpu.log.close()),
+                            ("font", lambda: self.font.free())):
             if name in parts:
                 close()
 

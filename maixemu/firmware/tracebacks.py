@@ -20,8 +20,9 @@ import os as _os
 import sysconfig as _sysconfig
 import traceback as _traceback
 
-_PACKAGE_DIR = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
-_SCRIPT_DIRS = tuple(_os.path.join(_PACKAGE_DIR, d) + _os.sep for d in ("data", "samples"))
+from .script_paths import PACKAGE_DIR as _PACKAGE_DIR
+from .script_paths import is_shipped_script as _is_shipped_script
+
 _RENAMED = {
     "ModuleNotFoundError": "ImportError",
     "RecursionError": "RuntimeError",
@@ -42,7 +43,7 @@ def _is_script_frame(filename: str) -> bool:
     if filename.startswith("<frozen"):
         return False
     real = _os.path.realpath(filename) if _os.path.isabs(filename) else filename
-    if any(real.startswith(d) for d in _SCRIPT_DIRS):
+    if _os.path.isabs(filename) and _is_shipped_script(real):
         return True  # scripts shipped inside the package (samples, the default sample)
     return not any(real.startswith(d) for d in _library_dirs())
 

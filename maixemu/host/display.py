@@ -42,6 +42,8 @@ LCD_HINT = "use --lcd window|none|record:OUT.mp4|record:OUT.avi|record:FOLDER"
 #: Frame rate written into recorded videos (MaixPy camera loops run at roughly this speed).
 RECORD_FPS = 15.0
 
+#: Pixels between the LCD window and a window opened beside it (``--show-ai``).
+WINDOW_GAP = 16
 #: Panels up to this width are shown at twice their size in the window.
 SMALL_PANEL_WIDTH = 400
 
@@ -480,9 +482,11 @@ class WindowSink(DisplaySink):
 
     name = "window"
 
-    def __init__(self, title: str = WINDOW_TITLE, scale: int | None = None, *, fallback: Notice | None = None):
+    def __init__(self, title: str = WINDOW_TITLE, scale: int | None = None, *, fallback: Notice | None = None,
+                 beside: str | None = None):
         """``fallback``: when set (``--lcd auto``), a window that cannot be created turns the sink into
-        a "none" sink after telling ``fallback`` once, instead of raising :class:`DisplayError`."""
+        a "none" sink after telling ``fallback`` once, instead of raising :class:`DisplayError`.
+        ``beside``: the title of a window this one opens to the right of (when that one is open)."""
         super().__init__()
         if not display_available():
             raise DisplayError("no display to open a window on (DISPLAY/WAYLAND_DISPLAY unset or the X server "
@@ -492,6 +496,7 @@ class WindowSink(DisplaySink):
         self._created = False
         self._fallback = fallback
         self._disabled = False
+        self._beside = beside
 
     def _create(self, w: int, h: int) -> None:
         _quiet_qt_fonts()
@@ -503,6 +508,18 @@ class WindowSink(DisplaySink):
             raise DisplayError(f"OpenCV cannot open a window ({detail[0]}); "
                                f"is opencv-python-headless installed instead of opencv-python? {LCD_HINT}") from None
         self._created = True
+        if self._beside:
+            self._move_beside(self._beside)
+
+    def _move_beside(self, other: str) -> None:
+        """Open to the right of window ``other``, tops aligned: both stay visible (a window manager
+        would otherwise stack a new window on the first one)."""
+        try:
+            x, y, w, _ = cv2.getWindowImageRect(other)
+            if w > 0:
+                cv2.moveWindow(self.title, x + w + WINDOW_GAP, y)
+        except cv2.error:
+            pass  # no such window (the LCD records or is off): leave the placement to the desktop
 
     def _show(self, rgb: np.ndarray) -> None:
         if self._disabled:

@@ -153,6 +153,7 @@ class Board:
         board.audio = self._audio_device()
         board.display = self._open_display()
         board.events.idle.append(lcd.pump)  # a script sleeping in time.sleep() still reacts to ESC / the close button
+        board.events.before_capture.append(lcd.flush)  # a recording gets the finished picture at the next frame
         return self
 
     def _build_storage(self) -> storage_mod.Storage:
@@ -273,9 +274,12 @@ class Board:
             self._closed = True
         board = self.state
         board.run.end("the board was switched off")  # stray script threads end at their next firmware call
-        steps: list[Callable[[], None]] = list(reversed(self._detach))
+        # The LCD's pending picture first, while the services (AI view, IDE page) still listen: a
+        # script that ends right after lcd.display() shows its last frame in every view.
+        steps: list[Callable[[], None]] = [self._flush_lcd] if self._opened else []
+        steps += list(reversed(self._detach))
         if self._opened:
-            steps += [self._flush_lcd, self._close_display, board.close_parts]
+            steps += [self._close_display, board.close_parts]
         steps += list(reversed(self._cleanup))
         for step in steps:
             try:

@@ -102,12 +102,13 @@ def _snapshot_ai() -> np.ndarray | None:
     return frame._ai_array()
 
 
-def open_ai_sink(spec: str, on_notice: Callable[[str], None]) -> display.DisplaySink | None:
-    """The sink of ``--show-ai SPEC``; a window that cannot open falls back to nothing, with a notice."""
+def open_ai_sink(spec: str, on_notice: Callable[[str], None], *, beside: str | None = None) -> display.DisplaySink | None:
+    """The sink of ``--show-ai SPEC``; a window that cannot open falls back to nothing, with a notice.
+    ``beside``: the LCD window's title, to open the AI window next to it rather than on top of it."""
     text = (spec or "window").strip()
     if text.lower() in ("window", "auto"):
         try:
-            return display.WindowSink(title=AI_WINDOW_TITLE)
+            return display.WindowSink(title=AI_WINDOW_TITLE, beside=beside)
         except display.DisplayError as exc:
             on_notice(f"--show-ai: {exc}; use --show-ai record:FOLDER to save the AI view instead")
             return None
@@ -121,7 +122,10 @@ def ai_view_service(spec: str) -> Callable[[Any], Callable[[], None] | None]:
     """The ``--show-ai SPEC`` service for :meth:`maixemu.session.Board.attach`."""
 
     def attach(board: Any) -> Callable[[], None] | None:
-        sink = open_ai_sink(spec, board.notice)
+        window = board.state.display
+        while isinstance(window, display.TeeSink):  # a view may wrap the LCD's window
+            window = window.inner
+        sink = open_ai_sink(spec, board.notice, beside=getattr(window, "title", None))
         if sink is None:
             return None
         view = AiView(sink)

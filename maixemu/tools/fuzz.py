@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from maixemu.kmodel import KmodelError, load_kmodel
+from maixemu.progress import LOG_EVERY_S, progress_bar
 
 from .fuzz_mutate import Case, Seedling, load_corpus, make_case, non_kmodels
 
@@ -280,15 +281,19 @@ def main(argv: list[str] | None = None) -> int:
         print("non-kmodel files:")
         for r in non:
             print(f"  {r.model:<52} {r.outcome}: {r.message}")
-    last = [0.0]
+    bar = progress_bar(args.cases, "fuzz", "case", log_every=LOG_EVERY_S)
+
+    findings_so_far = [0]
 
     def progress(results: list[Result]) -> None:
-        if time.time() - last[0] > 30:
-            last[0] = time.time()
-            bad = sum(r.finding for r in results)
-            print(f"  ... {len(results)}/{args.cases} cases, {bad} findings, {time.time() - t0:.0f} s", flush=True)
+        new = results[bar.n :]
+        findings_so_far[0] += sum(r.finding for r in new)
+        bar.set_postfix(findings=findings_so_far[0], refresh=False)
+        bar.update(len(new))
 
-    results = campaign(args.models, args.cases, args.seed, jobs=args.jobs, start=args.start, limits=limits, progress=progress)
+    with bar:
+        results = campaign(args.models, args.cases, args.seed, jobs=args.jobs, start=args.start, limits=limits,
+                           progress=progress)
     wall = time.time() - t0
     per_model = Counter(r.model for r in results)
     print(f"\n{len(results)} cases over {len(per_model)} models, seed {args.seed}, {wall:.0f} s wall, jobs {args.jobs}")

@@ -55,9 +55,7 @@ QRCODE: int
 ASCII: int
 """Font encoding for ``font_load``: the built-in 8x12 ASCII font (the default)."""
 UTF8: int
-Unicode: int
-GBK: int
-GB2312: int
+"""Font index for ``font_load``: a Unicode-indexed bitmap font from flash or a ``.Dzk`` file (value 2)."""
 
 # ---------------------------------------------------------------------------- result objects
 class Blob:
@@ -111,6 +109,23 @@ class Barcode:
     def type(self) -> int: ...
     def rotation(self) -> float: ...
     def quality(self) -> int: ...
+    def __getitem__(self, index: Any) -> Any: ...
+    def __len__(self) -> int: ...
+
+class DataMatrix:
+    """A ``find_datamatrices`` result (``rotation()`` in radians)."""
+    def rect(self) -> tuple[int, int, int, int]: ...
+    def corners(self) -> tuple[tuple[int, int], ...]: ...
+    def x(self) -> int: ...
+    def y(self) -> int: ...
+    def w(self) -> int: ...
+    def h(self) -> int: ...
+    def payload(self) -> str: ...
+    def rotation(self) -> float: ...
+    def rows(self) -> int: ...
+    def columns(self) -> int: ...
+    def capacity(self) -> int: ...
+    def padding(self) -> int: ...
     def __getitem__(self, index: Any) -> Any: ...
     def __len__(self) -> int: ...
 
@@ -270,13 +285,14 @@ class Image:
     def to_rgb565(self, copy: _Bool = False) -> Image:
         """Convert to RGB565 (in place unless ``copy``); the AI buffer is not updated."""
     def to_bitmap(self, copy: _Bool = False) -> Image:
-        """Convert to a 1-bit binary image."""
+        """Convert to a 1-bit BINARY image (gray > 127); in place unless ``copy``."""
     def to_rainbow(self, copy: _Bool = False) -> Image:
-        """Colour-map a grayscale image (rainbow palette)."""
-    def to_bytes(self) -> bytes:
+        """RGB565 false colours of the gray level (``copy=True`` needed for grayscale images)."""
+    def to_bytes(self) -> bytearray:
         """The raw pixel buffer (RGB565 byte-swapped as in device memory)."""
     def save(self, path: str, /, roi: _Rect | None = None, quality: int = 50) -> Image:
-        """Write by extension (.jpg quality 1-100, .bmp, .ppm/.pgm)."""
+        """Write by extension: .bmp (roi) or .jpg/.jpeg (quality 1-100, whole image); the firmware
+        writes nothing for any other extension."""
     def compress(self, quality: int = 50) -> Image:
         """JPEG-compress in place."""
     def compressed(self, quality: int = 50) -> Image:
@@ -285,8 +301,8 @@ class Image:
         """JPEG-compress in place, encoded for the IDE's frame buffer stream."""
     def compressed_for_ide(self, quality: int = 50) -> Image:
         """A JPEG-compressed copy encoded for the IDE."""
-    def dump_roi(self, *args: Any, **kwargs: Any) -> Any:
-        """K210 addition: dump a region's pixels."""
+    def dump_roi(self, x: int | Sequence[int], y: int = ..., w: int = ..., h: int = ..., /) -> None:
+        """K210 addition: print the region's memory, two bytes per pixel."""
 
     # --- K210: the AI buffer
     def pix_to_ai(self) -> None:
@@ -398,7 +414,7 @@ class Image:
     def bilateral(self, size: int, /, color_sigma: float = 0.1, space_sigma: float = 1.0, threshold: _Bool = False,
                   offset: int = 0, invert: _Bool = False, mask: Image | None = None) -> Image:
         """Edge-preserving bilateral filter."""
-    def cartoon(self, seed_threshold: float = 0.05, floating_thresholds: float = 0.05,
+    def cartoon(self, seed_threshold: float = 0.05, floating_threshold: float = 0.05,
                 mask: Image | None = None) -> Image:
         """Flood-fill regions of similar colour with their mean (cartoon look)."""
     def morph(self, size: int, kernel: Sequence[int], /, mul: float = ..., add: float = 0.0,
@@ -422,8 +438,8 @@ class Image:
         """Remove illumination, keep chromaticity (illumination-invariant colour)."""
     def illuminvar(self) -> Image:
         """Illumination-invariant grayscale-like image."""
-    def remove_shadows(self, image: Image | None = None, /) -> Image:
-        """Remove shadows (against a shadow-free background image if given)."""
+    def remove_shadows(self, other: Image | str | _Color = ..., /) -> Image:
+        """Replace shadowed pixels by the shadow-free reference (an image, BMP/PPM path or colour)."""
 
     # --- pooling
     def mean_pool(self, x_div: int, y_div: int, /) -> Image:
@@ -530,7 +546,7 @@ class Image:
         """Decode QR codes."""
     def find_barcodes(self, roi: _Rect | None = None) -> list[Barcode]:
         """Decode 1D barcodes."""
-    def find_datamatrices(self, roi: _Rect | None = None, effort: int = 200) -> list[Any]:
+    def find_datamatrices(self, roi: _Rect | None = None, effort: int = 200) -> list[DataMatrix]:
         """Decode Data Matrix codes."""
     def find_apriltags(self, roi: _Rect | None = None, families: int = ..., fx: float = ..., fy: float = ...,
                        cx: float = ..., cy: float = ...) -> list[Any]:
@@ -558,19 +574,20 @@ class Image:
         """Local binary pattern descriptor of a ROI."""
     def find_keypoints(self, roi: _Rect | None = None, threshold: int = 20, normalized: _Bool = False,
                        scale_factor: float = 1.5, max_keypoints: int = 100, corner_detector: int = ...) -> Any:
-        """ORB keypoints (for ``image.match_descriptor``)."""
+        """ORB keypoints (a ``kp_desc`` for ``image.match_descriptor``), or None when there are none."""
     def find_hog(self, roi: _Rect | None = None, size: int = 8) -> Image:
         """Replace the ROI with its HOG visualisation."""
     def find_template(self, template: Image, threshold: float, /, roi: _Rect | None = None, step: int = 2,
                       search: int = ...) -> tuple[int, int, int, int] | None:
         """Normalised cross-correlation template match; None if below threshold."""
     def find_displacement(self, template: Image, /, roi: _Rect | None = None, template_roi: _Rect | None = None,
-                          logpolar: _Bool = False) -> Any:
+                          logpolar: _Bool = False, fix_rotation_scale: _Bool = False) -> Any:
         """Phase-correlation displacement against another image."""
-    def find_domain(self, *args: Any, **kwargs: Any) -> Any:
-        """MaixPy addition (rarely used)."""
-    def selective_search(self, *args: Any, **kwargs: Any) -> Any:
-        """MaixPy addition: region proposals (selective search)."""
+    def find_domain(self, edge_gate: float, /) -> Image | None:
+        """MaixPy addition: label bright regions (in place) and return the main one as a BINARY image."""
+    def selective_search(self, threshold: int = 500, size: int = 20, a1: float = 1.0, a2: float = 1.0,
+                         a3: float = 1.0) -> list[tuple[int, int, int, int]]:
+        """MaixPy addition: region proposals (selective search); ``a2=``/``a3=`` keywords are not read."""
 
 # ---------------------------------------------------------------------------- module functions
 def rgb_to_lab(rgb_tuple: Sequence[int], /) -> tuple[int, int, int]:
@@ -581,8 +598,9 @@ def rgb_to_grayscale(rgb_tuple: Sequence[int], /) -> int:
     """(r, g, b) -> gray, through RGB565."""
 def grayscale_to_rgb(g: int, /) -> tuple[int, int, int]:
     """gray -> (r, g, b), through RGB565."""
-def font_load(encoding: int, width: int = ..., height: int = ..., font: int | str = ..., /) -> None:
-    """Load a UTF-8/GBK bitmap font from a flash address or a .Dzk file for ``draw_string``."""
+def font_load(index: int, width: int, height: int, font: int | str, /) -> None:
+    """``UTF8``: load a Unicode-indexed bitmap font from a flash address or a ``.Dzk`` file for
+    ``draw_string``; any other index selects the built-in 8x12 ASCII font."""
 def font_free() -> None:
     """Back to the built-in 8x12 ASCII font."""
 def get_affine_transform(src_list: Sequence[Sequence[float]], dst_list: Sequence[Sequence[float]], /) -> list[float]:

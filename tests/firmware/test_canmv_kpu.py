@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import io
 import shutil
 import struct
 
 import numpy as np
+import PIL.Image
 import pytest
 
 from conftest import SHARED_DIR, shared_path
@@ -334,7 +336,9 @@ def test_lp_recog_reads_the_plates_of_the_corpus(card, capsys):
     assert capsys.readouterr().out.endswith("weight_data_size: 1498500\r\n")
     matched = 0
     for name, text in truth.items():
-        img = image.Image(card.put(name, plates / name))
+        bmp = io.BytesIO()  # the firmware loads BMP and JPEG files, not PNG
+        PIL.Image.open(plates / name).convert("RGB").save(bmp, "BMP")
+        img = image.Image(card.put(name[:-4] + ".bmp", bmp.getvalue()))
         img.pix_to_ai()
         detect.run_with_output(img)
         (x, y, w, h, _, _), = detect.regionlayer_yolo2()

@@ -87,6 +87,7 @@ def test_arguments_and_limits():
     assert gray(a).find_apriltags(roi=(0, 0, 3, 3)) == []
     with pytest.raises(NotImplementedError, match="TAG25H7"):
         gray(a).find_apriltags(roi=(80, 60, 120, 120), families=image.TAG25H7)
+    assert gray(a).find_apriltags(roi=(80, 60, 120, 120), families=image.ARTOOLKIT) == []
     rgb = image.Image(size=(160, 120))
     rgb._pix[...] = gray(tag_image("DICT_APRILTAG_36h11", 4)).to_rgb565(True)._pix
     assert [t.id() for t in rgb.find_apriltags()] == [4]
@@ -100,3 +101,39 @@ def test_quick_decode_corrects_up_to_the_family_threshold():
     rotated = _apriltag._rotate90(code, 6)
     # a code read a quarter turn off decodes after three more quarter turns
     assert _apriltag.quick_decode(image.TAG36H11, 6, 11, rotated)[::2] == (9, 3)
+
+
+def _code_image(code: int, d: int, side=64, size=(160, 120), at=(48, 28)):
+    """A tag drawn from a firmware code: row-major bits turned 180 degrees (the dictionaries' view),
+    1 = white, inside a one-module black border, on white."""
+    bits = np.array([(code >> (d * d - 1 - i)) & 1 for i in range(d * d)], np.uint8).reshape(d, d)
+    grid = np.zeros((d + 2, d + 2), np.uint8)
+    grid[1:-1, 1:-1] = np.rot90(bits, 2) * 255
+    m = cv2.resize(grid, (side, side), interpolation=cv2.INTER_NEAREST)
+    a = np.full((size[1], size[0]), 255, np.uint8)
+    a[at[1]:at[1] + side, at[0]:at[0] + side] = m
+    return a
+
+
+@pytest.mark.parametrize("tag_id", [0, 77, 511])
+def test_artoolkit_markers_decode(tag_id):
+    code = int(_apriltag.family_codes(image.ARTOOLKIT)[tag_id])
+    tags = gray(_code_image(code, 6)).find_apriltags(families=image.ARTOOLKIT)
+    assert [(t.id(), t.family(), t.hamming()) for t in tags] == [(tag_id, image.ARTOOLKIT, 0)]
+
+
+def test_generated_artoolkit_codes_are_the_firmwares():
+    """The 512 ARToolKit codes from the four field masks equal apriltag.c's table (read from the mirror)."""
+    import re
+
+    from firmware_c import IMG_DIR, firmware_source, have_firmware_c
+
+    ours = [int(c) for c in _apriltag.family_codes(image.ARTOOLKIT)]
+    assert len(ours) == 512 and len(set(ours)) == 512 and ours[0] == 0x6DC269C27
+    if not have_firmware_c():
+        pytest.skip("the MaixPy-v1 mirror is only on developer machines")
+    text = firmware_source(f"{IMG_DIR}/apriltag.c")
+    start = text.index("const apriltag_family_t artoolkit = {")
+    body = text[start:text.index("};", start)]
+    assert re.search(r"\.d = (\d+)", body).group(1) == "6" and re.search(r"\.h = (\d+)", body).group(1) == "7"
+    assert [int(v, 16) for v in re.findall(r"0x([0-9a-fA-F]+)UL", body)] == ours

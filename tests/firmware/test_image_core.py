@@ -255,11 +255,6 @@ def test_grayscale_pix_to_ai_copies_plane():
     assert g._ai_is_stale()
 
 
-def test_not_emulated_methods_raise_with_name():
-    img = image.Image(size=(4, 4))
-    with pytest.raises(NotImplementedError, match="image.Image.find_datamatrices"):
-        img.find_datamatrices()
-
 
 # ---------------------------------------------------------------- K210 additions
 def test_get_affine_transform_matches_similarity_least_squares():

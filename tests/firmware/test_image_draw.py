@@ -244,6 +244,23 @@ def test_draw_image_copies_raw_values_and_scales():
     assert not big._pix[6:, :].any() and not big._pix[:, 8:].any()
 
 
+@pytest.mark.parametrize("alpha, scale", [(256, 1.0), (128, 1.5), (240, 0.7)])
+def test_draw_image_clips_a_source_hanging_over_the_edges(alpha, scale):
+    """A scaled, blended source partly outside the target draws its inside part only (it raised a
+    numpy shape error: canmv_examples' image_drawing_advanced.py bounces a copy off the edges)."""
+    rng = np.random.default_rng(7)
+    src = image.Image(size=(6, 6))
+    src._pix[:] = rng.integers(0, 0x10000, (6, 6), dtype=np.uint16)
+    small = image.Image(size=(10, 10))
+    small.draw_rectangle(0, 0, 10, 10, color=(40, 90, 200), fill=True)
+    small.draw_image(src, -3, -2, x_scale=scale, y_scale=scale, alpha=alpha)
+    wide = image.Image(size=(30, 30))
+    wide.draw_rectangle(0, 0, 30, 30, color=(40, 90, 200), fill=True)
+    wide.draw_image(src, 7, 8, x_scale=scale, y_scale=scale, alpha=alpha)
+    assert np.array_equal(small._pix, wide._pix[10:20, 10:20])
+    assert not np.array_equal(small._pix[0, 0], np.uint16(small._pix[9, 9]))  # the source landed
+
+
 def test_draw_image_grayscale_source_is_not_converted():
     g = image.Image(size=(2, 1)).to_grayscale(True)
     g.set_pixel(0, 0, 200)

@@ -49,11 +49,8 @@ def test_lbp_bins_are_uint8_and_distance_is_weighted_chi_square():
 
 
 @pytest.fixture
-def sd(tmp_path, board_state):
-    from maixemu.host import storage
-
-    board_state.storage = storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path)
-    return tmp_path
+def sd(sd_card):
+    return sd_card
 
 
 def test_descriptor_files_round_trip_in_the_firmware_layout(sd):

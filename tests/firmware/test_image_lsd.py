@@ -60,3 +60,45 @@ def test_nfa_limits():
     assert _lsd.nfa(10, 10, F(0.125), F(10)) == -F(10) - F(10) * _lsd._log10(F(0.125))
     # more aligned points: more meaningful
     assert _lsd.nfa(40, 30, F(0.125), F(10)) > _lsd.nfa(40, 20, F(0.125), F(10))
+
+
+def test_the_lsd_kernels_equal_their_python_and_the_pixel_iterator():
+    """``_rect_count`` counts what ``_rect_pixels`` visits (the firmware's iterator, kept as the
+    reference), and both kernels give their Python's answer when compiled."""
+    from maixemu.firmware.image import _fmath as fm
+    from maixemu.firmware.image import _lsd
+
+    F = np.float32
+    rng = np.random.default_rng(5)
+    angles = rng.integers(-180, 180, (40, 60)).astype(np.int64)
+    angles[rng.random((40, 60)) < 0.1] = int(np.int16(fm.ftoi(_lsd.NOTDEF * _lsd.DEG)))
+    for _ in range(200):
+        r = _lsd._Rect()
+        r.x1, r.y1, r.x2, r.y2 = (F(v) for v in rng.uniform(-5, 65, 4))
+        r.width = F(rng.uniform(0.5, 6))
+        r.theta = F(rng.uniform(-3.2, 3.2))
+        r.dx, r.dy = F(np.cos(r.theta)), F(np.sin(r.theta))
+        r.prec = F(rng.uniform(0.05, 0.6))
+        vx, vy = _lsd._rect_corners(r)
+        pts = alg = 0
+        for x, y in _lsd._rect_pixels(r):
+            if 0 <= x < 60 and 0 <= y < 40:
+                pts += 1
+                a = F(angles[y, x]) * _lsd.RAD
+                if a != _lsd.NOTDEF:
+                    t = abs(r.theta - a)
+                    if t > _lsd.M_3_2_PI:
+                        t = abs(t - _lsd.M_2__PI)
+                    alg += bool(t <= r.prec)
+        assert _lsd._rect_count(angles, vx, vy, r.theta, r.prec) == (pts, alg)
+        assert _lsd._rect_count.__wrapped__(angles, vx, vy, r.theta, r.prec) == (pts, alg)
+    for seed in range(20):
+        x, y = int(rng.integers(0, 60)), int(rng.integers(0, 40))
+        outs = []
+        for fn in (_lsd._grow, _lsd._grow.__wrapped__):
+            used = np.zeros((40, 60), np.uint8)
+            rx, ry = np.empty(2400, np.int64), np.empty(2400, np.int64)
+            a0 = F(angles[y, x]) * _lsd.RAD
+            n, ang = fn(angles, used, fm.COS, fm.SIN, x, y, fm.cosf(a0), fm.sinf(a0), a0, F(0.4), rx, ry)
+            outs.append((n, F(ang).tobytes(), rx[:n].tolist(), ry[:n].tolist(), used.tobytes()))
+        assert outs[0] == outs[1]

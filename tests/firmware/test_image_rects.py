@@ -123,3 +123,19 @@ def test_find_lines_halves_the_accumulator_for_large_rois():
     y, x = np.mgrid[0:240, 0:320]
     small = gray(np.where(x + y > 200, 255, 0)).find_lines(threshold=1000)
     assert [(l.theta(), l.rho()) for l in small] == [(45, 141)]
+
+
+def test_the_scalar_line_fit_equals_the_array_one():
+    """``fit_line_1`` (the per-quad path) and ``fit_line`` (the vectorised maxima path) agree bit for bit."""
+    from maixemu.firmware.image import _quads
+
+    rng = np.random.default_rng(11)
+    n = 60
+    cols = [np.cumsum(rng.random(n).astype(np.float32) * s, dtype=np.float32) for s in (50, 40, 2500, 1600, 2000, 3)]
+    mom = _quads._Moments(*cols)
+    pairs = [(int(a), int(b)) for a, b in rng.integers(0, n, (200, 2))] + [(0, 5), (5, 0), (n - 1, 0), (0, n - 1)]
+    for a, b in pairs:
+        (ex, ey, nx, ny), err, mse = _quads.fit_line(mom, np.array([a]), np.array([b]))
+        (ex1, ey1, nx1, ny1), err1, mse1 = _quads.fit_line_1(mom, a, b)
+        for u, v in ((ex, ex1), (ey, ey1), (nx, nx1), (ny, ny1), (err, err1), (mse, mse1)):
+            assert np.float32(u[0]).tobytes() == np.float32(v).tobytes(), (a, b)

@@ -203,3 +203,26 @@ def test_lcd_shows_gray_through_the_driver_table_not_the_yuv_one():
     assert np.array_equal(shown[:, 1], _color.T6TO8[g >> 2])
     converted = _color.rgb565_to_888(_color.gray_to_rgb565(g.astype(np.uint8)))
     assert not np.array_equal(shown, converted)
+
+
+def test_scalar_twins_of_the_fast_math_helpers_give_the_same_bits():
+    """The one-value helpers the sequential finders call equal the array versions everywhere."""
+    import warnings
+
+    from maixemu.firmware.image import _fmath as fm
+
+    rng = np.random.default_rng(0)
+    special = np.array([0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 2.414213562373095, 0.4142135623730950,
+                        1e30, -1e30, 3e9, -3e9], np.float32)
+    vals = np.concatenate([rng.normal(0, 100, 5000).astype(np.float32), special])
+    xs = np.roll(vals, 7)
+    xs[::5] = 0
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        pairs = [(fm.fast_atanf(vals), [fm.fast_atanf_1(v) for v in vals]),
+                 (fm.fast_atan2f(vals, xs), [fm.fast_atan2f_1(y, x) for y, x in zip(vals, xs)]),
+                 (fm.fast_log(np.abs(vals) + np.float32(1e-3)), [fm.fast_log_1(v) for v in np.abs(vals) + np.float32(1e-3)]),
+                 (fm.fast_expf(vals / np.float32(10)), [fm.fast_expf_1(v) for v in vals / np.float32(10)])]
+        for array, scalars in pairs:
+            assert np.array_equal(np.asarray(array, np.float32).view(np.uint32), np.array(scalars, np.float32).view(np.uint32))
+        assert [fm.ftoi(v) for v in vals * np.float32(1e7)] == fm.to_int(vals * np.float32(1e7)).tolist()

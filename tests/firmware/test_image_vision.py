@@ -172,12 +172,6 @@ def test_morphology_and_math_ops():
     assert a.get_pixel(0, 0, rgbtuple=False) == 0
 
 
-def test_not_emulated_device_methods_name_themselves():
-    img = image.Image(size=(4, 4))
-    for name in ("find_datamatrices", "to_rainbow", "compressed"):
-        with pytest.raises(NotImplementedError, match=f"image.Image.{name} is not emulated yet"):
-            getattr(img, name)()
-
 
 def test_find_features_frontalface_on_shared_face_image():
     from pathlib import Path

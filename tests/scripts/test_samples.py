@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw
+from PIL import Image
 
+from _digits import draw_digit, paper_digit, paper_frames
 from _shared import REPO_ROOT, SHARED_DIR
 
 SAMPLES = REPO_ROOT / "samples"
@@ -71,49 +72,6 @@ def _shared(path: str) -> Path:
 
 
 # ------------------------------------------------------------------------------------ pictures
-#: Strokes of handwritten-looking digits in a 100x140 box: lines, ellipses, arcs (PIL degrees).
-DIGIT_STROKES = {
-    0: [("e", (10, 5, 90, 135))],
-    1: [("l", [(35, 30), (60, 5), (60, 135)])],
-    2: [("a", (10, 5, 90, 75), 180, 30), ("l", [(85, 52), (10, 135), (92, 135)])],
-    3: [("a", (12, 5, 88, 70), 200, 90), ("a", (8, 70, 92, 135), 270, 160)],
-    4: [("l", [(65, 5), (5, 95), (95, 95)]), ("l", [(70, 45), (70, 135)])],
-    5: [("l", [(88, 5), (18, 5), (12, 62)]), ("a", (8, 50, 92, 135), 220, 150)],
-    6: [("l", [(75, 5), (20, 75)]), ("e", (12, 62, 88, 135))],
-    7: [("l", [(8, 5), (92, 5), (40, 135)])],
-    8: [("e", (18, 5, 82, 68)), ("e", (10, 68, 90, 135))],
-    9: [("e", (12, 5, 88, 72)), ("l", [(86, 38), (70, 135)])],
-}
-
-
-def draw_digit(digit: int, *, height: int = 170, width: int = 24) -> np.ndarray:
-    """A 320x240 RGB camera frame: a dark digit on white, centred in the top-left 224x224 window.
-
-    The MNIST samples window the QVGA frame to 224x224; on OV2640 boards that is the top-left corner.
-    """
-    im = Image.new("L", (320, 240), 255)
-    draw = ImageDraw.Draw(im)
-    s = height / 140
-    ox, oy = 112 - 50 * s, 112 - 70 * s
-
-    def at(x: float, y: float) -> tuple[float, float]:
-        return ox + x * s, oy + y * s
-
-    for kind, *spec in DIGIT_STROKES[digit]:
-        if kind == "l":
-            points = [at(*p) for p in spec[0]]
-            draw.line(points, fill=0, width=width, joint="curve")
-            for x, y in (points[0], points[-1]):  # round pen ends
-                draw.ellipse((x - width / 2, y - width / 2, x + width / 2, y + width / 2), fill=0)
-        elif kind == "e":
-            box = spec[0]
-            draw.ellipse((*at(box[0], box[1]), *at(box[2], box[3])), outline=0, width=width)
-        else:
-            box, start, end = spec
-            draw.arc((*at(box[0], box[1]), *at(box[2], box[3])), start, end, fill=0, width=width)
-    return np.asarray(im.convert("RGB"))
-
-
 def _picture(name: str) -> Path:
     path = IMAGES / name
     if not path.exists():
@@ -161,26 +119,35 @@ def _digits_read(calls: list[dict]) -> list[int]:
     return [c["output"]["argmax"] for c in calls]
 
 
+def _read_well(read: list[int], frames: int) -> None:
+    """At least 90% of the digits read right (digit i is frame i modulo 10)."""
+    right = sum(r == i % 10 for i, r in enumerate(read))
+    assert len(read) == frames and right >= 0.9 * frames, (right, read)
+
+
 def check_mnist_fmaps(maixpy, script: Path, options: dict) -> None:
-    result = maixpy.run(script, camera=[draw_digit(d) for d in range(10)], **options).check()
+    frames = [draw_digit(d) for d in range(10)] + paper_frames()
+    result = maixpy.run(script, camera=frames, **options).check()
     forwards = result.calls("kpu.forward")
     fmaps = [c for c in forwards if c["fmap"]["typecode"] == "B"]
     probs = [c for c in forwards if c["fmap"]["typecode"] == "f"]
     assert {(c["fmap"]["w"], c["fmap"]["h"], c["fmap"]["ch"]) for c in fmaps} == {(14, 14, 16)}
-    read = _digits_read(probs)
-    assert sum(r == d for d, r in enumerate(read)) >= 9, read
+    _read_well(_digits_read(probs), len(frames))
     # The screen shows 16 feature maps (two rows of eight 28x28 tiles from y=60): not blank.
     tiles = result.lcd[60:118, 0:238]
     assert tiles.std() > 10 and len(np.unique(tiles.reshape(-1, 3), axis=0)) > 16
 
 
 def check_classifier_class_api(maixpy, script: Path, options: dict) -> None:
-    result = maixpy.run(script, camera=[draw_digit(d) for d in range(10)], keep_ai=True, **options).check()
-    read = _digits_read(result.calls("KPU.run_with_output"))
-    assert sum(r == d for d, r in enumerate(read)) >= 9, read
+    frames = [draw_digit(d) for d in range(10)] + paper_frames()
+    result = maixpy.run(script, camera=frames, keep_ai=True, **options).check()
+    _read_well(_digits_read(result.calls("KPU.run_with_output")), len(frames))
     # What the KPU read: the 28x28 inverted digit (light on black), one plane.
     ai = result.kpu_inputs[0]
     assert ai.shape == (1, 28, 28) and ai[0, 0, 0] < 60 and ai.max() > 200
+    # The result line is white on a black band, on white paper too.
+    band = result.lcd_frames[1][8:36, 48:272]  # the 224x224 window sits centred on the 320x240 LCD
+    assert (band.max(axis=2) < 40).mean() > 0.6 and (band.min(axis=2) > 200).sum() > 100
 
 
 def check_mobilenet_top1(maixpy, script: Path, options: dict) -> None:
@@ -246,3 +213,60 @@ def test_sample(name: str, maixpy):
     script = SAMPLES / name
     options = sample_command(script)
     CHECKS[name](maixpy, script, options)
+
+
+# ------------------------------------------------------------------------------------ what users copy
+NAIVE_MNIST = """
+import sensor, image
+import KPU as kpu
+sensor.reset()
+sensor.set_pixformat(sensor.GRAYSCALE)
+sensor.set_framesize(sensor.QVGA)
+sensor.set_windowing((224, 224))
+task = kpu.load(0x300000)
+while True:
+    digit = sensor.snapshot().resize(28, 28)
+    digit.invert()
+    digit.pix_to_ai()
+    probs = kpu.forward(task, digit)[:]
+    print(probs.index(max(probs)))
+"""
+
+
+def test_resize_and_invert_alone_misread_digits_on_paper(maixpy):
+    """Why the MNIST samples find the ink first. Inverted gray paper stays gray (about 70, not MNIST's
+    black) and the digit fills less of the 28x28 input than MNIST's 20x20 box, off centre: the model
+    then reads most digits as 0, 2, 6 or 9 (the old samples' "digit 0" for a dark 3 and 7)."""
+    mnist = _shared("../shared/models/v3/mnist.kmodel")
+    frames = paper_frames()
+    result = maixpy.run(code=NAIVE_MNIST, camera=frames, flash={0x300000: mnist}).check()
+    read = [int(line) for line in result.lines]
+    assert sum(r == i % 10 for i, r in enumerate(read)) <= 0.5 * len(frames), read
+
+
+@pytest.mark.parametrize("name", ["mnist_fmaps.py", "pix_to_ai_pitfall.py"])
+def test_a_frame_shows_nothing_of_the_frames_before(name, maixpy):
+    """Samples that draw on one screen image again and again clear what they drew: the last LCD
+    frame after camera frames A, B is the one after B, B."""
+    script = SAMPLES / name
+    options = sample_command(script)
+    a, b = paper_digit(3, seed=1), paper_digit(7, seed=2, height=100, centre=(130, 120))
+    after_both = maixpy.run(script, camera=[a, b], **options).check().lcd
+    after_b = maixpy.run(script, camera=[b, b], **options).check().lcd
+    assert np.array_equal(after_both, after_b)
+
+
+def test_default_sample_labels_sit_on_dark_bands(maixpy):
+    """The bundled sample's captions: yellow on black, whatever the camera shows (the synthetic
+    camera's colour bars start with a yellow one, right under the "camera" caption)."""
+    from maixemu.commands.samples import DEFAULT_SCRIPT
+
+    model = DEFAULT_SCRIPT.parent / "edge_filters.kmodel"  # on the SD card, next to the script
+    result = maixpy.run(DEFAULT_SCRIPT, camera="synthetic", frames=2, files={"/sd/edge_filters.kmodel": model}).check()
+    screen = result.lcd.astype(int)
+    for x, y, text in [(2, 2, "camera"), (162, 2, "edges x"), (2, 122, "edges y"), (162, 122, "lines")]:
+        band = screen[y : y + 16, x : x + 8 * len(text) + 4]
+        black = (band.max(axis=2) < 16)
+        yellow = (band[..., 0] > 200) & (band[..., 1] > 200) & (band[..., 2] < 40)
+        assert (black | yellow).all(), text  # nothing of the picture shows through behind the text
+        assert 20 < yellow.sum() < black.sum(), text

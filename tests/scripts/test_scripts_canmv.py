@@ -33,19 +33,9 @@ class Missing:
     owner: str
 
 
-IMGCORE, IMGFIND, IMGREST = "imgcore (issue 13)", "imgfind (issue 13)", "imgrest (issue 13)"
 LATER = "the issue-12 modules helper"
 #: Rows that fail on a feature being built elsewhere: script -> what is missing and who builds it.
 MISSING: dict[str, Missing] = {
-    "01-K210/03-Drawing/image_drawing_advanced.py": Missing(
-        "draw_image", "draw_image(x_scale, y_scale, alpha) on a scaled copy (shape mismatch)", IMGCORE),
-    "01-K210/03-Drawing/keypoints_drawing.py": Missing("draw_keypoints is not emulated", "image.draw_keypoints", IMGCORE),
-    "01-K210/16-Codes/find_datamatrices_w_lens_zoom.py": Missing(
-        "find_datamatrices is not emulated", "image.find_datamatrices", IMGFIND),
-    "01-K210/52-Multimedia/image/demo_draw_font/image_draw_string.py": Missing(
-        "font_load is not emulated", "image.font_load (UTF-8 font file)", IMGREST),
-    "01-K210/98-KPU_NEW/licenseplate_recognization/licenseplate_recog_cn.py": Missing(
-        "font_load is not emulated", "image.font_load (UTF-8 font in flash at 0xA00000)", IMGREST),
     "01-K210/50-Hardware/demo_wdt.py": Missing(
         "machine.WDT is not emulated", "machine.WDT timeouts with callbacks and the reset", LATER),
 }

@@ -236,11 +236,20 @@ def test_threshold_editor_tuple_finds_the_firmwares_blobs(tour):
     shot = decode(page.locator("#thr-preview").screenshot())
     assert (at_pixel(shot, 45, 45) > 200).all() and (at_pixel(shot, 5, 5) < 50).all()
     # The page's own find_blobs summary is of the frame buffer as shown (with the script's green boxes).
-    shown = decode(ide.get("/frame/fb.png")).astype(np.uint8)
-    on_page = image.Image._wrap(image.RGB565, _color.rgb888_to_565(shown)).find_blobs([thresholds])
-    largest = max(on_page, key=lambda b: b.pixels())
-    assert page.locator("#thr-blobs").inner_text() == \
-        f"{len(on_page)} blobs; largest ({', '.join(map(str, largest.rect()))}), {largest.pixels()} px"
+    # The summary and our fetch of the frame buffer may see different frames of the running script,
+    # so compare until both come from the same frame (bounded: a hang guard, not a time assertion).
+    def summary_of_shown_frame() -> str:
+        shown = decode(ide.get("/frame/fb.png")).astype(np.uint8)
+        on_page = image.Image._wrap(image.RGB565, _color.rgb888_to_565(shown)).find_blobs([thresholds])
+        largest = max(on_page, key=lambda b: b.pixels())
+        return f"{len(on_page)} blobs; largest ({', '.join(map(str, largest.rect()))}), {largest.pixels()} px"
+
+    for _attempt in range(60):
+        expected_text = summary_of_shown_frame()
+        if page.locator("#thr-blobs").inner_text() == expected_text:
+            break
+        page.wait_for_timeout(500)
+    assert page.locator("#thr-blobs").inner_text() == expected_text
     keep_screenshot(page, "ide-page.png", folder)
 
 

@@ -26,9 +26,10 @@ ALLOWED: dict[str, set[str]] = {
     "firmware": {"kmodel", "host"},
     "session": {"firmware", "kmodel", "host", "micropython_source"},
     "testing": {"session", "host"},
-    "evaluate": {"firmware", "kmodel", "host"},
-    "commands": {"session", "firmware", "kmodel", "host", "evaluate"},
-    "tools": {"session", "firmware", "kmodel", "host"},
+    "evaluate": {"firmware", "kmodel", "host", "progress"},
+    "commands": {"session", "firmware", "kmodel", "host", "evaluate", "progress"},
+    "tools": {"session", "firmware", "kmodel", "host", "progress"},
+    "progress": set(),  # the long commands' progress bars (tqdm): a leaf every command may use
     "micropython_source": set(),
     "runner": {"session", "firmware"},
     "script_importer": {"session"},
@@ -37,6 +38,7 @@ ALLOWED: dict[str, set[str]] = {
     "__main__": {"cli"},
     "__init__": set(),
     "data": set(),  # MaixPy scripts bundled as data (the default sample)
+    "samples": set(),  # the MaixPy samples shipped with the package (scripts, not library code)
 }
 
 

@@ -86,3 +86,19 @@ def test_bad_sink_is_reported_as_show_ai(spec):
 
     with pytest.raises(DisplayError, match="--show-ai"):
         open_ai_sink(spec, print)
+
+
+def test_a_script_that_ends_after_lcd_display_keeps_its_last_frame_in_both_views(tmp_path, monkeypatch):
+    """The recording holds the last picture until the run ends; the AI view must still be open then
+    (it used to be closed first, and the last frame's flush crashed the run with WindowClosed)."""
+    monkeypatch.delenv("DISPLAY", raising=False)
+    script = tmp_path / "three.py"
+    script.write_text("import sensor, lcd\nimport KPU as kpu\nlcd.init()\nsensor.reset()\n"
+                      "sensor.set_pixformat(sensor.RGB565)\nsensor.set_framesize(sensor.QVGA)\n"
+                      "task = kpu.load(0xF00000)\nfor i in range(3):\n    img = sensor.snapshot()\n"
+                      "    kpu.forward(task, img)\n    lcd.display(img)\n")
+    code = main(["run", str(script), "--camera", "synthetic", "--lcd", f"record:{tmp_path / 'lcd'}",
+                 "--show-ai", f"record:{tmp_path / 'ai'}", "-q"])
+    assert code == 0
+    assert len(_pngs(tmp_path / "lcd")) == 4 and len(_pngs(tmp_path / "ai")) == 3  # lcd.init() + 3 frames
+    assert current().events.kpu_input == []  # the run's listeners never reach the board that is active now

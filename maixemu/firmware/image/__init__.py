@@ -20,6 +20,12 @@ open or states differently):
 * ``find_blobs`` reports ``w = x2 - x1`` and ``h = y2 - y1``; ``find_lines`` ignores ``y_stride``
   (uses ``x_stride``) and reports theta 89 for horizontal edges — all as in the firmware.
 * ``copy``/``crop`` follow v0.6.3 (``crop`` does not exist in v0.6.2).
+* Files: only BMP and JPEG load (picojpeg's pixels, not libjpeg's) and only ``.bmp``/``.jpg`` save;
+  JPEG output is the firmware's own encoder, byte for byte (``_imageio``, ``_jpeg_encode``,
+  ``_jpeg_decode``). BINARY and JPEG images exist, and every method accepts exactly the image
+  formats its C function accepts (``_kinds``).
+* ``image.font_load(image.UTF8, w, h, src)`` draws Unicode-indexed fonts from flash or a ``.Dzk``
+  file with font.c's quirks (``_fonts``).
 """
 
 from __future__ import annotations
@@ -27,18 +33,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..pixformat import BINARY, GRAYSCALE, JPEG, RGB565  # noqa: F401  (re-exported for scripts)
-from . import _args, _colorspace, _features
+from . import _args, _bitmap, _codec, _colorspace, _features, _flood, _fonts, _imageio, _invariant, _jpeg_encode, _kinds, _polar, _rotation
 from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
 from ._core import ImageBase, _main_frame  # noqa: F401
 from ._draw import DrawMixin
-from ._extra import Barcode, ExtraMixin  # noqa: F401
+from ._extra import Barcode, DataMatrix, ExtraMixin  # noqa: F401
 from ._apriltag import AprilTagMixin as _AprilTagMixin
 from ._binary import BinaryMixin
 from ._features import FeaturesMixin as _FeaturesMixin
 from ._filters import FilterMixin
 from ._blob import Blob, BlobMixin  # noqa: F401
 from ._find import Circle, FindMixin, HaarCascade, Line, QRCode, Rect  # noqa: F401
+from ._fonts import font_free, font_load  # noqa: F401
 from ._geometry import GeometryMixin
 from ._k210 import K210Mixin
 from ._lsd import LineSegmentsMixin as _LineSegmentsMixin
@@ -59,6 +66,7 @@ def _not_emulated(qualname: str):
     method.__name__ = qualname.rsplit(".", 1)[-1]
     method.__qualname__ = qualname
     method.__doc__ = "Exists on the device; not emulated yet (raises NotImplementedError)."
+    method._not_emulated = True  # read by the method-table audit (tests/firmware/test_image_method_table.py)
     return method
 
 
@@ -86,9 +94,11 @@ _DEVICE_METHODS = (
 )
 
 
-class Image(_LineSegmentsMixin, _AprilTagMixin, _QRCodeMixin, _FeaturesMixin, _RectsMixin, _TemplateMixin, _RegressionMixin, ExtraMixin, BlobMixin,
-            FindMixin, BinaryMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin,
-            DrawMixin, ChannelHelpers, BasicMixin, ImageBase):
+class Image(_fonts.FontMixin, _bitmap.BitmapMixin, _codec.CodecMixin, _imageio.ImageIOMixin, _flood.FloodMixin,
+            _invariant.InvariantMixin, _polar.PolarMixin, _rotation.RotationMixin, _LineSegmentsMixin, _AprilTagMixin,
+            _QRCodeMixin, _FeaturesMixin, _RectsMixin, _TemplateMixin, _RegressionMixin, ExtraMixin, BlobMixin, FindMixin,
+            BinaryMixin, MathOpsMixin, StatsMixin, GeometryMixin, K210Mixin, PoolMixin, FilterMixin, DrawMixin,
+            ChannelHelpers, BasicMixin, ImageBase):
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 
 
@@ -101,6 +111,7 @@ for _alias, _target in (("and", "b_and"), ("nand", "b_nand"), ("or", "b_or"), ("
 for _name in _DEVICE_METHODS:
     if not hasattr(Image, _name):
         setattr(Image, _name, _not_emulated(f"Image.{_name}"))
+_kinds.install_guards(Image)  # which image formats each method accepts (BINARY, JPEG images)
 
 # ---------------------------------------------------------------------- module constants
 SEARCH_EX, SEARCH_DS = 0, 1
@@ -110,7 +121,7 @@ TAG16H5, TAG25H7, TAG25H9, TAG36H10, TAG36H11, ARTOOLKIT = 1, 2, 4, 8, 16, 32
 EAN2, EAN5, EAN8, UPCE, ISBN10, UPCA, EAN13, ISBN13 = 0, 1, 2, 3, 4, 5, 6, 7
 I25, DATABAR, DATABAR_EXP, CODABAR, CODE39, PDF417, CODE93, CODE128 = 8, 9, 10, 11, 12, 13, 14, 15
 QRCODE = 16
-ASCII, UTF8, Unicode, GBK, GB2312 = 0, 1, 2, 3, 4  # font encodings (image.font_load)
+ASCII, UTF8 = _fonts.ASCII, _fonts.UTF8  # the font indexes the firmware exports (font.h enum)
 
 
 # ---------------------------------------------------------------------- module functions
@@ -138,20 +149,12 @@ def lab_to_rgb(lab_tuple) -> tuple[int, int, int]:
     return _colorspace.lab_to_rgb(*_rgb_args(lab_tuple))
 
 
-def font_load(*args, **kwargs):
-    """Only the built-in ASCII font is emulated; loading ASCII is accepted (it is the default)."""
-    if args and args[0] == ASCII:
-        return None
-    raise NotImplementedError("image.font_load is not emulated yet (UTF-8/GBK fonts from flash or file)")
-
-
-def font_free():
-    """Back to the built-in 8x12 ASCII font (the only one the emulator has)."""
-    return None
+ImageWriter = _imageio.ImageWriter
+ImageReader = _imageio.ImageReader
 
 
 def load_descriptor(path, *args, **kwargs):
-    """A descriptor saved by ``save_descriptor`` (LBP; ORB keypoints are not emulated yet)."""
+    """A descriptor saved by ``save_descriptor`` (on the board or here): LBP or ORB keypoints."""
     import struct
 
     from ._core import _host_path
@@ -170,35 +173,48 @@ def load_descriptor(path, *args, **kwargs):
     if kind == _features.DESC_LBP:
         return _features.load_lbp(data[4:])
     if kind == _features.DESC_ORB:
-        raise NotImplementedError("image.load_descriptor of ORB keypoints is not emulated yet")
+        from . import _orb
+
+        return _orb.load(data[4:])
     raise OSError("Descriptor type is not supported")
 
 
 def save_descriptor(desc, path, *args, **kwargs):
-    """Write an LBP descriptor as the firmware does: a uint32 type, then the 2891 histogram bytes."""
+    """Write a descriptor as the firmware does: a uint32 type, then the LBP histogram bytes or the
+    ORB keypoints (``_orb.save``)."""
     from ._core import _open_for_write
 
     if not isinstance(path, str):
         raise TypeError(f"can't convert {type(path).__name__} to str")
+    from . import _orb
+
+    if isinstance(desc, _orb.KeyPoints):
+        import struct
+
+        with _open_for_write(path) as fp:
+            fp.write(struct.pack("<I", _features.DESC_ORB) + _orb.save(desc))
+        return True
     if not isinstance(desc, _features.LBPDescriptor):
-        raise NotImplementedError("image.save_descriptor of ORB keypoints is not emulated yet")
+        raise TypeError(f"can't save a {type(desc).__name__} descriptor (LBP or kp_desc expected)")
     with _open_for_write(path) as fp:
         _features.save_lbp(desc, fp)
     return True
 
 
 def match_descriptor(desc0, desc1, *args, **kwargs):
-    """LBP: the weighted chi-square distance (smaller is closer)."""
+    """LBP: the weighted chi-square distance (smaller is closer). Keypoints: a ``kp_match`` of the
+    cross-checked matches (``threshold`` 0..100, default 85; ``filter_outliers``)."""
+    from . import _orb
+
     if type(desc0) is not type(desc1):
         raise OSError("Descriptors have different types!")
     if isinstance(desc0, _features.LBPDescriptor):
         return _features.match_lbp(desc0, desc1)
-    raise NotImplementedError("image.match_descriptor of ORB keypoints is not emulated yet")
+    if isinstance(desc0, _orb.KeyPoints):
+        threshold = _args.to_int(_args.pick(args, 0, kwargs, "threshold", 85))
+        filter_outliers = bool(_args.to_int(_args.pick(args, 1, kwargs, "filter_outliers", False)))
+        if not 0 <= threshold <= 100:
+            raise OSError("Expected threshold between 0 and 100")
+        return _orb.match(desc0, desc1, threshold, filter_outliers)
+    raise OSError("Descriptor type is not supported")
 
-
-def ImageWriter(*args, **kwargs):  # noqa: N802 - MaixPy name
-    raise NotImplementedError("image.ImageWriter is not emulated yet")
-
-
-def ImageReader(*args, **kwargs):  # noqa: N802 - MaixPy name
-    raise NotImplementedError("image.ImageReader is not emulated yet")

@@ -13,8 +13,12 @@ not ported, so the last bits of the pose (and, rarely, a sampled pixel) can diff
 
 Code tables: the families come from OpenCV's AprilTag dictionaries (TAG16H5, TAG25H9, TAG36H10,
 TAG36H11; their grids turned 180 degrees read as the firmware's 64-bit codes, checked on every
-code). TAG25H7 and ARTOOLKIT exist on the device but their tables are not bundled: asking for them
-raises ``NotImplementedError``.
+code). ARTOOLKIT is generated: ARToolKitPlus's "simple ID" markers put the 9-bit id into each of
+the four 9-bit fields of the 36-bit code, XORed with that field's fixed mask, so marker ``id``'s
+code is ``(id ^ m0, id ^ m1, id ^ m2, id ^ m3)`` packed most significant first (a test reads the
+firmware's 512 codes from the mirror and compares). TAG25H7 exists on the device but its table (a
+greedy lexicode of the 2010 AprilTag generator, whose complexity rule is not published with it)
+is not bundled: asking for it raises ``NotImplementedError``.
 """
 
 from __future__ import annotations
@@ -33,13 +37,22 @@ TAG16H5, TAG25H7, TAG25H9, TAG36H10, TAG36H11, ARTOOLKIT = 1, 2, 4, 8, 16, 32
 _FAMILIES = ((TAG16H5, "DICT_APRILTAG_16h5", 4, 5), (TAG25H7, None, 5, 7), (TAG25H9, "DICT_APRILTAG_25h9", 5, 9),
              (TAG36H10, "DICT_APRILTAG_36h10", 6, 10), (TAG36H11, "DICT_APRILTAG_36h11", 6, 11),
              (ARTOOLKIT, None, 6, 7))
-_NAMES = {TAG25H7: "TAG25H7", ARTOOLKIT: "ARTOOLKIT"}
+_NAMES = {TAG25H7: "TAG25H7"}  # families whose code tables are not available
+#: ARToolKitPlus simple-ID field masks (9 bits each, most significant field first)
+ARTOOLKIT_MASKS = (0x0DB, 0x109, 0x14E, 0x027)
 
 
 @lru_cache(maxsize=None)
 def family_codes(flag: int) -> np.ndarray:
     """The family's codes as uint64 (row-major bits, most significant first)."""
     import cv2
+
+    if flag == ARTOOLKIT:
+        ids = np.arange(512, dtype=np.uint64)
+        out = np.zeros(512, np.uint64)
+        for field, mask in enumerate(ARTOOLKIT_MASKS):
+            out |= (ids ^ np.uint64(mask)) << np.uint64(9 * (3 - field))
+        return out
 
     name, d = next((n, d) for f, n, d, _ in _FAMILIES if f == flag)
     aruco = cv2.aruco
@@ -96,11 +109,13 @@ def homography_compute(corr) -> np.ndarray | None:
     A = np.triu(A) + np.triu(A, 1).T
     if not np.all(np.isfinite(A)):
         return None
-    u, _, _ = np.linalg.svd(A.astype(np.float64))
-    H = u[:, 8].reshape(3, 3).astype(F)
-    Tx = np.array([[1, 0, -x_cx], [0, 1, -x_cy], [0, 0, 1]], F)
-    Ty = np.array([[1, 0, y_cx], [0, 1, y_cy], [0, 0, 1]], F)
-    return (Ty @ H).astype(F) @ Tx
+    from . import _apriltag_svd as svd32
+
+    U, _, _ = svd32.svd([list(row) for row in A])
+    H = [[U[3 * i + j][8] for j in range(3)] for i in range(3)]
+    Tx = [[F(1), F(0), -x_cx], [F(0), F(1), -x_cy], [F(0), F(0), F(1)]]
+    Ty = [[F(1), F(0), y_cx], [F(0), F(1), y_cy], [F(0), F(0), F(1)]]
+    return np.array(svd32._multiply(svd32._multiply(Ty, H), Tx), F)  # matd_op("M*M*M"), left to right
 
 
 def project(H: np.ndarray, x, y) -> tuple[np.float32, np.float32]:
@@ -139,9 +154,10 @@ def homography_to_pose(H: np.ndarray, fx, fy, cx, cy) -> np.ndarray:
     R02 = R10 * R21 - R20 * R11
     R12 = R20 * R01 - R00 * R21
     R22 = R00 * R11 - R10 * R01
-    R = np.array([[R00, R01, R02], [R10, R11, R12], [R20, R21, R22]], F)
-    u, _, vt = np.linalg.svd(R.astype(np.float64))
-    R = (u @ vt).astype(F)
+    from . import _apriltag_svd as svd32
+
+    U, _, V = svd32.svd([[F(R00), F(R01), F(R02)], [F(R10), F(R11), F(R12)], [F(R20), F(R21), F(R22)]])
+    R = np.array(svd32._multiply(U, svd32._transpose(V)), F)  # matd_op("M*M'", U, V)
     pose = np.zeros((4, 4), F)
     pose[:3, :3] = R
     pose[:3, 3] = (TX, TY, TZ)
@@ -260,22 +276,9 @@ def quad_decode(flag: int, d: int, h: int, im: np.ndarray, H: np.ndarray):
 
 def _table_sincos(theta) -> tuple[np.float32, np.float32]:
     """The ``cos``/``sin`` macros of apriltag.c (512-entry table with interpolation)."""
-    from ._quads import _sin_table, table_cos
+    from ._quads import table_cos, table_sin
 
-    x = F(theta)
-    t = _sin_table()
-    inp = x * F(0.159154943092)
-    n = int(np.trunc(inp))
-    if x < 0:
-        n -= 1
-    inp = inp - F(n)
-    findex = F(512) * inp
-    if findex >= F(512.0):
-        findex = findex - F(512.0)
-    index = int(findex) & 0x1FF
-    fract = findex - F(index)
-    s = (F(1.0) - fract) * t[index] + fract * t[index + 1]
-    return table_cos(x), s
+    return table_cos(theta), table_sin(theta)
 
 
 def detect(im: np.ndarray, families: int) -> list[dict]:
@@ -415,9 +418,9 @@ class AprilTagMixin:
         families = _args.to_int(_args.pick(args, 1, kwargs, "families", TAG36H11))
         missing = [n for f, n in _NAMES.items() if families & f]
         if missing:
-            raise NotImplementedError(f"image.Image.find_apriltags: the {' and '.join(missing)} code tables "
-                                      "are not bundled with the emulator (TAG16H5, TAG25H9, TAG36H10 and "
-                                      "TAG36H11 are)")
+            raise NotImplementedError(f"image.Image.find_apriltags: the {' and '.join(missing)} code table "
+                                      "is not bundled with the emulator (TAG16H5, TAG25H9, TAG36H10, "
+                                      "TAG36H11 and ARTOOLKIT are)")
         w, h = self.width(), self.height()
         fx = _args.to_float(_args.pick(args, 2, kwargs, "fx", float(F(F(2.8 / 3.984) * F(w)))))
         fy = _args.to_float(_args.pick(args, 3, kwargs, "fy", float(F(F(2.8 / 2.952) * F(h)))))

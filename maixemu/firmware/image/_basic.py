@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _args, _color, _resize
-from ._core import GRAYSCALE, RGB565, _alloc, _main_frame, _open_for_write
+from . import _args, _color, _kinds, _resize
+from ._core import GRAYSCALE, RGB565, _alloc, _main_frame
 
 _F = np.float32
 
@@ -19,7 +19,8 @@ class BasicMixin:
     # ------------------------------------------------------------------ pixels
     def get_pixel(self, *args, **kwargs):
         """RGB565: (r8, g8, b8) through the 5->8/6->8 tables, raw value with ``rgbtuple=False``;
-        grayscale: int (tuple of the gray's RGB565 expansion with ``rgbtuple=True``); outside: None."""
+        grayscale: int (tuple of the gray's RGB565 expansion with ``rgbtuple=True``); BINARY: 0/1
+        ((0, 0, 0)/(255, 255, 255) with ``rgbtuple=True``); outside: None."""
         (x, y), rest = _args.consume(args, 2)
         fmt = self._fmt
         rgbtuple = bool(_args.to_int(_args.pick(rest, 0, kwargs, "rgbtuple", fmt == RGB565)))
@@ -31,41 +32,76 @@ class BasicMixin:
                 return int(p)
             return tuple(int(v) for v in _color.rgb565_to_888(p))
         if rgbtuple:
-            return tuple(int(v) for v in _color.rgb565_to_888(_color.gray_to_rgb565(p)))
+            as565 = (0xFFFF if p else 0) if fmt == _kinds.BINARY else _color.gray_to_rgb565(p)
+            return tuple(int(v) for v in _color.rgb565_to_888(np.uint16(as565)))
         return int(p)
 
     def set_pixel(self, *args, **kwargs):
+        """Write one pixel (``color`` default white); outside the image nothing happens."""
         (x, y), rest = _args.consume(args, 2)
-        c = _color.color_value(_args.pick(rest, 0, kwargs, "color", -1), self._fmt)
+        color = _args.pick(rest, 0, kwargs, "color", -1)
+        if self._fmt == _kinds.BINARY:
+            from ._bitmap import bit_color
+
+            c = bit_color(color)
+        else:
+            c = _color.color_value(color, self._fmt)
         if 0 <= x < self.width() and 0 <= y < self.height():
             self._pix[y, x] = c
             self._touch()
         return self
 
-    def __getitem__(self, index):
-        """``img[i]``: pixel ``i`` in row-major order (raw value, like the firmware's subscript)."""
-        n = self.width() * self.height()
+    def _subscr_range(self, index):
+        """``mp_seq_get_fast_slice_indexes`` / ``mp_get_index`` over pixels (JPEG: over bytes)."""
+        n = self._pix.size if self._fmt == _kinds.JPEG else self.width() * self.height()
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(n))]
+            if index.step not in (None, 1):
+                raise OSError("only slices with step=1 (aka None) are supported")
+            return range(*index.indices(n))
         i = _args.to_int(index)
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise IndexError("image index out of range")
+        return i
+
+    def _subscr_get(self, i: int):
+        if self._fmt == _kinds.JPEG:
+            return int(self._pix[i])
         y, x = divmod(i, self.width())
         if self._fmt == RGB565:
             return tuple(int(v) for v in _color.rgb565_to_888(self._pix[y, x]))
         return int(self._pix[y, x])
 
+    def _subscr_value(self, value):
+        if self._fmt == RGB565:
+            r, g, b = (_args.to_int(v) for v in _args.fixed_array(value, 3))
+            return int(_color.rgb888_to_565(np.array([r & 0xFF, g & 0xFF, b & 0xFF], np.uint8)))
+        v = _args.to_int(value)
+        return v & 1 if self._fmt == _kinds.BINARY else v & 0xFF
+
+    def __getitem__(self, index):
+        """``img[i]``: pixel ``i`` in row-major order ((r, g, b) / gray / bit / JPEG byte);
+        ``img[a:b]`` a tuple of them."""
+        where = self._subscr_range(index)
+        if isinstance(where, range):
+            return tuple(self._subscr_get(i) for i in where)
+        return self._subscr_get(where)
+
     def __setitem__(self, index, value):
-        n = self.width() * self.height()
-        i = _args.to_int(index)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("image index out of range")
-        y, x = divmod(i, self.width())
-        self._pix[y, x] = _color.color_value(value, self._fmt)
+        where = self._subscr_range(index)
+        if isinstance(where, range):
+            if isinstance(value, list):
+                if len(value) != len(where):
+                    raise OSError("cannot grow or shrink image")
+                values = [self._subscr_value(v) for v in value]
+            else:
+                values = [self._subscr_value(value)] * len(where)
+        else:
+            where, values = [where], [self._subscr_value(value)]
+        flat = self._pix.reshape(-1)
+        for i, v in zip(where, values):
+            flat[i] = v
         self._touch()
 
     def clear(self):
@@ -190,24 +226,3 @@ class BasicMixin:
         return self._convert(RGB565, _color.gray_to_rgb565, args, kwargs)
 
     # ------------------------------------------------------------------ simple filters
-    def save(self, path, *args, **kwargs):
-        """Write by extension (.jpg/.jpeg quality 1-100, .bmp, .ppm/.pgm, .png) to a device path."""
-        if not isinstance(path, str):
-            raise TypeError(f"can't convert {type(path).__name__} to str")
-        x, y, w, h = _args.roi(self.width(), self.height(), _args.pick(args, 0, kwargs, "roi", None))
-        q = _args.to_int(_args.pick(args, 1, kwargs, "quality", 50))
-        if not 1 <= q <= 100:
-            raise OSError("Error: 1 <= quality <= 100!")
-        from PIL import Image as PILImage
-
-        ext = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
-        kind = {"jpg": "JPEG", "jpeg": "JPEG", "bmp": "BMP", "ppm": "PPM", "pgm": "PPM", "pbm": "PPM", "png": "PNG"}.get(ext)
-        if self._fmt == GRAYSCALE:
-            im = PILImage.fromarray(np.ascontiguousarray(self._pix[y:y + h, x:x + w]), "L")
-        else:
-            im = PILImage.fromarray(np.ascontiguousarray(self._rgb888()[y:y + h, x:x + w]), "RGB")
-        if kind is None:
-            raise OSError("Unsupported format!")
-        with _open_for_write(path) as handle:
-            im.save(handle, kind, **({"quality": q} if kind == "JPEG" else {}))
-        return self

@@ -21,9 +21,7 @@ Internal hooks for sensor / lcd / KPU (underscore names, not MaixPy API):
 
 from __future__ import annotations
 
-import io
 import os
-from pathlib import Path
 
 import numpy as np
 
@@ -39,15 +37,17 @@ _FORMATS = (RGB565, GRAYSCALE)
 class _Buffer:
     """One piece of device image memory: pixels, AI buffer, format and generation counters."""
 
-    __slots__ = ("fmt", "pix", "ai", "pix_gen", "ai_gen", "ai_shared")
+    __slots__ = ("fmt", "pix", "ai", "pix_gen", "ai_gen", "ai_shared", "dims")
 
-    def __init__(self, fmt: int, pix: np.ndarray, ai: np.ndarray | None = None):
+    def __init__(self, fmt: int, pix: np.ndarray, ai: np.ndarray | None = None,
+                 dims: tuple[int, int] | None = None):
         self.fmt = fmt
-        self.pix = pix
+        self.pix = pix  # JPEG images: the 1-D uint8 bytes, with ``dims`` = (w, h)
         self.ai = ai
         self.pix_gen = 0
         self.ai_gen = 0
         self.ai_shared = False
+        self.dims = dims
 
 
 def _alloc(fmt: int, w: int, h: int) -> np.ndarray:
@@ -68,34 +68,41 @@ class ImageBase:
     """Storage, constructors, internal hooks and format basics; the methods live in mixins."""
 
     # ------------------------------------------------------------------ construction
-    def __init__(self, path=None, copy_to_fb=False, *, size=None, from_bytes=False):
-        """``Image()`` 320x240 black RGB565; ``Image(size=(w,h))``; ``Image(path)``; ``Image(copy_to_fb=True)``.
+    def __init__(self, path=None, *args, copy_to_fb=False, size=None, from_bytes=False, **kwargs):
+        """``Image()`` 320x240 black RGB565; ``Image(size=(w,h))``; ``Image(path)``; ``Image(bytes,
+        from_bytes=True)``; ``Image(file_object)``; ``copy_to_fb=True`` into the main frame buffer.
+
+        As ``py_image_load_image``: a second positional argument is read as ``copy_to_fb``,
+        ``from_bytes`` *and* ``size`` (so it is always a TypeError); ``size`` given with a source
+        makes a blank image and ignores the source. Unknown keywords are ignored.
 
         Why no AI buffer: on the device only the camera (and ``pix_to_ai``) fill it; a loaded or
         allocated image has ``pix_ai == NULL`` and ``kpu.forward`` refuses it.
         """
+        from . import _args
+
+        if args:  # py_helper_keyword_int(..., 1, copy_to_fb) then keyword_xy(..., 1, size)
+            _args.to_int(args[0])
+            _args.fixed_array(args[0], 2)
+        copy_to_fb = _args.to_int(copy_to_fb) > 0
+        from_bytes = _args.to_int(from_bytes) > 0
         if copy_to_fb:  # the firmware hands the IDE the old frame buffer before it is overwritten
             from .. import ide_events
 
             ide_events.fb_update_jpeg_buffer()
-        if path is not None:
-            if from_bytes:  # the file's bytes themselves (str contents are taken as bytes too)
-                data = path.encode("utf-8", "surrogateescape") if isinstance(path, str) else bytes(path)
-                self._buf = _Buffer(*_decode_file(io.BytesIO(data), ""))
-                return
-            if isinstance(path, (bytes, bytearray)):  # the firmware reads bytes as the path text
-                path = bytes(path).decode("utf-8", "surrogateescape")
-            if not isinstance(path, (str, os.PathLike)):
-                raise TypeError(f"can't convert {type(path).__name__} to str")
-            self._buf = _Buffer(*_load_path(os.fspath(path)))
+        xy = (-1, -1) if size is None else tuple(_args.to_int(v) for v in _args.fixed_array(size, 2))
+        if path is not None and xy[0] <= 0:
+            self._buf = _Buffer(*_load_source(path, from_bytes))
+            if copy_to_fb:
+                fb = _main_frame()
+                fb._buf.fmt, fb._buf.pix, fb._buf.dims = self._buf.fmt, self._buf.pix, self._buf.dims
+                fb._buf.ai, fb._buf.ai_shared = None, False
+                fb._touch()
+                self._buf = fb._buf
             return
         w, h = 320, 240  # CONFIG_LCD_DEFAULT_WIDTH/HEIGHT
-        if size is not None:
-            from . import _args
-
-            sw, sh = (_args.to_int(v) for v in _args.fixed_array(size, 2))
-            if sw > 0 and sh > 0:  # otherwise the firmware silently keeps 320x240
-                w, h = sw, sh
+        if xy[0] > 0 and xy[1] > 0:  # otherwise the firmware silently keeps 320x240
+            w, h = xy
         if not copy_to_fb:
             from .. import heap
 
@@ -107,6 +114,7 @@ class ImageBase:
                 fb._buf.pix = _alloc(RGB565, w, h)
                 fb._buf.ai = None
                 fb._buf.ai_shared = False
+                fb._buf.dims = None
                 fb._touch()
             self._buf = fb._buf
             return
@@ -252,28 +260,52 @@ class ImageBase:
 
     # ------------------------------------------------------------------ basics
     def width(self) -> int:
-        return int(self._buf.pix.shape[1])
+        b = self._buf
+        return int(b.dims[0]) if b.fmt == _pf.JPEG else int(b.pix.shape[1])
 
     def height(self) -> int:
-        return int(self._buf.pix.shape[0])
+        b = self._buf
+        return int(b.dims[1]) if b.fmt == _pf.JPEG else int(b.pix.shape[0])
 
-    def format(self) -> int:
-        return self._buf.fmt
+    def format(self) -> int | None:
+        """The pixel format; None for a BINARY image (py_image.c: ``return mp_const_none; // TODO``)."""
+        return None if self._buf.fmt == _pf.BINARY else self._buf.fmt
 
     def size(self) -> int:
-        """Bytes of pixel data: w*h*2 for RGB565, w*h for grayscale."""
-        return int(self._buf.pix.nbytes)
+        """``image_size()``: w*h*2 (RGB565), w*h (gray), 4 bytes per 32 pixels of a row (bitmap),
+        the byte count of a JPEG image."""
+        from . import _kinds
 
-    def to_bytes(self) -> bytes:
-        """Raw pixel memory (byte-swapped RGB565 / gray bytes)."""
-        return self._buf.pix.astype("<u2" if self._buf.fmt == RGB565 else np.uint8).tobytes()
+        return _kinds.memory_size(self._buf.fmt, self.width(), self.height(), int(self._buf.pix.nbytes))
+
+    def to_bytes(self) -> bytearray:
+        """The pixel memory as a ``bytearray`` (a copy here; the firmware's aliases the image).
+
+        As in the firmware its length is w*h*2 / w*h / the JPEG size — and for a BINARY image
+        ``((w + 31) // 32) * h``, a quarter of the bitmap (the firmware counts words as bytes).
+        """
+        from . import _kinds
+
+        data = _kinds.memory_bytes(self)
+        if self._buf.fmt == _pf.BINARY:
+            data = data[: _kinds.row_words(self.width()) * self.height()]
+        return bytearray(data)
 
     def __len__(self) -> int:
         return self.width() * self.height()
 
     def __repr__(self) -> str:
-        fmt = _pf.NAMES.get(self._buf.fmt, str(self._buf.fmt))
-        return f'{{"w":{self.width()}, "h":{self.height()}, "type"="{fmt.lower()}", "size":{self.size()}}}'
+        from . import _kinds
+
+        b, w, h = self._buf, self.width(), self.height()
+        if b.fmt == _pf.BINARY:  # the firmware prints the word count as the size
+            return f'{{"w":{w}, "h":{h}, "type"="binary", "size":{_kinds.row_words(w) * h}}}'
+        if b.fmt == _pf.JPEG:
+            if b.pix.size and b.pix[0] == 0xFE and b.pix[-1] == 0xFE:  # compress_for_ide data: printed raw
+                return b.pix.tobytes().decode("latin-1")
+            return f'{{"w":{w}, "h":{h}, "type"="jpeg", "size":{b.pix.size}}}'
+        fmt = _pf.NAMES.get(b.fmt, str(b.fmt))
+        return f'{{"w":{w}, "h":{h}, "type"="{fmt.lower()}", "size":{self.size()}}}'
 
     # ------------------------------------------------------------------ AI buffer
     def pix_to_ai(self):
@@ -331,41 +363,29 @@ def _convert_rgb888(rgb: np.ndarray, fmt: int) -> np.ndarray:
     return _color.rgb888_to_565(rgb)
 
 
-def _decode_file(fp, name: str) -> tuple[int, np.ndarray]:
-    """(format, pixels) of an image file: JPEG/colour -> RGB565, PGM / 8-bit gray -> GRAYSCALE.
+def _load_source(source, from_bytes: bool) -> tuple[int, np.ndarray, None, None]:
+    """``imlib_load_image`` of a path, of bytes (``from_bytes``) or of a file object (see _imageio)."""
+    from . import _imageio
 
-    The header's size is checked before anything is decoded: a buffer the board's memory cannot
-    hold raises the firmware's MemoryError (see ``maixemu.firmware.heap``).
-    """
-    from PIL import Image as PILImage, UnidentifiedImageError
-
-    from .. import heap
-
-    try:
-        with PILImage.open(fp) as im:
-            gray = im.mode in ("L", "1", "I;16", "I") and (im.format in ("PPM", "BMP", "PNG"))
-            heap.check_image_buffer(im.width, im.height, 1 if gray else 2)
-            im.load()
-            if gray:
-                arr = np.asarray(im.convert("L"), dtype=np.uint8)
-                return GRAYSCALE, arr.copy()
-            rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
-    except PILImage.DecompressionBombError:
-        raise heap.image_alloc_failed() from None
-    except UnidentifiedImageError:  # Pillow's text names the host file: the device's names the path only
-        raise OSError(f"Unsupported format! ({name or 'bytes'}: not an image file)") from None
-    except (SyntaxError, ValueError) as e:
-        raise OSError(f"Unsupported format! ({name or 'bytes'}: {e})") from None
-    return RGB565, _color.rgb888_to_565(rgb)
+    if isinstance(source, (str, bytes)):  # mp_obj_is_str_or_bytes (a bytearray is not)
+        if from_bytes:
+            data = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else bytes(source)
+            out = _imageio.load_bytes(data)
+        else:
+            path = source.decode("utf-8", "surrogateescape") if isinstance(source, bytes) else source
+            out = _load_path(path)
+    elif isinstance(source, os.PathLike):
+        out = _load_path(os.fspath(source))
+    else:
+        out = _imageio.load_file_object(source)
+    return out.fmt, out.pix, None, out.dims
 
 
-def _load_path(path: str) -> tuple[int, np.ndarray]:
-    from ...host import storage
+def _load_path(path: str):
+    """A device path's image as the firmware decodes it (``_imageio.load_path``)."""
+    from . import _imageio
 
-    if not storage.current().is_file(path):
-        raise storage.enoent(path)
-    with storage.current().open(path, "rb") as fp:  # host errors come back in the device's form
-        return _decode_file(fp, path)
+    return _imageio.load_path(path)
 
 
 def _main_frame():
@@ -384,7 +404,7 @@ def _main_frame():
     return board.framebuffer
 
 
-def _host_path(path: str) -> Path:
+def _host_path(path: str):
     """The host file holding what the device sees at ``path`` (for reading)."""
     from ...host import storage
 
@@ -394,6 +414,6 @@ def _host_path(path: str) -> Path:
 def _open_for_write(path: str):
     """A binary file for writing the device file ``path``: into the run's layer (or the folder the user
     mounted for writing), never over a file that existed before the run; ``ENOSPC`` when full."""
-    from ...host import storage
+    from ._imageio import open_device_file
 
-    return storage.current().open(path, "wb")
+    return open_device_file(path, "wb")

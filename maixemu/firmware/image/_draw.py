@@ -37,6 +37,8 @@ class DrawMixin:
         ys = np.asarray(ys, dtype=np.int64).ravel()
         keep = (xs >= 0) & (xs < self.width()) & (ys >= 0) & (ys < self.height())
         if keep.any():
+            if np.ndim(c):  # one value per coordinate (draw_image): drop the clipped ones with them
+                c = np.asarray(c).ravel()[keep]
             self._pix[ys[keep], xs[keep]] = c
 
     def _fill(self, x0: int, x1: int, y0: int, y1: int, c) -> None:
@@ -310,9 +312,13 @@ class DrawMixin:
         x_spacing = _args.to_int(_args.pick(rest, 2, kwargs, "x_spacing", 0))
         y_spacing = _args.to_int(_args.pick(rest, 3, kwargs, "y_spacing", 2))
         mono = bool(_args.to_int(_args.pick(rest, 4, kwargs, "mono_space", False)))
-        self._draw_ascii(x, y, data, c, scale, x_spacing, y_spacing, mono)
+        self._draw_text(x, y, text, data, c, scale, x_spacing, y_spacing, mono)
         self._touch()
         return self
+
+    def _draw_text(self, x, y, text, data: bytes, c, scale, x_spacing, y_spacing, mono) -> None:
+        """``imlib_draw_string``'s dispatch on the loaded font (``_fonts.FontMixin`` adds UTF-8)."""
+        self._draw_ascii(x, y, data, c, scale, x_spacing, y_spacing, mono)
 
     def _draw_ascii(self, x_off, y_off, data: bytes, c, scale, x_spacing, y_spacing, mono) -> None:
         W, H = _font8x12.WIDTH, _font8x12.HEIGHT

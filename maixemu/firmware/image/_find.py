@@ -1,15 +1,13 @@
-"""Vision finders (OpenMV semantics, OpenCV/numpy approximations): QR codes, lines, circles,
-rectangles, Haar features (maixpy-api.md §2.8). ``find_blobs`` lives in ``_blob``.
+"""Vision finders: the Hough lines/circles entry points, Haar features (``_haar``) and the result
+objects (maixpy-api.md §2.8). ``find_blobs`` lives in ``_blob``, the other finders in their modules.
 
-Scripts draw what these return; exact pixel equality with the device is not expected. The result
-objects behave like OpenMV's: methods (``rect()``, ``cx()``, ``payload()`` ...) plus tuple-style
+The result objects behave like OpenMV's: methods (``rect()``, ``cx()``, ``payload()`` ...) plus tuple-style
 indexing/slicing (``line[0:4]``, ``qr[4]``).
 """
 
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
@@ -116,63 +114,37 @@ _accessors(Rect, Rect._fields)
 
 
 # ---------------------------------------------------------------------- Haar cascades
-_HAAR_NAMES = {
-    "frontalface": "haarcascade_frontalface_default.xml",
-    "eye": "haarcascade_eye.xml",
-    "smile": "haarcascade_smile.xml",
-}
-
-
-def _haar_dirs() -> list[str]:
-    dirs = []
-    try:
-        import cv2
-
-        dirs.append(cv2.data.haarcascades)
-    except Exception:  # pragma: no cover - cv2 without data module
-        pass
-    dirs += ["/usr/share/opencv4/haarcascades", "/usr/share/opencv/haarcascades",
-             "/usr/local/share/opencv4/haarcascades"]
-    return dirs
-
-
 class HaarCascade:
-    """``image.HaarCascade("frontalface" | "eye", stages=N)`` backed by OpenCV's cascades.
+    """``image.HaarCascade("frontalface" | "eye" | path, stages=N)``: the firmware's cascades (``_haar``).
 
-    The firmware's built-in OpenMV cascades are not bundled; OpenCV's equivalents are used when
-    found (opencv-python's ``cv2.data`` or a system ``opencv-data`` install). Cascade files from
-    the filesystem (OpenMV binary format) are not supported.
+    The built-in ones are generated from the OpenCV XML files they were converted from; a path loads
+    an OpenMV binary cascade from the card. ``stages`` limits the stages used (when 0 < N < all).
     """
 
-    def __init__(self, path, stages=None):
-        import cv2
+    def __init__(self, path, *args, **kwargs):
+        from . import _haar
 
         if not isinstance(path, str):
             raise TypeError(f"can't convert {type(path).__name__} to str")
-        name = _HAAR_NAMES.get(path)
-        if name is None:
-            raise NotImplementedError(
-                f"image.HaarCascade({path!r}) is not emulated yet: only the built-in "
-                "'frontalface' and 'eye' cascades are (through OpenCV)")
-        if not hasattr(cv2, "CascadeClassifier"):
-            raise NotImplementedError(
-                f"image.HaarCascade({path!r}) is not emulated with this OpenCV ({cv2.__version__}): it has "
-                "no CascadeClassifier (OpenCV 5 moved it out of the main package); an OpenCV 4.x "
-                "opencv-python, which also ships the cascade files, makes it work")
-        for d in _haar_dirs():
-            f = os.path.join(d, name)
-            if os.path.isfile(f):
-                self._cv = cv2.CascadeClassifier(f)
-                break
+        if path in ("frontalface", "eye"):
+            self._cascade = _haar.builtin(path)
         else:
-            raise NotImplementedError(
-                f"image.HaarCascade({path!r}) needs OpenCV's {name}, which is not installed here "
-                "(install the 'opencv-data' system package)")
+            from ._core import _host_path
+
+            host = _host_path(path)
+            if not host.is_file():
+                from ...host import storage
+
+                raise storage.enoent(path)
+            self._cascade = _haar.from_file(host.read_bytes())
         self._name = path
-        self._stages = stages if stages is not None else (25 if path == "frontalface" else 24)
+        stages = _args.to_int(_args.pick(args, 0, kwargs, "stages", self._cascade.n_stages))
+        self._stages = stages if 0 < stages < self._cascade.n_stages else self._cascade.n_stages
 
     def __repr__(self) -> str:
-        return f'{{"width":24, "height":24, "n_stages":{self._stages}, "n_features":0, "n_rectangles":0}}'
+        c = self._cascade
+        return (f'{{"width":{c.window[0]}, "height":{c.window[1]}, "n_stages":{self._stages}, '
+                f'"n_features":{c.n_features}, "n_rectangles":{c.n_rectangles}}}')
 
 
 # ---------------------------------------------------------------------- helpers
@@ -239,19 +211,22 @@ class FindMixin:
         return [Circle(**d) for d in found]
 
     def find_features(self, cascade, *args, **kwargs):
-        """Haar-cascade detections as (x, y, w, h) tuples (OpenCV ``detectMultiScale``)."""
+        """Haar-cascade detections as ``(x, y, w, h)`` tuples, computed as the firmware's
+        ``imlib_detect_objects`` does (``_haar``): ``threshold`` (0.5), ``scale_factor`` (1.5), ``roi``."""
+        from . import _haar
+
         if not isinstance(cascade, HaarCascade):
             raise TypeError("HaarCascade expected")
         threshold = _args.to_float(_args.pick(args, 0, kwargs, "threshold", 0.5))
         scale = _args.to_float(_args.pick(args, 1, kwargs, "scale_factor", 1.5))
-        x0, y0, w, h = _args.roi(self.width(), self.height(), _args.pick(args, 2, kwargs, "roi", None))
-        if scale <= 1.0:
-            raise OSError("Scale factor must be > 1.0")
-        gray = _gray8(self, (x0, y0, w, h))
-        neighbours = max(1, int(round(threshold * 2)))  # OpenMV threshold 0.5 ~ one neighbour
-        found = cascade._cv.detectMultiScale(gray, scaleFactor=scale, minNeighbors=neighbours)
-        return [(int(x) + x0, int(y) + y0, int(fw), int(fh)) for x, y, fw, fh in
-                (found if len(found) else [])]
+        roi = _args.roi(self.width(), self.height(), _args.pick(args, 2, kwargs, "roi", None))
+        c = cascade._cascade
+        if not (roi[2] > c.window[0] and roi[3] > c.window[1]):
+            raise OSError("Region of interest is smaller than detector window!")
+        if not np.float32(scale) > np.float32(1.0):  # the device's scale loop would never end
+            raise OSError("find_features: scale_factor must be > 1.0 (the firmware loops forever otherwise)")
+        found = _haar.detect(_gray8(self), c, cascade._stages, roi, threshold, scale)
+        return [tuple(r) for r in found]
 
 
 def _roi_and_strides(img, rest, kwargs) -> tuple:

@@ -245,8 +245,98 @@ SIN = np.round(np.sin(np.deg2rad(_DEG)), 6).astype(F32)
 
 def ftoi(v):
     """:func:`to_int` that gives a Python ``int`` for a scalar (an int64 array otherwise)."""
+    if isinstance(v, (float, np.floating, int, np.integer)):
+        return _to_int_1(v)
     out = to_int(v)
     return int(out) if out.ndim == 0 else out
+
+
+# ---------------------------------------------------------------------- scalar twins
+# The sequential finders (LSD, the quad fits) call these helpers on one value at a time, where the
+# array versions' broadcasting and ``np.where`` of both branches cost microseconds per call. Each
+# twin below performs the same float32 operations in the same order as its array version (only the
+# branch that the array version would keep), so the two give identical bits; tests compare them.
+def _to_int_1(v) -> int:
+    """:func:`to_int` of one value."""
+    x = float(v)
+    if x != x:
+        return _I32_MAX
+    if x >= _I32_MAX:
+        return _I32_MAX
+    if x <= _I32_MIN:
+        return _I32_MIN
+    return int(x)
+
+
+_ATAN_BIG, _ATAN_MID = F32(2.414213562373095), F32(0.4142135623730950)
+_ATAN_C1, _ATAN_C2, _ATAN_C3, _ATAN_C4 = (F32(8.05374449538e-2), F32(1.38776856032e-1), F32(1.99777106478e-1),
+                                          F32(3.33329491539e-1))
+
+
+def fast_atanf_1(xx) -> np.float32:
+    """:func:`fast_atanf` of one float32."""
+    xx = F32(xx)
+    neg = xx < 0
+    x = -xx if neg else xx
+    if x > _ATAN_BIG:  # no errstate needed: 1/x of x > 2.4 and (x-1)/(x+1) can neither overflow nor divide by 0
+        y, xr = M_PI_2, -(F32(1) / x)
+    elif x > _ATAN_MID:
+        y, xr = M_PI_4, (x - F32(1)) / (x + F32(1))
+    else:
+        y, xr = F32(0), x
+    z = xr * xr
+    poly = ((((_ATAN_C1 * z - _ATAN_C2) * z + _ATAN_C3) * z - _ATAN_C4) * z + F32(1)) * xr
+    y = poly + y
+    return -y if neg else y
+
+
+_TWO_PI = F32(F32(2) * M_PI)
+
+
+def fast_atan2f_1(y, x) -> np.float32:
+    """:func:`fast_atan2f` of one pair of float32 (the same cascade of cases, NaN included)."""
+    y, x = F32(y), F32(x)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if x > 0 and y >= 0:
+            return fast_atanf_1(y / x)
+        if x < 0 and y >= 0:
+            return F32(M_PI - fast_atanf_1(-(y / x)))
+        if x < 0 and y < 0:
+            return F32(M_PI + fast_atanf_1(y / x))
+        if x > 0 and y < 0:
+            return F32(_TWO_PI - fast_atanf_1(-(y / x)))
+    if y == 0:
+        return F32(0)
+    return M_PI if y > 0 else -M_PI
+
+
+_LOG2_C0, _LOG2_C1, _LOG2_C2, _LOG2_C3, _LOG2_C4 = (F32(1.1920928955078125e-7), F32(124.22551499),
+                                                     F32(1.498030302), F32(1.72587999), F32(0.3520887068))
+
+
+def fast_log2_1(x) -> np.float32:
+    """:func:`fast_log2` of one float32."""
+    vi = int(F32(x).view(np.uint32))
+    mx = np.uint32((vi & 0x007FFFFF) | 0x3F000000).view(F32)
+    y = F32(vi) * _LOG2_C0  # mx is in [0.5, 1): nothing here can overflow or divide by zero
+    return y - _LOG2_C1 - _LOG2_C2 * mx - _LOG2_C3 / (_LOG2_C4 + mx)
+
+
+def fast_expf_1(x) -> np.float32:
+    """:func:`fast_expf` of one float32."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = float(F32(F32(1512775) * F32(x)) + F32(1072632447))
+    lbits = 0xFFFFFFFF if v != v else int(min(max(v, 0.0), 4294967295.0))
+    m, e, sgn = lbits & 0xFFFFF, (lbits >> 20) & 0x7FF, (lbits >> 31) & 1
+    e = (e - 1023 + 127) & 0xFF
+    return np.uint32(((sgn << 31) | (e << 23) | (m << 3)) & 0xFFFFFFFF).view(F32)
+
+
+def fast_log_1(x) -> np.float32:
+    return _LN2 * fast_log2_1(x)
+
+
+_LN2 = F32(0.69314718)
 
 
 def ftou(v) -> int:

@@ -1,5 +1,5 @@
 """K210-specific image methods from the MaixPy firmware: ``conv3`` (run by the KPU on the AI
-buffer), ``strech_char`` (sic) and ``stretch`` — all return ``None`` like the firmware.
+buffer), ``strech_char`` (sic), ``stretch`` and ``dump_roi`` — all return ``None`` like the firmware.
 """
 
 from __future__ import annotations
@@ -50,10 +50,15 @@ class K210Mixin:
         return None
 
     def strech_char(self, de_dark):
-        """Contrast stretch for character images (MaixPy, grayscale only; sic "strech"); ``None``."""
+        """Contrast stretch for character images (MaixPy, grayscale only; sic "strech"); ``None``.
+
+        ``(v - mean) * 255 / (max - mean)`` in C integers (truncating; a zero divisor gives -1 as
+        RISC-V's division does), clamped to 0..255; ``de_dark`` then divides by
+        ``1 + 32 r^4 / w^2 / h^2`` evaluated in float32 left to right (r = distance to the centre).
+        """
         de_dark = _args.to_int(de_dark)
         if self._fmt != GRAYSCALE:
-            print("only support grayscale now")
+            print("only support grayscale now\r")
             return None
         h, w = self.height(), self.width()
         p = self._pix.astype(np.int64)
@@ -68,33 +73,75 @@ class K210Mixin:
             dat = np.sign(num) * np.sign(den) * (np.abs(num) // abs(den))  # C truncation
         dat = np.clip(dat, 0, 255)
         if de_dark:
+            F = np.float32
             yy, xx = np.mgrid[0:h, 0:w]
-            r2 = (xx - w // 2) ** 2 + (yy - h // 2) ** 2
-            div = 1.0 + 32.0 * r2 * r2 / w / w / h / h
-            dat = np.trunc(dat / div).astype(np.int64)
+            r2 = ((xx - w // 2) ** 2 + (yy - h // 2) ** 2).astype(F)
+            t = F(32.0) * r2 * r2
+            for v in (w, w, h, h):
+                t = (t / F(v)).astype(F)
+            dat = np.trunc(dat.astype(F) / (F(1.0) + t)).astype(np.int64)
         self._pix[...] = dat.astype(np.uint8)
         self._touch()
         return None
 
     def stretch(self, to_min, to_max):
-        """Linear stretch of a grayscale image to [to_min, to_max] (integer scale, max 5); ``None``."""
+        """Linear stretch of a grayscale image to [to_min, to_max]; ``None``.
+
+        The source range is the min/max of the *interior* pixels (``min``/``max`` in py_image.c skip
+        the first and last row and column, starting from pixel (1, 1)); the scale is the C integer
+        quotient ``(to_max - to_min) / (max - min)`` capped at 5; every pixel (borders included)
+        becomes ``uint8((v - min) * scale + to_min)`` (wrapping).
+        """
         to_min, to_max = _args.to_int(to_min), _args.to_int(to_max)
         if self._fmt != GRAYSCALE:
-            print("only support grayscale now")
+            print("only support grayscale now\r")
             return None
         p = self._pix.astype(np.int64)
-        lo, hi = int(p.min()), int(p.max())
+        h, w = p.shape
+        flat = p.reshape(-1)
+        start = int(flat[w + 1]) if flat.size > w + 1 else 0
+        inner = p[1:h - 1, 1:w - 1]
+        lo = min(start, int(inner.min())) if inner.size else start
+        hi = max(start, int(inner.max())) if inner.size else start
         if lo == hi:
             return None
-        q = to_max - to_min
-        scale = float(int(q / (hi - lo)))  # C int division, then stored in a float
+        q, r = to_max - to_min, hi - lo
+        scale = float(abs(q) // r * (1 if q >= 0 else -1))  # C int division, then stored in a float
         scale = min(scale, 5.0)
         v = (p - lo).astype(np.float32) * np.float32(scale) + np.float32(to_min)
         self._pix[...] = (np.trunc(v).astype(np.int64) & 0xFF).astype(np.uint8)
         self._touch()
         return None
 
-    # ------------------------------------------------------------------ OpenMV filters
+    def dump_roi(self, *args, **kwargs):
+        """Print the ROI's memory two bytes per pixel (MaixPy ``dump_roi``; returns None).
+
+        Each pixel prints ``0x%02x 0x%02x; `` of bytes ``2 * (w * y + x)`` and the next, whatever the
+        format (the firmware's "TODO: pixel format": a grayscale image prints pairs from twice the
+        offset); a newline after every 8 pixels and after each row, one more at the end. Nothing is
+        bounds-checked on the board; bytes outside the image memory print as 0x00 here.
+        """
+        (x0, y0, w, h), _ = _args.consume(args, 4)
+        from . import _kinds
+
+        mem = _kinds.memory_bytes(self)
+        width = self.width() & 0xFFFF
+
+        def byte(i: int) -> int:
+            return mem[i] if 0 <= i < len(mem) else 0
+
+        out = []
+        for y in range(y0, y0 + h):
+            for x in range(x0, x0 + w):
+                i = 2 * width * y + 2 * x
+                out.append(f"0x{byte(i):02x} 0x{byte(i + 1):02x}; ")
+                if (x - x0) % 8 == 7:
+                    out.append("\n")
+            out.append("\n")
+        out.append("\n")
+        print("".join(out), end="")
+        return None
+
 
 
 def _round_half_even_shift(t: np.ndarray, s: int) -> np.ndarray:

@@ -14,6 +14,7 @@ in Python (the gradient field and the pseudo-ordering are vectorised).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from . import _args
 from . import _fmath as fm
 from ._fmath import F, fast_atan2f, ftoi, lb_clip_line, line_length
+from ._jit import kernel
 
 PI = F(math.pi)
 NOTDEF = F(-512.0)
@@ -34,11 +36,11 @@ FLT_MAX = F(np.finfo(np.float32).max)
 
 
 def _atan2(y, x) -> np.float32:
-    return F(fast_atan2f(F(y), F(x)))
+    return fm.fast_atan2f_1(y, x)
 
 
 def _log(x) -> np.float32:
-    return F(fm.fast_log(F(x)))
+    return fm.fast_log_1(x)
 
 
 
@@ -123,7 +125,14 @@ _Q = [F(v) for v in (75122.6331530, 80916.6278952, 36308.2951477, 8687.24529705,
 
 
 def _log_gamma(x) -> np.float32:
-    x = F(x)
+    """``log_gamma`` (Lanczos below 15, Windschitl above) of a float32 — memoised: the NFA asks for the
+    same few integer arguments over and over."""
+    return _log_gamma_cached(float(F(x)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _log_gamma_cached(xf: float) -> np.float32:
+    x = F(xf)
     if x > F(15.0):
         # Windschitl, as the -ffast-math build evaluates it: 1/(810 x^6) becomes (1/810) x^-6 and
         # the sum is regrouped
@@ -146,7 +155,7 @@ def nfa(n: int, k: int, p, logNT) -> np.float32:
     p_term = p / (F(1.0) - p)
     log1term = (_log_gamma(F(n) + F(1.0)) - _log_gamma(F(k) + F(1.0)) - _log_gamma(F(n - k) + F(1.0))
                 + F(k) * _log(p) + F(n - k) * _log(F(1.0) - p))
-    term = F(fm.fast_expf(log1term))
+    term = fm.fast_expf_1(log1term)
     if _double_equal(term, F(0.0)):
         if F(k) > F(n) * p:
             return log1term * _NEG_INV_LN10 - logNT  # the build multiplies by -1/ln(10)
@@ -190,8 +199,8 @@ def _inter(x, x1, y1, x2, y2, low: bool) -> np.float32:
     return F(result)
 
 
-def _rect_pixels(r: _Rect):
-    """The pixels the rectangle iterator (``ri_ini``/``ri_inc``) visits, in order."""
+def _rect_corners(r: _Rect) -> tuple[np.ndarray, np.ndarray]:
+    """``ri_ini``'s corner order: the four corners of the rectangle, starting at the lowest-x one."""
     hy = r.dy * r.width / F(2.0)  # ``r->dy * r->width / 2.0``
     hx = r.dx * r.width / F(2.0)
     vx = [r.x1 - hy, r.x2 - hy, r.x2 + hy, r.x1 + hy]
@@ -204,8 +213,107 @@ def _rect_pixels(r: _Rect):
         off = 2
     else:
         off = 3
-    vx = [F(vx[(off + n) % 4]) for n in range(4)]
-    vy = [F(vy[(off + n) % 4]) for n in range(4)]
+    return (np.array([vx[(off + n) % 4] for n in range(4)], F), np.array([vy[(off + n) % 4] for n in range(4)], F))
+
+
+@kernel
+def _rect_count(angles, vx, vy, theta, prec):
+    """``ri_ini``/``ri_inc`` over the rectangle with ``isaligned`` on each pixel inside the image:
+    (pixels, aligned pixels); (-1, -1) when the scan would not end (a NaN rectangle)."""
+    f32 = np.float32
+    h, w = angles.shape
+    flt_max = f32(3.4028234663852886e38)
+    flt_min = f32(1.1754943508222875e-38)
+    flt_eps = f32(1.1920928955078125e-07)
+    rad = f32(np.pi) / f32(180.0)
+    notdef = f32(-512.0)
+    three_half_pi = f32(4.71238898038)
+    two_pi = f32(6.28318530718)
+
+    def to_int(v):
+        if v != v or v >= f32(2147483647.0):
+            return 2147483647
+        if v <= f32(-2147483648.0):
+            return -2147483648
+        return int(v)
+
+    def double_equal(a, b):
+        if a == b:
+            return True
+        abs_diff = abs(a - b)
+        aa = abs(a)
+        bb = abs(b)
+        abs_max = aa if aa > bb else bb
+        if abs_max < flt_min:
+            abs_max = flt_min
+        return (abs_diff / abs_max) <= (f32(100.0) * flt_eps)
+
+    def inter(x, x1, y1, x2, y2, low):
+        if double_equal(x1, x2) and y1 < y2:
+            return y1 if low else y2
+        if double_equal(x1, x2) and y1 > y2:
+            return y2 if low else y1
+        den = x2 - x1
+        bad = den == f32(0)
+        result = f32(0)
+        if not bad:
+            result = y1 + (x - x1) * (y2 - y1) / den
+            bad = result != result or abs(result) > flt_max  # NaN or infinite
+        if bad:
+            if low:
+                return y1 if y1 < y2 else (y2 if y1 > y2 else f32(0))
+            return y2 if y1 < y2 else (y1 if y1 > y2 else f32(0))
+        return result
+
+    x = to_int(vx[0] + f32(0.9999)) - 1
+    y = to_int(vy[0] + f32(0.9999))
+    ys = -flt_max
+    ye = -flt_max
+    pts = 0
+    alg = 0
+    steps = 0
+    while True:
+        # ri_inc
+        if not (f32(x) > vx[2]):
+            y += 1
+            while f32(y) > ye and not (f32(x) > vx[2]):
+                x += 1
+                if f32(x) > vx[2]:
+                    break
+                fx = f32(x)
+                if fx < vx[3]:
+                    ys = inter(fx, vx[0], vy[0], vx[3], vy[3], True)
+                else:
+                    ys = inter(fx, vx[3], vy[3], vx[2], vy[2], True)
+                if fx < vx[1]:
+                    ye = inter(fx, vx[0], vy[0], vx[1], vy[1], False)
+                else:
+                    ye = inter(fx, vx[1], vy[1], vx[2], vy[2], False)
+                y = to_int(ys + f32(0.9999))
+        if f32(x) > vx[2]:
+            return pts, alg
+        if 0 <= x < w and 0 <= y < h:
+            pts += 1
+            a = f32(angles[y, x]) * rad
+            if a != notdef:
+                t = theta - a
+                if t < f32(0):
+                    t = -t
+                if t > three_half_pi:
+                    t = t - two_pi
+                    if t < f32(0):
+                        t = -t
+                if t <= prec:
+                    alg += 1
+        steps += 1
+        if steps > 10_000_000:
+            return -1, -1
+
+
+def _rect_pixels(r: _Rect):
+    """The pixels the rectangle iterator (``ri_ini``/``ri_inc``) visits, in order (the reference the
+    ``_rect_count`` kernel is tested against)."""
+    vx, vy = (list(v) for v in _rect_corners(r))
     x = ftoi(F(vx[0]) + F(0.9999)) - 1
     y = ftoi(F(vy[0]) + F(0.9999))
     ys = ye = -FLT_MAX
@@ -238,6 +346,83 @@ def _rect_pixels(r: _Rect):
         if guard > 10_000_000:  # a NaN rectangle: the device loops forever here
             raise RuntimeError("find_line_segments: the firmware's rectangle scan does not end here")
     return out
+
+
+@kernel
+def _grow(angles, used, cos_t, sin_t, x, y, sumdx, sumdy, reg_angle, prec, reg_x, reg_y):
+    """The sequential core of ``region_grow`` (numba when installed, this Python otherwise): the same
+    float32 steps as the firmware — table cos/sin sums, ``fast_atan2f`` of them, ``isaligned``."""
+    f32 = np.float32
+    h, w = used.shape
+    rad = f32(np.pi) / f32(180.0)
+    notdef = f32(-512.0)
+    three_half_pi = f32(4.71238898038)
+    two_pi = f32(6.28318530718)
+    pi = f32(np.pi)
+
+    def atanf(xx):
+        neg = xx < f32(0)
+        v = -xx if neg else xx
+        if v > f32(2.414213562373095):
+            yv = f32(np.pi / 2)
+            xr = -(f32(1) / v)
+        elif v > f32(0.4142135623730950):
+            yv = f32(np.pi / 4)
+            xr = (v - f32(1)) / (v + f32(1))
+        else:
+            yv = f32(0)
+            xr = v
+        z = xr * xr
+        poly = ((((f32(8.05374449538e-2) * z - f32(1.38776856032e-1)) * z + f32(1.99777106478e-1)) * z
+                 - f32(3.33329491539e-1)) * z + f32(1)) * xr
+        yv = poly + yv
+        return -yv if neg else yv
+
+    def atan2(yy, xx):
+        if xx > f32(0) and yy >= f32(0):
+            return atanf(yy / xx)
+        if xx < f32(0) and yy >= f32(0):
+            return pi - atanf(-(yy / xx))
+        if xx < f32(0) and yy < f32(0):
+            return pi + atanf(yy / xx)
+        if xx > f32(0) and yy < f32(0):
+            return f32(f32(2) * pi) - atanf(-(yy / xx))
+        if yy == f32(0):
+            return f32(0)
+        return pi if yy > f32(0) else -pi
+
+    reg_x[0] = x
+    reg_y[0] = y
+    count = 1
+    used[y, x] = 1
+    i = 0
+    while i < count:
+        rx = reg_x[i]
+        ry = reg_y[i]
+        for xx in range(rx - 1, rx + 2):
+            for yy in range(ry - 1, ry + 2):
+                if 0 <= xx < w and 0 <= yy < h and used[yy, xx] == 0:
+                    a = f32(angles[yy, xx]) * rad
+                    if a == notdef:
+                        continue
+                    theta = reg_angle - a
+                    if theta < f32(0):
+                        theta = -theta
+                    if theta > three_half_pi:
+                        theta = theta - two_pi
+                        if theta < f32(0):
+                            theta = -theta
+                    if theta <= prec:
+                        used[yy, xx] = 1
+                        reg_x[count] = xx
+                        reg_y[count] = yy
+                        count += 1
+                        deg = angles[yy, xx] % 360
+                        sumdx = sumdx + cos_t[deg]
+                        sumdy = sumdy + sin_t[deg]
+                        reg_angle = atan2(sumdy, sumdx)
+        i += 1
+    return count, reg_angle
 
 
 class _LSD:
@@ -299,25 +484,16 @@ class _LSD:
         return bool(theta <= prec)
 
     def region_grow(self, x, y, prec):
-        reg = [(x, y)]
+        """``region_grow``: the 8-connected aligned pixels from (x, y), the region angle updated after
+        each one (the ``_grow`` kernel; the first angle's cos/sin are libm's)."""
         reg_angle = self.angle_rad(x, y)
-        sumdx, sumdy = fm.cosf(reg_angle), fm.sinf(reg_angle)
-        self.used[y, x] = 1
-        i = 0
-        while i < len(reg):
-            rx, ry = reg[i]
-            for xx in range(rx - 1, rx + 2):
-                for yy in range(ry - 1, ry + 2):
-                    if 0 <= xx < self.w and 0 <= yy < self.h and not self.used[yy, xx] and \
-                            self.isaligned(xx, yy, reg_angle, prec):
-                        self.used[yy, xx] = 1
-                        reg.append((xx, yy))
-                        a = int(np.int16(self.angles[yy, xx])) % 360
-                        sumdx = sumdx + fm.COS[a]
-                        sumdy = sumdy + fm.SIN[a]
-                        reg_angle = _atan2(sumdy, sumdx)
-            i += 1
-        return reg, reg_angle
+        n = self.w * self.h
+        if self._reg_x is None:
+            self._reg_x = np.empty(n, np.int64)
+            self._reg_y = np.empty(n, np.int64)
+        count, reg_angle = _grow(self.angles, self.used, fm.COS, fm.SIN, x, y, fm.cosf(reg_angle),
+                                 fm.sinf(reg_angle), reg_angle, F(prec), self._reg_x, self._reg_y)
+        return list(zip(self._reg_x[:count].tolist(), self._reg_y[:count].tolist())), F(reg_angle)
 
     def get_theta(self, reg, x, y, reg_angle, prec) -> np.float32:
         Ixx = Iyy = Ixy = F(0.0)
@@ -367,12 +543,12 @@ class _LSD:
         return r
 
     def rect_nfa(self, r: _Rect, logNT) -> np.float32:
-        pts = alg = 0
-        for x, y in _rect_pixels(r):
-            if 0 <= x < self.w and 0 <= y < self.h:
-                pts += 1
-                if self.isaligned(x, y, r.theta, r.prec):
-                    alg += 1
+        """``rect_nfa``: the pixels of the rectangle iterator and the aligned ones among them (the
+        ``_rect_count`` kernel), then the NFA of that count."""
+        vx, vy = _rect_corners(r)
+        pts, alg = _rect_count(self.angles, vx, vy, F(r.theta), F(r.prec))
+        if pts < 0:  # a NaN rectangle: the device loops forever here
+            raise RuntimeError("find_line_segments: the firmware's rectangle scan does not end here")
         return nfa(pts, alg, r.p, logNT)
 
     def rect_improve(self, rec: _Rect, logNT, log_eps) -> tuple[np.float32, _Rect]:
@@ -472,6 +648,7 @@ class _LSD:
         logNT = F(5.0) * (_log10(F(self.w)) + _log10(F(self.h))) / F(2.0) + _log10(F(11.0))
         min_reg_size = ftoi(-logNT / _log10(self.p))
         self.used = np.zeros((self.h, self.w), np.uint8)
+        self._reg_x = self._reg_y = None
         out = []
         density_th = F(0.7)
         for x, y in self.seeds:

@@ -65,6 +65,24 @@ def _sin_table() -> np.ndarray:
     return _SIN_TABLE
 
 
+def table_sin(x) -> np.float32:
+    """``riscv_sin_f32`` (the ``sin`` macro of apriltag.c): the same table, floor of ``x / 2pi`` by the
+    sign of ``x``, and an index wrap at 512."""
+    x = F(x)
+    t = _sin_table()
+    inp = x * F(0.159154943092)
+    n = int(np.trunc(inp))
+    if x < 0:
+        n -= 1
+    inp = inp - F(n)
+    findex = F(512) * inp
+    if findex >= F(512):
+        findex = findex - F(512)
+    index = int(findex) & 0x1FF
+    fract = findex - F(index)
+    return F((F(1.0) - fract) * t[index] + fract * t[index + 1])
+
+
 def table_cos(x) -> np.float32:
     """``riscv_cos_f32`` (the ``cos`` macro): 512-entry sine table with linear interpolation."""
     x = F(x)
@@ -104,7 +122,7 @@ def fast_log(x) -> np.float32:
 
 
 def _atan2(y, x) -> np.float32:
-    return F(fast_atan2f(F(y), F(x)))
+    return fm.fast_atan2f_1(y, x)
 
 
 # ---------------------------------------------------------------------- threshold
@@ -319,6 +337,33 @@ def fit_line(mom: _Moments, i0, i1):
     return (Ex, Ey, nx, ny), err, mse
 
 
+def fit_line_1(mom: _Moments, i0: int, i1: int):
+    """:func:`fit_line` of one index pair, in scalars: the same float32 operations in the same
+    order (a test compares the two), without the array machinery the per-quad fits pay for."""
+    sz = mom.sz
+    vals = []
+    for m in mom.M:
+        if i0 >= i1:  # wrapping
+            vals.append(F((m[sz - 1] + m[i1]) - m[i0 - 1 if i0 > 0 else 0]))
+        elif i0 > 0:
+            vals.append(F(m[i1] - m[i0 - 1]))
+        else:
+            vals.append(F(m[i1]))
+    Mx, My, Mxx, Myy, Mxy, W = vals
+    n = sz - i0 + i1 + 1 if i0 >= i1 else i1 - i0 + 1
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        Ex = Mx / W
+        Ey = My / W
+        Cxx = Mxx / W - Ex * Ex
+        Cxy = Mxy / W - Ex * Ey
+        Cyy = Myy / W - Ey * Ey
+        normal_theta = F(0.5) * fm.fast_atan2f_1(F(-2) * Cxy, Cyy - Cxx)
+        nx, ny = fm.cosf(normal_theta), fm.sinf(normal_theta)
+        mse = Cyy * (ny * ny) + nx * (Cxx * nx + Cxy * (ny + ny))
+        err = F(n) * mse
+    return (Ex, Ey, nx, ny), err, mse
+
+
 def _filter_taps() -> np.ndarray:
     sigma = F(1)
     cutoff = F(0.05)
@@ -357,8 +402,7 @@ def segment_maxima(mom: _Moments) -> list[int] | None:
     def fit(a, b):
         key = (a, b)
         if key not in cache:
-            p, e, m = fit_line(mom, np.array([a]), np.array([b]))
-            cache[key] = (tuple(F(v[0]) for v in p), F(e[0]), F(m[0]))
+            cache[key] = fit_line_1(mom, int(a), int(b))
         return cache[key]
 
     for m0 in range(nm - 3):
@@ -456,10 +500,10 @@ def fit_quad(im: np.ndarray, cl: dict, override_mode: bool) -> list | None:
         return None
     lines = []
     for i in range(4):
-        p, _, mse = fit_line(mom, np.array([indices[i]]), np.array([indices[(i + 1) & 3]]))
-        if F(mse[0]) > MAX_LINE_FIT_MSE:
+        p, _, mse = fit_line_1(mom, int(indices[i]), int(indices[(i + 1) & 3]))
+        if mse > MAX_LINE_FIT_MSE:
             return None
-        lines.append([F(v[0]) for v in p])
+        lines.append([F(v) for v in p])
     quad = []
     for i in range(4):
         det, parts = _intersect(lines, i)

@@ -1,9 +1,16 @@
-# Face detection with the legacy KPU API and a model in flash, as on a Maix board.
+# Face detection with the legacy KPU API, the model in flash (as on a Maix board).
 # Model: MaixPy's stock face detector (kmodel V3, 320x240 in). With ../shared next to this repo:
 #   maixemu run samples/face_detect.py --flash-image ../shared/models/v3/face_model_at_0x300000.kfpkg
 # or --flash 0x300000=face_detect_320x240.kmodel for a plain kmodel file.
 import sensor, image, lcd, time
 import KPU as kpu
+
+
+def label(img, x, y, text, color, scale=1):
+    """Text on a black band, so it reads on any picture underneath (draw_string has no background)."""
+    img.draw_rectangle(x, y, int(8 * scale) * len(text) + 4, int(12 * scale) + 4, color=(0, 0, 0), fill=True)
+    img.draw_string(x + 2, y + 2, text, color=color, scale=scale)
+
 
 lcd.init()
 sensor.reset()
@@ -22,6 +29,6 @@ while True:
     if faces:
         for face in faces:
             img.draw_rectangle(face.rect(), color=(255, 0, 0), thickness=2)
-            img.draw_string(face.x(), face.y() - 14, "%.2f" % face.value(), color=(255, 0, 0))
-    img.draw_string(4, 4, "%.1f fps" % clock.fps(), color=(0, 255, 0), scale=2)
+            label(img, face.x(), max(face.y() - 16, 0), "%.2f" % face.value(), (255, 0, 0))
+    label(img, 2, 2, "%.1f fps" % clock.fps(), (0, 255, 0), scale=2)
     lcd.display(img)

@@ -1,5 +1,6 @@
-# The pix_to_ai() pitfall, side by side -- runs as is: `maixemu run samples/pix_to_ai_pitfall.py`
-# (maixemu pre-flashes its own demo model, edge_filters.kmodel, at 0xF00000).
+# The pix_to_ai() pitfall: what the KPU sees without and with pix_to_ai(), side by side.
+# Runs as is: `maixemu run samples/pix_to_ai_pitfall.py` (maixemu pre-flashes its own demo model,
+# edge_filters.kmodel, at 0xF00000).
 #
 # A K210 image has two buffers: RGB565 pixels (what drawing changes and the LCD shows) and a separate
 # planar RGB888 "AI memory" (the only thing the KPU reads). sensor.snapshot() fills both;
@@ -7,6 +8,13 @@
 # Run with `--ai-memory warn` to have maixemu point at the line where the KPU reads stale AI memory.
 import sensor, image, lcd
 import KPU as kpu
+
+
+def label(img, x, y, text, color, scale=1):
+    """Text on a black band, so it reads on any picture underneath (draw_string has no background)."""
+    img.draw_rectangle(x, y, int(8 * scale) * len(text) + 4, int(12 * scale) + 4, color=(0, 0, 0), fill=True)
+    img.draw_string(x + 2, y + 2, text, color=color, scale=scale)
+
 
 lcd.init()
 sensor.reset()
@@ -36,7 +44,7 @@ while True:
     right = kpu.forward(task, fresh)
     screen.draw_image(kpu.fmap(right, 3).to_rgb565(copy=True), 160, 120)
     screen.draw_image(img.resize(160, 120), 0, 0)
-    screen.draw_string(164, 4, "camera (top left)", color=(255, 255, 0))
-    screen.draw_string(4, 124, "without pix_to_ai", color=(255, 0, 0))
-    screen.draw_string(164, 124, "with pix_to_ai", color=(0, 255, 0))
+    label(screen, 162, 2, "camera (top left)", (255, 255, 0))
+    label(screen, 2, 122, "without pix_to_ai", (255, 0, 0))
+    label(screen, 162, 122, "with pix_to_ai", (0, 255, 0))
     lcd.display(screen)

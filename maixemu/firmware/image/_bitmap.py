@@ -1,0 +1,135 @@
+"""``to_bitmap``, ``binary(to_bitmap=True)``, ``to_rainbow`` and the conversions out of BINARY
+images, as py_image.c does them (storage of BINARY images: see ``_kinds``).
+
+* ``to_bitmap``: gray ``> 127`` / RGB565 ``Y > -1`` (gray >= 128); in place unless ``copy``, which
+  needs ``w >= 4`` (gray) / ``w >= 2`` (RGB565) — ``OSError("Can't convert to bitmap in place!")``.
+* ``to_grayscale``/``to_rgb565``/``to_rainbow`` of a BINARY image need ``copy=True`` (or ``w == 1``)
+  — ``OSError("Can't convert to grayscale in place!")`` (the firmware's wording, for RGB565 too) /
+  ``"Can't convert to rainbow in place!"``; bits become 0/255, black/white.
+* ``to_rainbow`` maps gray (RGB565: its gray, the YUV table's ``Y + 128``) through the 256-entry
+  ``rainbow_table`` (``rainbow_tab.c``); in place for RGB565, ``copy=True`` needed for gray.
+
+In-place conversions keep the image's AI pointer (now stale), copies get a fresh never-filled AI
+buffer, as ``to_grayscale`` does. In the firmware an in-place ``to_bitmap``/``to_rainbow`` updates
+only the returned object's header (and the main frame buffer's); here every alias of the memory
+sees the new format.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from . import _args, _color, _kinds, _tables
+from ._core import GRAYSCALE, RGB565
+
+BINARY = _kinds.BINARY
+
+
+@lru_cache(maxsize=1)
+def rainbow_table() -> np.ndarray:
+    """``rainbow_table[256]`` (byte-swapped RGB565): a hue ramp from cyan-blue to red.
+
+    The table in rainbow_tab.c is an HSV sweep ``h(i) = 0.53784 - 0.0021011 i`` (full saturation
+    and value) with each channel rounded to 5/6 bits; checked entry by entry against the firmware's
+    table (by digest) in tests/firmware/test_image_tables.py.
+    """
+    i = np.arange(256)
+    h6 = (0.53784 - 0.0021011 * i) * 6
+    k = np.floor(h6).astype(np.int64) % 6
+    f = h6 - np.floor(h6)
+    one, zero, down = np.ones(256), np.zeros(256), 1 - f
+    r = np.choose(k, [one, down, zero, zero, f, one])
+    g = np.choose(k, [f, one, one, down, zero, zero])
+    b = np.choose(k, [zero, zero, f, one, one, down])
+    table = _color.pack565(np.floor(r * 31 + 0.5), np.floor(g * 63 + 0.5), np.floor(b * 31 + 0.5))
+    table.flags.writeable = False
+    return table
+
+
+def bit_color(color) -> int:
+    """``py_helper_keyword_color`` for a BINARY image: an int's bit 0, a tuple via RGB565 -> Y."""
+    if color is None:
+        color = -1
+    if isinstance(color, (bool, int, np.integer)):
+        return int(color) & 1
+    r, g, b = (max(0, min(255, _args.to_int(v))) for v in _args.fixed_array(color, 3))
+    p = _color.rgb888_to_565(np.array([r, g, b], np.uint8))
+    return int(_kinds.binary_of_rgb565(np.array(p, np.uint16)))
+
+
+def _copy_flag(args, kwargs) -> bool:
+    return bool(_args.to_int(_args.pick(args, 0, kwargs, "copy", False)))
+
+
+class BitmapMixin:
+    def _new_kind(self, fmt: int, pix: np.ndarray, copy: bool):
+        """The result of a format conversion: a new image (fresh AI buffer) or this memory."""
+        if copy:
+            return type(self)._wrap(fmt, pix, np.zeros((3,) + pix.shape, np.uint8))
+        self._replace(fmt, pix, keep_ai=True)
+        return self._alias()
+
+    def to_bitmap(self, *args, **kwargs):
+        """BINARY image of this one (``copy=False``: in place)."""
+        copy = _copy_flag(args, kwargs)
+        fmt = self._fmt
+        if fmt == BINARY:
+            return self._new_kind(BINARY, self._pix.copy(), True) if copy else self._alias()
+        if not copy and self.width() < (4 if fmt == GRAYSCALE else 2):
+            raise OSError("Can't convert to bitmap in place!")
+        bits = _kinds.binary_of_gray(self._pix) if fmt == GRAYSCALE else _kinds.binary_of_rgb565(self._pix)
+        return self._new_kind(BINARY, bits, copy)
+
+    def binary(self, thresholds, *args, **kwargs):
+        """``to_bitmap=True``: the thresholded image as a bitmap (``COLOR_*_TO_BINARY`` of the
+        gray/RGB565 result, which is exactly what imlib_binary writes into a BINARY ``out``)."""
+        names = ("invert", "zero", "mask", "to_bitmap", "copy")
+        given = dict(zip(names, args))
+        given.update({k: kwargs[k] for k in names if k in kwargs})
+        if not bool(_args.to_int(given.get("to_bitmap", False))):
+            return super().binary(thresholds, *args, **kwargs)
+        kwargs = {k: v for k, v in kwargs.items() if k not in names}
+        copy = bool(_args.to_int(given.get("copy", False)))
+        if not copy and self._fmt in (GRAYSCALE, RGB565) and self.width() < (4 if self._fmt == GRAYSCALE else 2):
+            raise OSError("Can't convert to bitmap in place!")
+        rest = {k: v for k, v in given.items() if k in ("invert", "zero", "mask")}
+        thresholded = super().binary(thresholds, copy=True, **rest, **kwargs)
+        pix = thresholded._pix
+        bits = _kinds.binary_of_gray(pix) if thresholded._fmt == GRAYSCALE else _kinds.binary_of_rgb565(pix)
+        return self._new_kind(BINARY, bits, copy)
+
+    def _from_bitmap(self, args, kwargs, fmt: int, values: np.ndarray, message: str):
+        copy = _copy_flag(args, kwargs)
+        if not copy and self.width() != 1:
+            raise OSError(message)
+        return self._new_kind(fmt, values, copy)
+
+    def to_grayscale(self, *args, **kwargs):
+        if self._fmt != BINARY:
+            return super().to_grayscale(*args, **kwargs)
+        return self._from_bitmap(args, kwargs, GRAYSCALE, (self._pix * 255).astype(np.uint8),
+                                 "Can't convert to grayscale in place!")
+
+    def to_rgb565(self, *args, **kwargs):
+        if self._fmt != BINARY:
+            return super().to_rgb565(*args, **kwargs)
+        white = _color.gray_to_rgb565(np.array(255, np.uint8))  # imlib_yuv_to_rgb(255, 0, 0)
+        return self._from_bitmap(args, kwargs, RGB565, np.where(self._pix != 0, white, 0).astype(np.uint16),
+                                 "Can't convert to grayscale in place!")
+
+    def to_rainbow(self, *args, **kwargs):
+        """RGB565 false colours of the gray level through ``rainbow_table``."""
+        table = rainbow_table()
+        fmt = self._fmt
+        if fmt == BINARY:
+            return self._from_bitmap(args, kwargs, RGB565, table[self._pix.astype(np.int64) * 255],
+                                     "Can't convert to rainbow in place!")
+        copy = _copy_flag(args, kwargs)
+        if fmt == GRAYSCALE:
+            if not copy:
+                raise OSError("Can't convert to rainbow in place!")
+            return self._new_kind(RGB565, table[self._pix], True)
+        gray = _tables.gray_table()[self._pix]  # COLOR_RGB565_TO_GRAYSCALE: Y + 128
+        return self._new_kind(RGB565, table[gray], copy)

@@ -1,0 +1,221 @@
+"""Haar cascades as the firmware runs them (``haar.c``, ``integral_mw.c``, ``rectangle_merge``).
+
+The firmware's built-in ``frontalface`` and ``eye`` cascades (``cascade.h``) are OpenCV's
+``haarcascade_frontalface_default.xml`` and ``haarcascade_eye.xml`` in integer form: stage
+thresholds and leaf values times 256 and node thresholds times 4096, truncated toward zero,
+rectangle weights as integers. They are generated here from the XML files opencv-python ships
+(a test compares every array with the firmware's header). Cascade files on the card in OpenMV's
+binary format load as the firmware loads them.
+
+Detection follows ``imlib_detect_objects``: the ROI scaled by ``1, f, f^2, ...`` with fixed-point
+nearest sampling, a scanning step of 5% of the ROI width shrunk by the factor at every scale,
+integral images in uint32 (the moving window computes the same rows), the variance test in uint32
+arithmetic (overflow included), the standard deviation truncated to an int, every weak classifier
+in integers (the weighted rectangle sums wrap at 32 bits as the C's ``int32_t``), then the overlap
+merge. Each stage runs on all windows of a row at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import struct
+
+import numpy as np
+
+_BUILTIN = {"frontalface": "haarcascade_frontalface_default.xml", "eye": "haarcascade_eye.xml"}
+M32 = 0xFFFFFFFF
+
+
+class Cascade:
+    """``cascade_t``'s arrays (numpy, the firmware's integer types widened to int64)."""
+
+    def __init__(self, window: tuple[int, int], stages: list[int], stage_thresh, tree_thresh, alpha1, alpha2,
+                 num_rects, weights, rects):
+        self.window = window
+        self.stages = np.asarray(stages, np.int64)
+        self.stage_thresh = np.asarray(stage_thresh, np.int64)
+        self.tree_thresh = np.asarray(tree_thresh, np.int64)
+        self.alpha1 = np.asarray(alpha1, np.int64)
+        self.alpha2 = np.asarray(alpha2, np.int64)
+        self.num_rects = np.asarray(num_rects, np.int64)
+        self.weights = np.asarray(weights, np.int64)
+        self.rects = np.asarray(rects, np.int64).reshape(-1, 4)
+        self.n_stages = len(stages)
+        self.n_features = int(self.stages.sum())
+        self.n_rectangles = int(self.num_rects.sum())
+        # per feature: its first rectangle (rects of a feature are consecutive)
+        self.first_rect = np.concatenate([[0], np.cumsum(self.num_rects)[:-1]]).astype(np.int64)
+
+
+def _opencv_dirs() -> list[str]:
+    dirs = []
+    try:
+        import cv2
+
+        dirs.append(cv2.data.haarcascades)
+    except Exception:  # pragma: no cover - cv2 without its data module
+        pass
+    return dirs + ["/usr/share/opencv4/haarcascades", "/usr/share/opencv/haarcascades"]
+
+
+@functools.lru_cache(maxsize=None)
+def builtin(name: str) -> Cascade:
+    """A built-in cascade generated from OpenCV's XML (``NotImplementedError`` when it is missing)."""
+    import xml.etree.ElementTree as ET
+
+    fname = _BUILTIN[name]
+    path = next((os.path.join(d, fname) for d in _opencv_dirs() if os.path.isfile(os.path.join(d, fname))), None)
+    if path is None:
+        raise NotImplementedError(
+            f"image.HaarCascade({name!r}) is built from OpenCV's {fname}, which is not installed here "
+            "(opencv-python 4.x ships it; or install Debian's opencv-data)")
+    c = ET.parse(path).getroot().find("cascade")
+    feats = [[[float(v) for v in r.text.split()] for r in f.find("rects")] for f in c.find("features")]
+    stages, stage_t, tree_t, a1, a2, nr, wts, rects = [], [], [], [], [], [], [], []
+    for s in c.find("stages"):
+        trees = s.find("weakClassifiers")
+        stages.append(len(trees))
+        stage_t.append(int(float(s.find("stageThreshold").text) * 256))  # int() truncates toward zero
+        for t in trees:
+            node = t.find("internalNodes").text.split()
+            leaf = t.find("leafValues").text.split()
+            tree_t.append(int(float(node[3]) * 4096))
+            a1.append(int(float(leaf[0]) * 256))
+            a2.append(int(float(leaf[1]) * 256))
+            fr = feats[int(node[2])]
+            nr.append(len(fr))
+            for x, y, w, h, weight in fr:
+                rects += [int(x), int(y), int(w), int(h)]
+                wts.append(int(weight))
+    return Cascade((int(c.find("width").text), int(c.find("height").text)), stages, stage_t, tree_t, a1, a2, nr,
+                   wts, rects)
+
+
+def from_file(data: bytes) -> Cascade:
+    """``imlib_load_cascade_from_file``: OpenMV's binary cascade (little-endian, as the K210 reads it)."""
+    try:
+        w, h, n = struct.unpack_from("<iii", data, 0)
+        off = 12
+        stages = list(data[off:off + n])
+        off += n
+        nf = sum(stages)
+
+        def take(fmt: str, count: int):
+            nonlocal off
+            size = struct.calcsize(f"<{count}{fmt}")
+            vals = struct.unpack_from(f"<{count}{fmt}", data, off)
+            off += size
+            return list(vals)
+
+        st = take("h", n)
+        tt, a1, a2 = take("h", nf), take("h", nf), take("h", nf)
+        nr = take("b", nf)
+        nrect = sum(nr)
+        wts = take("b", nrect)
+        rects = take("b", 4 * nrect)
+    except struct.error:
+        raise OSError("The file is corrupted.") from None
+    return Cascade((w, h), stages, st, tt, a1, a2, nr, wts, rects)
+
+
+def _integral(gray: np.ndarray) -> np.ndarray:
+    """uint32 integral (inclusive) of a small gray image, as int64 values in [0, 2^32)."""
+    return np.cumsum(np.cumsum(gray.astype(np.int64), axis=0), axis=1) & M32
+
+
+def detect(gray: np.ndarray, cascade: Cascade, n_stages: int, roi, threshold: float, scale_factor: float):
+    """``imlib_detect_objects`` -> merged [x, y, w, h] rectangles."""
+    F = np.float32
+    rx, ry, rw, rh = roi
+    win_w, win_h = cascade.window
+    n = win_w * win_h
+    step = min((rw * 50) // 1000, win_h)
+    objects = []
+    factor = F(1.0)
+    thr = F(threshold)
+    while True:
+        szw, szh = int(F(rw) / factor), int(F(rh) / factor)
+        if szw < win_w or szh < win_h:
+            break
+        x_ratio = ((rw << 16) // szw) + 1
+        y_ratio = ((rh << 16) // szh) + 1
+        sy = ry + ((np.arange(szh) * y_ratio) >> 16)
+        sx = rx + ((np.arange(szw) * x_ratio) >> 16)
+        g = gray[np.minimum(sy, gray.shape[0] - 1)][:, np.minimum(sx, gray.shape[1] - 1)].astype(np.int64)
+        isum, isq = _integral(g), _integral(g * g)
+        step = int(F(step) / factor)
+        step = 1 if step == 0 else step
+        y2, x2 = szh - win_h, szw - win_w
+        for y in range(0, max(y2, 0), step):
+            xs = np.arange(0, max(x2, 0), step)
+            if not xs.size:
+                continue
+            hits = _windows(cascade, n_stages, isum, isq, y, xs, n, thr)
+            for x in xs[hits]:
+                objects.append([int(F(int(x)) * factor) + rx, int(F(y) * factor) + ry,
+                                int(F(win_w) * factor), int(F(win_h) * factor)])
+        factor = F(factor * F(scale_factor))
+    return merge(objects) if len(objects) > 1 else objects
+
+
+def _lookup(I: np.ndarray, y: int, xs: np.ndarray, rx, ry, w, h) -> np.ndarray:
+    """``imlib_integral_mw_lookup`` at window row ``y``: P(x+w, y+h) + P(x, y) - P(x+w, y) - P(x, y+h), uint32."""
+    y0, y1 = y + ry, y + ry + h
+    x0, x1 = xs + rx, xs + rx + w
+    return (I[y1, x1] + I[y0, x0] - I[y0, x1] - I[y1, x0]) & M32
+
+
+def _windows(c: Cascade, n_stages: int, isum, isq, y: int, xs: np.ndarray, n: int, thr) -> np.ndarray:
+    """``run_cascade_classifier`` for the windows at (xs, y): a boolean per window."""
+    F = np.float32
+    i_s = _lookup(isum, y, xs, 0, 0, c.window[0], c.window[1])
+    i_sq = _lookup(isq, y, xs, 0, 0, c.window[0], c.window[1])
+    m = i_s // n
+    v = ((i_sq // n) - m * m) & M32
+    alive = v >= 2500  # homogeneous windows are skipped
+    std = np.sqrt(((i_sq * n - i_s * i_s) & M32).astype(F)).astype(np.int64)  # uint32 wraps, then float
+    idx = np.flatnonzero(alive)
+    t_idx = 0
+    for i in range(n_stages):
+        if not idx.size:
+            break
+        cnt = int(c.stages[i])
+        stage_sum = np.zeros(idx.size, np.int64)
+        for t in range(t_idx, t_idx + cnt):
+            t_thr = c.tree_thresh[t] * std[idx]
+            sumw = np.zeros(idx.size, np.int64)
+            r0 = int(c.first_rect[t])
+            for r in range(r0, r0 + int(c.num_rects[t])):
+                x, yy, w, h = (int(v) for v in c.rects[r])
+                sumw += _lookup(isum, y, xs[idx], x, yy, w, h) * (int(c.weights[r]) << 12)
+            sumw = ((sumw + (1 << 31)) & M32) - (1 << 31)  # int32_t
+            stage_sum += np.where(sumw >= t_thr, c.alpha2[t], c.alpha1[t])
+        t_idx += cnt
+        keep = stage_sum.astype(F) >= thr * F(c.stage_thresh[i])
+        idx = idx[keep]
+    out = np.zeros(xs.size, bool)
+    out[idx] = True
+    return out
+
+
+def merge(rects: list[list[int]]) -> list[list[int]]:
+    """``rectangle_merge``: each first rectangle absorbs those that intersect it; the average (C ints)."""
+    rects = [list(r) for r in rects]
+    objects = []
+    while rects:
+        rect = rects.pop(0)
+        overlap = []
+        j = 0
+        while j < len(rects):
+            o = rects[j]
+            if rect[0] < o[0] + o[2] and rect[1] < o[1] + o[3] and rect[0] + rect[2] > o[0] and rect[1] + rect[3] > o[1]:
+                overlap.append(rects.pop(j))
+                continue
+            j += 1
+        for o in reversed(overlap):
+            rect = [a + b for a, b in zip(rect, o)]
+        k = len(overlap) + 1
+        rect = [v // k if v >= 0 else -((-v) // k) for v in rect]  # C division toward zero
+        objects.append(rect)
+    return objects

@@ -1,0 +1,169 @@
+"""Build pieces of the firmware's own C (read from the MaixPy-v1 mirror at test time) into small PC
+programs, so a test can compare maixemu with what the firmware's code computes on the same input.
+
+Nothing of the firmware is kept in the project: the sources are read from ``../.mirror`` (developer
+machines) and compiled into ``tmp_path`` with the firmware's flags (``compile_flags.cmake``: gnu11,
+-Os, -ffast-math, -fsingle-precision-constant, -ffloat-store, and unsigned ``char`` as on RISC-V).
+On the PC the compiler does not contract ``a*b+c`` into FMA, so these builds are the firmware's
+*no-FMA* arithmetic. Tests using this skip cleanly when the mirror or a C compiler is absent.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from _shared import REPO_ROOT
+
+MIRROR = REPO_ROOT.parent / ".mirror" / "sipeed+MaixPy-v1" / "repo"
+IMG_DIR = "components/micropython/port/src/omv/img"
+FIRMWARE_FLAGS = ["-std=gnu11", "-Os", "-ffast-math", "-fsingle-precision-constant", "-ffloat-store",
+                  "-funsigned-char", "-w"]
+
+
+def have_firmware_c() -> bool:
+    return MIRROR.is_dir() and shutil.which("gcc") is not None
+
+
+needs_firmware_c = pytest.mark.skipif(
+    not have_firmware_c(), reason="needs the MaixPy-v1 mirror (../.mirror, developer machines) and gcc")
+
+
+def firmware_source(path: str) -> str:
+    """A file of the firmware at the golden commit's tree (``HEAD`` of the mirror)."""
+    return subprocess.run(["git", "-C", str(MIRROR), "show", f"HEAD:{path}"], check=True,
+                          capture_output=True, text=True).stdout
+
+
+#: What imlib's finders need from the rest of the firmware, written for the PC: the allocators
+#: (plain malloc), the list and rectangle helpers (same semantics as collections.c / imlib.c), a
+#: grayscale ``image_t``, and fmath.h's inline functions as the header defines them (fast_sqrtf is
+#: the ``fsqrt.s`` instruction in inline asm there, ``sqrtss`` in inline asm here, so that the compiler
+#: rewrites neither). fmath.c itself is appended from the mirror.
+_SHIM = r"""
+#include <stdlib.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+#include <stdio.h>
+#include <math.h>
+#include <float.h>
+#define IMAGE_BPP_BINARY 0
+#define IMAGE_BPP_GRAYSCALE 1
+#define IMAGE_BPP_RGB565 2
+typedef struct { int w, h, bpp; union { uint8_t *data; uint8_t *pixels; }; } image_t;
+typedef struct { int16_t x, y; } point_t;
+typedef struct { int16_t x, y, w, h; } rectangle_t;
+typedef struct { size_t n, len; char *d; } list_t;
+static void *umm_malloc(size_t n) { return malloc(n); }
+static void umm_free(void *p) { free(p); }
+static void *umm_realloc(void *p, size_t n) { return realloc(p, n); }
+static void *umm_calloc(size_t a, size_t b) { return calloc(a, b); }
+static void umm_init_x(size_t n) { (void) n; }
+static size_t fb_avail(void) { return 1 << 20; }
+static void *fb_alloc(size_t n) { return malloc(n); }
+static void *fb_alloc0(size_t n) { return calloc(1, n); }
+static void fb_free(void) { }
+static void fb_alloc_fail(void) { abort(); }
+static void *xalloc(size_t n) { return malloc(n + 1); }
+static void list_init(list_t *l, size_t len) { l->n = 0; l->len = len; l->d = NULL; }
+static size_t list_size(list_t *l) { return l->n; }
+static void list_push_back(list_t *l, void *v) {
+    l->d = realloc(l->d, (l->n + 1) * l->len); memcpy(l->d + l->n * l->len, v, l->len); l->n++; }
+static void list_pop_front(list_t *l, void *v) {
+    memcpy(v, l->d, l->len); memmove(l->d, l->d + l->len, (l->n - 1) * l->len); l->n--; }
+static void list_copy(list_t *dst, list_t *src) { *dst = *src; }
+static void rectangle_init(rectangle_t *r, int x, int y, int w, int h) { r->x = x; r->y = y; r->w = w; r->h = h; }
+static bool rectangle_overlap(rectangle_t *a, rectangle_t *b) {
+    return a->x < b->x + b->w && a->y < b->y + b->h && b->x < a->x + a->w && b->y < a->y + a->h; }
+static void rectangle_united(rectangle_t *a, rectangle_t *b) {
+    int x = a->x < b->x ? a->x : b->x, y = a->y < b->y ? a->y : b->y;
+    int r = a->x + a->w > b->x + b->w ? a->x + a->w : b->x + b->w;
+    int t = a->y + a->h > b->y + b->h ? a->y + a->h : b->y + b->h;
+    a->x = x; a->y = y; a->w = r - x; a->h = t - y; }
+#define IMAGE_COMPUTE_BINARY_PIXEL_ROW_PTR(img, y) ((uint32_t *) 0)
+#define IMAGE_GET_BINARY_PIXEL_FAST(row, x) 0
+#define COLOR_BINARY_TO_GRAYSCALE(p) 0
+#define IMAGE_COMPUTE_RGB565_PIXEL_ROW_PTR(img, y) ((uint16_t *) 0)
+#define IMAGE_GET_RGB565_PIXEL_FAST(row, x) 0
+#define COLOR_RGB565_TO_GRAYSCALE(p) 0
+#if defined(__x86_64__) || defined(__i386__)
+/* an instruction the compiler cannot see through, as the K210's ``fsqrt.s`` asm: -ffast-math must
+   not fold sqrt(a)*sqrt(b) or 1/sqrt(sqrt(x)) into powf here when it cannot on the device */
+static inline float fast_sqrtf(float x) { __asm__("sqrtss %1, %0" : "=x"(x) : "x"(x)); return x; }
+#else
+static inline float fast_sqrtf(float x) { return sqrtf(x); }
+#endif
+static inline int fast_floorf(float x) { return (int) (x); }
+static inline int fast_ceilf(float x) { return (int) (x + 0.9999f); }
+static inline int fast_roundf(float x) { return (int) (x); }
+static inline float fast_fabsf(float d) { return fabsf(d); }
+"""
+
+
+def imlib_shim(*typedefs: str) -> str:
+    """The shim, fmath.c's functions, and the named typedefs cut from the mirror's imlib.h."""
+    import re
+
+    header = firmware_source(f"{IMG_DIR}/include/imlib.h")
+    parts = [_SHIM]
+    for name in typedefs:
+        m = re.search(r"typedef (?:struct|enum) " + re.escape(name) + r" \{.*?\}[^;]*;", header, re.S)
+        parts.append(m.group(0))
+    fmath = firmware_source(f"{IMG_DIR}/fmath.c").replace('#include "math.h"', "").replace('#include "fmath.h"', "")
+    parts.append(fmath.replace(" inline float", " float"))
+    return "\n".join(parts) + "\n"
+
+
+#: The omv ``array_t`` the finders collect their results in (a growable array of pointers).
+ARRAY_SHIM = r"""
+typedef struct { int n; void **items; } array_t;
+static void array_alloc(array_t **a, void (*f)(void *)) { (void) f; *a = calloc(1, sizeof(array_t)); }
+static int array_length(array_t *a) { return a->n; }
+static void *array_at(array_t *a, int i) { return a->items[i]; }
+static void array_push_back(array_t *a, void *v) {
+    a->items = realloc(a->items, (a->n + 1) * sizeof(void *)); a->items[a->n++] = v; }
+static void *array_take(array_t *a, int i) {
+    void *v = a->items[i]; memmove(a->items + i, a->items + i + 1, (a->n - i - 1) * sizeof(void *)); a->n--; return v; }
+static void *array_pop_back(array_t *a) { return a->items[--a->n]; }
+static void array_free(array_t *a) { free(a->items); free(a); }
+static void xfree(void *p) { free(p); }
+static void *rectangle_alloc(int x, int y, int w, int h) {
+    rectangle_t *r = malloc(sizeof(rectangle_t)); rectangle_init(r, x, y, w, h); return r; }
+"""
+
+
+def strip_includes(text: str) -> str:
+    """A firmware source without its ``#include`` lines (the shim provides what they declared)."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith("#include")) + "\n"
+
+
+def shared_gray(name: str, size: tuple[int, int]):
+    """A photo of ``../shared/images`` as gray uint8 at ``size`` (skips when ../shared is absent)."""
+    import numpy as np
+    from PIL import Image as PILImage
+
+    from _shared import shared_path
+
+    path = shared_path("images", name)
+    if not path.is_file():
+        pytest.skip(f"{path} not found (../shared is absent)")
+    return np.asarray(PILImage.open(path).convert("L").resize(size))
+
+
+def build(tmp_path: Path, name: str, source: str, extra_flags: tuple[str, ...] = ()) -> Path:
+    """Compile one C translation unit (already assembled by the test) into ``tmp_path/name``."""
+    src = tmp_path / f"{name}.c"
+    src.write_text(source)
+    exe = tmp_path / name
+    subprocess.run(["gcc", *FIRMWARE_FLAGS, *extra_flags, "-o", str(exe), str(src), "-lm"], check=True,
+                   capture_output=True, text=True)
+    return exe
+
+
+def run(exe: Path, stdin: bytes) -> str:
+    return subprocess.run([str(exe)], input=stdin, capture_output=True, check=True, timeout=120).stdout.decode("latin-1")
