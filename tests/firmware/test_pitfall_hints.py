@@ -117,3 +117,27 @@ def test_the_cli_quiet_option_silences_the_hint(tmp_path):
     quiet = subprocess.run(base + ["--quiet"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert "[maixemu] kpu.forward got an image without AI memory" in loud.stderr
     assert "check img format err!" in quiet.stderr and "[maixemu]" not in quiet.stderr
+
+
+def test_a_pc_path_gets_one_hint_saying_where_files_live(tmp_path):
+    code = """
+    for path in ("/home/me/data.txt", "/home/me/other.txt", "/sd/missing.txt"):
+        try:
+            open(path)
+        except OSError as e:
+            print(e.args[0])
+    """
+    result = _run(tmp_path, code)
+    assert result.lines == ["2", "2", "2"]  # the device's ENOENT, unchanged
+    hints = [line for line in result.stderr.splitlines() if "is not on the device" in line]
+    assert len(hints) == 1 and hints[0].startswith("[maixemu] '/home/me/data.txt' is not on the device: MaixPy sees "
+                                                   "only /sd and /flash"), result.stderr
+    assert "missing.txt" not in result.stderr  # a missing file on /sd is the script's own business
+    assert "is not on the device" not in _run(tmp_path, code, quiet=True).stderr
+
+
+def test_sensor_and_lcd_pitfalls_name_the_missing_call(tmp_path):
+    result = _run(tmp_path, "import sensor\nsensor.snapshot()\n")
+    assert "TypeError: not found sensor\n[maixemu] call sensor.reset() first" in result.stderr
+    result = _run(tmp_path, "import lcd\nlcd.draw_string(0, 0, 'hi')\n")
+    assert "ValueError: not init\n[maixemu] call lcd.init() first" in result.stderr
