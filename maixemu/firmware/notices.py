@@ -28,12 +28,20 @@ def notice_once(key: str, message: str) -> bool:
     if key in state.seen:
         return False
     state.seen.add(key)
-    if state.enabled:
-        stream = state.stream if state.stream is not None else board.console.stderr
-        try:
-            print(PREFIX + message, file=stream, flush=True)
-        except (OSError, ValueError):  # closed or broken stream: a notice must never crash a script
-            pass
+    _say(board, message)
+    return True
+
+
+def _say(board, message: str) -> bool:
+    """``[maixemu] message`` on the notice stream, unless ``--quiet``; True if printed."""
+    state = board.notices
+    if not state.enabled:
+        return False
+    stream = state.stream if state.stream is not None else board.console.stderr
+    try:
+        print(PREFIX + message, file=stream, flush=True)
+    except (OSError, ValueError):  # closed or broken stream: a notice must never crash a script
+        pass
     return True
 
 
@@ -56,15 +64,7 @@ def hint(message: str, key: str | None = None) -> bool:
     silences it); with ``key``, only the first time that key is seen on this board."""
     if key is not None:
         return notice_once(f"hint:{key}", message)
-    board = current()
-    if not board.notices.enabled:
-        return False
-    stream = board.notices.stream if board.notices.stream is not None else board.console.stderr
-    try:
-        print(PREFIX + message, file=stream, flush=True)
-    except (OSError, ValueError):
-        pass
-    return True
+    return _say(current(), message)
 
 
 def not_emulated(name: str, what: str = "calls do nothing") -> bool:
