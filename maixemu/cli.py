@@ -49,8 +49,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--uart-loop", action="append", default=[], metavar="TX:RX", help="wire a UART's TX to a UART's RX so the script receives what it sends, e.g. 1:2 (UART1 -> UART2) or 1:1 (repeatable)")
     parser.add_argument("--frames", type=int, help="end cleanly after N camera frames (LCD frames for scripts without a camera)")
     parser.add_argument("--timeout", type=float, help="end cleanly after S seconds")
-    parser.add_argument("--ai-memory", choices=["device", "warn", "strict"], default="device", help="what happens when the KPU reads AI memory older than the pixels")
-    parser.add_argument("--firmware", choices=["full", "minimum", "none"], default="full", help="memory budget of the emulated firmware for models")
+    parser.add_argument("--ai-memory", choices=["device", "warn", "strict"], help="what happens when the KPU reads AI memory older than the pixels (default: device)")
+    parser.add_argument("--firmware", choices=["full", "minimum", "none"], help="memory budget of the emulated firmware for models (default: full)")
     parser.add_argument("--kpu-log", type=Path, help="write one JSON line per kpu.forward/run_yolo2 call (model, shapes, boxes)")
     parser.add_argument("--show-ai", nargs="?", const="window", metavar="SINK", help="a second view with the AI buffers the KPU read, next to the LCD: window (default) | record:PATH | none")
     parser.add_argument("--ide", nargs="?", const=8210, type=int, metavar="PORT", help="serve an IDE page (frame buffer, terminal, histogram, thresholds, buttons) at http://127.0.0.1:PORT/ (default 8210; 0: any free port)")
@@ -64,6 +64,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def command_run(args: argparse.Namespace) -> int:
     from .runner import RunOptions, default_sample, run_script
 
+    own_script = args.script is not None  # a bundled sample belongs to no project
     if args.sample is not None:
         from .commands.samples import UnknownSample, find_sample
 
@@ -87,6 +88,16 @@ def command_run(args: argparse.Namespace) -> int:
         return 2
     if args.ide_host and args.ide is None:
         args.ide = 8210
+    if own_script:
+        from .session.project import ProjectFileError, apply_project
+
+        try:
+            used = apply_project(args, Path(args.script).resolve().parent)
+        except ProjectFileError as exc:
+            print(f"maixemu: {exc}", file=sys.stderr)
+            return 2
+        if used is not None and not args.quiet:
+            print(f"[maixemu] project file: {used} (command-line options override it)", file=sys.stderr)
     options = RunOptions(
         script=script,
         camera=args.camera,
@@ -100,8 +111,8 @@ def command_run(args: argparse.Namespace) -> int:
         board=args.board,
         uart_loop=list(args.uart_loop),
         timeout=args.timeout,
-        ai_memory=args.ai_memory,
-        firmware=args.firmware,
+        ai_memory=args.ai_memory or "device",
+        firmware=args.firmware or "full",
         debug=args.debug,
         kpu_log=args.kpu_log,
         show_ai=args.show_ai,

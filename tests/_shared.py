@@ -24,3 +24,20 @@ def make_kfpkg(path, model=None, address=0x300000, name="m.kmodel"):
             {"version": "0.1.0", "files": [{"address": address, "bin": name, "sha256Prefix": False}]}))
         archive.writestr(name, model.read_bytes())
     return path
+
+
+def split_summary(stderr: str) -> tuple[str, str]:
+    """(what a run printed before its closing line, how the closing line says it ended).
+
+    Every ``maixemu run`` ends with one summary line (``[maixemu] <how it ended>: N frames in S s ...``);
+    this checks it is there, last and only once, and hands back the rest for exact comparisons.
+    """
+    import re
+
+    pattern = re.compile(r"^\[maixemu\] (.*?): \d+ frames? in \d+\.\d s")
+    lines = stderr.splitlines(keepends=True)
+    assert lines, "no closing line"
+    found = pattern.match(lines[-1])
+    assert found, f"the last line is not the closing line: {lines[-1]!r}"
+    assert not any(pattern.match(line) for line in lines[:-1]), stderr
+    return "".join(lines[:-1]), found.group(1)

@@ -312,16 +312,22 @@ def run(args: argparse.Namespace) -> int:
         except (RuntimeError, ValueError, OSError) as exc:
             print(f"maixemu bench: {exc}", file=sys.stderr)
             return 2
-    for path in paths:
-        try:
-            got = bench_model(path, args.runs, args.warmup, compare=args.compare, extra=extra, fresh=args.fresh)
-        except (OSError, KmodelError, subprocess.SubprocessError) as exc:
-            print(f"maixemu bench: {path}: {exc}", file=sys.stderr)
-            status = 2
-            continue
-        results += got
-        if extra:
-            litert_ms[got[0].name] = bench_model.extra_ms[0]
+    from ..progress import LOG_EVERY_S, progress_bar
+
+    with progress_bar(len(paths), "bench", "model", log_every=LOG_EVERY_S) as bar:  # rate and time left
+        for path in paths:
+            bar.set_postfix_str(_name(path), refresh=True)
+            try:
+                got = bench_model(path, args.runs, args.warmup, compare=args.compare, extra=extra, fresh=args.fresh)
+            except (OSError, KmodelError, subprocess.SubprocessError) as exc:
+                bar.write(f"maixemu bench: {path}: {exc}", file=sys.stderr)
+                status = 2
+                continue
+            finally:
+                bar.update(1)
+            results += got
+            if extra:
+                litert_ms[got[0].name] = bench_model.extra_ms[0]
     if results:
         print(format_results(results, litert_ms or None))
         if litert_ms:

@@ -13,7 +13,6 @@ This module holds the MaixPy functions; their helpers are the ``maixemu.firmware
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
@@ -27,6 +26,7 @@ from .kpu.net import check_net, kpu_net, kpu_netinfo_find, kpu_yolo2_find, yolo2
 from .kpu.region import region_layer
 from .kpu.run import input_array, last_layer_whc, model_input_chw, run
 from .mp_args import fixed_items
+from .notices import hint
 
 __all__ = [
     "load", "load_flash", "deinit", "set_outputs", "forward", "get_output", "fmap", "fmap_free",
@@ -92,14 +92,18 @@ def set_outputs(*args) -> bool:
     net, idx, w, h, ch = args
     if net.model.version != 4:
         print(f"[MAIXPY]kpu: set_outputs ctx error, maybe init err:{codes.KMODEL_VERSION}\r\n", end="")
+        hint(f"set_outputs is for V4 models; this is a V{net.model.version} model, whose output shape its "
+             "last layer gives: leave the call out")
         return False
     count = _flat_output_count(net, idx)
     if count is None:
         print(f"[MAIXPY]kpu: set_outputs arg value error:kmodel output idx {idx} out of range\r\n", end="")
+        hint(f"the model has {len(net.model.outputs)} output(s), numbered from 0 (`maixemu info MODEL` lists them)")
         return False
     if w * h * ch != count:
         print("[MAIXPY]kpu: set_outputs arg value error: w,c,ch size not match output size\r\n", end="")
-        print(f"[maixemu] output {idx} has {count} values; w*h*ch = {w}*{h}*{ch} = {w * h * ch}", file=sys.stderr)
+        hint(f"output {idx} has {count} values; w*h*ch = {w}*{h}*{ch} = {w * h * ch} (`maixemu info MODEL` "
+             "lists each output's shape)")
         return False
     net._output_shapes[idx] = (w, h, ch)
     return True
@@ -111,6 +115,7 @@ def set_layers(net, n) -> bool:
     n = int(n)
     if n > total:
         print(f"err: set layers_length to {n}, but max {total}\r\n", end="")
+        hint(f"the model has {total} layers: kpu.set_layers(task, 1..{total})")
         return False
     net._layer_limit = max(n, 0)
     return True

@@ -71,57 +71,58 @@ def _stale_message(call: str, site: tuple[str, int]) -> str:
 
 
 def _check_stale(img, call: str) -> None:
-    policy = _policy()
-    if policy.mode == "device":
-        return
     is_stale = getattr(img, "_ai_is_stale", None)
     if is_stale is None or not is_stale():
         return
+    policy = _policy()
     site = script_call_site()
     message = _stale_message(call, site)
     if policy.mode == "strict":
         raise StaleAIMemoryError(f"[maixemu] {message}")
-    if site not in policy.warned_sites:
-        policy.warned_sites.add(site)
+    if site in policy.warned_sites:
+        return
+    policy.warned_sites.add(site)
+    if policy.mode == "warn":  # asked for: shown even under --quiet
         print(f"[maixemu] warning: {message}", file=_stderr(), flush=True)
+    else:  # the device reads the old buffer silently; the PC says so once per line of the script
+        from .notices import hint
+
+        hint(message)
 
 
 def read_ai_input(img, model_chw: tuple[int, int, int], call: str = "kpu.forward") -> np.ndarray:
     """The (C,H,W) uint8 AI buffer the KPU will read, after the firmware's ``check_img_format``.
 
-    Problems print the firmware's line and raise ``ValueError("[MAIXPY]kpu: check img format err!")``.
+    Problems print the firmware's line and raise ``ValueError("[MAIXPY]kpu: check img format err!")``,
+    with one ``[maixemu]`` line saying what to do (unless ``--quiet``).
     """
     channels, height, width = model_chw
     ai = img._ai_array()
     fmt = img.format()
-    problem = None
+    problem = advice = None
     if ai is None:
         problem = PIX_AI_NULL
+        advice = (f"{call} got an image without AI memory: image.Image(path), resize(), cut(), copy() and "
+                  "kpu.fmap() images have none. Call img.pix_to_ai() first (sensor.snapshot() images have it)")
     elif img.width() != width or img.height() != height:
         problem = f"[MAIXPY]kpu: img w={img.width()},h={img.height()}, but model w={width},h={height}\r\n"
+        advice = (f"the model reads {width}x{height} images: img = img.resize({width}, {height}) then "
+                  f"img.pix_to_ai(), or sensor.set_windowing(({width}, {height})) before snapshot()")
     elif fmt == pixformat.GRAYSCALE and channels != 1:
         problem = f"[MAIXPY]kpu: grayscale img, but model channel={channels}\r\n"
+        advice = ("the model reads RGB images: sensor.set_pixformat(sensor.RGB565), or "
+                  "img.to_rgb565() then img.pix_to_ai()")
     elif fmt == pixformat.RGB565 and channels != 3:
         problem = f"[MAIXPY]kpu: RGB img, but model channel={channels}\r\n"
+        advice = (f"the model reads {channels}-channel images: sensor.set_pixformat(sensor.GRAYSCALE), or "
+                  "img.to_grayscale() then img.pix_to_ai()")
     elif fmt not in (pixformat.GRAYSCALE, pixformat.RGB565):
         problem = "[MAIXPY]kpu: img bpp not support yet!\r\n"
+        advice = "the KPU reads RGB565 or grayscale images: img.to_rgb565() (or to_grayscale()) then img.pix_to_ai()"
     if problem is not None:
+        from .kpu.errors import with_advice
+
         print(problem, end="")
-        if ai is None:
-            _advise_missing_ai(call)
-        raise ValueError(CHECK_IMG_FORMAT_ERR)
+        raise ValueError(with_advice(CHECK_IMG_FORMAT_ERR, advice))
     _check_stale(img, call)
     return np.asarray(ai, dtype=np.uint8).reshape(channels, height, width)
-
-
-def _advise_missing_ai(call: str) -> None:
-    if _policy().mode == "device":
-        return
-    site = script_call_site()
-    print(
-        f"[maixemu] {os.path.basename(site[0])}:{site[1]}: {call} got an image without AI memory: "
-        "image.Image(path), resize(), cut(), copy() and kpu.fmap() images have none. "
-        "Call img.pix_to_ai() first (sensor.snapshot() images have it)",
-        file=_stderr(),
-        flush=True,
-    )

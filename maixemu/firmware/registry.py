@@ -86,10 +86,12 @@ def boot_globals() -> dict[str, Any]:
     """The objects of :data:`BOOT_GLOBALS`, for the runner to put into a script's globals."""
     import importlib
 
+    from .device_modules import view
+
     values: dict[str, Any] = {}
     for name, spec in BOOT_GLOBALS.items():
         module_name, _, attribute = spec.partition(":")
-        module = importlib.import_module(MAIXPY_MODULES[module_name])
+        module = view(module_name, importlib.import_module(MAIXPY_MODULES[module_name]))
         values[name] = getattr(module, attribute) if attribute else module
     return values
 

@@ -332,5 +332,25 @@ def open_device(file: Any, mode: str = "r", buffering: int = -1, encoding: str |
         return user[0].open(user[1], mode)
     if _is_root(file) or _mount_root(file):
         raise _error(errno.EISDIR)
-    with _device_errors():
-        return _store().open(file, mode, buffering, encoding, errors, newline)
+    try:
+        with _device_errors():
+            return _store().open(file, mode, buffering, encoding, errors, newline)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            _hint_outside_mounts(file)
+        raise
+
+
+def _hint_outside_mounts(path: Any) -> None:
+    """A PC path in a script (``/home/me/x.txt``, ``C:/...``) is the pitfall: say once where files live."""
+    store = _store()
+    try:
+        device = store.device_path(path)
+    except Exception:  # noqa: BLE001 - a hint must never replace the device's error
+        return
+    top = device.strip("/").split("/", 1)[0]
+    if top in store.mounts():
+        return
+    where = ", ".join(f"/{name} = {store.mount(name).root}" for name in store.mounts())
+    notices.hint(f"{device!r} is not on the device: MaixPy sees only /sd and /flash ({where}); "
+                 "use a path like '/sd/name.txt'", key="outside-mounts")

@@ -6,6 +6,7 @@
 * :mod:`.run` — :func:`run_script` (a script on a board) and ``maixemu run``'s orchestration;
 * :mod:`.budget` — ``--frames``; :mod:`.signals` — signals, ``--timeout``, ends a script swallows;
 * :mod:`.outcome` — how a run ended, exit codes, the script's traceback;
+* :mod:`.summary` — the closing line of every run (frames, fps, K210 estimate, recordings, writes);
 * services composed onto a board: :mod:`.ide` (the IDE page), :mod:`.show_ai` (``--show-ai``).
 """
 
@@ -13,6 +14,7 @@ from .board import DEMO_MODEL, DEMO_MODEL_ADDRESS, Board, BoardConfig
 from .budget import FrameBudget
 from .outcome import Outcome, SetupError
 from .run import RunOptions, run_options, run_script
+from .summary import RunSummary
 
 __all__ = ["Board", "BoardConfig", "DEMO_MODEL", "DEMO_MODEL_ADDRESS", "FrameBudget", "Outcome", "RunOptions",
-           "SetupError", "run_options", "run_script"]
+           "RunSummary", "SetupError", "run_options", "run_script"]

@@ -55,6 +55,7 @@ from ..host.ide.terminal import ChannelInput, ConsoleReader, TerminalTee
 from . import ide_analysis
 from .board import Board
 from .run import RunOptions, run_options
+from .summary import ModelTimes
 
 #: Seconds a button event waits for the script's next checkpoint before a helper thread delivers it
 #: (only when the script also passed no checkpoint for that long: a busy loop, not a busy machine).
@@ -126,7 +127,7 @@ class IdeLink:
         self._frame_times: deque[float] = deque(maxlen=61)
         self._kpu_frame: dict[str, list[float]] = {}  # call -> [count, estimated ms] since the last frame
         self._kpu_last: dict[str, Any] = {"ms": None, "calls": []}
-        self._estimates: dict[int, tuple[Any, float | None]] = {}
+        self._estimates = ModelTimes()
         self._stats_at = 0.0
         self._checkpoint_at = 0.0
         self._watchdog: threading.Thread | None = None
@@ -151,7 +152,7 @@ class IdeLink:
         self._frame_times.clear()
         self._kpu_frame = {}
         self._kpu_last = {"ms": None, "calls": []}
-        self._estimates = {}
+        self._estimates.clear()
         self._fps_script = None
         self.last_error = None
         self.stopped_by_page = False
@@ -295,15 +296,7 @@ class IdeLink:
 
     # ------------------------------------------------------------------ numbers
     def _estimate_ms(self, model: Any) -> float | None:
-        key = id(model)
-        if key not in self._estimates:
-            try:
-                from ..kmodel.estimate import estimate
-
-                self._estimates[key] = (model, estimate(model).total_ms)
-            except Exception:  # a model the estimate does not know: no number rather than a crash
-                self._estimates[key] = (model, None)
-        return self._estimates[key][1]
+        return self._estimates.ms(model)
 
     def _finish_kpu_frame(self) -> None:
         calls, self._kpu_frame = self._kpu_frame, {}

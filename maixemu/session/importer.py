@@ -36,6 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..firmware import device_modules
 from ..firmware.state import BoardState
 from ..host.storage import Mount
 from ..micropython_source import expand_indent_tabs, fix_bytes_literals, fold_consts
@@ -130,7 +131,7 @@ def device_module(name: str) -> types.ModuleType:
     target = registry.MAIXPY_MODULES.get(name)
     if target is None:
         raise KeyError(f"{name!r} is not a MaixPy module maixemu provides")
-    return importlib.import_module(target)
+    return device_modules.view(name, importlib.import_module(target))
 
 
 def device_module_names(*, stdlib_names: bool = True) -> list[str]:
@@ -308,13 +309,13 @@ class ScriptImporter:
         top, _, rest = name.partition(".")
         target = self.mapping.get(top)
         if target is not None:  # firmware modules win over the script's files and folders (/sd/audio/)
-            module = importlib.import_module(target)
+            module = device_modules.view(top, importlib.import_module(target))
             if rest:
                 try:
                     submodule = importlib.import_module(f"{target}.{rest}")
                 except ModuleNotFoundError:
                     raise no_module(name) from None  # the device's name, never maixemu's module path
-                return module if not fromlist else submodule
+                return module if not fromlist else device_modules.view(name, submodule)
             return module
         if top in ("builtins", "ubuiltins") and not rest:
             return self._builtins()

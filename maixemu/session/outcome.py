@@ -8,9 +8,11 @@ camera that never worked); 130 Ctrl-C; 128 + N a fatal signal N (143 for SIGTERM
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import traceback
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,8 @@ class Outcome:
     stray_threads: int = 0
     #: lines printed to stderr, for the caller to show (a traceback, a one-line device fault)
     messages: list[str] = field(default_factory=list)
+    #: the closing line's values (:class:`~maixemu.session.summary.RunSummary`), once the run is over
+    summary: Any = None
 
     @property
     def interrupted(self) -> bool:
@@ -58,7 +62,10 @@ def format_script_error(exc: BaseException, script_files: set[str], debug: bool)
     """A traceback that points at the script's own lines; maixemu's frames only with ``--debug``.
 
     ``script_files`` are the script and the local modules it imported. An exception with no frame
-    in them (raised before the script's first line ran) is shown as its last line only.
+    in them (raised before the script's first line ran) is shown as its last line only. Exceptions
+    the firmware caught inside itself (a ``KmodelFormatError`` behind the device's load error) are
+    not shown: the script saw only the device's. Names the script misspelt get CPython's
+    ``Did you mean: 'load'?`` (Python < 3.12 prints it only for uncaught errors of ``python x.py``).
     """
     if debug:
         return "".join(traceback.format_exception(exc))
@@ -68,7 +75,9 @@ def format_script_error(exc: BaseException, script_files: set[str], debug: bool)
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        chain.append(current)
+        stack = _script_frames_only(traceback.extract_tb(current.__traceback__), script_files)
+        if current is exc or stack:  # a link with no script frame was raised and caught inside maixemu
+            chain.append(current)
         current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
     for index, item in enumerate(reversed(chain)):
         if index:
@@ -77,8 +86,55 @@ def format_script_error(exc: BaseException, script_files: set[str], debug: bool)
         if stack:
             lines.append("Traceback (most recent call last):\n")
             lines.extend(stack.format())
-        lines.extend(traceback.format_exception_only(type(item), item))
+        lines.append(exception_line(item))
     return "".join(lines)
+
+
+def exception_line(exc: BaseException) -> str:
+    """``Type: message`` (and ``Did you mean``) with maixemu's exception classes by their own name."""
+    text = "".join(traceback.format_exception_only(type(exc), exc))
+    module = type(exc).__module__ or ""
+    if module.startswith("maixemu."):
+        text = text.replace(f"{module}.{type(exc).__qualname__}", type(exc).__qualname__, 1)
+    hint = did_you_mean(exc)
+    if hint and "Did you mean" not in text:
+        text = text.rstrip("\n") + f". Did you mean: {hint!r}?\n"
+    return text
+
+
+def did_you_mean(exc: BaseException) -> str | None:
+    """The closest name to a misspelt attribute or global (CPython's suggestion, for every version)."""
+    name = getattr(exc, "name", None)
+    if not isinstance(name, str) or not name:
+        return None
+    candidates: list[str] = []
+    if isinstance(exc, AttributeError):
+        obj = getattr(exc, "obj", None)
+        if obj is None:
+            return None
+        try:
+            candidates = [c for c in dir(obj) if isinstance(c, str)]
+        except Exception:  # noqa: BLE001 - a suggestion must never fail the report
+            return None
+    elif isinstance(exc, NameError):
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        if tb is None:
+            return None
+        frame = tb.tb_frame
+        scope_builtins = frame.f_globals.get("__builtins__", {})
+        if isinstance(scope_builtins, types.ModuleType):
+            scope_builtins = vars(scope_builtins)
+        candidates = [*frame.f_locals, *frame.f_globals, *scope_builtins]
+    else:
+        return None
+    if name.startswith("_"):
+        pool = candidates
+    else:
+        pool = [c for c in candidates if not c.startswith("_")]
+    found = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
+    return found[0] if found and found[0] != name else None
 
 
 def _script_location(exc: BaseException, script_files: set[str]) -> str:
@@ -138,4 +194,4 @@ def system_exit_code(exc: SystemExit) -> tuple[int, str | None]:
 
 
 __all__ = ["NOT_EMULATED_MODULES", "Outcome", "RunEnded", "SetupError", "clean_end_types", "device_fault",
-           "format_script_error", "system_exit_code"]
+           "did_you_mean", "exception_line", "format_script_error", "system_exit_code"]

@@ -35,6 +35,7 @@ from .importer import ScriptImporter, compile_source, read_source
 from .outcome import (Outcome, SetupError, clean_end_types, device_fault,
                       format_script_error, system_exit_code)
 from .signals import RunGuard
+from .summary import RunTally
 
 #: Seconds the run waits for the script's threads to end after its main code returned.
 THREAD_END_WAIT_S = 2.0
@@ -173,8 +174,10 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
     if failed is not None:
         return _report(board, failed)
     state = board.state
-    if budget is not None:
-        budget.attach(state)
+    if budget is None:
+        budget = FrameBudget(None)  # no limit: it only counts, for the closing line
+    budget.attach(state)
+    tally = RunTally(state)
     from ..firmware import registry
 
     storage = state.storage
@@ -184,7 +187,6 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
     script_files = {str(path)}
     state.run.script_files = run_builtins["__import__"].host_files  # its modules' files join as they load
     state.run.script_files.add(str(path))
-    started = time.monotonic()
     outcome: Outcome
     try:
         with state_mod.bind(state), _console_streams(board), state.run.script_thread():
@@ -198,8 +200,7 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
             finally:
                 if guard is not None:
                     guard.script_returned()
-        outcome = Outcome(0)
-        board.notice(f"script finished after {time.monotonic() - started:.1f} s")
+        outcome = Outcome(0, reason="script finished")
     except BaseException as exc:  # noqa: BLE001 - every way a script can end is an outcome
         if guard is not None:
             guard.script_returned()
@@ -207,7 +208,34 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
         script_files |= {os.path.realpath(f) for f in getattr(importer, "host_files", ())}
         outcome = _ended_by(exc, board, script_files, debug, error_hook)
     outcome.stray_threads = _end_threads(board)
-    return _report(board, outcome)
+    tally.detach()
+    _report(board, outcome)
+    frames = budget.snapshots or budget.lcd_frames
+    if budget.limit is not None:
+        frames = min(frames, budget.limit)  # the request past the budget ended the run, it got no frame
+    outcome.summary = tally.summary(_ended_text(outcome), outcome.exit_code, frames, _writes_line(board))
+    if outcome.reason != "device fault":
+        board.notice(outcome.summary.line())
+    return outcome
+
+
+def _ended_text(outcome: Outcome) -> str:
+    """How a run ended, for the closing line."""
+    if outcome.reason:
+        return outcome.reason
+    error = outcome.error
+    if error is None:
+        return "script finished"
+    if isinstance(error, SystemExit):
+        return "the script exited"
+    return f"the script failed with {type(error).__name__}"
+
+
+def _writes_line(board: Board) -> str | None:
+    try:
+        return board.state.storage.closing_line()
+    except Exception:  # noqa: BLE001 - the closing line must never hide the result
+        return None
 
 
 def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: bool,
@@ -217,34 +245,26 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
         control = board.state.run
         reason, code = ((control.reason, control.exit_code) if exc.from_control and control.reason
                         else (exc.reason, exc.exit_code))
-        board.notice(f"{reason}; run ended")
-        return Outcome(code, reason=reason, error=exc)
+        return Outcome(code, reason=f"{reason}; run ended", error=exc)
     if isinstance(exc, KeyboardInterrupt):
-        board.notice("interrupted (Ctrl-C)")
         return Outcome(130, reason="interrupted (Ctrl-C)", error=exc)
     if isinstance(exc, SystemExit):
         code, text = system_exit_code(exc)
         if text is not None:
             return Outcome(code, error=exc, messages=[text + "\n"])
         value = exc.code
-        board.notice(f"the script called sys.exit({'' if value is None else repr(value)}); exit code {code}")
-        return Outcome(code, error=exc)
+        return Outcome(code, error=exc,
+                       reason=f"the script called sys.exit({'' if value is None else repr(value)}); exit code {code}")
     if isinstance(exc, clean_end_types()):  # machine.reset(), the LCD window closed
-        from ..firmware import notices, registry
-
-        with state_mod.bind(board.state):
-            said = isinstance(exc, registry.ScriptReset) and "machine.reset" in notices.seen()
-        if not said:
-            board.notice(f"{exc}; run ended")  # (machine.reset() has said so itself)
-        return Outcome(0, reason=str(exc), error=exc)
+        return Outcome(0, reason=f"{exc}; run ended", error=exc)
     if error_hook is not None:
         code = error_hook(exc)
         if code is not None:
             return Outcome(code, error=exc)
     if not debug:
         fault = device_fault(exc, script_files, board.state.display)
-        if fault is not None:
-            return Outcome(fault[1], error=exc, messages=[fault[0] + "\n"])
+        if fault is not None:  # one line says it all (the camera or LCD of the PC failed): no closing line
+            return Outcome(fault[1], error=exc, messages=[fault[0] + "\n"], reason="device fault")
     messages = [format_script_error(exc, script_files, debug)]
     return Outcome(1, error=exc, messages=messages)
 
@@ -371,6 +391,8 @@ def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, 
             outcome = run_script(options.script, board, budget=FrameBudget(options.frames), guard=guard,
                                  debug=options.debug, error_hook=error_hook)
             exit_code = outcome.exit_code
+            if outcome.summary is not None and outcome.summary.writes:
+                closing_done = True  # the summary line said where the writes went
         finally:
             guard.script_returned()
             close_and_say_where()

@@ -23,8 +23,10 @@ from ..session.board import Board, BoardConfig
 from ..session.budget import FrameBudget
 from ..session.keys import KeyPresses, KeySpec, LedWatch
 from ..session.outcome import SetupError
+from ..session.project import load_project
 from ..session.run import run_script
 from ..session.signals import RunGuard
+from ..session.summary import RunSummary
 
 #: What ``camera=`` accepts: a path (image, folder, video), ``"synthetic"``, one HxWx3 RGB array, an
 #: NxHxWx3 array, or a sequence mixing image paths and arrays.
@@ -32,6 +34,14 @@ CameraSpec = Union[str, os.PathLike, np.ndarray, Sequence[Union[str, os.PathLike
 
 #: Default wall-clock limit of one test run (a script that never takes frames must still end).
 DEFAULT_TIMEOUT_S = 120.0
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "the project file's timeout, else DEFAULT_TIMEOUT_S"
+
+
+UNSET = _Unset()
 
 
 # ---------------------------------------------------------------------------------- host adapters
@@ -193,6 +203,9 @@ class RunResult:
     led_changes: list[tuple[int, str, int]] = field(default_factory=list)
     #: bytes the script wrote on each UART, by firmware name (``{"UART1": b"..."}``)
     uart_sent: dict[str, bytes] = field(default_factory=dict)
+    #: the run's closing line as values: how it ended, frames, seconds, ``pc_fps``, ``kpu_calls``,
+    #: ``device_ms`` (the K210 estimate), ``recording``, ``writes`` (:class:`maixemu.session.RunSummary`)
+    summary: RunSummary | None = None
 
     @property
     def ok(self) -> bool:
@@ -246,9 +259,9 @@ class MaixPyRunner:
         flash: Mapping[int, str | os.PathLike] | None = None,
         flash_image: str | os.PathLike | None = None,
         files: Mapping[str, str | bytes | os.PathLike] | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT_S,
-        ai_memory: str = "device",
-        firmware: str = "full",
+        timeout: float | None | _Unset = UNSET,
+        ai_memory: str | None = None,
+        firmware: str | None = None,
         argv: Iterable[str] = (),
         keep_lcd: int | None = None,
         keep_ai: bool = False,
@@ -259,6 +272,7 @@ class MaixPyRunner:
         uart: Mapping[Any, Any] | None = None,
         uart_loop: Iterable[str] = (),
         debug: bool = False,
+        quiet: bool | None = None,
     ) -> RunResult:
         """Run ``script`` (a path) or ``code`` (script text) once and return what happened.
 
@@ -286,6 +300,13 @@ class MaixPyRunner:
         * ``uart``: what is on the other end of UARTs: ``{1: b"AT\\r\\n"}`` (bytes waiting on
           ``UART.UART1`` from power-on) or ``{1: callable}`` (called with every write, may answer
           bytes); ``uart_loop``: ``["1:2"]`` as ``--uart-loop``. Written bytes: ``result.uart_sent``.
+        * ``quiet``: no ``[maixemu]`` hints after device messages (``--quiet``); notices still reach
+          ``result.notices``.
+
+        The project file (``maixemu.toml`` or ``[tool.maixemu]``, from the script's folder upwards, or
+        from the working directory for ``code=``) gives the defaults of ``flash``, ``flash_image``,
+        ``firmware``, ``ai_memory``, ``camera``, ``timeout`` and ``quiet`` (default
+        ``timeout``: :data:`DEFAULT_TIMEOUT_S`); the arguments given here win.
         """
         self._runs += 1
         run_dir = self.workdir / f"run{self._runs}"
@@ -297,6 +318,18 @@ class MaixPyRunner:
             script_path.write_text(code, encoding="utf-8")
         else:
             script_path = Path(script)
+        project = load_project(script_path.resolve().parent if script is not None else Path.cwd())
+        if project is not None:
+            flash = {**project.flash, **{int(a): p for a, p in (flash or {}).items()}}
+            flash_image = flash_image if flash_image is not None else project.flash_image
+            firmware = firmware or project.firmware
+            ai_memory = ai_memory or project.ai_memory
+            camera = camera if camera is not None else project.camera
+            quiet = project.quiet if quiet is None else quiet
+            if timeout is UNSET and project.timeout is not None:
+                timeout = project.timeout
+        if timeout is UNSET:
+            timeout = DEFAULT_TIMEOUT_S
         sd_dir = Path(sd) if sd is not None else run_dir / "sd"
         flash_path = Path(flash_dir) if flash_dir is not None else run_dir / "flash"
         for folder in (sd_dir, flash_path):
@@ -315,8 +348,8 @@ class MaixPyRunner:
             project=script_path.resolve().parent, sd_dir=sd_dir, flash_dir=flash_path,
             flash={int(a): Path(p) for a, p in (flash or {}).items()},
             flash_image=Path(flash_image) if flash_image is not None else None,
-            lcd=sink, ai_memory=ai_memory, firmware=firmware, keep_kpu_calls=True,
-            argv=[str(script_path), *argv], stdout=out, stderr=err, clock=clock,
+            lcd=sink, ai_memory=ai_memory or "device", firmware=firmware or "full", keep_kpu_calls=True,
+            argv=[str(script_path), *argv], stdout=out, stderr=err, clock=clock, quiet=bool(quiet),
             audio_out=lambda: audio_sink, audio_in=None if audio_in is None else os.fspath(audio_in),
             board=board, uart_input=dict(uart or {}), uart_loop=list(uart_loop),
         ))
@@ -370,6 +403,7 @@ class MaixPyRunner:
             leds=leds.levels() if leds is not None else {},
             uart_sent=_uart_sent(board),
             led_changes=list(leds.changes) if leds is not None else [],
+            summary=outcome.summary if outcome is not None else None,
         )
 
 

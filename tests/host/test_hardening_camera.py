@@ -18,6 +18,8 @@ import cv2
 import numpy as np
 import pytest
 
+from _shared import split_summary
+
 from maixemu.host import camera
 from maixemu.runner import RunOptions, run_script
 
@@ -141,9 +143,10 @@ def test_video_that_ends_loops_and_says_so_once(tmp_path):
     proc = run_cli(str(script), "--lcd", "none", "--camera", str(video), "--frames", "17")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "frame\n" * 17
-    assert proc.stderr.splitlines() == [
+    rest, ended = split_summary(proc.stderr)
+    assert ended == "frame budget of 17 frames reached; run ended"
+    assert rest.splitlines() == [
         "[maixemu] video clip.avi ended after 5 frames; looping",
-        "[maixemu] frame budget of 17 frames reached; run ended",
     ]
 
 
@@ -169,9 +172,10 @@ def test_unreadable_image_in_a_folder_is_skipped_with_one_line(tmp_path):
     proc = run_cli(str(script), "--lcd", "none", "--camera", str(folder), "--frames", "6")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "frame\n" * 6
-    assert proc.stderr.splitlines() == [
+    rest, ended = split_summary(proc.stderr)
+    assert ended == "frame budget of 6 frames reached; run ended"
+    assert rest.splitlines() == [
         "[maixemu] camera folder: skipping b.jpg (not an image OpenCV or Pillow can read)",
-        "[maixemu] frame budget of 6 frames reached; run ended",
     ]
 
 

@@ -20,6 +20,8 @@ import cv2
 import numpy as np
 import pytest
 
+from _shared import split_summary
+
 from maixemu.host import display
 from maixemu.runner import RunOptions, run_script
 
@@ -87,7 +89,7 @@ def test_closing_the_window_ends_the_run_cleanly(tmp_path, monkeypatch, action, 
     code, out, err = run_in_process(tmp_path, LCD_LOOP, lcd="window")
     assert code == 0
     assert gui.shown >= 1
-    assert err == line + "\n"
+    assert split_summary(err) == ("", line.removeprefix("[maixemu] "))
 
 
 def test_a_sleeping_script_still_notices_the_window_closing(tmp_path, monkeypatch):
@@ -101,7 +103,7 @@ def test_a_sleeping_script_still_notices_the_window_closing(tmp_path, monkeypatc
     """, lcd="window")
     assert code == 0
     assert out == "sleeping\n"  # never "woke up": the 30 s sleep was cut short
-    assert err == "[maixemu] the LCD window was closed; run ended\n"
+    assert split_summary(err) == ("", "the LCD window was closed; run ended")
 
 
 def test_sleep_ms_pumps_the_window_too(tmp_path, monkeypatch):
@@ -113,7 +115,7 @@ def test_sleep_ms_pumps_the_window_too(tmp_path, monkeypatch):
             utime.sleep_ms(100)
     """, lcd="window")
     assert code == 0
-    assert err == "[maixemu] ESC pressed in the LCD window; run ended\n"
+    assert split_summary(err) == ("", "ESC pressed in the LCD window; run ended")
 
 
 # ------------------------------------------------------------------------------ recordings
@@ -142,14 +144,14 @@ while True:
 """
 
 ENDS = {
-    # mode: (extra options, exit code, last stderr line)
-    "raise": ((), 1, "ValueError: boom"),
-    "keyboard": ((), 130, "[maixemu] interrupted (Ctrl-C)"),
-    "exit": ((), 3, "[maixemu] the script called sys.exit(3); exit code 3"),
-    "timeout": (("--timeout", "5"), 0, "[maixemu] --timeout of 5 s reached; run ended"),
-    "budget": (("--frames", "5"), 0, "[maixemu] frame budget of 5 frames reached; run ended"),
-    "sigint": ((), 130, "[maixemu] interrupted (Ctrl-C)"),
-    "sigterm": ((), 143, "[maixemu] terminated (SIGTERM); run ended"),
+    # mode: (extra options, exit code, how the closing line says the run ended)
+    "raise": ((), 1, "the script failed with ValueError, exit 1"),
+    "keyboard": ((), 130, "interrupted (Ctrl-C), exit 130"),
+    "exit": ((), 3, "the script called sys.exit(3); exit code 3"),
+    "timeout": (("--timeout", "5"), 0, "--timeout of 5 s reached; run ended"),
+    "budget": (("--frames", "5"), 0, "frame budget of 5 frames reached; run ended"),
+    "sigint": ((), 130, "interrupted (Ctrl-C), exit 130"),
+    "sigterm": ((), 143, "terminated (SIGTERM); run ended, exit 143"),
 }
 
 
@@ -192,7 +194,8 @@ def test_video_recording_is_finalised_whatever_ends_the_run(tmp_path, mode):
     code, out, err = run_and_end(tmp_path, mode, str(video))
     _, want_code, want_line = ENDS[mode]
     assert code == want_code, err
-    assert err.splitlines()[-1] == want_line
+    assert split_summary(err)[1] == want_line
+    assert f"; LCD recorded to {video}" in err.splitlines()[-1]
     # lcd.init() pushes one frame, then one per display: 6 frames when the run ended after frame 5.
     assert count_video_frames(video) == 6
 

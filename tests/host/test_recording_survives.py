@@ -13,6 +13,8 @@ from pathlib import Path
 import cv2
 import pytest
 
+from _shared import split_summary
+
 LOOP = textwrap.dedent("""
     import sensor, lcd
     lcd.init()
@@ -99,7 +101,7 @@ def test_fatal_signals_finalise_the_recording_like_sigterm(tmp_path, signum):
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signum
-    assert err.splitlines()[-1] == f"[maixemu] terminated ({signal.Signals(signum).name}); run ended"
+    assert split_summary(err)[1] == f"terminated ({signal.Signals(signum).name}); run ended, exit {128 + signum}"
     assert count_frames(video) >= 5
     assert not (tmp_path / "out.mp4.unfinished.mjpeg").exists()
 

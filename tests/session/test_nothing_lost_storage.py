@@ -110,7 +110,7 @@ def test_a_run_changes_no_file_of_the_project_and_says_where_its_writes_are(tmp_
     assert (layer / "flash" / "main.py").read_text() == "print(42)\n"
     assert (layer / "sd" / "log.txt").read_text() == "run\n"
     last = proc.stderr.splitlines()[-1]
-    assert last.startswith("[maixemu] the script wrote ") and str(layer) in last
+    assert last.startswith("[maixemu] script finished: ") and "; the script wrote " in last and str(layer) in last
     assert "/flash/main.py" in last and "deleted /sd/data/table.csv, /sd/notes.txt" in last
     again = run_cli(str(script), "--lcd", "none", "--camera", "synthetic")  # the board kept its storage
     assert "include what earlier runs wrote or deleted" in again.stderr

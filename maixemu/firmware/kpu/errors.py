@@ -7,6 +7,8 @@ one more line starting with ``[maixemu]`` says what to do on the PC.
 
 from __future__ import annotations
 
+from ..notices import with_advice  # the one advice mechanism (re-exported for the KPU code)
+
 ERROR_TEXTS = {
     2001: "ERR_PARAM: please check param, load address or kmodel file name",
     2002: "ERR_KMODEL_VERSION: only support kmodel V3/V4 now",
@@ -35,13 +37,6 @@ PIX_AI_NULL = "[MAIXPY]kpu: pix_ai is NULL!\r\n"
 
 def error_text(code: int) -> str:
     return ERROR_TEXTS.get(code, ERROR_TEXTS[2015])
-
-
-def with_advice(message: str, advice: str | None) -> str:
-    """The firmware's message, then maixemu's advice on its own line (if any)."""
-    if not advice:
-        return message
-    return f"{message}\n[maixemu] {advice}"
 
 
 def load_error(code: int, advice: str | None = None, *, flash: bool = False) -> ValueError:

@@ -150,9 +150,9 @@ def model_from_bytes(data: bytes, label: str, *, flash: bool = False) -> Model:
     try:
         model = load_kmodel(data)
     except KmodelVersionError as exc:
-        raise codes.load_error(codes.KMODEL_VERSION, f"{label}: {exc}", flash=flash) from exc
+        raise codes.load_error(codes.KMODEL_VERSION, f"{label}: {exc}", flash=flash) from None
     except KmodelError as exc:
-        raise codes.load_error(codes.KMODEL_FORMAT, f"{label} is damaged or not supported: {exc}", flash=flash) from exc
+        raise codes.load_error(codes.KMODEL_FORMAT, f"{label} is damaged or not supported: {exc}", flash=flash) from None
     return model
 
 

@@ -8,12 +8,12 @@ float layer gives ``w`` = byte count, a firmware bug kept); V4 outputs need ``se
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
 from .. import ai_memory as _ai_memory
 from .. import ide_events
+from ..notices import hint
 from ..state import checkpoint
 from . import calls as kpu_calls
 from . import errors as codes
@@ -55,11 +55,8 @@ def input_array(net: kpu_net, data, call: str) -> np.ndarray:
             raise ValueError("[MAIXPY]kpu: check input list format err!\r\n")
         values = np.asarray(data, dtype=np.float32).reshape(-1)
         if values.size != spec.size:
-            print(
-                f"[maixemu] the list has {values.size} values, the model reads {spec.size}; the device does not "
-                "check and reads past or short of it — padded with zeros / truncated here",
-                file=sys.stderr,
-            )
+            hint(f"the list has {values.size} values, the model reads {spec.size}; the device does not "
+                 "check and reads past or short of it — padded with zeros / truncated here")
             values = np.resize(np.concatenate([values, np.zeros(max(spec.size - values.size, 0), np.float32)]), spec.size)
         return values.astype(spec.dtype).reshape(spec.shape)
     raise ValueError("input not support")

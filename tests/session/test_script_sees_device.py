@@ -1,0 +1,127 @@
+"""Issue 17: what a script sees names the device, never maixemu — no chained internal tracebacks, no
+maixemu module names or host paths, and "Did you mean" for misspelt firmware names."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from _shared import split_summary
+
+from maixemu.testing import MaixPyRunner
+
+
+def _run(tmp_path, code, **options):
+    return MaixPyRunner(tmp_path).run(code=textwrap.dedent(code), frames=3, **options)
+
+
+def test_a_truncated_kmodel_shows_the_device_error_only(tmp_path, shared_dir):
+    model = (shared_dir / "models" / "v3" / "face_detect_320x240.kmodel").read_bytes()
+    code = """
+    import KPU as kpu
+    try:
+        kpu.load("/sd/trunc.kmodel")
+    except ValueError as e:
+        print("cause", e.__cause__, e.__suppress_context__)
+    kpu.load("/sd/trunc.kmodel")
+    """
+    result = _run(tmp_path, code, files={"/sd/trunc.kmodel": model[:3000]})
+    assert result.exit_code == 1
+    assert result.lines[0] == "cause None True"
+    assert "During handling" not in result.stderr and "KmodelFormatError" not in result.stderr, result.stderr
+    assert result.stderr.startswith("Traceback (most recent call last):")
+    lines = result.stderr.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("ValueError: [MAIXPY]kpu: load error:2003"))
+    assert lines[at + 1].startswith("[maixemu] /sd/trunc.kmodel is damaged")
+
+
+def test_a_misspelt_firmware_name_gets_did_you_mean(tmp_path):
+    result = _run(tmp_path, "import KPU as kpu\nkpu.lod('/sd/x.kmodel')\n")
+    assert result.exit_code == 1
+    assert split_summary(result.stderr)[0].splitlines()[-1] == "AttributeError: module 'KPU' has no attribute 'lod'. Did you mean: 'load'?"
+
+
+def test_a_caught_attribute_error_has_name_and_obj_for_cpythons_suggestions(tmp_path):
+    code = """
+    import sensor
+    try:
+        sensor.snapshoot()
+    except AttributeError as e:
+        print(e)
+        print(e.name, e.obj is sensor)
+    """
+    result = _run(tmp_path, code)
+    assert result.lines == ["module 'sensor' has no attribute 'snapshoot'", "snapshoot True"]
+
+
+def test_a_misspelt_global_gets_did_you_mean(tmp_path):
+    result = _run(tmp_path, "counter = 1\nprint(countr)\n")
+    assert split_summary(result.stderr)[0].splitlines()[-1] == "NameError: name 'countr' is not defined. Did you mean: 'counter'?"
+
+
+@pytest.mark.parametrize("name", ["KPU", "sensor", "lcd", "image", "time", "os", "Maix", "machine", "maix", "sys"])
+def test_modules_print_as_the_device_names_them_and_have_no_host_file(tmp_path, name):
+    code = f"""
+    import {name}
+    print(repr({name}))
+    print(hasattr({name}, "__file__"))
+    print([n for n in dir({name}) if "maixemu" in n or "/" in n])
+    """
+    result = _run(tmp_path, code)
+    assert result.exit_code == 0, result.stderr
+    assert result.lines == [f"<module '{name}'>", "False", "[]"]
+
+
+def test_nothing_the_script_prints_of_the_firmware_names_maixemu_or_a_host_path(tmp_path):
+    code = """
+    import KPU as kpu, sensor, lcd, image, time, os
+    from Maix import GPIO
+    import Maix
+    print(kpu, sensor, lcd, time, os, Maix, kpu.load, sensor.snapshot)  # classes: see the report
+    try:
+        from KPU import lod
+    except ImportError as e:
+        print(e)
+    try:
+        kpu.__file__
+    except AttributeError as e:
+        print(e)
+    """
+    result = _run(tmp_path, code)
+    assert result.exit_code == 0, result.stderr
+    assert "maixemu" not in result.stdout and str(tmp_path) not in result.stdout, result.stdout
+    assert "cannot import name 'lod' from 'KPU'" in result.stdout
+
+
+def test_boot_globals_are_device_modules_too(tmp_path):
+    result = _run(tmp_path, "print(repr(os), repr(sys), repr(time))\n")
+    assert result.lines == ["<module 'os'> <module 'sys'> <module 'time'>"]
+
+
+def test_a_script_setting_a_module_attribute_does_not_reach_the_next_run(tmp_path):
+    runner = MaixPyRunner(tmp_path)
+    first = runner.run(code="import sensor\nsensor.my_flag = 1\nprint(sensor.my_flag)\n")
+    assert first.lines == ["1"]
+    import maixemu.firmware.sensor as real
+    try:
+        del real.my_flag
+    except AttributeError:
+        pass
+    second = runner.run(code="import sensor\nprint(hasattr(sensor, 'my_flag'))\n")
+    assert second.lines == ["False"]
+
+
+def test_maixemu_exception_classes_are_shown_by_their_own_name(tmp_path):
+    code = """
+    import sensor, image, KPU as kpu
+    sensor.reset(); sensor.set_pixformat(sensor.RGB565); sensor.set_framesize(sensor.QVGA)
+    task = kpu.load(0xF00000)
+    img = sensor.snapshot()
+    img.draw_rectangle(0, 0, 9, 9)
+    kpu.forward(task, img)
+    """
+    result = _run(tmp_path, code, ai_memory="strict")
+    assert result.exit_code == 1
+    assert split_summary(result.stderr)[0].splitlines()[-1].startswith("StaleAIMemoryError: [maixemu] main.py:7:"), result.stderr
+    assert "maixemu.firmware" not in result.stderr
