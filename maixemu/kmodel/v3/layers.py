@@ -482,8 +482,10 @@ def read_fully_connected(b: Body, step: Step, ctx: LoadContext) -> None:
     step.details = {"act": fully_connected.ACTIVATIONS[act]}
     step.fc_in = (main_in, cin)
 
+    weights_t = np.ascontiguousarray(weights.T)
+
     def run(state: State) -> np.ndarray:
-        v = fully_connected.fully_connected(state.read_f32(main_in, cin), weights, bias, act)
+        v = fully_connected.fully_connected(state.read_f32(main_in, cin), weights, bias, act, weights_t=weights_t)
         state.write(main_out, v)
         return v
 
