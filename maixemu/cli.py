@@ -62,7 +62,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from .runner import RunOptions, default_sample, run_script
+    from .session.run import RunOptions, default_sample, run_command
 
     own_script = args.script is not None  # a bundled sample belongs to no project
     if args.sample is not None:
@@ -126,7 +126,7 @@ def command_run(args: argparse.Namespace) -> int:
     if args.script is None and not args.quiet:
         print(f"[maixemu] no script given: running the bundled sample {script.name}", file=sys.stderr)
     # A broken --flash-image or --lcd is reported by the session as one line with exit 2.
-    return run_script(options)
+    return run_command(options)
 
 
 #: reStructuredText/Markdown mark-up in docstrings, and what help shows instead: ``x``, `x` and

@@ -7,24 +7,14 @@ rules live in ``maixemu.session`` (``board``, ``importer``, ``run``, ``outcome``
 
 from __future__ import annotations
 
-from typing import Any
-
 from .firmware.state import RunEnded
 from .session.board import DEMO_MODEL, DEMO_MODEL_ADDRESS, PACKAGE_DIR, Board, BoardConfig
 from .session.budget import FrameBudget
 from .session.importer import MICROPYTHON_ALIASES, ScriptImporter, compile_source, read_source
 from .session.outcome import NOT_EMULATED_MODULES, SetupError, format_script_error
-from .session.run import RunOptions, default_sample, run_options
+from .session.run import RunOptions, default_sample
+from .session.run import run_command as run_script
 from .session.signals import END_GRACE_S, FATAL_SIGNALS
-
-
-def run_script(options: RunOptions, **kwargs: Any) -> int:
-    """Run ``options.script`` as ``maixemu run`` does; returns the exit code."""
-    if options.ide is not None:  # the IDE page wires itself into the run (maixemu.session.ide)
-        from .session.ide import run_with_ide
-
-        return run_with_ide(options, **kwargs)
-    return run_options(options, **kwargs)
 
 
 __all__ = ["Board", "BoardConfig", "DEMO_MODEL", "DEMO_MODEL_ADDRESS", "END_GRACE_S", "FATAL_SIGNALS", "FrameBudget",

@@ -89,7 +89,7 @@ def kpu_engine(request, monkeypatch) -> str:
 
 @pytest.fixture
 def sd_card(tmp_path, board_state):
-    """A run's /sd (and /flash) mapped to ``tmp_path``, so device paths like ``"kp.orb"`` land there."""
+    """The test board's /sd (and /flash) mapped to ``tmp_path``, so device paths like ``"kp.orb"`` land there."""
     from maixemu.host import storage
 
     board_state.storage = storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path)

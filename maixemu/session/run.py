@@ -399,5 +399,15 @@ def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, 
     return exit_code
 
 
-__all__ = ["RunOptions", "THREAD_END_WAIT_S", "stray_script_threads", "announce_storage", "board_config", "default_sample", "run_options",
-           "run_script"]
+def run_command(options: RunOptions, *, stdout: Any = None, stderr: Any = None) -> int:
+    """``maixemu run`` as the command line runs it: with ``options.ide``, through the IDE page (which
+    waits for the next Run after each run), else once; returns the exit code."""
+    if options.ide is not None:
+        from .ide import run_with_ide
+
+        return run_with_ide(options, stdout=stdout, stderr=stderr)
+    return run_options(options, stdout=stdout, stderr=stderr)
+
+
+__all__ = ["RunOptions", "THREAD_END_WAIT_S", "stray_script_threads", "announce_storage", "board_config", "default_sample",
+           "run_command", "run_options", "run_script"]

@@ -56,20 +56,23 @@ def test_a_script_ending_while_its_thread_records_exits_0_with_a_readable_video_
     assert not failed, failed
 
 
-def test_frames_ends_a_run_whose_camera_loop_runs_in_a_thread(maixpy):
-    code = """
-import sensor, time, _thread
-sensor.reset()
-sensor.set_pixformat(sensor.RGB565)
-sensor.set_framesize(sensor.QVGA)
-def camera():
+#: The camera loop runs in a thread; the main thread only sleeps (it takes no frame itself).
+THREADED_CAMERA = textwrap.dedent("""
+    import sensor, time, _thread
+    sensor.reset()
+    sensor.set_pixformat(sensor.RGB565)
+    sensor.set_framesize(sensor.QVGA)
+    def camera():
+        while True:
+            sensor.snapshot()
+    _thread.start_new_thread(camera, ())
     while True:
-        sensor.snapshot()
-_thread.start_new_thread(camera, ())
-while True:
-    time.sleep_ms(10)
-"""
-    result = maixpy.run(code=code, frames=5, timeout=120)
+        time.sleep_ms(10)
+""")
+
+
+def test_frames_ends_a_run_whose_camera_loop_runs_in_a_thread(maixpy):
+    result = maixpy.run(code=THREADED_CAMERA, frames=5, timeout=120)
     assert result.exit_code == 0, result.stderr
     assert result.budget_spent
     assert result.snapshots == 6  # the sixth request ended the run
@@ -79,18 +82,7 @@ while True:
 
 def test_frames_ends_a_threaded_camera_loop_from_the_command_line(tmp_path):
     script = tmp_path / "main.py"
-    script.write_text(textwrap.dedent("""
-        import sensor, time, _thread
-        sensor.reset()
-        sensor.set_pixformat(sensor.RGB565)
-        sensor.set_framesize(sensor.QVGA)
-        def camera():
-            while True:
-                sensor.snapshot()
-        _thread.start_new_thread(camera, ())
-        while True:
-            time.sleep(1)
-    """))
+    script.write_text(THREADED_CAMERA)
     done = subprocess.run([sys.executable, "-m", "maixemu", "run", str(script), "--camera", "synthetic",
                            "--lcd", "none", "--frames", "5"], capture_output=True, text=True, timeout=180,
                           stdin=subprocess.DEVNULL)

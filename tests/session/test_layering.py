@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "runner": {"session", "firmware"},
     "script_importer": {"session"},
     "pytest_plugin": {"testing"},
-    "cli": {"commands", "runner", "session", "__init__"},
+    "cli": {"commands", "session", "__init__"},
     "__main__": {"cli"},
     "__init__": set(),
     "data": set(),  # MaixPy scripts bundled as data (the default sample)
