@@ -198,14 +198,29 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console_main() -> int:
-    """Entry point of the console script: ``maixemu ... | head`` ends quietly, as CLI tools do."""
-    try:
-        return main()
-    except BrokenPipeError:
-        import os
+    """Entry point of the console script: ``maixemu ... | head`` ends quietly, as CLI tools do.
 
+    A script thread that would not end with its run (no firmware call, every end swallowed) is left
+    behind; the process then leaves without Python's shutdown, which would tear modules down under
+    that thread (a crash at exit, not the script's result).
+    """
+    import os
+
+    try:
+        code = main()
+    except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    from .session.run import stray_script_threads
+
+    if stray_script_threads():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":

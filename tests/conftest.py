@@ -2,6 +2,9 @@
 
 The shared folder sits next to the repository root. When it is absent (a bare clone), tests that
 need it skip with a reason that says so instead of failing.
+
+Every test runs on a board of its own: :func:`board_state` (autouse) powers one on before the test
+and switches it off after, so no test sees another's camera, panel, pins, models or ``sys.path``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,25 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} not found: the shared data folder (../shared next to the repo root) is absent")
     return path
+
+
+@pytest.fixture(autouse=True)
+def board_state():
+    """The one fresh-board fixture: a powered-on ``BoardState`` that firmware calls of the test read.
+
+    Plug adapters into it directly: ``board_state.storage = Storage(...)``,
+    ``board_state.camera.plug(lambda: source)``, ``board_state.display = sink``,
+    ``board_state.events.snapshot.append(hook)``, ``board_state.clock.use(now_ns, sleep_ns)``.
+    """
+    from maixemu.firmware import state
+
+    board = state.BoardState()
+    state.activate(board)
+    try:
+        yield board
+    finally:
+        state.deactivate(board)
+        board.close_parts()
 
 
 @pytest.fixture(scope="session")
@@ -66,11 +88,9 @@ def kpu_engine(request, monkeypatch) -> str:
 
 
 @pytest.fixture
-def sd_card(tmp_path):
+def sd_card(tmp_path, board_state):
     """A run's /sd (and /flash) mapped to ``tmp_path``, so device paths like ``"kp.orb"`` land there."""
     from maixemu.host import storage
 
-    previous = storage.current()
-    storage.install(storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path))
-    yield tmp_path
-    storage.install(previous)
+    board_state.storage = storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path)
+    return tmp_path

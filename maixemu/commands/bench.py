@@ -1,25 +1,33 @@
-"""Benchmark kmodels: ms per run, the ratio to a same-run numpy matmul, load time, each layer's path.
+"""Benchmark kmodels: ms per run (CPU and wall), the ratio to a same-run numpy matmul, load time, each layer's path.
 
-For each model: load time, the median of several ``run()`` calls on a seeded random input, the
-effective throughput (the model's MACs / run time) and, measured in the same process, the
-GMAC/s of a float64 numpy matmul of comparable size; their ratio says how close the emulator
-gets to what this machine's BLAS can do, whatever the machine's load. Then the path every KPU
-layer took (``int8+lut HWC``, ``dw+segments HWC``, ``f32+lut CHW``, ... see ``kmodel.kpu.hwc``).
+For each model: load time, the median of many ``run()`` calls on a seeded random input, the
+effective throughput (the model's MACs / run time) and the GMAC/s of a single-threaded float64
+numpy matmul of comparable size, timed *interleaved* with the model (run, matmul, run, matmul…)
+so that load on a shared machine hits both alike; their ratio says how close the emulator gets
+to what this machine's BLAS does, whatever the machine's load. Times are CPU time of the calling
+thread (``time.thread_time``: what the work costs, not how long other processes kept the core)
+and wall time; ratios use CPU time. The engine runs every layer in the calling thread (one BLAS /
+onnxruntime thread), so its CPU time is the whole cost. Then the path every KPU layer took
+(``int8+linear HWC``, ``dw+linear HWC``, ``f32+lut CHW``, ... see ``kmodel.kpu.hwc``).
 
 ``--compare`` loads each model a second time on the numpy path (``MAIXEMU_KPU_ENGINE=numpy``)
-and times both interleaved, so load on the machine hits both alike. ``--litert [FILE]`` times the
-float ``.tflite`` reference (default ``../shared/reference/ulffd_landmark.tflite``) with LiteRT
-(the ``ai-edge-litert`` package), one thread, in the same process and interleaved with the
-models, and prints each model's time as a multiple of LiteRT's. With no MODEL it benches the
+and times both interleaved. ``--litert [FILE]`` times the float ``.tflite`` reference (default
+``../shared/reference/ulffd_landmark.tflite``) with LiteRT (``ai-edge-litert``), one thread,
+interleaved with the models, and prints each model's time as a multiple of LiteRT's. ``--fresh``
+also measures each model's first load in a new Python process (``import`` + ``load_kmodel`` +
+the first ``run()``, which may wait for the compiled kernels). With no MODEL it benches the
 shared sample models (``../shared/models`` next to the repository) if present, else the bundled
-demo model.
+demo model; ``--all`` adds every distinct kmodel of the shared CanMV examples.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
+import json
 import os
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -32,7 +40,16 @@ import numpy as np
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 SHARED_DIR = Path(__file__).resolve().parents[2].parent / "shared"
 SHARED_MODELS = SHARED_DIR / "models"
+CANMV_EXAMPLES = SHARED_DIR / "scripts" / "canmv_examples"
 DEFAULT_TFLITE = SHARED_DIR / "reference" / "ulffd_landmark.tflite"
+
+
+@dataclass
+class Timing:
+    """Medians of one timed function: CPU time of the calling thread and wall time (seconds)."""
+
+    cpu: float
+    wall: float
 
 
 @dataclass
@@ -45,6 +62,9 @@ class BenchResult:
     engine: str = "auto"
     #: per KPU layer: (layer index, kind, path)
     paths: list[tuple[int, str, str]] = field(default_factory=list)
+    wall_ms: float = 0.0
+    #: fresh process: (import s, load s, first run s), with ``--fresh``
+    fresh: tuple[float, float, float] | None = None
 
     @property
     def gmacs(self) -> float:
@@ -61,18 +81,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warmup", type=int, default=2, help="untimed runs first (default 2)")
     parser.add_argument("--compare", action="store_true", help="also time the numpy path, interleaved with the default engine")
     parser.add_argument("--layers", action="store_true", help="list every KPU layer's path (default: a count per path)")
+    parser.add_argument("--all", action="store_true", help="with no MODEL: also every distinct kmodel of ../shared's CanMV examples")
+    parser.add_argument("--fresh", action="store_true", help="also time each model's first load and run in a new Python process")
     parser.add_argument("--litert", nargs="?", type=Path, const=DEFAULT_TFLITE, default=None, metavar="TFLITE",
                         help="time a float .tflite with LiteRT, one thread, as the reference (default file: "
                              "../shared/reference/ulffd_landmark.tflite)")
 
 
-def default_models() -> list[Path]:
+def default_models(include_examples: bool = False) -> list[Path]:
     found: list[Path] = []
     for sub in ("v3", "v4"):
         folder = SHARED_MODELS / sub
         if folder.is_dir():
             found += sorted(p for p in folder.glob("*.kmodel") if not p.stem.endswith("_be"))
-    return found or [DATA_DIR / "edge_filters.kmodel"]
+    if include_examples and CANMV_EXAMPLES.is_dir():
+        found += sorted(CANMV_EXAMPLES.rglob("*.kmodel"))
+    return _distinct(found) or [DATA_DIR / "edge_filters.kmodel"]
+
+
+def _distinct(paths: list[Path]) -> list[Path]:
+    """``paths`` without files whose bytes an earlier one already has (the examples share models)."""
+    seen: set[str] = set()
+    out: list[Path] = []
+    for p in paths:
+        digest = hashlib.sha1(p.read_bytes()).hexdigest()
+        if digest not in seen:
+            seen.add(digest)
+            out.append(p)
+    return out
 
 
 def random_input(spec, rng: np.random.Generator) -> np.ndarray:
@@ -82,39 +118,48 @@ def random_input(spec, rng: np.random.Generator) -> np.ndarray:
 
 
 def median_time(fn, runs: int, warmup: int) -> float:
-    return interleaved_medians([fn], runs, warmup)[0]
+    """Median CPU seconds of ``fn`` (this thread)."""
+    return interleaved_medians([fn], runs, warmup)[0].cpu
 
 
-def interleaved_medians(fns: list[Callable[[], object]], runs: int, warmup: int) -> list[float]:
-    """Median seconds of each function, timed in turn run after run (load hits all alike)."""
+def interleaved_medians(fns: list[Callable[[], object]], runs: int, warmup: int) -> list[Timing]:
+    """Median CPU and wall seconds of each function, timed in turn run after run."""
     for _ in range(warmup):
         for fn in fns:
             fn()
-    times: list[list[float]] = [[] for _ in fns]
+    cpu: list[list[float]] = [[] for _ in fns]
+    wall: list[list[float]] = [[] for _ in fns]
     for _ in range(max(runs, 1)):
-        for fn, out in zip(fns, times):
-            start = time.perf_counter()
+        for fn, c, w in zip(fns, cpu, wall):
+            t0, w0 = time.thread_time(), time.perf_counter()
             fn()
-            out.append(time.perf_counter() - start)
-    return [float(np.median(t)) for t in times]
+            w1, t1 = time.perf_counter(), time.thread_time()
+            c.append(t1 - t0)
+            w.append(w1 - w0)
+    return [Timing(float(np.median(c)), float(np.median(w))) for c, w in zip(cpu, wall)]
 
 
-def matmul_gmacs(macs: int, runs: int = 7) -> float:
-    """GMAC/s of a float64 ``A @ B`` with about the same number of MACs (at least 64³).
-
-    Timed with BLAS's own threading and with one BLAS thread; the better of the two is the
-    reference (on a loaded machine multi-threaded BLAS can collapse, which would flatter us).
-    """
+def matmul_runner(macs: int) -> tuple[Callable[[], object], int]:
+    """A float64 ``A @ B`` with about the same number of MACs (at least 64³) on one BLAS thread,
+    and its MAC count: the yardstick timed next to each model."""
     from ..kmodel.kpu.blas import blas_threads
 
     n = max(64, int(round(max(macs, 1) ** (1 / 3))))
     rng = np.random.default_rng(0)
     a = rng.random((n, n))
     b = rng.random((n, n))
-    t = median_time(lambda: a @ b, runs, 2)
-    with blas_threads(1):
-        t = min(t, median_time(lambda: a @ b, runs, 1))
-    return n**3 / t / 1e9
+
+    def run() -> object:
+        with blas_threads(1):
+            return a @ b
+
+    return run, n**3
+
+
+def matmul_gmacs(macs: int, runs: int = 7) -> float:
+    """GMAC/s (CPU time) of the single-threaded yardstick matmul on its own."""
+    fn, n3 = matmul_runner(macs)
+    return n3 / median_time(fn, runs, 2) / 1e9
 
 
 @contextlib.contextmanager
@@ -135,7 +180,11 @@ def kpu_engine(name: str | None) -> Iterator[None]:
 
 
 def _name(path: Path) -> str:
-    return f"{path.parent.name}/{path.stem}" if path.parent.name in ("v3", "v4") else path.stem
+    if path.parent.name in ("v3", "v4"):
+        return f"{path.parent.name}/{path.stem}"
+    if CANMV_EXAMPLES in path.parents:
+        return f"canmv/{path.stem}"
+    return path.stem
 
 
 def _load(path: Path, engine: str | None):
@@ -151,36 +200,68 @@ def layer_paths(model) -> list[tuple[int, str, str]]:
     return [(layer.index, layer.kind, str(layer.details["path"])) for layer in model.layers if layer.on_kpu and "path" in layer.details]
 
 
+_FRESH_SCRIPT = """
+import json, sys, time
+import numpy as np
+t0 = time.perf_counter()
+from maixemu.kmodel import load_kmodel
+t1 = time.perf_counter()
+m = load_kmodel(sys.argv[1])
+t2 = time.perf_counter()
+x = [np.zeros(s.shape, s.dtype) for s in m.inputs]
+m.run(*x)
+t3 = time.perf_counter()
+print(json.dumps([t1 - t0, t2 - t1, t3 - t2]))
+"""
+
+
+def fresh_process_load(path: Path) -> tuple[float, float, float]:
+    """(import s, load s, first run s) of ``path`` in a new Python process (wall time)."""
+    done = subprocess.run([sys.executable, "-c", _FRESH_SCRIPT, str(path)], capture_output=True, text=True, timeout=600, check=True)
+    return tuple(json.loads(done.stdout.strip().splitlines()[-1]))  # type: ignore[return-value]
+
+
 def bench_model(path: Path, runs: int, warmup: int, *, compare: bool = False,
-                extra: list[Callable[[], object]] | None = None) -> list[BenchResult]:
+                extra: list[Callable[[], object]] | None = None, fresh: bool = False) -> list[BenchResult]:
     """Time a model (and its numpy-path twin with ``compare``; ``extra`` functions interleaved too).
 
-    Returns one result per engine; ``bench_model.extra_ms`` holds the medians of ``extra``.
+    Returns one result per engine; ``bench_model.extra_ms`` holds the CPU medians of ``extra``.
     """
+    from ..kmodel.kpu import fast
+
+    first_load = fresh_process_load(path) if fresh else None
     engines: list[str | None] = [None] + (["numpy"] if compare else [])
     loaded = [_load(path, engine) for engine in engines]
+    fast.wait_for_warm_up()  # time the kernels, not their background loading
     rng = np.random.default_rng(0)
     inputs = [random_input(spec, rng) for spec in loaded[0][0].inputs]
     fns: list[Callable[[], object]] = [lambda m=m: m.run(*inputs) for m, _ in loaded]
-    extra = extra or []
-    medians = interleaved_medians(fns + extra, runs, warmup)
-    bench_model.extra_ms = [m * 1e3 for m in medians[len(fns):]]
     macs = sum(layer.macs for layer in loaded[0][0].layers)
-    reference = matmul_gmacs(macs)
-    return [BenchResult(_name(path), load_s, median * 1e3, macs, reference, engine or "auto", layer_paths(model))
-            for (model, load_s), engine, median in zip(loaded, engines, medians)]
+    yardstick, yard_macs = matmul_runner(macs)
+    extra = extra or []
+    medians = interleaved_medians(fns + [yardstick] + extra, runs, warmup)
+    reference = yard_macs / medians[len(fns)].cpu / 1e9
+    bench_model.extra_ms = [m.cpu * 1e3 for m in medians[len(fns) + 1:]]
+    return [BenchResult(_name(path), load_s, t.cpu * 1e3, macs, reference, engine or "auto", layer_paths(model), t.wall * 1e3,
+                        first_load if engine is None else None)
+            for (model, load_s), engine, t in zip(loaded, engines, medians)]
 
 
 bench_model.extra_ms = []
 
 
 def format_results(results: list[BenchResult], litert_ms: dict[str, float] | None = None) -> str:
-    rows = [("model", "engine", "load s", "ms/run", "GMAC", "GMAC/s", "f64 matmul GMAC/s", "ratio")]
+    fresh = any(r.fresh for r in results)
+    rows = [("model", "engine", "load s", "ms/run CPU", "wall", "GMAC", "GMAC/s", "f64 matmul GMAC/s", "ratio")]
+    if fresh:
+        rows[0] += ("fresh: import+load s", "first run s")
     if litert_ms:
         rows[0] += ("x LiteRT",)
     for r in results:
-        row = (r.name, r.engine, f"{r.load_s:.3f}", f"{r.run_ms:.2f}", f"{r.macs / 1e9:.3f}", f"{r.gmacs:.2f}",
+        row = (r.name, r.engine, f"{r.load_s:.3f}", f"{r.run_ms:.2f}", f"{r.wall_ms:.2f}", f"{r.macs / 1e9:.3f}", f"{r.gmacs:.2f}",
                f"{r.matmul_gmacs:.2f}", f"{r.ratio:.2f}")
+        if fresh:
+            row += (f"{r.fresh[0]:.2f}+{r.fresh[1]:.2f}", f"{r.fresh[2]:.2f}") if r.fresh else ("", "")
         if litert_ms:
             row += (f"{r.run_ms / litert_ms[r.name]:.2f}" if r.name in litert_ms else "",)
         rows.append(row)
@@ -220,7 +301,7 @@ def litert_runner(path: Path) -> Callable[[], object]:
 def run(args: argparse.Namespace) -> int:
     from ..kmodel import KmodelError
 
-    paths = list(args.models) or default_models()
+    paths = list(args.models) or default_models(include_examples=args.all)
     results: list[BenchResult] = []
     litert_ms: dict[str, float] = {}
     extra: list[Callable[[], object]] = []
@@ -233,8 +314,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
     for path in paths:
         try:
-            got = bench_model(path, args.runs, args.warmup, compare=args.compare, extra=extra)
-        except (OSError, KmodelError) as exc:
+            got = bench_model(path, args.runs, args.warmup, compare=args.compare, extra=extra, fresh=args.fresh)
+        except (OSError, KmodelError, subprocess.SubprocessError) as exc:
             print(f"maixemu bench: {path}: {exc}", file=sys.stderr)
             status = 2
             continue
@@ -244,8 +325,8 @@ def run(args: argparse.Namespace) -> int:
     if results:
         print(format_results(results, litert_ms or None))
         if litert_ms:
-            print(f"LiteRT {args.litert.name} (float, 1 thread, interleaved with each model): "
-                  + ", ".join(f"{ms:.2f} ms next to {name}" for name, ms in litert_ms.items()))
+            print(f"LiteRT {args.litert.name} (float, 1 thread, CPU ms, interleaved with each model): "
+                  + ", ".join(f"{ms:.2f} next to {name}" for name, ms in litert_ms.items()))
         print()
         for r in results:
             if r.engine == "auto" or args.layers:

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from ..kmodel import KmodelError
     from ..progress import progress_bar
     from ._model_arg import load_model_arg
-    from ..tools.trace_report import format_index, write_input, write_trace
+    from .trace_report import format_index, write_input, write_trace
     from .forward import image_to_input
 
     model = load_model_arg(args.model, "trace", needs_input=True)

@@ -108,7 +108,7 @@ class Evaluator:
         return record
 
     def _detect(self, output: np.ndarray, prepared) -> list[list]:
-        from ..firmware.yolo2 import region_layer
+        from ..firmware.kpu.region import region_layer
 
         lw, lh, ch = region_shape(self.model)
         spec = self.spec

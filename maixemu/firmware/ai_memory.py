@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import pixformat
-from .kpu_errors import CHECK_IMG_FORMAT_ERR, PIX_AI_NULL
+from .kpu.errors import CHECK_IMG_FORMAT_ERR, PIX_AI_NULL
 from .script_paths import is_package_code
 
 MODES = ("device", "warn", "strict")
@@ -28,18 +28,26 @@ class StaleAIMemoryError(RuntimeError):
 
 @dataclass
 class AIMemoryPolicy:
+    """``--ai-memory``: what happens when the KPU reads AI memory older than the pixels (one per board)."""
+
     mode: str = "device"
     warned_sites: set[tuple[str, int]] = field(default_factory=set)
 
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"--ai-memory must be one of {', '.join(MODES)}, not {self.mode!r}")
 
-policy = AIMemoryPolicy()
+
+def _policy() -> AIMemoryPolicy:
+    from .state import current
+
+    return current().kpu.ai_memory
 
 
-def set_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"--ai-memory must be one of {', '.join(MODES)}, not {mode!r}")
-    policy.mode = mode
-    policy.warned_sites.clear()
+def _stderr():
+    from .state import current
+
+    return current().console.stderr
 
 
 def script_call_site() -> tuple[str, int]:
@@ -63,6 +71,7 @@ def _stale_message(call: str, site: tuple[str, int]) -> str:
 
 
 def _check_stale(img, call: str) -> None:
+    policy = _policy()
     if policy.mode == "device":
         return
     is_stale = getattr(img, "_ai_is_stale", None)
@@ -74,7 +83,7 @@ def _check_stale(img, call: str) -> None:
         raise StaleAIMemoryError(f"[maixemu] {message}")
     if site not in policy.warned_sites:
         policy.warned_sites.add(site)
-        print(f"[maixemu] warning: {message}", file=sys.stderr, flush=True)
+        print(f"[maixemu] warning: {message}", file=_stderr(), flush=True)
 
 
 def read_ai_input(img, model_chw: tuple[int, int, int], call: str = "kpu.forward") -> np.ndarray:
@@ -106,13 +115,13 @@ def read_ai_input(img, model_chw: tuple[int, int, int], call: str = "kpu.forward
 
 
 def _advise_missing_ai(call: str) -> None:
-    if policy.mode == "device":
+    if _policy().mode == "device":
         return
     site = script_call_site()
     print(
         f"[maixemu] {os.path.basename(site[0])}:{site[1]}: {call} got an image without AI memory: "
         "image.Image(path), resize(), cut(), copy() and kpu.fmap() images have none. "
         "Call img.pix_to_ai() first (sensor.snapshot() images have it)",
-        file=sys.stderr,
+        file=_stderr(),
         flush=True,
     )

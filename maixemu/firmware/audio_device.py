@@ -1,10 +1,9 @@
 """The board's audio path as one object: PLL2, the I2S DMA channels' timing, the PC's speaker and microphone.
 
 ``Maix.I2S``, ``audio.Audio``, ``video`` playback and ``mic_array`` share one :class:`AudioDevice`
-per powered-on board (:func:`current`; a power-on reset, :func:`_reset_state`, makes a new one).
-The runner wires the PC side with :func:`configure` (``--audio-out``/``--audio-in``): a sink that
-takes stereo ``int16`` frames and a source that gives them. Without a runner nothing is played and
-the microphone hears silence.
+per powered-on board (``current().audio``, :func:`current`). The session wires the PC side when it
+builds the board (``--audio-out``/``--audio-in``): a sink that takes stereo ``int16`` frames and a
+source that gives them. Without one nothing is played and the microphone hears silence.
 
 Timing is the DMA's: a transfer of N frames keeps its DMA channel busy for N / rate seconds, and
 the next transfer on that channel first waits for it (``dmac_wait_idle`` in the SDK), so a
@@ -21,15 +20,13 @@ import numpy as np
 
 from ..host import audio as host_audio
 from . import k210_clock, utime
+from . import state as _state
 
 #: DMA channels the firmware uses: I2S receive (and WAV recording) on 3, I2S/WAV/AVI playback on 4.
 DMA_RECEIVE, DMA_SEND = 3, 4
 
 SinkFactory = Callable[[], host_audio.AudioSink]
 SourceFactory = Callable[[], host_audio.AudioSource]
-
-_config: dict[str, Any] = {"sink_factory": None, "source_factory": None}
-
 
 class I2sRegisters:
     """The parts of one I2S block's registers that decide how it sounds; shared by every ``I2S``
@@ -47,7 +44,7 @@ class I2sRegisters:
 class AudioDevice:
     """One board's audio hardware and its PC adapters (opened lazily, closed by :meth:`close`)."""
 
-    def __init__(self, sink_factory: SinkFactory | None, source_factory: SourceFactory | None):
+    def __init__(self, sink_factory: SinkFactory | None = None, source_factory: SourceFactory | None = None):
         self.pll2_hz = k210_clock.pll_frequency(k210_clock.PLL2_BOOT_REQUEST_HZ)
         #: Message prefix of the firmware build: "MAIXPY" (MaixPy-v1) or "CANMV" (kendryte/canmv).
         self.brand = "MAIXPY"
@@ -135,30 +132,6 @@ class AudioDevice:
         self._sink = self._source = None
 
 
-_device: AudioDevice | None = None
-
-
 def current() -> AudioDevice:
-    """The audio hardware of the running board (made at first use after power-on)."""
-    global _device
-    if _device is None:
-        _device = AudioDevice(_config["sink_factory"], _config["source_factory"])
-    return _device
-
-
-def configure(sink_factory: SinkFactory | None = None, source_factory: SourceFactory | None = None) -> None:
-    """Runner hook: where I2S output goes and what the microphone hears (None: drop / silence).
-
-    Takes effect for the next board (the current one, if any, is closed).
-    """
-    _config["sink_factory"] = sink_factory
-    _config["source_factory"] = source_factory
-    _reset_state()
-
-
-def _reset_state() -> None:
-    """Power-on: close the PC adapters of the old board; the next use builds a fresh device."""
-    global _device
-    if _device is not None:
-        _device.close()
-    _device = None
+    """The audio hardware of the running board (``maixemu.firmware.state.current().audio``)."""
+    return _state.current().audio

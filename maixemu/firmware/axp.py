@@ -136,8 +136,8 @@ class PowerChip:
         raise BoardPoweredOff(reason)
 
 
-class _PowerChips:
-    """The power chips of the powered-on board, by the (scl, sda) pins they sit on."""
+class PowerChips:
+    """The power chips of the powered-on board, by the (scl, sda) pins they sit on (``current().power``)."""
 
     def __init__(self, profile: str):
         self.profile = profile
@@ -149,18 +149,12 @@ class _PowerChips:
         return self.by_pins.get((scl, sda))
 
 
-_chips: _PowerChips | None = None
-
-
-def chips() -> _PowerChips:
+def chips() -> PowerChips:
     """The current board's chips (wired from ``board``'s profile at first use after power-on)."""
-    global _chips
+    from .state import current
+
+    state = current()
     profile = board.current_profile()
-    if _chips is None or _chips.profile != profile:
-        _chips = _PowerChips(profile)
-    return _chips
-
-
-def _reset_state() -> None:
-    global _chips
-    _chips = None
+    if state.power is None or state.power.profile != profile:
+        state.power = PowerChips(profile)
+    return state.power

@@ -6,6 +6,7 @@ On a board the names come from ``/flash/config.json`` (written by MaixPy-v1_scri
 — Maix Cube keys (``ENTER=10``, ``BACK=11``, ``NEXT=16``), M5StickV buttons (``BUTTON_A=36``,
 ``BUTTON_B=37``), WiFi pins — plus ``PIN0..PIN47``. Names on different boards that collide with
 these defaults (the Dock's LEDs, the M5StickV's) are available through :func:`use_profile`.
+``board_info`` belongs to the board (``current().pins``): what a script sets on it ends with the run.
 """
 
 from __future__ import annotations
@@ -44,57 +45,73 @@ PROFILES: dict[str, dict[str, int]] = {
 _PIN_NAMES = {f"PIN{i}": i for i in range(48)}
 _METHODS = frozenset({"set", "all", "get", "load"})
 
-_profile = "default"
+__all__ = ["board_info"]
 
 
-class board_info:
-    """Pin names as class attributes (``board_info.LED_R``); ``set/get/all/load`` as in the firmware."""
+def _new_board_info() -> type:
+    """A fresh ``board_info``: a class whose attributes are the pin names, with the firmware's
+    ``set/get/all/load`` (``builtin_py/board.py``). Every board gets its own."""
 
-    @staticmethod
-    def set(key: str, value: Any = None) -> None:
-        setattr(board_info, key, value)
+    class board_info:  # noqa: N801 - the firmware's name
+        """Pin names as class attributes (``board_info.LED_R``); ``set/get/all/load`` as in the firmware."""
 
-    @staticmethod
-    def all() -> list[str]:
-        return dir(board_info)
+        @staticmethod
+        def set(key: str, value: Any = None) -> None:
+            setattr(board_info, key, value)
 
-    @staticmethod
-    def get(key: str) -> Any:
-        return getattr(board_info, key)
+        @staticmethod
+        def all() -> list[str]:
+            return dir(board_info)
 
-    @staticmethod
-    def load(mapping: dict[str, Any] | None = None) -> None:
-        for key, value in (mapping or {}).items():
-            board_info.set(key, value)
+        @staticmethod
+        def get(key: str) -> Any:
+            return getattr(board_info, key)
+
+        @staticmethod
+        def load(mapping: dict[str, Any] | None = None) -> None:
+            for key, value in (mapping or {}).items():
+                board_info.set(key, value)
+
+    return board_info
 
 
-def _names() -> list[str]:
-    return [n for n in vars(board_info) if not n.startswith("_") and n not in _METHODS]
+def _pins():
+    from .state import current
+
+    pins = current().pins
+    if pins.board_info is None:
+        pins.board_info = _new_board_info()
+        _load_profile(pins, pins.profile)
+    return pins
+
+
+def _load_profile(pins, name: str) -> None:
+    info = pins.board_info
+    for key in [n for n in vars(info) if not n.startswith("_") and n not in _METHODS]:
+        delattr(info, key)
+    info.load(_PIN_NAMES)
+    info.load(PROFILES[name])
+    pins.profile = name
 
 
 def use_profile(name: str) -> None:
     """Switch ``board_info`` to a board: one of :data:`PROFILES` (``default``, ``dock``, ``m5stickv``, ...)."""
-    global _profile
     if name not in PROFILES:
         raise ValueError(f"unknown board profile {name!r}; known: {', '.join(sorted(PROFILES))}")
-    for key in _names():
-        delattr(board_info, key)
-    board_info.load(_PIN_NAMES)
-    board_info.load(PROFILES[name])
-    _profile = name
+    _load_profile(_pins(), name)
 
 
 def current_profile() -> str:
-    return _profile
+    return _pins().profile
 
 
 def profile_pins() -> dict[str, int]:
     """The named pins of the current profile (what the firmware's config.json would hold)."""
-    return dict(PROFILES[_profile])
+    return dict(PROFILES[_pins().profile])
 
 
-def _reset_state() -> None:
-    use_profile("default")
-
-
-use_profile("default")
+def __getattr__(name: str) -> Any:
+    """``board.board_info`` is the active board's own (a power-on gives the profile's names again)."""
+    if name == "board_info":
+        return _pins().board_info
+    raise AttributeError(f"module 'board' has no attribute '{name}'")

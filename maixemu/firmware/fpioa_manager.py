@@ -5,14 +5,14 @@ function, force=True)`` records the pair and sets the FPIOA mux, returning 1; wi
 and the pin or the function already registered it changes nothing and returns that
 ``(pin, function)`` pair. ``unregister(pin=None, function=None)`` forgets a pair and returns
 ``(pin, function)`` — it does *not* reset the mux, as on the device. Both print the firmware's
-messages when called without arguments or for an unknown pin.
+messages when called without arguments or for an unknown pin. ``fm`` belongs to the board
+(``current().pins.fm``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .board import board_info
 from .Maix import FPIOA
 
 
@@ -21,7 +21,9 @@ class Fpioa_Manager:
         self.board_dict: dict[int, int] = {}
         self.fpioa_dict: dict[int, int] = {}
         self.fpioa = FPIOA()
-        self.board_info = board_info
+        from . import board
+
+        self.board_info = board.board_info
 
     def register(self, pin: int | None = None, function: int | None = None, force: bool = True) -> Any:
         """Map ``pin`` to ``function``; 1 on success, the existing pair when refused."""
@@ -62,9 +64,21 @@ class Fpioa_Manager:
         return self.fpioa_dict.get(function)
 
 
-fm = Fpioa_Manager()
+__all__ = ["Fpioa_Manager", "board_info", "fm"]
 
 
-def _reset_state() -> None:
-    fm.board_dict.clear()
-    fm.fpioa_dict.clear()
+def __getattr__(name: str) -> Any:
+    """``fpioa_manager.fm`` is the active board's own: its registrations end with the run (and
+    ``board_info``, which the frozen module imports, is the board's too)."""
+    if name == "board_info":
+        from . import board
+
+        return board.board_info
+    if name == "fm":
+        from .state import current
+
+        pins = current().pins
+        if pins.fm is None:
+            pins.fm = Fpioa_Manager()
+        return pins.fm
+    raise AttributeError(f"module 'fpioa_manager' has no attribute '{name}'")

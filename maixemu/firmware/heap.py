@@ -15,11 +15,11 @@ anything (a 633-byte JPEG claiming 30000x30000 pixels must not cost gigabytes).
 
 from __future__ import annotations
 
-MIB = 1024 * 1024
+from ..kmodel.k210 import K210_MAIN_MEMORY_BYTES, MIB  # noqa: F401 - MIB is part of this module's API
 
 #: The K210's general-purpose SRAM (8 MiB on chip, of which 2 MiB is the KPU's): everything the
 #: firmware, the heaps and every image buffer share.
-MAIN_MEMORY_BYTES = 6 * MIB
+MAIN_MEMORY_BYTES = K210_MAIN_MEMORY_BYTES
 
 #: ``image.Image(path)`` and ``Image(size=...)`` refuse buffers past this: at 2 bytes per RGB565 pixel,
 #: 3 145 728 pixels (2048x1536); at 1 byte per grayscale pixel, twice that.

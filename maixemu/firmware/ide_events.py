@@ -17,35 +17,15 @@ above call it at those points. It costs nothing while nobody listens.
 The other events feed the IDE page's board pane: the values a script's ``clock.fps()`` returned
 and the models the KPU ran (for the device-time estimate per frame).
 
-All hooks of one run live in the one :data:`events` object (the board refactor moves it into the
-board state); listeners are called on the script's thread and must be quick.
+The listeners are the board's (``current().events``: ``framebuffer``, ``clock_fps``, ``kpu_call``);
+they are called on the script's thread and must be quick.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-
-class IdeEvents:
-    """Listener lists of one run; empty lists make every event a no-op."""
-
-    def __init__(self) -> None:
-        #: ``listener(image)`` with a detached copy of the main frame buffer (an ``image.Image``).
-        self.framebuffer: list[Callable[[Any], None]] = []
-        #: ``listener(value)`` with every value ``clock.fps()`` returned to the script.
-        self.clock_fps: list[Callable[[float], None]] = []
-        #: ``listener(call, model)`` before the KPU runs ``model`` (a ``maixemu.kmodel`` model).
-        self.kpu_call: list[Callable[[str, Any], None]] = []
-
-    def clear(self) -> None:
-        self.framebuffer.clear()
-        self.clock_fps.clear()
-        self.kpu_call.clear()
-
-
-#: The hooks of the current run.
-events = IdeEvents()
+from .state import BoardEvents, current
 
 
 def fb_update_jpeg_buffer() -> None:
@@ -54,26 +34,26 @@ def fb_update_jpeg_buffer() -> None:
     Nothing happens while no listener is attached (no IDE connected) or before the frame buffer
     was ever written (the board's frame buffer is empty then: the IDE shows nothing).
     """
-    listeners = events.framebuffer
+    board = current()
+    listeners = board.events.framebuffer
     if not listeners:
         return
-    from .image import _core
-
-    frame = _core._MAIN_FB
+    frame = board.framebuffer
     if frame is None:
         return
     copy = type(frame)._wrap(frame._fmt, frame._pix.copy())
-    for listener in list(listeners):
-        listener(copy)
+    BoardEvents.fire(listeners, copy)
 
 
 def clock_fps(value: float) -> None:
     """A script's ``clock.fps()`` returned ``value``."""
-    for listener in list(events.clock_fps):
-        listener(value)
+    listeners = current().events.clock_fps
+    if listeners:
+        BoardEvents.fire(listeners, value)
 
 
 def kpu_call(call: str, model: Any) -> None:
     """The KPU is about to run ``model`` for ``call`` (``kpu.forward``, ``kpu.run_yolo2``, ...)."""
-    for listener in list(events.kpu_call):
-        listener(call, model)
+    listeners = current().events.kpu_call
+    if listeners:
+        BoardEvents.fire(listeners, call, model)

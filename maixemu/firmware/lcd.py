@@ -18,9 +18,11 @@ Model (maixpy-api.md §4, firmware ``py_lcd.c`` + ``drivers/lcd``):
   "nothing if ``y > panel_width - 16``" test both use the un-rotated panel *width*.
 
 After every change (``init``, ``clear``, ``display``, ``draw_string``, ``fill_rectangle``) the panel
-is pushed to the current sink (``maixemu.host.display``) and the optional frame hook is called.
+is pushed to the board's display sink (``maixemu.host.display``) and the board's ``lcd_push``
+listeners run (the frame budget); every picture the sink gets also goes to ``lcd_shown``.
 
-Runner hooks (not MaixPy API): :func:`configure`, :func:`close`, :func:`screen`, :func:`pump`.
+Board state: :class:`PanelState` (``current().panel``). Helpers for the session (not MaixPy API):
+:func:`screen`, :func:`pump`, :func:`flush`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from typing import Any
 import numpy as np
 
 from . import notices
+from . import state as _state
+from .mp_args import fixed_items as _fixed_items
+from .mp_args import int_arg as _int
 from . import pixformat as _pf
 
 # ------------------------------------------------------------------------------------ constants
@@ -131,10 +136,16 @@ def _gray_lut() -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ state
-class _Panel:
-    """The firmware's globals: lcd_para, width_curr/height_curr, rotation, mirror, direction."""
+class PanelState:
+    """The firmware's globals (lcd_para, width_curr/height_curr, rotation, mirror, direction) and the
+    picture being composed for a recording sink (see :func:`flush`)."""
 
     def __init__(self) -> None:
+        self.pending: np.ndarray | None = None
+        self.reset()
+
+    def reset(self, freq: int = DEFAULT_FREQ) -> None:
+        """Back to "not initialised" (``lcd.init``/``deinit``), keeping the SPI clock given."""
         self.type = DEV_NONE
         self.para_w = 0  # lcd_para.width / height: the panel at rotation 0
         self.para_h = 0
@@ -144,7 +155,7 @@ class _Panel:
         self.mirror = False
         self.direction = YX_RLDU
         self.bgr = False
-        self.freq = DEFAULT_FREQ
+        self.freq = freq
         self.fb: np.ndarray | None = None  # physical (para_h, para_w, 3) uint8
 
     def view(self) -> np.ndarray:
@@ -160,57 +171,21 @@ class _Panel:
         return native if d & _MV else native.transpose(1, 0, 2)
 
 
-_panel = _Panel()
-_sink = None
-_frame_hook: Callable[[], None] | None = None
-
-
-def _default_sink():
-    from ..host.display import NullSink
-
-    return NullSink()
-
-
-def configure(*, sink=_KEEP, frame_hook: Callable[[], None] | None = _KEEP) -> None:
-    """Runner hook: connect a display sink (``maixemu.host.display``) to a freshly powered panel.
-
-    * ``sink``: where frames go; ``None`` restores the default, a "none" sink that counts frames (so
-      tests and in-process use never open a window). The caller owns the sink and closes it.
-    * ``frame_hook()``: called after every push (each ``init``/``clear``/``display``/``draw_string``/
-      ``fill_rectangle``); it may raise to end the run. ``None`` removes it.
-
-    Arguments left out keep their value. Every call resets the panel to power-on (not initialised).
-    """
-    global _sink, _frame_hook, _panel, _pending
-    if _sink is not None and not getattr(_sink, "closed", False):
-        flush()
-    _pending = None
-    if sink is not _KEEP:
-        _sink = sink
-    if frame_hook is not _KEEP:
-        _frame_hook = frame_hook
-    _panel = _Panel()
-
-
-def close() -> None:
-    """Forget the panel state and the sink (the sink itself is closed by whoever opened it)."""
-    configure(sink=None, frame_hook=None)
+def _panel() -> PanelState:
+    return _state.current().panel
 
 
 def current_sink():
-    """The sink frames go to now (the default "none" sink is created on first use)."""
-    global _sink
-    if _sink is None:
-        _sink = _default_sink()
-    return _sink
+    """The sink frames go to now: the board's display (by default a "none" sink that counts frames)."""
+    return _state.current().display
 
 
 def screen() -> np.ndarray | None:
     """A copy of what the panel shows, ``(H, W, 3)`` RGB at rotation-0 orientation; None before init."""
-    p = _panel
+    p = _panel()
     if p.fb is None:
         return None
-    return np.ascontiguousarray(p.fb[..., ::-1] if _bgr_active() else p.fb)
+    return np.ascontiguousarray(p.fb[..., ::-1] if _bgr_active(p) else p.fb)
 
 
 def pump(delay_ms: int = 1) -> None:
@@ -229,57 +204,65 @@ def pump(delay_ms: int = 1) -> None:
         raise WindowClosed("the LCD window was closed")
 
 
-def _bgr_active() -> bool:
-    return bool(_panel.bgr) != bool(_panel.direction & _BGR)
+def _bgr_active(p: PanelState) -> bool:
+    return bool(p.bgr) != bool(p.direction & _BGR)
 
 
-#: For recording sinks: the picture being composed since the last full-screen refresh. Scripts often
-#: call ``lcd.display(img)`` and then ``lcd.draw_string(...)``; a recording that took every push
-#: would alternate frames with and without the text (a flicker nobody sees on the glass, where the
-#: text stays up). Recording sinks therefore get one frame per finished picture: it is written when
-#: the next full-screen refresh starts, at the next camera frame, while the script sleeps, and at
-#: the end of the run. Live sinks (window, memory, none) still get every push.
-_pending: np.ndarray | None = None
-
-
+# For recording sinks: the picture being composed since the last full-screen refresh. Scripts often
+# call ``lcd.display(img)`` and then ``lcd.draw_string(...)``; a recording that took every push
+# would alternate frames with and without the text (a flicker nobody sees on the glass, where the
+# text stays up). Recording sinks therefore get one frame per finished picture: it is written when
+# the next full-screen refresh starts, at the next camera frame, while the script sleeps, and at
+# the end of the run. Live sinks (window, memory, none) still get every push.
 def flush() -> None:
     """Hand a recording sink the picture composed so far (no-op when nothing is pending)."""
-    global _pending
-    frame = _pending
-    if frame is not None:
-        # Cleared only once shown: a signal handler that finalises the run in between (second
-        # Ctrl-C) flushes the same picture instead of losing it.
-        try:
-            current_sink().show(frame)
-        except Exception:  # the sink failed (a full disk): reported once, not again at cleanup
-            if _pending is frame:
-                _pending = None
-            raise
-        # (a Ctrl-C raised inside show() leaves the picture pending: the cleanup flush writes it)
-        if _pending is frame:
-            _pending = None
+    board = _state.current()
+    p = board.panel
+    frame = p.pending
+    if frame is None:
+        return
+    # Cleared only once shown: a signal handler that finalises the run in between (second
+    # Ctrl-C) flushes the same picture instead of losing it.
+    try:
+        _show(board, frame)
+    except Exception:  # the sink failed (a full disk): reported once, not again at cleanup
+        if p.pending is frame:
+            p.pending = None
+        raise
+    # (a Ctrl-C raised inside show() leaves the picture pending: the cleanup flush writes it)
+    if p.pending is frame:
+        p.pending = None
+
+
+def _show(board, rgb: np.ndarray) -> None:
+    """One picture to the board's display (one thread at a time), then to the ``lcd_shown`` listeners."""
+    with board.display_lock:
+        board.display.show(rgb)
+    if board.events.lcd_shown:
+        board.events.fire(board.events.lcd_shown, rgb)
 
 
 def _push(*, full_refresh: bool = False) -> None:
-    global _pending
-    p = _panel
+    board = _state.current()
+    board.checkpoint()
+    p = board.panel
     rgb = p.fb
-    if _bgr_active():
+    if _bgr_active(p):
         rgb = np.ascontiguousarray(rgb[..., ::-1])
-    sink = current_sink()
-    if getattr(sink, "records", False):
+    if getattr(board.display, "records", False):
         if full_refresh:
             flush()
-        _pending = np.array(rgb, copy=True)
+        p.pending = np.array(rgb, copy=True)
     else:
-        sink.show(rgb)
-    if _frame_hook is not None:
-        _frame_hook()
+        _show(board, rgb)
+    if board.events.lcd_push:
+        board.events.fire(board.events.lcd_push)
 
 
 def _active() -> bool:
     """True when a real panel is initialised (type 1..5); type 0 and "never init" draw nothing."""
-    return _panel.type != DEV_NONE and _panel.fb is not None
+    p = _panel()
+    return p.type != DEV_NONE and p.fb is not None
 
 
 # ------------------------------------------------------------------------------------ MaixPy API
@@ -293,13 +276,11 @@ def init(type: int = DEV_SHIELD, freq: int = DEFAULT_FREQ, color=BLACK, width: i
     The screen is filled with ``color`` (raw int or (r, g, b)); rotation 0, mirror off.
     Other types: ``ValueError("type error")``. Pins, offsets and ``invert`` only matter to real panels.
     """
-    global _panel
     kind = _int(type)
     raw = BLACK if color is None else _color_arg(color)
     freq = _int(freq)
-    p = _Panel()
-    p.freq = freq
-    _panel = p
+    p = _panel()
+    p.reset(freq)
     if kind == DEV_NONE:
         return None
     if kind not in DEFAULT_SIZES:
@@ -323,25 +304,23 @@ def init(type: int = DEV_SHIELD, freq: int = DEFAULT_FREQ, color=BLACK, width: i
 
 def deinit() -> None:
     """Release the panel: ``width()``/``height()`` return None, ``draw_string`` says "not init"."""
-    global _panel
-    freq = _panel.freq
-    _panel = _Panel()
-    _panel.freq = freq
+    p = _panel()
+    p.reset(p.freq)
 
 
 def width():
     """Screen width after rotation, or None when no panel is initialised."""
-    return _panel.width if _panel.type != DEV_NONE else None
+    return _panel().width if _panel().type != DEV_NONE else None
 
 
 def height():
     """Screen height after rotation, or None when no panel is initialised."""
-    return _panel.height if _panel.type != DEV_NONE else None
+    return _panel().height if _panel().type != DEV_NONE else None
 
 
 def type():  # noqa: A001 - the MaixPy name
     """The panel type given to ``init`` (1..5), or None when no panel is initialised."""
-    return _panel.type if _panel.type != DEV_NONE else None
+    return _panel().type if _panel().type != DEV_NONE else None
 
 
 def freq(*args):
@@ -349,8 +328,8 @@ def freq(*args):
     if len(args) > 1:
         raise TypeError(f"function expected at most 1 arguments, got {len(args)}")
     if args:
-        _panel.freq = _int(args[0])
-    return _panel.freq
+        _panel().freq = _int(args[0])
+    return _panel().freq
 
 
 def set_backlight(state) -> None:
@@ -370,7 +349,7 @@ def register(addr, data) -> None:
 
 def direction(dir) -> None:  # noqa: A002 - the MaixPy name
     """Set the raw scan direction (``lcd.YX_RLDU`` ...); width()/height() are not changed (as on the board)."""
-    _panel.direction = _int(dir) & 0xFF
+    _panel().direction = _int(dir) & 0xFF
     return None
 
 
@@ -379,7 +358,7 @@ def rotation(*args):
 
     1 and 3 swap width and height. Already drawn pixels stay where they are on the glass.
     """
-    p = _panel
+    p = _panel()
     if len(args) > 1:
         raise TypeError(f"function expected at most 1 arguments, got {len(args)}")
     if args:
@@ -400,7 +379,7 @@ def mirror(*args):
 
     As in the firmware, ``mirror(False)`` only takes effect at the next ``rotation()`` call.
     """
-    p = _panel
+    p = _panel()
     if len(args) > 1:
         raise TypeError(f"function expected at most 1 arguments, got {len(args)}")
     if args:
@@ -414,7 +393,7 @@ def bgr_to_rgb(*args) -> None:
     """Swap red and blue on the panel (for BGR panels); the argument is required."""
     if not args:
         raise ValueError("True or False")
-    _panel.bgr = bool(args[0])
+    _panel().bgr = bool(args[0])
     return None
 
 
@@ -425,7 +404,7 @@ def clear(*args, **kwargs) -> None:
     raw = _color_arg(args[0]) if args else BLACK
     if not _active():
         return None
-    _panel.fb[...] = _raw_to_rgb(raw)
+    _panel().fb[...] = _raw_to_rgb(raw)
     _push(full_refresh=True)
     return None
 
@@ -446,7 +425,7 @@ def display(img, roi=None, oft=None) -> None:
         notices.notice_once("lcd:display-before-init",
                             "lcd.display() before lcd.init(): nothing is shown (as on the board); call lcd.init() first")
         return None
-    p = _panel
+    p = _panel()
     screen_view = p.view()
     sh, sw = screen_view.shape[:2]
     if ox < 0 or oy < 0:
@@ -487,7 +466,7 @@ def draw_string(*args, **kwargs) -> None:
         raise TypeError("function doesn't take keyword arguments")
     if not 3 <= len(args) <= 5:
         raise TypeError(f"function expected 3 to 5 arguments, got {len(args)}")
-    p = _panel
+    p = _panel()
     if p.para_w == 0 or p.para_h == 0:
         raise ValueError("not init")
     x0 = _int(args[0]) & 0xFFFF
@@ -518,7 +497,7 @@ def fill_rectangle(*args) -> None:
     """``fill_rectangle(x, y, w, h, color)`` on the screen; any edge at/after the panel → ``ValueError("arg error")``."""
     if len(args) != 5:
         raise TypeError(f"function expected 5 arguments (x, y, w, h, color), got {len(args)}")
-    p = _panel
+    p = _panel()
     if p.para_w == 0 or p.para_h == 0:
         raise ValueError("not init")
     x0 = _int(args[0]) & 0xFFFF
@@ -577,19 +556,8 @@ def _roi(roi, iw: int, ih: int) -> tuple[int, int, int, int]:
     return x0, y0, x1 - x0, y1 - y0
 
 
-def _int(v) -> int:
-    """MicroPython's ``mp_obj_get_int``: ints and bools, not floats or strings."""
-    if isinstance(v, (bool, int, np.integer)):
-        return int(v)
-    raise TypeError(f"can't convert {_typename(v)} to int")
-
-
 def _array(v, n: int) -> list:
-    if not isinstance(v, (tuple, list)):
-        raise TypeError(f"object '{_typename(v)}' isn't a tuple or list")
-    if len(v) != n:
-        raise ValueError(f"requested length {n} but object has length {len(v)}")
-    return list(v)
+    return _fixed_items(v, n)
 
 
 def _typename(v) -> str:

@@ -313,7 +313,3 @@ class WDT:
 
     def stop(self) -> None:
         return None
-
-
-def _reset_state() -> None:
-    return None

@@ -9,7 +9,7 @@ has imported the usual modules sees ``mem_free()`` = 360544 bytes (352.09 KB, wh
 so scripts that print them give stable output.
 
 ``collect()`` runs a cheap young-generation CPython collection (scripts call it every frame) and
-returns None like the firmware. ``enable``/``disable`` only flip this module's flag: a MaixPy
+returns None like the firmware. ``enable``/``disable`` only flip the board's flag: a MaixPy
 script switching its GC off must not change how the emulator itself manages memory.
 """
 
@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import gc as _gc
 
+from .state import current as _current
+
 HEAP_SIZE = 0x80000  # 524288 bytes, the firmware's default gc heap
 TYPICAL_ALLOC = HEAP_SIZE - 360544  # mem_free() == 360544 as on a board after the usual imports
-
-_enabled = True
-_threshold = -1
-
 
 def collect() -> None:
     """Run a garbage collection (a young-generation one on the PC); returns None as on the device."""
@@ -30,17 +28,15 @@ def collect() -> None:
 
 
 def enable() -> None:
-    global _enabled
-    _enabled = True
+    _current().system.gc_enabled = True
 
 
 def disable() -> None:
-    global _enabled
-    _enabled = False
+    _current().system.gc_enabled = False
 
 
 def isenabled() -> bool:
-    return _enabled
+    return _current().system.gc_enabled
 
 
 def mem_alloc() -> int:
@@ -55,17 +51,11 @@ def mem_free() -> int:
 
 def threshold(amount: int | None = None) -> int | None:
     """Get (-1 when unset) or set the allocation threshold that triggers a collection."""
-    global _threshold
+    system = _current().system
     if amount is None:
-        return _threshold
+        return system.gc_threshold
     value = int(amount)
     if value < 0:
         value = -1
-    _threshold = value
+    system.gc_threshold = value
     return None
-
-
-def _reset_state() -> None:
-    global _enabled, _threshold
-    _enabled = True
-    _threshold = -1

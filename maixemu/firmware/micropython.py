@@ -12,10 +12,9 @@ import sys
 from typing import Any, Callable, TypeVar
 
 from . import mgc
+from .state import current as _current
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-_opt_level = 0
-_heap_locked = 0
 
 
 def const(value: Any) -> Any:
@@ -35,10 +34,10 @@ def asm_thumb(func: _F) -> _F:
 
 
 def opt_level(level: int | None = None) -> int | None:
-    global _opt_level
+    system = _current().system
     if level is None:
-        return _opt_level
-    _opt_level = int(level)
+        return system.opt_level
+    system.opt_level = int(level)
     return None
 
 
@@ -63,15 +62,15 @@ def stack_use() -> int:
 
 
 def heap_lock() -> int:
-    global _heap_locked
-    _heap_locked += 1
-    return _heap_locked - 1
+    system = _current().system
+    system.heap_locked += 1
+    return system.heap_locked - 1
 
 
 def heap_unlock() -> int:
-    global _heap_locked
-    _heap_locked = max(0, _heap_locked - 1)
-    return _heap_locked
+    system = _current().system
+    system.heap_locked = max(0, system.heap_locked - 1)
+    return system.heap_locked
 
 
 def kbd_intr(chr: int) -> None:  # noqa: A002 - MicroPython's parameter name
@@ -80,9 +79,3 @@ def kbd_intr(chr: int) -> None:  # noqa: A002 - MicroPython's parameter name
 
 def schedule(func: Callable[[Any], Any], arg: Any) -> None:
     func(arg)
-
-
-def _reset_state() -> None:
-    global _opt_level, _heap_locked
-    _opt_level = 0
-    _heap_locked = 0

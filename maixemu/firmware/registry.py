@@ -5,10 +5,11 @@ maixemu module) through the script's own ``__import__``; nothing is put into ``s
 the MaixPy name, so CPython's ``time``, ``os``, ``sys`` and ``gc`` stay intact for every library.
 
 ``os``, ``io`` and ``sys`` are mapped on purpose: on the device ``import os`` *is* ``uos`` (device paths,
-``listdir("/") == ['flash', 'sd']``), ``io.open`` is the device's ``open`` and ``import sys`` has
-``print_exception``; our ``usys`` forwards
-every other attribute to the real ``sys``. ``json`` and ``struct`` are left to CPython: the device's
-weak links point them at ``ujson``/``ustruct``, whose behaviour CPython's modules already cover.
+``listdir("/") == ['flash', 'sd']``), ``io.open`` is the device's ``open`` and ``import sys`` is the
+board's own ``sys`` (its ``path``, ``argv``, ``modules``; never the host's). ``_thread`` is
+MicroPython's (threads that belong to the board). ``json`` and ``struct`` are left to CPython: the
+device's weak links point them at ``ujson``/``ustruct``, whose behaviour CPython's modules already
+cover.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ MAIXPY_MODULES: dict[str, str] = {
     "micropython": _F + "micropython",
     "usys": _F + "usys",
     "sys": _F + "usys",
+    "_thread": _F + "mthread",
     # camera / LCD / image / KPU
     "image": _F + "image",
     "sensor": _F + "sensor",
@@ -68,7 +70,7 @@ BOOT_GLOBALS: dict[str, str] = {
 }
 
 #: MaixPy names that are also CPython standard modules: never install these in ``sys.modules``.
-SHADOWS_STDLIB: frozenset[str] = frozenset({"time", "gc", "os", "sys", "io"})
+SHADOWS_STDLIB: frozenset[str] = frozenset({"time", "gc", "os", "sys", "io", "_thread"})
 
 
 def boot_globals() -> dict[str, Any]:
@@ -98,31 +100,3 @@ class ScriptReset(BaseException):
 
 #: Exceptions raised by helper modules that mean "the script ended normally".
 CLEAN_END_EXCEPTIONS: tuple[type[BaseException], ...] = (ScriptReset,)
-
-
-def reset_state() -> None:
-    """Back to a freshly booted board: ticks from 0, RTC unset, pins/FPIOA/fm empty, notices again.
-
-    Call at the start of each run when several runs share one process (tests, ``maixemu.testing``).
-    Only modules already imported are reset; importing one later gives fresh state anyway.
-    """
-    import importlib
-    import sys
-
-    from . import notices
-
-    notices.reset()
-    for name in ("utime", "mgc", "Maix", "fpioa_manager", "board", "machine", "uos", "micropython",
-                 "audio_device", "video", "axp", "image"):
-        module = sys.modules.get(_F + name)
-        if module is None:
-            continue
-        hook = getattr(module, "_reset_state", None)
-        if hook is not None:
-            hook()
-    # Maix submodules keep their own state.
-    for sub in ("gpio", "fpioa", "utils", "freq"):
-        module = sys.modules.get(_F + "Maix." + sub)
-        if module is not None and hasattr(module, "_reset_state"):
-            module._reset_state()
-    importlib.invalidate_caches()

@@ -11,8 +11,8 @@ Python object over that memory, so an older snapshot changes when the next frame
 Device rules kept on purpose (scripts and teaching material depend on them):
 
 * ``set_windowing`` on the usual OV2640 boards keeps the **top-left** w×h corner and ignores the
-  offsets (sipeed/MaixPy-v1 issue #191). ``configure(windowing="centred")`` gives the GC0328
-  behaviour, which honours ``(x, y)`` and the centring of the ``(w, h)`` form.
+  offsets (sipeed/MaixPy-v1 issue #191). A board whose sensor state has ``windowing="centred"``
+  (``BoardConfig(windowing="centred")``) gives the GC0328 behaviour, which honours ``(x, y)`` and the centring of the ``(w, h)`` form.
 * ``sensor.width()/height()`` report the frame size, never the window.
 * Error types and texts are the firmware's (``TypeError("not found sensor")``, ``RuntimeError("Not
   init!")``, ``OSError`` for OpenMV assertions, ``ValueError("Sensor control failed!")`` ...).
@@ -32,8 +32,9 @@ Emulator choices:
 * ``set_special_effect(sensor.NEGATIVE)`` inverts the frames; brightness/contrast/saturation, gain,
   exposure and white balance are accepted and remembered but do not change the pixels.
 
-Runner hooks (not MaixPy API): :func:`configure` (frame source factory, a frame hook called after
-every snapshot, windowing behaviour) and :func:`close`.
+Board state: :class:`SensorState` (``current().sensor``) and the camera connector
+:class:`CameraPort` (``current().camera``, the PC source); ``snapshot()`` fires the board's
+``before_capture`` and ``snapshot`` events (recordings, the frame budget, scripted keys).
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ import cv2
 import numpy as np
 
 from . import pixformat as _pf
+from . import state as _state_mod
+from .mp_args import fixed_items as _fixed_items
+from .mp_args import int_arg as _int
+from .mp_args import items_of as _items_of
 
 # ------------------------------------------------------------------------------------ constants
 RGB565 = _pf.RGB565
@@ -122,17 +127,49 @@ def fit_frame(rgb: np.ndarray, width: int, height: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ state
-def _default_source_factory():
-    """In-process use without the runner: the deterministic synthetic pattern (never a webcam)."""
+def _synthetic_source():
+    """A board with no camera given: the deterministic synthetic pattern (never a webcam)."""
     from ..host.camera import SyntheticSource
 
     return SyntheticSource()
 
 
-class _Sensor:
-    """Everything the firmware keeps about the camera (``sensor_t`` + the main frame buffer header)."""
+class CameraPort:
+    """The board's camera connector: a factory for the PC frame source, opened at the first
+    ``sensor.reset()`` (a script without camera never opens the webcam) and closed with the board."""
 
-    def __init__(self) -> None:
+    def __init__(self, factory: Callable[[], Any] | None = None):
+        self.factory: Callable[[], Any] = factory or _synthetic_source
+        self.source: Any = None
+        #: sources this port opened (all closed with the board, also ones replaced by a new factory)
+        self.opened: list[Any] = []
+
+    def open(self) -> Any:
+        if self.source is None:
+            self.source = self.factory()
+            self.opened.append(self.source)
+        return self.source
+
+    def plug(self, factory: Callable[[], Any] | None) -> None:
+        """Connect another camera: the next ``sensor.reset()`` opens it."""
+        self.factory = factory or _synthetic_source
+        self.source = None
+
+    def close(self) -> None:
+        opened, self.opened, self.source = self.opened, [], None
+        for source in opened:
+            source.close()
+
+
+class SensorState:
+    """Everything the firmware keeps about the camera (``sensor_t`` + the main frame buffer header).
+
+    ``windowing`` is the sensor chip's behaviour: ``"ov2640"`` (default; top-left window, offsets
+    ignored, as on the common boards) or ``"centred"`` (GC0328 behaviour, offsets honoured).
+    """
+
+    def __init__(self, windowing: str = "ov2640") -> None:
+        self.windowing = windowing_mode(windowing)
         self.found = False  # reset() probed a camera (the driver's function pointers exist)
         self.size_set = False  # set_framesize() succeeded at least once
         self.running = False  # DVP interrupts on: frames arrive
@@ -153,57 +190,22 @@ class _Sensor:
         self.registers: dict[int, int] = {}
 
 
-_state = _Sensor()
-_source = None  # the open FrameSource
-_source_factory: Callable[[], Any] = _default_source_factory
-_frame_hook: Callable[[], None] | None = None
-_before_capture: Callable[[], None] | None = None
-_windowing = "ov2640"
+def windowing_mode(name: str | None) -> str:
+    """``"ov2640"`` or ``"centred"`` (``"gc0328"``, ``"center"`` and ``"centered"`` name the latter)."""
+    mode = (name or "ov2640").lower()
+    if mode in ("gc0328", "center", "centered"):
+        mode = "centred"
+    if mode not in WINDOWING_MODES:
+        raise ValueError(f"windowing must be one of {WINDOWING_MODES}, got {name!r}")
+    return mode
 
 
-def configure(*, source_factory: Callable[[], Any] | None = _KEEP, frame_hook: Callable[[], None] | None = _KEEP,
-              windowing: str | None = _KEEP, before_capture: Callable[[], None] | None = _KEEP) -> None:
-    """Runner hook: plug a camera into a freshly powered board.
-
-    * ``source_factory()`` returns a ``maixemu.host.camera.FrameSource``; it is called at the first
-      ``sensor.reset()`` (so a script without camera never opens the webcam). ``None`` restores the
-      default, the synthetic pattern.
-    * ``frame_hook()`` is called once per ``snapshot()``, after the frame was captured and before the
-      image is returned (not for ``skip_frames``). It may raise to end the run (``--frames N``: raise
-      on the N+1-th call so the script gets exactly N frames). ``None`` removes it.
-    * ``before_capture()`` is called at the start of each ``snapshot()``, before the new frame
-      overwrites the frame buffer (the runner finishes the LCD's recorded picture there).
-    * ``windowing``: ``"ov2640"`` (default; top-left window, offsets ignored, as on the common boards)
-      or ``"centred"`` (GC0328 behaviour, offsets honoured). ``None`` restores the default.
-
-    Arguments left out keep their current value. Every call closes the open source and resets the
-    camera and the main frame buffer to power-on state.
-    """
-    global _source_factory, _frame_hook, _windowing, _before_capture
-    if before_capture is not _KEEP:
-        _before_capture = before_capture
-    if source_factory is not _KEEP:
-        _source_factory = source_factory or _default_source_factory
-    if frame_hook is not _KEEP:
-        _frame_hook = frame_hook
-    if windowing is not _KEEP:
-        mode = (windowing or "ov2640").lower()
-        if mode in ("gc0328", "center", "centered"):
-            mode = "centred"
-        if mode not in WINDOWING_MODES:
-            raise ValueError(f"windowing must be one of {WINDOWING_MODES}, got {windowing!r}")
-        _windowing = mode
-    close()
+def _board():
+    return _state_mod.current()
 
 
-def close() -> None:
-    """Release the frame source and forget all camera state (end of a run, between tests)."""
-    global _source, _state
-    src, _source = _source, None
-    if src is not None:
-        src.close()
-    _state = _Sensor()
-    _image_module()._reset_main_frame()
+def _st() -> SensorState:
+    return _state_mod.current().sensor
 
 
 def _image_module():
@@ -213,15 +215,12 @@ def _image_module():
 
 
 def _open_source():
-    global _source
-    if _source is None:
-        from ..host.camera import CameraError
+    from ..host.camera import CameraError
 
-        try:
-            _source = _source_factory()
-        except CameraError as e:
-            raise OSError(f"Reset Failed ({e})") from None
-    return _source
+    try:
+        return _board().camera.open()
+    except CameraError as e:
+        raise OSError(f"Reset Failed ({e})") from None
 
 
 # ------------------------------------------------------------------------------------ capture
@@ -229,7 +228,7 @@ def _read_frame() -> np.ndarray:
     """One frame from the source, shaped like the sensor delivers it (size, mirror, effect, window)."""
     from ..host.camera import CameraError
 
-    st = _state
+    st = _st()
     try:
         raw = _open_source().read()
     except CameraError as e:
@@ -242,7 +241,7 @@ def _read_frame() -> np.ndarray:
         frame = frame[::-1]
     if st.window is not None:
         x, y, ww, wh = st.window
-        if _windowing == "ov2640":
+        if st.windowing == "ov2640":
             x = y = 0  # the DVP only shrinks its capture size: the top-left corner (issue #191)
         frame = frame[y : y + wh, x : x + ww]
     if st.sde == NEGATIVE:
@@ -252,13 +251,13 @@ def _read_frame() -> np.ndarray:
 
 def _load(frame: np.ndarray):
     fb = _image_module()._main_frame()
-    fb._load_frame(frame, _state.pixformat, fill_ai=True)
-    _state.have_frame = True
+    fb._load_frame(frame, _st().pixformat, fill_ai=True)
+    _st().have_frame = True
     return fb
 
 
 def _check_capture(timeout_msg: str) -> None:
-    st = _state
+    st = _st()
     if not st.found:
         raise TypeError("not found sensor")
     if st.pixformat == JPEG:
@@ -277,7 +276,7 @@ def reset(freq: int = 24000000, set_regs: bool = True, dual_buff: bool = False, 
     ``width()``/``height()`` read 0 again until the next ``set_framesize``. Mirror/flip are cleared.
     """
     _open_source()
-    st = _state
+    st = _st()
     st.found = True
     st.hmirror = st.vflip = False
     st.sde = NORMAL
@@ -294,7 +293,7 @@ def binocular_reset(freq: int = 24000000) -> None:
 
 def deinit() -> None:
     """Stop capture and free the frame buffers: snapshots fail until reset + set_framesize again."""
-    st = _state
+    st = _st()
     st.running = False
     st.size_set = False
 
@@ -323,9 +322,9 @@ def set_pixformat(*args: int, set_regs: bool = True) -> bool:
     if len(args) != 1:
         raise ValueError("arg err")
     fmt = _int(args[0])
-    if not _state.found or fmt not in SUPPORTED_PIXFORMATS:
+    if not _st().found or fmt not in SUPPORTED_PIXFORMATS:
         raise OSError("Pixel format is not supported!")
-    _state.pixformat = fmt
+    _st().pixformat = fmt
     return True
 
 
@@ -334,7 +333,7 @@ def set_framesize(*args: int, set_regs: bool = True) -> None:
     if len(args) != 1:
         raise ValueError("arg err")
     size = _int(args[0])
-    st = _state
+    st = _st()
     if not st.found or size not in RESOLUTION or size == 0:
         raise OSError(errno.EIO, "EIO")
     st.framesize = size
@@ -349,10 +348,10 @@ def set_windowing(roi) -> bool:
 
     Checks run against the frame size, in the firmware's order and with its messages. What is
     captured afterwards depends on the board: top-left corner (OV2640, default) or at ``(x, y)``
-    (``configure(windowing="centred")``). ``snapshot()`` then returns w×h images.
+    (``windowing="centred"``). ``snapshot()`` then returns w×h images.
     """
     items = _array(roi)
-    res_w, res_h = RESOLUTION.get(_state.framesize, (0, 0))
+    res_w, res_h = RESOLUTION.get(_st().framesize, (0, 0))
     if len(items) == 4:
         x, y, w, h = (_int(v) for v in items)
     elif len(items) == 2:
@@ -367,25 +366,25 @@ def set_windowing(roi) -> bool:
         raise ValueError("The selected window is outside the bounds of the frame")
     if w % 8 != 0 or h % 8 != 0:
         raise ValueError("value must be multiple of 8")
-    _state.window = (x, y, w, h)
+    _st().window = (x, y, w, h)
     return True
 
 
 def set_hmirror(enable) -> None:
     """Mirror left-right in the sensor (both the pixels and the AI buffer)."""
     _control_or_fail()
-    _state.hmirror = bool(enable)
+    _st().hmirror = bool(enable)
 
 
 def set_vflip(enable) -> None:
     """Flip upside down in the sensor (both the pixels and the AI buffer)."""
     _control_or_fail()
-    _state.vflip = bool(enable)
+    _st().vflip = bool(enable)
 
 
 def run(enable) -> bool:
     """``run(1)`` starts/continues capture, ``run(0)`` stops it (snapshots then time out)."""
-    _state.running = bool(_int(enable))
+    _st().running = bool(_int(enable))
     return True
 
 
@@ -396,16 +395,19 @@ def snapshot(update_jb: bool = True):
     ``RuntimeError("Not init!")`` before ``set_framesize()``, ``OSError("Operation not supported on
     JPEG")``, ``RuntimeError("Sensor timeout!")`` after ``run(0)`` (at once, no 300 ms wait).
     """
+    board = _board()
+    board.checkpoint()
     _check_capture("Sensor timeout!")
     if update_jb:  # the IDE gets the previous frame, with the script's drawings, before it is overwritten
         from . import ide_events
 
         ide_events.fb_update_jpeg_buffer()
-    if _before_capture is not None:
-        _before_capture()
+    events = board.events
+    if events.before_capture:
+        events.fire(events.before_capture)
     fb = _load(_read_frame())
-    if _frame_hook is not None:
-        _frame_hook()
+    if events.snapshot:
+        events.fire(events.snapshot)
     return fb._alias()
 
 
@@ -415,7 +417,8 @@ def skip_frames(n: int | None = None, time: int | None = None) -> None:
     Before ``reset()``/``set_framesize()`` it does nothing (the firmware silently returns, too).
     After ``run(0)``: ``RuntimeError("Sensor Timeout!!")``.
     """
-    st = _state
+    _board().checkpoint()
+    st = _st()
     if not st.found or not st.size_set:
         return None
     if not st.running:
@@ -440,35 +443,35 @@ def skip_frames(n: int | None = None, time: int | None = None) -> None:
 
 def width() -> int:
     """Width of the current frame size (ignores the window; 0 before ``set_framesize``)."""
-    return RESOLUTION.get(_state.framesize, (0, 0))[0]
+    return RESOLUTION.get(_st().framesize, (0, 0))[0]
 
 
 def height() -> int:
     """Height of the current frame size (ignores the window; 0 before ``set_framesize``)."""
-    return RESOLUTION.get(_state.framesize, (0, 0))[1]
+    return RESOLUTION.get(_st().framesize, (0, 0))[1]
 
 
 def get_fb():
     """The main frame buffer as an image (the last frame), or ``None`` before the first frame."""
-    if not _state.have_frame:
+    if not _st().have_frame:
         return None
     return _image_module()._main_frame()._alias()
 
 
 def get_id() -> int:
     """The camera id: ``sensor.OV2640`` (GC0328's id in ``"centred"`` windowing mode); 0 before reset."""
-    if not _state.found:
+    if not _st().found:
         return 0
-    return _pf.GC0328 if _windowing == "centred" else OV2640
+    return _pf.GC0328 if _st().windowing == "centred" else OV2640
 
 
 # --- image tuning: accepted and remembered; return values as on an OV2640 --------------------
 def _level_setter(name: str) -> Callable[[int], bool]:
     def setter(level) -> bool:
         level = _int(level)
-        if not _state.found or not -2 <= level <= 2:
+        if not _st().found or not -2 <= level <= 2:
             return False
-        _state.controls[name] = level
+        _st().controls[name] = level
         return True
 
     setter.__name__ = f"set_{name}"
@@ -486,55 +489,55 @@ def set_gainceiling(gainceiling) -> bool:
     g = _int(gainceiling)
     if g not in _GAINCEILINGS:
         raise ValueError("Invalid gainceiling")
-    if not _state.found:
+    if not _st().found:
         return False
-    _state.controls["gainceiling"] = g
+    _st().controls["gainceiling"] = g
     return True
 
 
 def set_colorbar(enable) -> bool:
     """The sensor's colour-bar test mode: remembered (use ``--camera synthetic`` for a pattern)."""
-    if not _state.found:
+    if not _st().found:
         return False
-    _state.controls["colorbar"] = bool(enable)
+    _st().controls["colorbar"] = bool(enable)
     return True
 
 
 def set_auto_gain(enable, gain_db: float | None = None, gain_db_ceiling: float | None = None) -> None:
     _control_or_fail()
-    _state.controls["auto_gain"] = bool(_int(enable))
+    _st().controls["auto_gain"] = bool(_int(enable))
     if gain_db is not None:
-        _state.controls["gain_db"] = float(gain_db)
+        _st().controls["gain_db"] = float(gain_db)
 
 
 def get_gain_db() -> float:
     _control_or_fail()
-    return float(_state.controls["gain_db"])
+    return float(_st().controls["gain_db"])
 
 
 def set_auto_exposure(enable, exposure_us: int | None = None) -> None:
     _control_or_fail()
-    _state.controls["auto_exposure"] = bool(_int(enable))
+    _st().controls["auto_exposure"] = bool(_int(enable))
     if exposure_us is not None:
-        _state.controls["exposure_us"] = _int(exposure_us)
+        _st().controls["exposure_us"] = _int(exposure_us)
 
 
 def get_exposure_us() -> int:
     _control_or_fail()
-    return int(_state.controls["exposure_us"])
+    return int(_st().controls["exposure_us"])
 
 
 def set_auto_whitebal(enable, rgb_gain_db=None) -> None:
     _control_or_fail()
-    _state.controls["auto_whitebal"] = bool(_int(enable))
+    _st().controls["auto_whitebal"] = bool(_int(enable))
     if rgb_gain_db is not None:
         r, g, b = (float(v) for v in _array(rgb_gain_db, 3))
-        _state.controls["rgb_gain_db"] = (r, g, b)
+        _st().controls["rgb_gain_db"] = (r, g, b)
 
 
 def get_rgb_gain_db() -> tuple[float, float, float]:
     _control_or_fail()
-    return tuple(_state.controls["rgb_gain_db"])
+    return tuple(_st().controls["rgb_gain_db"])
 
 
 def set_framerate(rate) -> None:
@@ -542,24 +545,24 @@ def set_framerate(rate) -> None:
     r = _int(rate)
     if r not in _FRAMERATES:
         raise ValueError("Invalid framerate")
-    if not _state.found:
+    if not _st().found:
         raise ValueError("Fail")
-    _state.controls["framerate"] = r
+    _st().controls["framerate"] = r
 
 
 def set_special_effect(sde) -> bool:
     """``sensor.NORMAL`` or ``sensor.NEGATIVE`` (inverts the frames) → True; others → False."""
     value = _int(sde)
-    if not _state.found or value not in (NORMAL, NEGATIVE):
+    if not _st().found or value not in (NORMAL, NEGATIVE):
         return False
-    _state.sde = value
+    _st().sde = value
     return True
 
 
 def set_lens_correction(enable, radi, coef) -> bool:
-    if not _state.found:
+    if not _st().found:
         return False
-    _state.controls["lens_correction"] = (bool(enable), _int(radi), _int(coef))
+    _st().controls["lens_correction"] = (bool(enable), _int(radi), _int(coef))
     return True
 
 
@@ -567,35 +570,24 @@ def set_jb_quality(quality) -> None:
     """JPEG quality of the IDE preview buffer; must be an int (``ValueError("must be int")``)."""
     if isinstance(quality, bool) or not isinstance(quality, (int, np.integer)):
         raise ValueError("must be int")
-    _state.controls["jb_quality"] = int(quality)
+    _st().controls["jb_quality"] = int(quality)
 
 
 def __write_reg(addr, val) -> None:
     """Raw register write: remembered so ``__read_reg`` returns it; the PC camera is not affected."""
-    _state.registers[_int(addr)] = _int(val) & 0xFF
+    _st().registers[_int(addr)] = _int(val) & 0xFF
 
 
 def __read_reg(addr) -> int:
-    return _state.registers.get(_int(addr), 0)
+    return _st().registers.get(_int(addr), 0)
 
 
 
 # ------------------------------------------------------------------------------------ helpers
 def _control_or_fail() -> None:
-    if not _state.found:
+    if not _st().found:
         raise ValueError("Sensor control failed!")
 
 
-def _int(v) -> int:
-    """MicroPython's ``mp_obj_get_int``: ints and bools, not floats or strings."""
-    if isinstance(v, (bool, int, np.integer)):
-        return int(v)
-    raise TypeError(f"can't convert {type(v).__name__} to int")
-
-
 def _array(v, n: int | None = None) -> list:
-    if not isinstance(v, (tuple, list)):
-        raise TypeError(f"object '{type(v).__name__}' isn't a tuple or list")
-    if n is not None and len(v) != n:
-        raise ValueError(f"requested length {n} but object has length {len(v)}")
-    return list(v)
+    return _items_of(v) if n is None else _fixed_items(v, n)

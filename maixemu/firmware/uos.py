@@ -206,7 +206,3 @@ def open_device(file: Any, mode: str = "r", buffering: int = -1, encoding: str |
         raise _error(errno.EISDIR)
     with _device_errors():
         return _store().open(file, mode, buffering, encoding, errors, newline)
-
-
-def _reset_state() -> None:
-    return None

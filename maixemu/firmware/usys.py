@@ -1,37 +1,29 @@
-"""MaixPy ``sys``: CPython's ``sys`` plus ``print_exception`` and MicroPython's identity.
+"""MaixPy ``sys`` (``py/modsys.c`` with MaixPy's ``mpconfigport.h``): the board's own, never the host's.
 
-The runner serves this module for ``import sys``/``import usys``; it never touches the real
-``sys``. Attributes defined here are the device's (``implementation`` = ``micropython`` version
-``(0, 6, 2)``, ``platform`` = ``'MaixPy'``, ``version`` = ``'3.4.0'``); every other attribute
-(``argv``, ``exit``, ``path``, ``modules``, ``stdout``, ...) is looked up on the real ``sys`` at
-access time, so redirections of ``sys.stdout`` are seen.
+The script importer serves this module for ``import sys``/``import usys``. It has exactly the names
+MicroPython's ``sys`` has on a MaixPy build — ``argv``, ``byteorder``, ``exit``, ``implementation``,
+``maxsize``, ``modules``, ``path``, ``platform``, ``print_exception``, ``stderr``, ``stdin``,
+``stdout``, ``version``, ``version_info`` — and nothing of CPython's (no ``setrecursionlimit``,
+no ``exc_info``: those builds leave them out).
 
-``print_exception(e, file=sys.stdout)`` writes MicroPython's format::
+``path``, ``argv`` and ``modules`` are the active board's (``current().system``): ``sys.path``
+starts as ``_boot.py`` leaves it (``['', '.', '/sd', '/flash']``), ``sys.modules`` holds the
+script's own modules, and what a script appends or deletes ends with its run. As on the device a
+built-in module's attributes cannot be replaced: ``sys.path = [...]`` is ``AttributeError``.
+``stdout``/``stderr``/``stdin`` are the board console's streams at the time of use.
 
-    Traceback (most recent call last):
-      File "/sd/main.py", line 12, in <module>
-    ValueError: bad value
-
-Only the script's own frames are listed (MicroPython shows no frames for built-in code; here
-maixemu's modules, the standard library and site-packages play that part). File names inside the
-mapped folders are shown as device paths. The last line is ``Type: message`` — always with the
-colon, even for an empty message — with OSErrors as ``[Errno 2] ENOENT`` and CPython-only
-exception classes named as MicroPython names them (``FileNotFoundError`` → ``OSError``).
+``print_exception(e, file=sys.stdout)`` writes MicroPython's format (:mod:`.tracebacks`).
 """
 
 from __future__ import annotations
 
-import errno as _errno
-import functools as _functools
-import os as _os
 import sys as _sys
-import sysconfig as _sysconfig
-import traceback as _traceback
+import types as _types
 from collections import namedtuple as _namedtuple
 from typing import Any, TextIO
 
-from .script_paths import PACKAGE_DIR as _PACKAGE_DIR
-from .script_paths import is_shipped_script as _is_shipped_script
+from .state import current as _current
+from .tracebacks import format_exception as _format_exception
 
 
 class _Implementation(_namedtuple("implementation", ["name", "version"])):
@@ -45,85 +37,70 @@ implementation = _Implementation("micropython", (0, 6, 2))
 platform = "MaixPy"
 version = "3.4.0"
 version_info = (3, 4, 0)
-
-_RENAMED = {
-    "ModuleNotFoundError": "ImportError",
-    "RecursionError": "RuntimeError",
-}
+byteorder = "little"
+#: ``MP_SSIZE_MAX`` of the 64-bit K210 port (MPZ long ints)
+maxsize = (1 << 63) - 1
 
 
-@_functools.lru_cache(maxsize=1)
-def _library_dirs() -> tuple[str, ...]:
-    paths = _sysconfig.get_paths()
-    dirs = {_PACKAGE_DIR}
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        if paths.get(key):
-            dirs.add(_os.path.realpath(paths[key]))
-    return tuple(d.rstrip(_os.sep) + _os.sep for d in dirs)
-
-
-def _is_script_frame(filename: str) -> bool:
-    if filename.startswith("<frozen"):
-        return False
-    real = _os.path.realpath(filename) if _os.path.isabs(filename) else filename
-    if _os.path.isabs(filename) and _is_shipped_script(real):
-        return True  # scripts shipped inside the package (samples, the default sample)
-    return not any(real.startswith(d) for d in _library_dirs())
-
-
-def _device_name(filename: str) -> str:
-    try:
-        from ..host import storage
-
-        mapped = storage.current().to_device(filename) if _os.path.isabs(filename) else None
-    except Exception:  # naming a frame must never fail
-        mapped = None
-    return mapped or filename
-
-
-def _type_name(exc: BaseException) -> str:
-    cls = type(exc)
-    if cls.__module__ == "builtins":
-        if issubclass(cls, OSError):
-            return "OSError"
-        return _RENAMED.get(cls.__name__, cls.__name__)
-    return cls.__name__
-
-
-def _message(exc: BaseException) -> str:
-    args = exc.args
-    if not args:
-        return ""
-    if isinstance(exc, OSError) and len(args) <= 2 and isinstance(args[0], int) and args[0] in _errno.errorcode:
-        return f"[Errno {args[0]}] {_errno.errorcode[args[0]]}"
-    if len(args) == 1:
-        return str(args[0])
-    return repr(tuple(args))
-
-
-def format_exception(exc: BaseException) -> str:
-    """The text ``print_exception`` writes."""
-    lines = []
-    frames = [f for f in _traceback.extract_tb(exc.__traceback__) if _is_script_frame(f.filename)]
-    if frames:
-        lines.append("Traceback (most recent call last):\n")
-        for frame in frames:
-            lines.append(f'  File "{_device_name(frame.filename)}", line {frame.lineno}, in {frame.name}\n')
-    lines.append(f"{_type_name(exc)}: {_message(exc)}\n")
-    return "".join(lines)
+def exit(*args: Any) -> None:  # noqa: A001 - the device's name
+    """``sys.exit([retval])``: raise ``SystemExit`` (with ``retval`` when given)."""
+    if len(args) > 1:
+        raise TypeError(f"function expected at most 1 arguments, got {len(args)}")
+    raise SystemExit(*args)
 
 
 def print_exception(exc: BaseException, file: TextIO | None = None) -> None:
     """Write ``exc`` with its traceback in MicroPython's format to ``file`` (default ``sys.stdout``)."""
-    out = file if file is not None else _sys.stdout
-    out.write(format_exception(exc))
+    out = file if file is not None else _current().console.stdout
+    out.write(_format_exception(exc))
 
 
-def __getattr__(name: str) -> Any:
-    """Everything not defined here is the real ``sys``'s, looked up now."""
-    if name.startswith("__") and name.endswith("__"):
-        raise AttributeError(name)
-    try:
-        return getattr(_sys, name)
-    except AttributeError:
-        raise AttributeError(f"module 'sys' has no attribute '{name}'") from None
+#: The names a script sees (``dir(sys)``), as on the device.
+_DEVICE_NAMES = ("argv", "byteorder", "exit", "implementation", "maxsize", "modules", "path", "platform",
+                "print_exception", "stderr", "stdin", "stdout", "version", "version_info")
+
+
+class _DeviceSys(_types.ModuleType):
+    """The module type of ``usys``: the board's ``path``/``argv``/``modules``/streams, read-only names."""
+
+    @property
+    def path(self) -> list[str]:
+        return _current().system.sys_path
+
+    @property
+    def argv(self) -> list[str]:
+        return _current().system.sys_argv
+
+    @property
+    def modules(self) -> dict[str, Any]:
+        return _current().system.sys_modules
+
+    @property
+    def stdin(self) -> TextIO:
+        return _current().console.stdin
+
+    @property
+    def stdout(self) -> TextIO:
+        return _current().console.stdout
+
+    @property
+    def stderr(self) -> TextIO:
+        return _current().console.stderr
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"'module' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("__"):  # the import system's own bookkeeping (__spec__, __loader__...)
+            super().__setattr__(name, value)
+            return
+        raise AttributeError(f"'module' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"'module' object has no attribute '{name}'")
+
+    def __dir__(self) -> list[str]:
+        return ["__name__", *_DEVICE_NAMES]
+
+
+_sys.modules[__name__].__class__ = _DeviceSys

@@ -2,7 +2,7 @@
 
 Device semantics (maixpy-api.md §5, firmware ``modutime.c``):
 
-* ``ticks_ms/us/cpu`` count from "boot" (first import of this module, or :func:`_reset_state`).
+* ``ticks_ms/us/cpu`` count from "boot": the power-on of the board (:class:`ClockState`).
   The K210 port is 64-bit, so MicroPython's ticks period is the small-int range, ``2**62``:
   ``ticks_*`` are masked to ``TICKS_PERIOD - 1`` and ``ticks_diff``/``ticks_add`` wrap with that
   period (in practice they never wrap, but the arithmetic is the device's).
@@ -15,7 +15,8 @@ Device semantics (maixpy-api.md §5, firmware ``modutime.c``):
   firmware (see :class:`clock`).
 
 All time comes from :func:`_now_ns` (nanoseconds since boot) and all waiting goes through
-:func:`_sleep_ns`; tests monkeypatch them (or call :func:`set_clock`) to pin values exactly.
+:func:`_sleep_ns`, both the board's clock (``current().clock``); tests install a virtual clock with
+``current().clock.use(now_ns, sleep_ns)`` (or monkeypatch the two functions) to pin values exactly.
 Names this module does not define (``perf_counter``, ``monotonic``, ``gmtime``, ...) are CPython's.
 """
 
@@ -27,6 +28,9 @@ import struct as _struct
 import time as _time
 from typing import Any, Callable
 
+from . import state as _state
+from .mp_args import int_arg as _as_int
+
 TICKS_PERIOD = 1 << 62  # MP_SMALL_INT_POSITIVE_MASK + 1 on a 64-bit MicroPython port
 TICKS_MAX = TICKS_PERIOD - 1
 _TICKS_HALF = TICKS_PERIOD // 2
@@ -35,92 +39,75 @@ CPU_HZ = 400_000_000  # ticks_cpu counts CPU cycles (mcycle); the default clock 
 _EPOCH = _dt.date(2000, 1, 1)
 _U32 = 0xFFFFFFFF
 
-_boot_ns = _time.perf_counter_ns()
-_rtc_base = 0  # RTC seconds since 2000 at the moment _rtc_set_at (ns since boot)
-_rtc_set_at = 0
-
-
-# -- time source (replaceable) -------------------------------------------------------------------
-
-def _default_now_ns() -> int:
-    return _time.perf_counter_ns() - _boot_ns
-
-
-#: Longest stretch a sleep goes without calling the idle hook (a window stays responsive at 50 Hz).
+#: Longest stretch a sleep goes without a soft-IRQ point (a window stays responsive at 50 Hz).
 IDLE_SLICE_NS = 20_000_000
 
-_idle_hook: Callable[[], None] | None = None
+
+#: Milliseconds from power-on to ``main.py`` on MaixPy: ``_boot.py`` waits ``200 x sleep_ms(1)`` for
+#: the IDE first. So a script's first ``ticks_ms()`` is never 0 (scripts divide by tick differences).
+BOOT_TO_MAIN_MS = 200
 
 
-def set_idle_hook(hook: Callable[[], None] | None) -> None:
-    """Runner hook: ``hook()`` runs at least every 20 ms while a script sleeps (None removes it).
+class ClockState:
+    """The board's time: the boot instant, the RTC, and where time comes from.
 
-    Why: the LCD window notices ESC and its close button only when it processes events, which
-    otherwise happens on LCD pushes; a script in ``time.sleep(10)`` would ignore the user for 10 s.
-    The runner installs ``lcd.pump``, which may raise ``WindowClosed`` out of the sleep to end the run.
+    Ticks count from the board's power-on (its creation, :data:`BOOT_TO_MAIN_MS` before the script
+    starts). A virtual clock (tests, ``maixemu.testing``) replaces both the time source and the
+    waiting: :meth:`use`.
     """
-    global _idle_hook
-    _idle_hook = hook
+
+    def __init__(self, powered_on_ns: int | None = None) -> None:
+        started = _time.perf_counter_ns() if powered_on_ns is None else powered_on_ns
+        self.boot_ns = started - BOOT_TO_MAIN_MS * 1_000_000
+        self.rtc_base = 0  # RTC seconds since 2000 at the moment rtc_set_at (ns since boot)
+        self.rtc_set_at = 0
+        self._now: Callable[[], int] | None = None
+        self._sleep: Callable[[int], None] | None = None
+
+    def use(self, now_ns: Callable[[], int] | None = None, sleep_ns: Callable[[int], None] | None = None) -> None:
+        """Install a virtual clock (``now_ns()`` since boot, ``sleep_ns(ns)``); no arguments: real time."""
+        self._now, self._sleep = now_ns, sleep_ns
+
+    def now_ns(self) -> int:
+        return self._now() if self._now is not None else _time.perf_counter_ns() - self.boot_ns
+
+    def sleep_ns(self, ns: int) -> None:
+        if self._sleep is not None:
+            self._sleep(ns)
+        else:
+            _real_sleep(ns)
 
 
-def _default_sleep_ns(ns: int) -> None:
-    if ns <= 0:
-        return
-    hook = _idle_hook
-    if hook is None or ns < 1_000_000:  # pumping a window takes ~1 ms: not for microsecond sleeps
-        _time.sleep(ns / 1e9)
-        return
-    deadline = _time.perf_counter_ns() + ns
+def _real_sleep(ns: int) -> None:
+    """Wait ``ns``, passing a soft-IRQ point at least every 20 ms: the run's end wakes the sleep (it
+    raises there), a window processes its events (ESC, the close button) and IRQ callbacks run."""
+    board = _state.current()
+    deadline = _time.perf_counter_ns() + max(ns, 0)
     while True:
-        hook()
+        board.checkpoint()
+        if board.events.idle and ns >= 1_000_000:  # pumping a window takes ~1 ms: not for µs sleeps
+            board.events.fire(board.events.idle)
         left = deadline - _time.perf_counter_ns()
         if left <= 0:
             return
-        _time.sleep(min(left, IDLE_SLICE_NS) / 1e9)
+        board.run.wait(min(left, IDLE_SLICE_NS) / 1e9)
 
 
 def _now_ns() -> int:
-    """Nanoseconds since boot. Monkeypatch this (or use :func:`set_clock`) for exact tests."""
-    return _default_now_ns()
+    """Nanoseconds since the board's boot (its clock: real or virtual)."""
+    return _state.current().clock.now_ns()
 
 
 def _sleep_ns(ns: int) -> None:
-    """Wait ``ns`` nanoseconds. A virtual clock replaces this together with :func:`_now_ns`."""
-    _default_sleep_ns(ns)
-
-
-def set_clock(now_ns: Callable[[], int] | None = None, sleep_ns: Callable[[int], None] | None = None) -> None:
-    """Install another time source (a virtual clock for tests/``maixemu.testing``); None restores."""
-    global _now_ns, _sleep_ns
-    _now_ns = now_ns if now_ns is not None else _default_now_ns  # type: ignore[assignment]
-    _sleep_ns = sleep_ns if sleep_ns is not None else _default_sleep_ns  # type: ignore[assignment]
-
-
-def _reset_state() -> None:
-    """A fresh boot: ticks restart at 0, the RTC is unset (0 = 2000-01-01 00:00:00)."""
-    global _boot_ns, _rtc_base, _rtc_set_at
-    _boot_ns = _time.perf_counter_ns()
-    _rtc_base = 0
-    _rtc_set_at = 0
+    """Wait ``ns`` nanoseconds on the board's clock (the run's end interrupts it)."""
+    board = _state.current()
+    board.checkpoint()
+    board.clock.sleep_ns(ns)
 
 
 def _millis() -> int:
     """``mp_hal_ticks_ms()``: unmasked milliseconds since boot (what the clock object reads)."""
     return _now_ns() // 1_000_000
-
-
-def _as_int(value: Any) -> int:
-    """``mp_obj_get_int``: ints and bools only; floats are a TypeError on the device too."""
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        raise TypeError("can't convert float to int")
-    try:
-        return value.__index__()
-    except AttributeError:
-        raise TypeError(f"can't convert {type(value).__name__} to int") from None
 
 
 # -- sleeping and ticks --------------------------------------------------------------------------
@@ -147,16 +134,22 @@ def sleep_us(us: int) -> None:
         _sleep_ns(value * 1_000)
 
 
+def _ticks_ns() -> int:
+    """Now, at a soft-IRQ point (scripts busy-wait on ticks: the run's end reaches them there)."""
+    _state.current().checkpoint()
+    return _now_ns()
+
+
 def ticks_ms() -> int:
-    return (_now_ns() // 1_000_000) & TICKS_MAX
+    return (_ticks_ns() // 1_000_000) & TICKS_MAX
 
 
 def ticks_us() -> int:
-    return (_now_ns() // 1_000) & TICKS_MAX
+    return (_ticks_ns() // 1_000) & TICKS_MAX
 
 
 def ticks_cpu() -> int:
-    return (_now_ns() * (CPU_HZ // 1_000_000) // 1_000) & TICKS_MAX
+    return (_ticks_ns() * (CPU_HZ // 1_000_000) // 1_000) & TICKS_MAX
 
 
 ticks = ticks_ms  # OpenMV-compatible alias
@@ -199,7 +192,8 @@ def _struct_time(seconds: int) -> tuple[int, int, int, int, int, int, int, int]:
 
 def time() -> int:
     """The RTC in whole seconds since 2000-01-01 (starts at 0 at boot until ``set_time``)."""
-    return _rtc_base + (_now_ns() - _rtc_set_at) // 1_000_000_000
+    clock = _state.current().clock
+    return clock.rtc_base + (_now_ns() - clock.rtc_set_at) // 1_000_000_000
 
 
 def localtime(secs: int | None = None) -> tuple[int, int, int, int, int, int, int, int]:
@@ -225,7 +219,6 @@ def mktime(t: Any) -> int:
 
 def set_time(t: Any) -> bool:
     """Set the RTC from ``(year, month, mday, hour, minute, second, ...)``; False if a field is invalid."""
-    global _rtc_base, _rtc_set_at
     items = list(t)
     year, month, mday, hour, minute, second = (_as_int(v) for v in items[:6])
     valid = (
@@ -238,8 +231,9 @@ def set_time(t: Any) -> bool:
     )
     if not valid:
         return False
-    _rtc_set_at = _now_ns()
-    _rtc_base = _seconds_since_2000(year, month, mday, hour, minute, second)
+    clock = _state.current().clock
+    clock.rtc_set_at = _now_ns()
+    clock.rtc_base = _seconds_since_2000(year, month, mday, hour, minute, second)
     return True
 
 

@@ -47,8 +47,9 @@ _VIDS_FLAG, _AUDS_FLAG = 0x6463, 0x7762  # "dc", "wb" read big-endian from a chu
 PCM = 1
 
 
-class _VideoState:
-    """The firmware's one piece of ``video`` state: the static timer ``record`` paces itself with."""
+class VideoState:
+    """The firmware's one piece of ``video`` state: the static timer ``record`` paces itself with
+    (one per board: ``current().video``)."""
 
     def __init__(self) -> None:
         self.last_record_ns: int | None = None
@@ -61,13 +62,10 @@ class _VideoState:
         self.open_files.clear()
 
 
-_state = _VideoState()
+def _video() -> VideoState:
+    from .state import current
 
-
-def _reset_state() -> None:
-    global _state
-    _state.close()
-    _state = _VideoState()
+    return current().video
 
 
 def _brand() -> str:
@@ -87,7 +85,7 @@ def _open_file(path: str, mode: str) -> Any:
     from . import uos
 
     handle = uos.open_device(path, mode)
-    _state.open_files.append(handle)
+    _video().open_files.append(handle)
     return handle
 
 
@@ -275,11 +273,12 @@ class avi:  # noqa: N801 - the firmware's type name
         self.content_size += 8 + len(data)
         self.total_frame += 1
         wait_ns = self.usec_per_frame * 1000
-        if _state.last_record_ns is not None:
-            left = wait_ns - (utime._now_ns() - _state.last_record_ns)
+        state = _video()
+        if state.last_record_ns is not None:
+            left = wait_ns - (utime._now_ns() - state.last_record_ns)
             if left > 0:
                 utime._sleep_ns(left)
-        _state.last_record_ns = utime._now_ns()
+        state.last_record_ns = utime._now_ns()
         return len(data)
 
     def record_finish(self) -> None:

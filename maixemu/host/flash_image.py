@@ -31,8 +31,10 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
+from ..kmodel.k210 import K210_FLASH_BYTES
+
 #: The K210 boards' SPI flash is 16 MiB; nothing in a package can lie beyond it.
-FLASH_BYTES = 16 * 1024 * 1024
+FLASH_BYTES = K210_FLASH_BYTES
 
 #: A kflash listing is a few hundred bytes; a bigger one is not a listing (or is a zip bomb).
 LISTING_MAX_BYTES = 1 << 20

@@ -251,4 +251,9 @@ def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview, *, f
         tail = "" if "model" in desc or ";" in desc or "(" in desc else ", not a kmodel"
         raise KmodelFormatError(f"{name} is {desc}{tail}", offset=0, field="magic")
     model.notes = list(getattr(model, "notes", [])) + notes
+    # the compiled kernels its layers chose load in the background from here on (kpu.fast), so
+    # that this load did not wait for numba and the first run() usually finds them ready
+    from .kpu.fast import preload
+
+    preload()
     return model

@@ -4,11 +4,11 @@ Generic over :class:`~maixemu.kmodel.model.Model` (V3 and V4 alike): it only rea
 ``inputs``, ``outputs``, ``layers``, ``memory`` and ``notes``. ``maixemu info`` prints
 :func:`format_model`.
 
-The fit check uses the numbers MaixPy users meet (maixpy-api.md §1.1 "How much model fits"):
-the K210 has 6 MiB of general RAM and 2 MiB of KPU RAM; ``kpu.load`` keeps the whole file plus
-the model's main-memory scratch in general RAM, and the firmware leaves about 2 MB of it to
-models on the full build, about 4 MB on the minimum build, about 5 MB on a minimum build without
-camera and LCD. ``kpu.load_flash`` streams weights instead (not modelled here).
+The fit check uses the numbers MaixPy users meet, from :mod:`.k210` (the one source ``kpu.load``
+uses too): the K210 has 6 MiB of general RAM and 2 MiB of KPU RAM; ``kpu.load`` keeps the whole
+file plus the model's main-memory scratch in general RAM, and each MaixPy build leaves 2 MiB (full),
+4 MiB (minimum) or the whole 6 MiB (none) of it to models. ``kpu.load_flash`` streams weights
+instead (not modelled here).
 """
 
 from __future__ import annotations
@@ -17,16 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import K210_KPU_RAM_BYTES, K210_MAIN_MEMORY_BYTES, Model
-
-MB = 1000 * 1000
-MIB = 1024 * 1024
-#: Room ``kpu.load`` typically finds for a model, per firmware flavour (approximate).
-FIRMWARE_MODEL_BUDGETS = {
-    "full firmware": 2 * MB,
-    "minimum firmware": 4 * MB,
-    "minimum, no camera/LCD": 5 * MB,
-}
+from .k210 import (K210_KPU_RAM_BYTES, K210_MAIN_MEMORY_BYTES, MAIXPY_BUILD_NAMES, MAIXPY_MODEL_BUDGETS, MIB,
+                   kpu_load_bytes)
+from .model import Model
 
 
 @dataclass(frozen=True)
@@ -36,14 +29,16 @@ class FitReport:
     load_bytes: int  # file + main-memory scratch (what kpu.load allocates in general RAM)
     kpu_ram_bytes: int
     fits_chip: bool
+    #: ``--firmware`` build -> does ``kpu.load`` fit it there
     budgets: dict[str, bool]
 
 
 def fit_report(model: Model) -> FitReport:
     mem = model.memory
-    load = mem.file_bytes + mem.main_memory_bytes
+    load = kpu_load_bytes(mem.main_memory_bytes, mem.file_bytes)
     fits_chip = load <= K210_MAIN_MEMORY_BYTES and mem.kpu_ram_bytes <= K210_KPU_RAM_BYTES
-    budgets = {name: load <= limit and mem.kpu_ram_bytes <= K210_KPU_RAM_BYTES for name, limit in FIRMWARE_MODEL_BUDGETS.items()}
+    budgets = {build: load <= limit and mem.kpu_ram_bytes <= K210_KPU_RAM_BYTES
+               for build, limit in MAIXPY_MODEL_BUDGETS.items()}
     return FitReport(load, mem.kpu_ram_bytes, fits_chip, budgets)
 
 
@@ -115,10 +110,11 @@ def memory_summary(model: Model) -> str:
         f"main memory (scratch): {_size(mem.main_memory_bytes)}; KPU RAM: {_size(mem.kpu_ram_bytes)} of {_size(K210_KPU_RAM_BYTES)}",
         f"kpu.load needs about {_size(fit.load_bytes)} of general RAM (file + scratch) of the K210's "
         f"{_size(K210_MAIN_MEMORY_BYTES)}: {'fits the chip' if fit.fits_chip else 'does NOT fit the chip'}",
-        "MaixPy budgets: " + ", ".join(f"{name} ~{limit / MB:.0f} MB: {'ok' if fit.budgets[name] else 'too big'}"
-                                       for name, limit in FIRMWARE_MODEL_BUDGETS.items()),
+        "MaixPy budgets (--firmware): " + ", ".join(
+            f"{MAIXPY_BUILD_NAMES[build]} {_size(limit)}: {'ok' if fit.budgets[build] else 'too big'}"
+            for build, limit in MAIXPY_MODEL_BUDGETS.items()),
     ]
-    if not fit.budgets["full firmware"]:
+    if not fit.budgets["full"]:
         lines.append("  (too big for kpu.load on the full firmware: use a minimum build or kpu.load_flash)")
     return "\n".join(lines)
 

@@ -1,23 +1,26 @@
 """``maixemu run --ide``: the one place that wires a run into the IDE page.
 
 The page's server (``maixemu.host.ide``) only knows an :class:`~maixemu.host.ide.IdeChannel`.
-This module connects a run to it, through these hook points (the methods of :class:`IdeLink`;
-the board refactor re-wires them to the board's event hooks and keeps them):
+This module connects a run to it: :meth:`IdeLink.attach` is a service of the run's board
+(:meth:`maixemu.session.Board.attach`) wired to the board's event hooks (``current().events``):
 
 =============================  ==============================================================
-``on_framebuffer(image)``      ``firmware.ide_events.events.framebuffer`` — the firmware's
-                               ``fb_update_jpeg_buffer`` (start of ``snapshot()``,
-                               ``sensor.flush()``, ``copy_to_fb``; never ``lcd.display``)
-``on_lcd_frame(rgb)``          every picture the LCD sink shows (a ``display.TeeSink``)
-``on_output_level(pin, lvl)``  ``Maix.gpio`` output listener: the board's LEDs
-``on_clock_fps(value)``        ``ide_events.events.clock_fps``: what ``clock.fps()`` returned
-``on_kpu_call(call, model)``   ``ide_events.events.kpu_call``: for the device-time estimate
-``checkpoint()``               the soft-IRQ point, on the script's thread only: delivers the
-                               page's Stop and the button IRQs. Called from the hooks above,
-                               from the script's ``print``/``input`` and from the LCD's pump
-                               (which also runs while the script sleeps)
-``sys.stdout/stderr/stdin``    the terminal: output copied to the page, input from the page
+``on_framebuffer(image)``      ``events.framebuffer`` — the firmware's ``fb_update_jpeg_buffer``
+                               (start of ``snapshot()``, ``sensor.flush()``, ``copy_to_fb``;
+                               never ``lcd.display``)
+``on_lcd_frame(rgb)``          ``events.lcd_shown``: every picture the LCD sink shows
+``on_output_level(pin, lvl)``  ``events.gpio_output``: the board's LEDs
+``on_clock_fps(value)``        ``events.clock_fps``: what ``clock.fps()`` returned
+``on_kpu_call(call, model)``   ``events.kpu_call``: for the device-time estimate
+``checkpoint()``               ``events.checkpoint`` and ``events.idle``: the soft-IRQ point, on
+                               the script's thread only: delivers the page's Stop and the button
+                               IRQs. The firmware passes it in its calls (snapshot, LCD, ticks,
+                               the KPU), while the script sleeps and at its ``print``/``input``
+``console`` streams            the board console: output copied to the page, input from the page
 =============================  ==============================================================
+
+and the run's own hooks: ``on_script_error`` (the script's exception, shown as the IDE shows it)
+and ``on_notice`` (maixemu's notices, copied to the page).
 
 and the page's requests: :meth:`IdeLink.stop`, :meth:`IdeLink.run_again`,
 :meth:`IdeLink.button`, and ``analyze`` (``maixemu.session.ide_analysis``).
@@ -33,7 +36,6 @@ it is open; with no page open, ``maixemu`` ends as usual.
 
 from __future__ import annotations
 
-import ctypes
 import math
 import re
 import signal
@@ -45,11 +47,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from ..host import display
+from ..firmware.state import RunEnded
+from ..firmware.threads import raise_in_thread
+from ..firmware.tracebacks import format_exception
 from ..host.ide import IdeChannel
 from ..host.ide.terminal import ChannelInput, ConsoleReader, TerminalTee
-from ..runner import RunEnded, RunOptions, Session, _clean_end_types
 from . import ide_analysis
+from .board import Board
+from .run import RunOptions, run_options
 
 #: Seconds a button event waits for the script's next checkpoint before a helper thread delivers it
 #: (only when the script also passed no checkpoint for that long: a busy loop, not a busy machine).
@@ -115,18 +120,14 @@ def board_controls() -> dict[str, Any]:
     return {"profile": board.current_profile(), "buttons": ordered, "leds": leds}
 
 
-def _raise_async(thread_id: int, exc_type: type[BaseException] | None) -> None:
-    """CPython's ``PyThreadState_SetAsyncExc``: the way to interrupt a Python busy loop on another thread."""
-    target = ctypes.py_object(exc_type) if exc_type is not None else None
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), target)
-
-
 class IdeLink:
     """Everything between one ``maixemu run --ide`` process and its page, across its runs."""
 
-    def __init__(self, channel: IdeChannel, script: Path):
+    def __init__(self, channel: IdeChannel, script: Path, *, quiet: bool = False):
         self.channel = channel
         self.script = script
+        self.quiet = quiet
+        self._board: Board | None = None
         self.terminal_open = True
         self._console = ConsoleReader(channel)
         self._lock = threading.Lock()
@@ -136,7 +137,6 @@ class IdeLink:
         self._run_requested = threading.Event()
         self._script_thread: int | None = None
         self._script_files: set[str] = set()
-        self._session: Session | None = None
         self._attached = False
         self._buttons: dict[str, dict[str, Any]] = {}
         self._led_pins: dict[int, list[str]] = {}
@@ -161,15 +161,12 @@ class IdeLink:
         channel.set_handlers(stop=self.stop, run=self.run_again, button=self.button, analyze=ide_analysis.analyze)
 
     # ------------------------------------------------------------------ one run
-    def attach(self, session: Session) -> Callable[[], None]:
-        """Wire a freshly set-up run (called at the end of its device set-up); returns the detach step."""
-        from ..firmware import ide_events, lcd
-        from ..firmware.Maix import gpio
-
+    def attach(self, board: Board) -> Callable[[], None]:
+        """Wire a freshly set-up run's board to the page (a board service); returns the detach step."""
         self.runs += 1
-        self._session = session
+        self._board = board
         self._script_thread = threading.get_ident()
-        self._script_files = {str(Path(session.options.script).resolve())}
+        self._script_files = {str(Path(self.script).resolve())}
         self._stop_requests = 0
         self._stop_pending = None
         self._events.clear()
@@ -180,6 +177,7 @@ class IdeLink:
         self._fps_script = None
         self.last_error = None
         self.stopped_by_page = False
+        self.terminal_open = True
         self._run_requested.clear()
         controls = board_controls()
         self._buttons = {entry["name"]: entry for entry in controls["buttons"]}
@@ -187,26 +185,29 @@ class IdeLink:
         for entry in controls["leds"]:
             self._led_pins.setdefault(int(entry["pin"]), []).append(entry["name"])
         self._leds = {entry["name"]: None for entry in controls["leds"]}
+        name = Path(self.script).name
         self.channel.clear_frames()
         self.channel.clear_input()
-        self.channel.set_state("board", {**controls, "script": Path(session.options.script).name, "run": self.runs})
+        self.channel.set_state("board", {**controls, "script": name, "run": self.runs})
         self.channel.set_state("leds", dict(self._leds))
-        self.channel.set_state("status", {"state": "running", "run": self.runs, "script": Path(session.options.script).name})
+        self.channel.set_state("status", {"state": "running", "run": self.runs, "script": name})
         self.channel.set_state("stats", {})
         if self.runs > 1:
-            self.channel.write(f"\n[maixemu] run {self.runs} of {Path(session.options.script).name}\n", "notice")
+            self.channel.write(f"\n[maixemu] run {self.runs} of {name}\n", "notice")
 
-        events = ide_events.events
-        events.framebuffer.append(self.on_framebuffer)
-        events.clock_fps.append(self.on_clock_fps)
-        events.kpu_call.append(self.on_kpu_call)
-        gpio.add_output_listener(self.on_output_level)
-        lcd.configure(sink=display.TeeSink(lcd.current_sink(), self.on_lcd_frame, self.checkpoint))
-        saved = (sys.stdout, sys.stderr, sys.stdin)
+        events = board.state.events
+        hooks = ((events.framebuffer, self.on_framebuffer), (events.clock_fps, self.on_clock_fps),
+                 (events.kpu_call, self.on_kpu_call), (events.gpio_output, self.on_output_level),
+                 (events.lcd_shown, self.on_lcd_frame), (events.checkpoint, self.checkpoint),
+                 (events.idle, self.checkpoint))
+        for listeners, hook in hooks:
+            listeners.append(hook)
+        console = board.state.console
+        saved = (console.stdout, console.stderr, console.stdin)
         is_open = lambda: self.terminal_open  # noqa: E731
-        sys.stdout = TerminalTee(sys.stdout, self.channel, "out", on_io=self.checkpoint, is_open=is_open)
-        sys.stderr = TerminalTee(sys.stderr, self.channel, "err", on_io=self.checkpoint, is_open=is_open)
-        sys.stdin = ChannelInput(self.channel, self._console, on_io=self.checkpoint)
+        console.stdout = TerminalTee(saved[0], self.channel, "out", on_io=self.checkpoint, is_open=is_open)
+        console.stderr = TerminalTee(saved[1], self.channel, "err", on_io=self.checkpoint, is_open=is_open)
+        console.stdin = ChannelInput(self.channel, self._console, on_io=self.checkpoint)
         with self._lock:
             self._attached = True
         self._watchdog = threading.Thread(target=self._watch, name="maixemu-ide-irq", daemon=True)
@@ -217,23 +218,35 @@ class IdeLink:
                 self._attached = False
                 self._stop_pending = None
                 self._wake.notify_all()
-            _raise_async(self._script_thread or 0, None)  # an interrupt not yet raised is withdrawn
-            sys.stdout, sys.stderr, sys.stdin = saved
-            for listeners, hook in ((events.framebuffer, self.on_framebuffer), (events.clock_fps, self.on_clock_fps),
-                                    (events.kpu_call, self.on_kpu_call)):
+            raise_in_thread(self._script_thread or 0, None)  # an interrupt not yet raised is withdrawn
+            console.stdout, console.stderr, console.stdin = saved
+            for listeners, hook in hooks:
                 if hook in listeners:
                     listeners.remove(hook)
-            gpio.remove_output_listener(self.on_output_level)
             if self._watchdog is not None:
                 self._watchdog.join(timeout=2)
 
         return detach
 
+    def on_notice(self, text: str) -> None:
+        """maixemu's notices are copied to the page's terminal (unless ``--quiet``)."""
+        if not self.quiet:
+            self.channel.write(f"[maixemu] {text}\n", "notice")
+
+    def on_script_error(self, exc: BaseException) -> int | None:
+        """The run's error hook: the page shows the device's traceback; an IDE interrupt is exit 130."""
+        self.script_failed(exc)
+        if isinstance(exc, IdeInterrupt):
+            self.stopped_by_page = True
+            if self._board is not None:
+                self._board.notice("stopped from the IDE page (Exception: IDE interrupt)")
+            return 130
+        self.terminal_open = False  # the PC terminal gets Python's traceback, the page the device's
+        return None
+
     def script_failed(self, exc: BaseException) -> None:
         """Show the script's exception on the page as the IDE's terminal does (MicroPython's format)."""
-        from ..firmware import usys
-
-        text = usys.format_exception(exc)
+        text = format_exception(exc)
         self.channel.write(text, "err")
         lines = text.strip().splitlines()
         where = [line for line in lines if line.lstrip().startswith("File ")]
@@ -243,6 +256,7 @@ class IdeLink:
                            "interrupt": isinstance(exc, IdeInterrupt)}
 
     def run_ended(self, exit_code: int) -> None:
+        self.terminal_open = True
         self.channel.set_state("status", {"state": "ended", "run": self.runs, "exit_code": exit_code,
                                           "script": self.script.name, "error": self.last_error})
 
@@ -387,9 +401,7 @@ class IdeLink:
                 try:
                     gpio.set_input(int(entry["pin"]), level)
                 except Exception as exc:  # MicroPython prints an IRQ handler's exception and goes on
-                    from ..firmware import usys
-
-                    sys.stderr.write(usys.format_exception(exc))
+                    sys.stderr.write(format_exception(exc))
         finally:
             self._in_irq.active = False
             self._irq_lock.release()
@@ -413,7 +425,7 @@ class IdeLink:
             if late_button:
                 self._deliver_buttons(fallback=True)
             if late_stop and stop is not None:
-                _raise_async(self._script_thread or 0, stop[1])
+                raise_in_thread(self._script_thread or 0, stop[1])
 
     def _in_script_code(self) -> bool:
         """True when the script's thread is inside the script (not in the runner's own clean-up)."""
@@ -471,37 +483,6 @@ def _quit_on_sigterm() -> Callable[[], None]:
     return lambda: signal.signal(signal.SIGTERM, previous)
 
 
-class IdeSession(Session):
-    """A :class:`~maixemu.runner.Session` whose run is wired to the IDE page (see :class:`IdeLink`)."""
-
-    def __init__(self, options: RunOptions, link: IdeLink, **kwargs: Any):
-        super().__init__(options, **kwargs)
-        self.link = link
-
-    def notice(self, message: str) -> None:
-        super().notice(message)
-        if not self.options.quiet:
-            self.link.channel.write(f"[maixemu] {message.removeprefix('maixemu: ')}\n", "notice")
-
-    def _setup_devices(self) -> None:
-        super()._setup_devices()
-        self._finalizers.append(self.link.attach(self))
-
-    def _script_failed(self, exc: BaseException, run_builtins: dict[str, Any]) -> int:
-        if isinstance(exc, _clean_end_types()):  # machine.reset(), the LCD window closed: no error
-            return super()._script_failed(exc, run_builtins)
-        self.link.script_failed(exc)
-        if isinstance(exc, IdeInterrupt):
-            self.link.stopped_by_page = True
-            self.notice("stopped from the IDE page (Exception: IDE interrupt)")
-            return 130
-        self.link.terminal_open = False  # the PC terminal gets Python's traceback, the page the device's
-        try:
-            return super()._script_failed(exc, run_builtins)
-        finally:
-            self.link.terminal_open = True
-
-
 def _numbered(spec: str | None, run: int) -> str | None:
     """``record:out.mp4`` → ``record:out-run2.mp4``: a second run never overwrites the first one's file."""
     if not spec or not spec.lower().startswith("record:"):
@@ -541,17 +522,24 @@ def run_with_ide(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
         print(f"[maixemu] the IDE page is reachable from other machines on {host}; it answers only requests "
               "carrying the token in that address: share it only with people who may control this run",
               file=err, flush=True)
-    link = IdeLink(channel, options.script)
+    link = IdeLink(channel, options.script, quiet=options.quiet)
+
+    def notice(text: str) -> None:
+        if not options.quiet:
+            print(f"[maixemu] {text}", file=err, flush=True)
+        link.on_notice(text)
+
     exit_code = 0
     try:
         run = 1
         while True:
-            session = IdeSession(options if run == 1 else rerun_options(options, run), link, stdout=stdout, stderr=stderr)
-            exit_code = session.run()
+            exit_code = run_options(options if run == 1 else rerun_options(options, run), stdout=stdout, stderr=stderr,
+                                    services=[link.attach], error_hook=link.on_script_error,
+                                    notice_listeners=[link.on_notice])
             link.run_ended(exit_code)
             if exit_code in (130, 143) and not link.stopped_by_page:
                 break  # Ctrl-C or SIGTERM in maixemu's own terminal: the user wants to quit
-            if not link.wait_for_run_again(url, session.notice):
+            if not link.wait_for_run_again(url, notice):
                 exit_code = link.quit_code if link.quit_code is not None else exit_code
                 break
             run += 1

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from maixemu.kmodel.container import swap_words
+from maixemu.kmodel.k210 import K210_FLASH_BYTES, K210_KPU_RAM_BYTES, K210_MAIN_MEMORY_BYTES
 
 from .fuzz_layout import Field, Layout, layout_of
 
-K210_MAIN = 6 * 1024 * 1024
-K210_KPU = 2 * 1024 * 1024
-K210_FLASH = 16 * 1024 * 1024
+K210_MAIN = K210_MAIN_MEMORY_BYTES
+K210_KPU = K210_KPU_RAM_BYTES
+K210_FLASH = K210_FLASH_BYTES
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Soak benchmark: run the face-detection sample for thousands of frames and watch memory.
 
 ``python -m maixemu.tools.soak --frames 5000`` runs ``samples/face_detect.py`` in this process (the
-way ``maixemu run`` does, through :class:`maixemu.runner.Session`) on a looping folder of pictures,
+way ``maixemu run`` does, on a :class:`maixemu.session.Board`) on a looping folder of pictures,
 with no LCD output, and samples the process's resident memory every ``--every`` frames from
 ``/proc/self/statm``. Why in-process: a leak in the firmware modules, the KPU engine or the frame
 path shows up as RSS growth of *this* process; a subprocess would only add noise.
@@ -25,7 +25,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..runner import RunOptions, Session, default_sample
+from ..session import Board, BoardConfig, FrameBudget, run_script
+from ..session.run import default_sample
+from ..session.signals import RunGuard
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_DIR = REPO_ROOT.parent / "shared"
@@ -105,32 +107,28 @@ def soak(frames: int, *, every: int = 250, warmup: int = 500, notice=print) -> S
     """Run the workload for ``frames`` camera frames and sample RSS every ``every`` frames."""
     with tempfile.TemporaryDirectory(prefix="maixemu-soak-") as tmp:
         script, flash, folder = choose_workload(Path(tmp), notice)
-        options = RunOptions(script=script, camera=str(folder), lcd="none", flash=flash, frames=frames, quiet=True)
-        session = Session(options, stdout=io.StringIO(), stderr=io.StringIO())
+        # the sample prints nothing, but a script's print must not flood the report
+        out, err = io.StringIO(), io.StringIO()
+        board = Board(BoardConfig(project=script.parent, camera=str(folder), lcd="none", flash=flash, quiet=True,
+                                  argv=[str(script)], stdout=out, stderr=err))
+        budget = FrameBudget(frames)
         result = SoakResult(script=script, frames=frames, warmup=warmup, exit_code=0)
         started = time.perf_counter()
-        count_frame = session.budget.on_snapshot
 
-        def on_snapshot() -> None:
-            count = session.budget.snapshots + 1
+        def sample() -> None:  # before the budget's own count: the frame being taken is counted here
+            count = budget.snapshots + 1
             if count % every == 0 and count <= frames:
                 result.samples.append(Sample(count, time.perf_counter() - started, rss_bytes()))
-            count_frame()
 
-        # The session hands budget.on_snapshot to the sensor when it sets up: wrap it before that.
-        session.budget.on_snapshot = on_snapshot  # type: ignore[method-assign]
         result.samples.append(Sample(0, 0.0, rss_bytes()))
-        captured = io.StringIO()
-        stdout = sys.stdout
-        sys.stdout = captured  # the sample prints nothing, but a script's print must not flood the report
-        try:
-            result.exit_code = session.run()
-        finally:
-            sys.stdout = stdout
-        done = min(session.budget.snapshots, frames)
+        guard = RunGuard(board.state.run, timeout=None, owns_process=False)
+        with guard, board:
+            board.state.events.snapshot.append(sample)
+            result.exit_code = run_script(script, board, budget=budget, guard=guard).exit_code
+        done = min(budget.snapshots, frames)
         if result.samples[-1].frame != done:  # the run ended between two samples
             result.samples.append(Sample(done, time.perf_counter() - started, rss_bytes()))
-        errors = session.stderr.getvalue().strip() if isinstance(session.stderr, io.StringIO) else ""
+        errors = err.getvalue().strip()
         if result.exit_code != 0 and errors:
             notice(errors)
     return result

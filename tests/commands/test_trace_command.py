@@ -12,7 +12,7 @@ from PIL import Image
 from _shared import shared_path
 from maixemu.cli import main
 from maixemu.kmodel import load_kmodel
-from maixemu.tools.trace_report import feature_grid
+from maixemu.commands.trace_report import feature_grid
 
 
 def _grid_cells(picture: np.ndarray) -> tuple[list[int], list[int]]:

@@ -9,7 +9,8 @@ from typing import Iterator
 
 import numpy as np
 
-from maixemu.firmware import audio_device, registry, utime
+from maixemu.firmware import audio_device
+from maixemu.firmware.state import BoardState, activate, deactivate
 from maixemu.host import audio as host_audio
 from maixemu.host import storage
 
@@ -58,15 +59,12 @@ def media_board(folder: Path, source: host_audio.AudioSource | None = None) -> I
     board = Board(folder, source or host_audio.SilenceSource())
     board.sd.mkdir(parents=True, exist_ok=True)
     board.flash.mkdir(parents=True, exist_ok=True)
-    previous = storage._current
-    storage.install(storage.Storage(sd_dir=board.sd, flash_dir=board.flash))
-    registry.reset_state()
-    audio_device.configure(lambda: board.speaker, lambda: board.source)
-    utime.set_clock(board.clock.now, board.clock.sleep)
+    state = BoardState(storage=storage.Storage(sd_dir=board.sd, flash_dir=board.flash))  # a power-on
+    state.audio = audio_device.AudioDevice(lambda: board.speaker, lambda: board.source)
+    state.clock.use(board.clock.now, board.clock.sleep)
+    activate(state)
     try:
         yield board
     finally:
-        utime.set_clock(None, None)
-        audio_device.configure()
-        registry.reset_state()
-        storage.install(previous)
+        deactivate(state)
+        state.close_parts()

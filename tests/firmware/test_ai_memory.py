@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from maixemu.firmware.state import current
 from maixemu.firmware import KPU as kpu
 from maixemu.firmware import ai_memory, image
 from maixemu.host import storage
@@ -100,12 +101,10 @@ def test_pitfall_sample_prints_the_warning_with_its_line(repo_root):
 
 @pytest.fixture
 def demo_task(tmp_path):
-    storage.install(storage.Storage(tmp_path, tmp_path, flash_map={DEMO_MODEL_ADDRESS: DEMO_MODEL}))
-    ai_memory.set_mode("device")
+    current().storage = storage.Storage(tmp_path, tmp_path, flash_map={DEMO_MODEL_ADDRESS: DEMO_MODEL})
     task = kpu.load(DEMO_MODEL_ADDRESS)
     yield task
     kpu.deinit(task)
-    storage.install(None)
 
 
 def test_the_kpu_reads_the_ai_buffer_not_the_pixels(demo_task):

@@ -19,7 +19,8 @@ import PIL.Image
 import pytest
 
 from conftest import SHARED_DIR, shared_path
-from maixemu.firmware import image, kpu_calls, kpu_loader, maix
+from maixemu.firmware.state import current
+from maixemu.firmware import image, maix
 from maixemu.firmware.kpu import algorithm, probe
 from maixemu.firmware.kpu.canmv import KPU
 from maixemu.host import storage
@@ -35,10 +36,9 @@ FACE_21_CENTRE = (150, 105)  # hand-marked centre of the face in ../shared/image
 def card(tmp_path):
     """/sd and /flash in tmp_path; ``card.flash(addr, path)`` maps a file at a flash address."""
     store = storage.Storage(tmp_path, tmp_path)
-    storage.install(store)
-    kpu_loader.set_firmware("full")
-    kpu_loader.budget.used.clear()
-    kpu_calls.configure(keep=True)
+    board = current()
+    board.storage = store
+    board.kpu.log.keep = True
 
     class Card:
         sd = tmp_path
@@ -57,10 +57,7 @@ def card(tmp_path):
         def flash(address: int, source) -> None:
             store.flash_map[address] = source
 
-    yield Card
-    kpu_calls.configure()
-    kpu_loader.budget.used.clear()
-    storage.install(None)
+    return Card
 
 
 def model(*parts: str):
@@ -300,7 +297,7 @@ def test_regionlayer_yolo2_finds_the_face_in_image_coordinates(card):
     assert x <= FACE_21_CENTRE[0] <= x + w and y <= FACE_21_CENTRE[1] <= y + h
     kpu.run_with_output(flat(320, 240, 128))
     assert kpu.regionlayer_yolo2() == []  # a list, never None
-    assert kpu_calls.calls[-1]["call"] == "KPU.regionlayer_yolo2"
+    assert current().kpu.log.calls[-1]["call"] == "KPU.regionlayer_yolo2"
     # The image size scales the boxes (img_w/img_h, letterbox-corrected): half size, half the box.
     kpu.init_yolo2(FACE_ANCHORS, anchor_num=9, img_w=160, img_h=120, threshold=0.5, nms_value=0.2)
     kpu.run_with_output(photo("face_21.jpg"))
@@ -383,7 +380,7 @@ def test_released_deinit_and_print(card, capsys):
     assert kpu.deinit() is True
     assert capsys.readouterr().out == "free kpu model buf succeed\r\n"
     assert kpu.deinit() is False
-    assert kpu_loader.budget.used == {}
+    assert current().kpu.budget.used == {}
 
 
 # ------------------------------------------------------------------------------------ feat/kpu API
@@ -468,7 +465,7 @@ def test_feat_yolo2_takes_its_sizes_from_the_model(card):
     kpu.run(photo("face_21.jpg"))
     (x, y, w, h, classid, prob), = yolo.run()  # 54 channels / 9 anchors - 5 = 1 class
     assert classid == 0 and prob > 0.5 and x <= FACE_21_CENTRE[0] <= x + w and y <= FACE_21_CENTRE[1] <= y + h
-    assert kpu.attr()["child"]["Yolo2"] != 0 and kpu_calls.calls[-1]["call"] == "KPU.Yolo2.run"
+    assert kpu.attr()["child"]["Yolo2"] != 0 and current().kpu.log.calls[-1]["call"] == "KPU.Yolo2.run"
     kpu.run(flat(320, 240, 200))
     assert yolo.run() == []
     other = KPU()
@@ -553,7 +550,7 @@ def test_feat_deinit_and_print(card):
     assert repr(kpu).endswith("model_type            : (null)\n")
     with pytest.raises(OSError, match="^Please load kmodel before$"):
         kpu.run(flat(320, 240))
-    assert kpu_loader.budget.used == {}
+    assert current().kpu.budget.used == {}
 
 
 def test_one_object_uses_one_firmware_api(card):

@@ -16,6 +16,7 @@ import textwrap
 import pytest
 from PIL import Image as PILImage
 
+from maixemu.firmware.state import current
 from maixemu.firmware import heap, image
 from maixemu.host import storage
 from maixemu.host.camera import FolderSource, FrameTooLarge, open_source
@@ -37,10 +38,8 @@ def jpeg_claiming(width: int, height: int) -> bytes:
 
 @pytest.fixture()
 def sd(tmp_path):
-    previous = storage._current
-    storage.install(storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path))
-    yield tmp_path
-    storage.install(previous)
+    current().storage = storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path)
+    return tmp_path
 
 
 def test_image_load_of_a_lying_header_is_the_devices_memory_error(sd, capsys):

@@ -7,14 +7,8 @@ import pytest
 from maixemu.firmware import board, fpioa_manager, machine, mgc, notices, registry
 from maixemu.firmware.Maix import FFT, FPIOA, GPIO, I2S, config, freq, gpio, utils
 from maixemu.firmware.Maix import fpioa as fpioa_mod
+from maixemu.firmware.state import BoardState, activate, current, deactivate
 from maixemu.host import storage
-
-
-@pytest.fixture(autouse=True)
-def fresh_board():
-    registry.reset_state()
-    yield
-    registry.reset_state()
 
 
 # -- GPIO ------------------------------------------------------------------------------------------
@@ -58,15 +52,12 @@ def test_outputs_read_back_and_reach_led_pins():
     fm.register(board.board_info.LED_R, fm.fpioa.GPIO0, force=True)
     led = GPIO(GPIO.GPIO0, GPIO.OUT)
     events = []
-    gpio.add_output_listener(lambda pin, level: events.append((pin, level)))
-    try:
-        led.value(1)
-        assert led.value() == 1
-        led.value(0)
-        assert led() == 0
-    finally:
-        gpio._output_listeners.clear()
-    assert gpio.output_levels[13] == 0
+    current().events.gpio_output.append(lambda pin, level: events.append((pin, level)))
+    led.value(1)
+    assert led.value() == 1
+    led.value(0)
+    assert led() == 0
+    assert current().pins.output_levels[13] == 0
     assert events == [(13, 1), (13, 0)]
     assert repr(led) == "Pin(32)"
 
@@ -80,7 +71,7 @@ def test_key_press_reaches_the_gpio_through_the_fpioa_mapping():
     assert key.value() == 0
     gpio.release(16)
     assert key.value() == 1
-    gpio.input_levels[16] = 0  # the runner may also set levels directly
+    current().pins.input_levels[16] = 0  # the runner may also set levels directly
     assert key.value() == 0
 
 
@@ -204,14 +195,10 @@ def test_utils(tmp_path):
     assert utils.heap_free() / 1024 == 4640.0
     model = tmp_path / "m.kmodel"
     model.write_bytes(b"KMDL" + bytes(range(10)))
-    previous = storage._current
-    storage.install(storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path, flash_map={0x300000: model}))
-    try:
-        assert utils.flash_read(0x300000, 4) == b"KMDL"
-        assert utils.flash_read(0x2FFFFE, 4) == b"\xff\xffKM"
-        assert utils.flash_read(0x100000, 3) == b"\xff\xff\xff"
-    finally:
-        storage.install(previous)
+    current().storage = storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path, flash_map={0x300000: model})
+    assert utils.flash_read(0x300000, 4) == b"KMDL"
+    assert utils.flash_read(0x2FFFFE, 4) == b"\xff\xffKM"
+    assert utils.flash_read(0x100000, 3) == b"\xff\xff\xff"
 
 
 def test_freq(capsys):
@@ -305,5 +292,9 @@ def test_notices_once(capsys):
     assert notices.notice_once("k", "hello") is True
     assert notices.notice_once("k", "hello") is False
     assert capsys.readouterr().err == "[maixemu] hello\n"
-    notices.reset()
-    assert notices.notice_once("k", "hello") is True
+    fresh = BoardState()  # a new run (a power-on) shows its notices again
+    activate(fresh)
+    try:
+        assert notices.notice_once("k", "hello") is True
+    finally:
+        deactivate(fresh)

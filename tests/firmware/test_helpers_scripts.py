@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from maixemu.firmware import registry, uos, utime
+from maixemu.firmware import registry, uos
+from maixemu.firmware.state import BoardState, activate, deactivate
 from maixemu.host import storage
 
 _ALIASES = {"uio": "io", "uerrno": "errno"}
@@ -33,11 +34,10 @@ class _Result:
 
 def run_helper_script(script: Path, sd: Path, flash: Path) -> _Result:
     """Exec ``script`` as the runner would, on a freshly booted board with a virtual clock."""
-    registry.reset_state()
+    board = BoardState(storage=storage.Storage(sd_dir=sd, flash_dir=flash, cwd="/sd"))
     clock = {"ns": 0}
-    utime.set_clock(lambda: clock["ns"], lambda ns: clock.__setitem__("ns", clock["ns"] + ns))
-    previous = storage._current
-    storage.install(storage.Storage(sd_dir=sd, flash_dir=flash, cwd="/sd"))
+    board.clock.use(lambda: clock["ns"], lambda ns: clock.__setitem__("ns", clock["ns"] + ns))
+    activate(board)
     real_import = builtins.__import__
 
     def script_import(name, globals=None, locals=None, fromlist=(), level=0):
@@ -60,9 +60,7 @@ def run_helper_script(script: Path, sd: Path, flash: Path) -> _Result:
     except registry.ScriptReset:
         reset = True
     finally:
-        utime.set_clock()
-        storage.install(previous)
-        registry.reset_state()
+        deactivate(board)
     return _Result(out.getvalue(), reset)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maixemu.firmware import registry, usys
+from maixemu.firmware import registry, tracebacks, usys
 from maixemu.host import storage
 
 
@@ -25,16 +25,12 @@ def _caught(func):
     raise AssertionError("did not raise")
 
 
-def test_print_exception_format_with_traceback(tmp_path):
-    previous = storage._current
+def test_print_exception_format_with_traceback(tmp_path, board_state):
     here = Path(__file__).resolve().parent
-    storage.install(storage.Storage(sd_dir=here, flash_dir=tmp_path))  # this file shows as /sd/...
-    try:
-        exc = _caught(_raise_in_function)
-        out = io.StringIO()
-        usys.print_exception(exc, out)
-    finally:
-        storage.install(previous)
+    board_state.storage = storage.Storage(sd_dir=here, flash_dir=tmp_path)  # this file shows as /sd/...
+    exc = _caught(_raise_in_function)
+    out = io.StringIO()
+    usys.print_exception(exc, out)
     caller_line = _caught.__code__.co_firstlineno + 2
     raise_line = _raise_in_function.__code__.co_firstlineno + 1
     name = "/sd/" + Path(__file__).name
@@ -72,12 +68,12 @@ def test_library_frames_are_hidden():
     import json
 
     exc = _caught(lambda: json.loads("{"))
-    text = usys.format_exception(exc)
+    text = tracebacks.format_exception(exc)
     assert "decoder.py" not in text
     assert text.endswith("\n") and text.splitlines()[-1].startswith("JSONDecodeError: ")
 
 
-def test_usys_forwards_without_touching_real_sys(monkeypatch):
+def test_usys_is_the_boards_own_and_never_the_hosts(monkeypatch, board_state):
     assert usys.implementation.name == "micropython"
     assert usys.implementation.version == (0, 6, 2)
     assert usys.implementation[1] == (0, 6, 2)
@@ -85,11 +81,18 @@ def test_usys_forwards_without_touching_real_sys(monkeypatch):
     assert sys.platform != "MaixPy"
     assert sys.implementation.name == "cpython"
     assert not hasattr(sys, "print_exception")
-    assert usys.argv is sys.argv
-    assert usys.exit is sys.exit
+    assert usys.argv is board_state.system.sys_argv and usys.argv is not sys.argv
+    assert usys.path == ["", ".", "/sd", "/flash"] and usys.path is not sys.path
+    assert usys.modules is board_state.system.sys_modules and usys.modules == {}
+    with pytest.raises(SystemExit):
+        usys.exit()
+    with pytest.raises(AttributeError, match="^'module' object has no attribute 'setrecursionlimit'$"):
+        usys.setrecursionlimit  # noqa: B018 - MicroPython has none
+    with pytest.raises(AttributeError):
+        usys.path = []  # a built-in module's names cannot be replaced on the device
     replacement = io.StringIO()
     monkeypatch.setattr(sys, "stdout", replacement)
-    assert usys.stdout is replacement
+    assert usys.stdout is replacement  # the board console is the process's stream unless given one
 
 
 def test_registry_maps_helper_names_to_importable_modules():

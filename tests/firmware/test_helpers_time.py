@@ -174,8 +174,7 @@ def test_mktime_inverse_and_normalisation():
 
 
 def test_rtc_starts_at_zero_and_set_time_keeps_ticking(ms):
-    utime._reset_state()
-    ms["ms"] = 74_000
+    ms["ms"] = 74_000  # the test's board was just powered on: its RTC is unset
     assert utime.time() == 74
     assert utime.set_time((2017, 4, 25, 15, 40, 51, 1, 115)) is True
     assert utime.time() == 546450051
@@ -185,7 +184,6 @@ def test_rtc_starts_at_zero_and_set_time_keeps_ticking(ms):
     assert utime.localtime() == (2017, 4, 25, 15, 40, 52, 2, 115)
     assert utime.set_time((2017, 2, 30, 0, 0, 0)) is False
     assert utime.set_time((2017, 1, 1, 24, 0, 0)) is False
-    utime._reset_state()
 
 
 def test_cpython_time_functions_remain():
@@ -196,13 +194,25 @@ def test_cpython_time_functions_remain():
         utime.no_such_function  # noqa: B018
 
 
-def test_set_clock_installs_and_restores():
+def test_a_virtual_clock_installs_and_restores(board_state):
     fake = {"ns": 5_000_000}
-    utime.set_clock(lambda: fake["ns"], lambda ns: fake.__setitem__("ns", fake["ns"] + ns))
+    board_state.clock.use(lambda: fake["ns"], lambda ns: fake.__setitem__("ns", fake["ns"] + ns))
+    assert utime.ticks_ms() == 5
+    utime.sleep_ms(10)
+    assert utime.ticks_ms() == 15
+    board_state.clock.use()
+    assert utime.ticks_ms() < 5_000  # real time since the board's power-on again
+
+
+def test_every_board_boots_with_its_own_clock_and_rtc(board_state):
+    from maixemu.firmware.state import BoardState, activate, deactivate
+
+    utime.set_time((2017, 4, 25, 15, 40, 51))
+    assert utime.time() >= 546450051
+    fresh = BoardState()
+    activate(fresh)
     try:
-        assert utime.ticks_ms() == 5
-        utime.sleep_ms(10)
-        assert utime.ticks_ms() == 15
+        assert utime.time() < 5 and utime.ticks_ms() < 5_000  # a power-on: RTC unset, ticks from 0
     finally:
-        utime.set_clock()
-    assert utime._now_ns is utime._default_now_ns
+        deactivate(fresh)
+    assert utime.time() >= 546450051

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from maixemu.firmware.state import current
 from maixemu.firmware import uos
 from maixemu.host import storage
 
@@ -16,11 +17,9 @@ def board(tmp_path):
     sd, flash = tmp_path / "sd", tmp_path / "flash"
     sd.mkdir()
     flash.mkdir()
-    previous = storage._current
     store = storage.Storage(sd_dir=sd, flash_dir=flash, cwd="/sd")
-    storage.install(store)
-    yield store
-    storage.install(previous)
+    current().storage = store
+    return store
 
 
 def test_root_lists_the_mount_points(board):

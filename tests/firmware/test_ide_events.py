@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from maixemu.firmware import ide_events, image, lcd, sensor, utime
+from maixemu.firmware.state import current
 from maixemu.host.camera import FrameSource
-from maixemu.testing import fresh_board
 
 
 class Solid(FrameSource):
@@ -31,14 +31,11 @@ class Solid(FrameSource):
 
 
 @pytest.fixture()
-def copies():
-    fresh_board()
-    sensor.configure(source_factory=Solid)
+def copies(board_state):
+    board_state.camera.plug(Solid)
     got: list = []
-    ide_events.events.framebuffer.append(got.append)
-    yield got
-    ide_events.events.clear()
-    fresh_board()
+    board_state.events.framebuffer.append(got.append)
+    return got
 
 
 def start_camera():
@@ -127,7 +124,7 @@ def test_copy_with_copy_to_fb_hands_over_the_old_frame_buffer_first(copies):
 
 
 def test_no_listener_no_copy(copies):
-    ide_events.events.framebuffer.clear()
+    current().events.framebuffer.clear()
     start_camera()
     sensor.snapshot()
     sensor.snapshot()
@@ -136,7 +133,7 @@ def test_no_listener_no_copy(copies):
 
 def test_clock_fps_values_reach_the_listeners(copies):
     values: list[float] = []
-    ide_events.events.clock_fps.append(values.append)
+    current().events.clock_fps.append(values.append)
     clock = utime.clock()
     clock.tick()
     returned = clock.fps()

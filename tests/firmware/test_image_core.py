@@ -339,14 +339,12 @@ def test_rgb_to_grayscale_and_back():
     assert image.rgb_to_lab((255, 0, 0))[0] in (53, 54)
 
 
-def test_copy_to_fb_aliases_main_frame():
-    image._reset_main_frame()
+def test_copy_to_fb_aliases_main_frame():  # the test's board is fresh: no frame buffer yet
     a = image.Image(copy_to_fb=True)
     b = image.Image(copy_to_fb=1)
     a.set_pixel(0, 0, 0x1234)
     assert b.get_pixel(0, 0, rgbtuple=False) == 0x1234
     assert image._main_frame().get_pixel(0, 0, rgbtuple=False) == 0x1234
-    image._reset_main_frame()
 
 
 def test_internal_hooks_contract():

@@ -91,22 +91,19 @@ def test_remove_shadows_against_a_reference():
     assert img._pix.tolist() == [[bg, c565(250, 10, 10), c565(40, 20, 20), bg]]
 
 
-def test_remove_shadows_with_a_colour_or_a_bmp(tmp_path):
+def test_remove_shadows_with_a_colour_or_a_bmp(tmp_path, board_state):
     img = rgb([[c565(100, 50, 50), c565(250, 10, 10)]])
     img.remove_shadows((200, 100, 100))
     assert int(img._pix[0, 0]) == c565(200, 100, 100)
     (tmp_path / "sd").mkdir()
-    storage.install(storage.Storage(sd_dir=tmp_path / "sd", flash_dir=tmp_path / "sd"))
-    try:
-        ref = rgb([[c565(200, 100, 100)] * 2])
-        ref.save("/sd/ref.bmp")
-        shaded = rgb([[c565(100, 50, 50), c565(250, 10, 10)]])
-        shaded.remove_shadows("/sd/ref.bmp")
-        assert np.array_equal(shaded._pix, img._pix)
-        with pytest.raises(OSError, match="Images not equal!"):
-            rgb([[1, 2, 3]]).remove_shadows("/sd/ref.bmp")
-    finally:
-        storage.install(None)
+    board_state.storage = storage.Storage(sd_dir=tmp_path / "sd", flash_dir=tmp_path / "sd")
+    ref = rgb([[c565(200, 100, 100)] * 2])
+    ref.save("/sd/ref.bmp")
+    shaded = rgb([[c565(100, 50, 50), c565(250, 10, 10)]])
+    shaded.remove_shadows("/sd/ref.bmp")
+    assert np.array_equal(shaded._pix, img._pix)
+    with pytest.raises(OSError, match="Images not equal!"):
+        rgb([[1, 2, 3]]).remove_shadows("/sd/ref.bmp")
     with pytest.raises(NotImplementedError, match="percentile 12"):
         rgb([[1]]).remove_shadows()
     with pytest.raises(OSError, match="Images not equal!"):

@@ -34,13 +34,10 @@ PICOJPEG_REFERENCE = {  # file: (w, h, sha256[:32] of the RGB565 memory)
 
 
 @pytest.fixture()
-def sd(tmp_path: Path):
+def sd(tmp_path: Path, board_state):
     (tmp_path / "sd").mkdir()
-    storage.install(storage.Storage(sd_dir=tmp_path / "sd", flash_dir=tmp_path / "sd"))
-    notices.reset()
-    image._reset_state()
-    yield tmp_path / "sd"
-    storage.install(None)
+    board_state.storage = storage.Storage(sd_dir=tmp_path / "sd", flash_dir=tmp_path / "sd")
+    return tmp_path / "sd"
 
 
 # ---------------------------------------------------------------------- JPEG (picojpeg)

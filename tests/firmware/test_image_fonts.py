@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from _shared import SHARED_DIR
-from maixemu.firmware import notices
+from maixemu.firmware import notices, state
 from maixemu.firmware.image import _fonts
 from maixemu.host import storage
 
@@ -33,13 +33,9 @@ def _glyph16(rows: list[int]) -> bytes:
 
 
 @pytest.fixture()
-def board(tmp_path: Path):
-    storage.install(storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path))
-    image._reset_state()
-    notices.reset()
-    yield tmp_path
-    image._reset_state()
-    storage.install(None)
+def board(tmp_path: Path, board_state):
+    board_state.storage = storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path)
+    return tmp_path
 
 
 def _font_file(folder: Path, glyphs: dict[int, bytes], name: str = "t.Dzk", size: int = 32) -> Path:
@@ -77,14 +73,14 @@ def test_font_load_argument_errors(board):
         image.font_load(1.5, 16, 16, 0x100)
     # Neither int nor str (bytes, a bool): the firmware does nothing and returns None.
     assert image.font_load(image.UTF8, 16, 16, b"/sd/a.Dzk") is None
-    assert not _fonts.BOARD_FONT.is_utf8
+    assert not _fonts.board_font().is_utf8
 
 
 def test_other_indexes_select_the_built_in_ascii_font(board):
     _font_file(board, {})
     for index in (0, 1, 3, 4, 99):  # ASCII, Unicode, GBK, GB2312, unknown -> ASCII builtin
         image.font_load(index, 16, 16, "/sd/t.Dzk")
-        assert _fonts.BOARD_FONT.font == _fonts.LoadedFont()
+        assert _fonts.board_font().font == _fonts.LoadedFont()
 
 
 def test_a_file_font_draws_its_glyphs_in_the_firmware_layout(board):
@@ -177,7 +173,7 @@ def test_newlines_are_glyphs_with_a_utf8_font(board):
 
 def test_flash_fonts_read_the_mapped_flash(board):
     path = _font_file(board, {NI: _glyph16([0x8001])}, name="font.bin")
-    storage.install(storage.Storage(sd_dir=board, flash_dir=board, flash_map={0xA00000: path}))
+    state.current().storage = storage.Storage(sd_dir=board, flash_dir=board, flash_map={0xA00000: path})
     image.font_load(image.UTF8, 16, 16, 0xA00000)
     img = image.Image(size=(40, 20))
     img.draw_string(0, 0, "你".encode(), mono_space=True)
@@ -206,9 +202,9 @@ def test_8x8_font_glyph_size_and_offsets(board):
 def test_font_free_returns_to_ascii_and_closes_the_file(board):
     _font_file(board, {0x41: _glyph16([0xFFFF] * 16)})
     image.font_load(image.UTF8, 16, 16, "/sd/t.Dzk")
-    handle = _fonts.BOARD_FONT.font.handle
+    handle = _fonts.board_font().font.handle
     image.font_free()
-    assert handle.closed and not _fonts.BOARD_FONT.is_utf8
+    assert handle.closed and not _fonts.board_font().is_utf8
     img = image.Image(size=(20, 20))
     img.draw_string(0, 0, "A", mono_space=True)
     # the built-in 8x12 'A' (font.c: 0x00,0x38,0x44,...) - not a 16x16 block
@@ -218,7 +214,7 @@ def test_font_free_returns_to_ascii_and_closes_the_file(board):
 def test_the_shipped_16x16_unicode_font(board):
     if not FONT_16.exists():
         pytest.skip("../shared/scripts/canmv_examples is absent")
-    storage.install(storage.Storage(sd_dir=board, flash_dir=board, flash_map={0xA00000: FONT_16}))
+    state.current().storage = storage.Storage(sd_dir=board, flash_dir=board, flash_map={0xA00000: FONT_16})
     image.font_load(image.UTF8, 16, 16, 0xA00000)
     img = image.Image(size=(40, 20))
     img.draw_string(0, 0, "你".encode(), mono_space=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from maixemu.firmware.state import current
 from maixemu.firmware import image, pixformat
 from maixemu.host import storage
 
@@ -175,9 +176,8 @@ def sd(tmp_path):
     st = storage.Storage(sd_dir=tmp_path / "sd", flash_dir=tmp_path / "flash")
     (tmp_path / "sd").mkdir()
     (tmp_path / "flash").mkdir()
-    storage.install(st)
-    yield tmp_path
-    storage.install(None)
+    current().storage = st
+    return tmp_path
 
 
 @pytest.mark.parametrize("ext", ["bmp"])  # the firmware writes .bmp and .jpg only (test_image_files.py)
@@ -220,11 +220,8 @@ def test_shared_sample_image_loads():
     if not files:
         pytest.skip("no shared images")
     st = storage.Storage(sd_dir=shared, flash_dir=shared)
-    storage.install(st)
-    try:
-        img = image.Image("/sd/" + files[0].name)
-    finally:
-        storage.install(None)
+    current().storage = st
+    img = image.Image("/sd/" + files[0].name)
     assert img.width() > 0 and img.format() in (pixformat.RGB565, pixformat.GRAYSCALE)
 
 

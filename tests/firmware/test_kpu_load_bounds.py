@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from maixemu.firmware import KPU, kpu_loader, mgc
+from maixemu.firmware.state import current
+from maixemu.firmware import KPU, mgc
+from maixemu.firmware.kpu import loader as kpu_loader
 from maixemu.host import storage
 
 MODEL = Path(__file__).resolve().parents[2] / "maixemu" / "data" / "edge_filters.kmodel"
@@ -19,13 +21,9 @@ MODEL = Path(__file__).resolve().parents[2] / "maixemu" / "data" / "edge_filters
 
 @pytest.fixture()
 def sd(tmp_path):
-    previous = storage._current
     shutil.copy(MODEL, tmp_path / "m.kmodel")
-    storage.install(storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path, flash_map={0x300000: tmp_path / "big.kmodel"}))
-    kpu_loader.budget.used.clear()
-    yield tmp_path
-    kpu_loader.budget.used.clear()
-    storage.install(previous)
+    current().storage = storage.Storage(sd_dir=tmp_path, flash_dir=tmp_path, flash_map={0x300000: tmp_path / "big.kmodel"})
+    return tmp_path
 
 
 def _max_rss_bytes() -> int:
@@ -52,10 +50,10 @@ def test_a_dropped_model_frees_its_memory(sd):
     del nets[0]
     mgc.collect()  # what the script's gc.collect() calls
     spare = KPU.load("/sd/m.kmodel")
-    assert len(kpu_loader.budget.used) == kpu_loader.MAX_MODELS
+    assert len(current().kpu.budget.used) == kpu_loader.MAX_MODELS
     del nets, spare
     gc.collect()
-    assert len(kpu_loader.budget.used) == 0
+    assert len(current().kpu.budget.used) == 0
 
 
 def test_the_budget_refuses_ids(sd):

@@ -6,15 +6,17 @@ import numpy as np
 import pytest
 
 from maixemu.firmware import lcd, sensor
+from maixemu.firmware.state import current
 from maixemu.firmware.image import Image, _color
 from maixemu.host.display import NullSink
 
 
-@pytest.fixture(autouse=True)
-def fresh_lcd():
-    lcd.configure(sink=None, frame_hook=None)
-    yield
-    lcd.configure(sink=None, frame_hook=None)
+def plug(sink, hook=None) -> None:
+    """Connect ``sink`` to the test's board (and ``hook`` to its ``lcd_push`` event)."""
+    board = current()
+    board.display = sink
+    if hook is not None:
+        board.events.lcd_push.append(hook)
 
 
 def rgb_image(w: int, h: int, seed: int = 0) -> tuple[Image, np.ndarray]:
@@ -66,7 +68,7 @@ def test_raw_ints_are_never_standard_rgb565():
 def test_init_fills_with_colour_and_pushes():
     sink = NullSink()
     hooks = []
-    lcd.configure(sink=sink, frame_hook=lambda: hooks.append(1))
+    plug(sink, lambda: hooks.append(1))
     lcd.init(color=lcd.BLUE)
     assert px(100, 100) == (0, 0, 255)
     assert sink.frames_shown == 1 and hooks == [1]
@@ -107,7 +109,7 @@ def test_uninitialised_panel():
         lcd.fill_rectangle(0, 0, 1, 1, lcd.RED)
     img, _ = rgb_image(8, 8)
     sink = NullSink()
-    lcd.configure(sink=sink)
+    plug(sink)
     assert lcd.display(img) is None and lcd.clear() is None
     assert sink.frames_shown == 0
 
@@ -226,19 +228,15 @@ def test_only_rgb565_and_grayscale_are_displayed():
 
 
 def test_display_shows_pixels_not_the_ai_buffer():
-    sensor.configure(source_factory=None, frame_hook=None)
-    try:
-        sensor.reset()
-        sensor.set_pixformat(sensor.RGB565)
-        sensor.set_framesize(sensor.QVGA)
-        lcd.init()
-        img = sensor.snapshot()
-        img.draw_rectangle(10, 10, 50, 40, color=lcd.RED, fill=True)
-        lcd.display(img)
-        assert px(30, 30) == (255, 0, 0)
-        assert tuple(img._ai_array()[:, 30, 30]) != (255, 0, 0)
-    finally:
-        sensor.configure(source_factory=None, frame_hook=None)
+    sensor.reset()
+    sensor.set_pixformat(sensor.RGB565)
+    sensor.set_framesize(sensor.QVGA)
+    lcd.init()
+    img = sensor.snapshot()
+    img.draw_rectangle(10, 10, 50, 40, color=lcd.RED, fill=True)
+    lcd.display(img)
+    assert px(30, 30) == (255, 0, 0)
+    assert tuple(img._ai_array()[:, 30, 30]) != (255, 0, 0)
 
 
 # ------------------------------------------------------------------------------- draw_string
@@ -389,7 +387,7 @@ def test_bgr_to_rgb_swaps_red_and_blue():
 def test_every_change_is_pushed_once():
     sink = NullSink()
     hooks = []
-    lcd.configure(sink=sink, frame_hook=lambda: hooks.append(1))
+    plug(sink, lambda: hooks.append(1))
     lcd.init()
     img, _ = rgb_image(320, 240)
     lcd.clear()
@@ -406,10 +404,10 @@ def test_frames_reach_a_recorder(tmp_path):
     from maixemu.host.display import open_sink
 
     sink = open_sink(f"record:{tmp_path / 'png'}")
-    lcd.configure(sink=sink)
+    plug(sink)
     lcd.init()
     lcd.clear(lcd.RED)
-    lcd.close()  # the run's end: the picture still being composed goes to the recording
+    lcd.flush()  # the run's end: the picture still being composed goes to the recording
     sink.close()
     back = cv2.imread(str(tmp_path / "png" / "frame_000002.png"))
     assert tuple(back[0, 0]) == (0, 0, 255)  # BGR of pure red: not byte-swapped on the way out
@@ -423,12 +421,12 @@ def test_recordings_get_one_frame_per_finished_picture(tmp_path):
     from maixemu.host.display import open_sink
 
     sink = open_sink(f"record:{tmp_path / 'png'}")
-    lcd.configure(sink=sink)
+    plug(sink)
     lcd.init()
     for _ in range(3):
         lcd.display(image.Image(size=(320, 240)))
         lcd.draw_string(10, 10, "hello", lcd.WHITE, lcd.RED)
-    lcd.close()
+    lcd.flush()
     sink.close()
     frames = sorted((tmp_path / "png").glob("*.png"))
     assert len(frames) == 4  # the black screen of init, then three pictures
@@ -440,7 +438,7 @@ def test_pump_reports_a_closed_window():
     from maixemu.host.display import WindowClosed
 
     sink = NullSink()
-    lcd.configure(sink=sink)
+    plug(sink)
     lcd.pump()  # nothing to do for an open sink
     sink.close()
     with pytest.raises(WindowClosed):

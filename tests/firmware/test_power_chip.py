@@ -7,13 +7,6 @@ import pytest
 from maixemu.firmware import axp, board, machine, pmu, registry
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    registry.reset_state()
-    yield
-    registry.reset_state()
-
-
 def test_getters_read_the_documented_constants():
     chip = pmu.axp192()
     assert chip.getVbatVoltage() == pytest.approx(4099.7)  # 3727 * 1.1 mV

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from maixemu.firmware import sensor
+from maixemu.firmware.state import BoardState, activate, current, deactivate
 from maixemu.firmware.image import _color
 from maixemu.host.camera import CameraError, FrameSource, SyntheticSource
 
@@ -43,16 +44,9 @@ def expected565(rgb: np.ndarray) -> np.ndarray:
     return _color.rgb888_to_565(rgb)
 
 
-@pytest.fixture(autouse=True)
-def fresh_sensor():
-    sensor.configure(source_factory=None, frame_hook=None, windowing=None)
-    yield
-    sensor.configure(source_factory=None, frame_hook=None, windowing=None)
-
-
 def use(*frames) -> ListSource:
     src = ListSource(frames)
-    sensor.configure(source_factory=lambda: src)
+    current().camera.plug(lambda: src)
     return src
 
 
@@ -141,7 +135,7 @@ def test_yuv422_frames_are_rgb565_images():
 
 def test_jpeg_snapshot_message():
     start()
-    sensor._state.pixformat = sensor.JPEG  # the DVP refuses JPEG; the check exists in snapshot anyway
+    current().sensor.pixformat = sensor.JPEG  # the DVP refuses JPEG; the check exists in snapshot anyway
     with pytest.raises(OSError, match="^Operation not supported on JPEG$"):
         sensor.snapshot()
 
@@ -150,16 +144,16 @@ def test_reset_failed_when_the_camera_cannot_open():
     def broken():
         raise CameraError("no webcam at index 0; use --camera synthetic|DIR|VIDEO|IMAGE")
 
-    sensor.configure(source_factory=broken)
+    current().camera.plug(broken)
     with pytest.raises(OSError) as info:
         sensor.reset()
     assert str(info.value).startswith("Reset Failed") and "--camera synthetic" in str(info.value)
 
 
 def test_default_source_is_synthetic_and_opened_lazily():
-    assert sensor._source is None
+    assert current().camera.source is None
     start()
-    assert isinstance(sensor._source, SyntheticSource)
+    assert isinstance(current().camera.source, SyntheticSource)
     np.testing.assert_array_equal(sensor.snapshot()._pix, expected565(SyntheticSource().frame(0)))
 
 
@@ -245,7 +239,7 @@ def test_windowing_is_top_left_on_ov2640():
 def test_windowing_centred_mode_honours_offsets():
     frame = pattern(seed=2)
     use(frame)
-    sensor.configure(windowing="centred")
+    current().sensor.windowing = sensor.windowing_mode("centred")
     start()
     sensor.set_windowing((224, 224))
     np.testing.assert_array_equal(sensor.snapshot()._pix, expected565(frame[8:232, 48:272]))
@@ -361,7 +355,7 @@ def test_fit_frame_keeps_exact_sizes():
 # ------------------------------------------------------------------------------------- pacing, hooks
 def test_frame_hook_runs_once_per_snapshot_not_for_skipped_frames():
     calls = []
-    sensor.configure(frame_hook=lambda: calls.append(1))
+    current().events.snapshot.append(lambda: calls.append(1))
     start()
     sensor.skip_frames(5)
     assert calls == []
@@ -377,7 +371,7 @@ def test_frame_hook_can_end_the_run():
     def hook():
         raise Stop
 
-    sensor.configure(frame_hook=hook)
+    current().events.snapshot.append(hook)
     start()
     with pytest.raises(Stop):
         sensor.snapshot()
@@ -411,13 +405,13 @@ def test_skip_frames_keeps_the_first_frame_of_file_sources(tmp_path):
 
     for i, colour in enumerate([(255, 0, 0), (0, 255, 0)]):
         _cv2.imwrite(str(tmp_path / f"{i}.png"), np.full((240, 320, 3), colour[::-1], np.uint8))
-    sensor.configure(source_factory=lambda: open_source(str(tmp_path)))
+    current().camera.plug(lambda: open_source(str(tmp_path)))
     start()
     sensor.skip_frames(30)
     sensor.skip_frames(time=2000)
     assert sensor.snapshot().get_pixel(0, 0) == (255, 0, 0)  # the folder's first image
     assert sensor.snapshot().get_pixel(0, 0) == (0, 255, 0)
-    sensor.configure(source_factory=None)
+    current().camera.plug(None)  # back to the synthetic pattern
     start()
     sensor.skip_frames()
     np.testing.assert_array_equal(sensor.snapshot()._pix, expected565(SyntheticSource().frame(0)))
@@ -428,14 +422,19 @@ def test_skip_frames_before_init_does_nothing():
     assert sensor.get_fb() is None
 
 
-def test_configure_closes_the_source():
+def test_switching_the_board_off_closes_its_camera_and_a_new_board_has_none():
     src = use(pattern())
     start()
     sensor.snapshot()
-    sensor.configure(source_factory=None)
+    current().camera.close()
     assert src.closed
-    with pytest.raises(TypeError, match="not found sensor"):
-        sensor.snapshot()
+    fresh = BoardState()
+    activate(fresh)
+    try:
+        with pytest.raises(TypeError, match="not found sensor"):
+            sensor.snapshot()
+    finally:
+        deactivate(fresh)
 
 
 def test_deinit_stops_capture():

@@ -33,18 +33,16 @@ FIRMWARE = "maixemu.firmware"
 
 #: Public names of the implementation that are emulator hooks or constants, not MaixPy API.
 EMULATOR_ONLY: dict[str, set[str]] = {
-    "utime": {"CPU_HZ", "TICKS_MAX", "TICKS_PERIOD", "IDLE_SLICE_NS", "set_clock", "set_idle_hook", "strftime"},
+    "utime": {"CPU_HZ", "TICKS_MAX", "TICKS_PERIOD", "IDLE_SLICE_NS", "BOOT_TO_MAIN_MS", "ClockState", "strftime"},
     "mgc": {"HEAP_SIZE", "TYPICAL_ALLOC"},
     "uos": {"open_device"},
-    "usys": {"format_exception"},
     "board": {"PROFILES", "current_profile", "profile_pins", "use_profile"},
     "machine": {"ScriptReset"},
     "lcd": {"DEFAULT_FREQ", "DEFAULT_SIZES", "DEV_NONE", "DEV_SHIELD", "DEV_CUBE_IPS_240x240",
             "DEV_M5STICK", "DEV_TWATCH", "DEV_CONVERTER", "FONT_W", "FONT_H",
-            "configure", "close", "current_sink", "flush", "pump", "screen"},
+            "PanelState", "current_sink", "flush", "pump", "screen"},
     "sensor": {"FRAME_MS", "RESOLUTION", "SKIP_TIME_MAX_FRAMES", "SUPPORTED_PIXFORMATS",
-               "WINDOWING_MODES", "configure", "close", "fit_frame"},
-    "KPU": {"configure"},
+               "WINDOWING_MODES", "CameraPort", "SensorState", "fit_frame", "windowing_mode"},
     "image": {"ImageBase", "BasicMixin", "BinaryMixin", "BlobMixin", "ChannelHelpers", "DrawMixin", "ExtraMixin", "FilterMixin",
               "FindMixin", "GeometryMixin", "K210Mixin", "MathOpsMixin", "PoolMixin", "StatsMixin"},
     "Maix.utils": {"DEFAULT_GC_HEAP_SIZE", "HEAP_FREE"},

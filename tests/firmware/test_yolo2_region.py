@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from maixemu.firmware.yolo2 import region_layer
+from maixemu.firmware.kpu.region import region_layer
 
 NEG = -30.0  # sigmoid(-30) ~ 1e-13: "nothing here"
 ANCHORS5 = (1.0, 1.5, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0, 5.0, 5.0)

@@ -9,18 +9,15 @@ from __future__ import annotations
 import pytest
 
 from maixemu.firmware import lcd, sensor
+from maixemu.firmware.state import current
 from maixemu.host.display import NullSink, open_sink
 
 
 @pytest.fixture
 def camera_loop():
-    sensor.configure(source_factory=None, frame_hook=None, windowing=None)
     sensor.reset()
     sensor.set_pixformat(sensor.RGB565)
     sensor.set_framesize(sensor.QVGA)
-    yield
-    sensor.configure(source_factory=None, frame_hook=None, windowing=None)
-    lcd.configure(sink=None, frame_hook=None)
 
 
 def one_frame() -> None:
@@ -33,7 +30,7 @@ def one_frame() -> None:
 def test_qvga_snapshot_draw_display(benchmark, camera_loop, tmp_path, target):
     spec = target if target == "none" else f"record:{tmp_path / target.split(':', 1)[1]}"
     sink = open_sink(spec)
-    lcd.configure(sink=sink)
+    current().display = sink
     lcd.init()
     benchmark.pedantic(one_frame, rounds=60, iterations=1, warmup_rounds=5)
     lcd.flush()  # recordings take a picture when the next one starts; the last one at the end

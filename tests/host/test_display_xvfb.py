@@ -28,10 +28,11 @@ CHILD = textwrap.dedent(
     """
     import sys
     from maixemu.firmware import image, lcd
+    from maixemu.firmware.state import current
     from maixemu.host.display import WindowSink
 
     sink = WindowSink()
-    lcd.configure(sink=sink)
+    current().display = sink
     lcd.init()
     img = image.Image()  # 320x240 RGB565, colours given as the device's raw byte-swapped ints
     img.draw_rectangle(0, 0, 160, 120, color=lcd.RED, fill=True)

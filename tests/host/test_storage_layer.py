@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from maixemu.firmware.state import BoardState
 from maixemu.host import storage
 from maixemu.host.storage import SPIFFS_FLASH, Storage
 
@@ -161,14 +162,9 @@ def test_flash_has_the_spiffs_capacity(tmp_path):
 def test_default_storage_outside_a_run_changes_nothing(tmp_path, monkeypatch):
     (tmp_path / "here.txt").write_text("keep")
     monkeypatch.chdir(tmp_path)
-    previous = storage._current
-    storage.install(None)
-    try:
-        store = storage.current()
-        with store.open("/sd/here.txt", "w") as handle:
-            handle.write("changed")
-        assert read(store, "/sd/here.txt") == "changed"
-    finally:
-        storage.install(previous)
+    store = BoardState().storage  # a board nobody gave a storage: the cwd through a private layer
+    with store.open("/sd/here.txt", "w") as handle:
+        handle.write("changed")
+    assert read(store, "/sd/here.txt") == "changed"
     assert (tmp_path / "here.txt").read_text() == "keep"
     assert sorted(os.listdir(tmp_path)) == ["here.txt"]

@@ -506,9 +506,13 @@ def test_bucketed_table_lookup_matches_reference(monkeypatch, pool_type, kernel,
 
 @pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (2, 1, True),
                                                  (9, 3, False), (8, 3, True), (3, 1, False)])
-def test_direct_segments_match_the_reference(pool_type, kernel, dw):
-    """With no activation table allowed (a table "would need 266 M entries"), every engine
-    evaluates the 16 segments directly: the same bytes as the int64 reference, never its path."""
+def test_direct_segments_match_the_reference(monkeypatch, pool_type, kernel, dw):
+    """With no activation table allowed (a table "would need 266 M entries") and the linear form
+    off, every engine evaluates the 16 segments directly: the same bytes as the int64 reference,
+    never its path."""
+    from maixemu.kmodel.kpu import hwc
+
+    monkeypatch.setattr(hwc, "LINEAR_MAX_SEGMENTS", 0)
     rng = np.random.default_rng(900 + pool_type * 7 + kernel)
     c, h, w = 6, 12, 16
     x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
@@ -535,6 +539,7 @@ def test_step_buckets_match_the_reference(monkeypatch, pool_type, kernel, dw):
     from maixemu.kmodel.kpu import hwc
 
     monkeypatch.setattr(hwc, "HWC_LUT_MAX_ENTRIES", 0)
+    monkeypatch.setattr(hwc, "LINEAR_MAX_SEGMENTS", 0)
     rng = np.random.default_rng(1300 + pool_type * 7 + kernel)
     c, h, w = 5, 12, 16
     x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
@@ -549,3 +554,121 @@ def test_step_buckets_match_the_reference(monkeypatch, pool_type, kernel, dw):
     got = conv.run(x)
     np.testing.assert_array_equal(got, conv.run_reference(x))
     assert len(np.unique(got)) >= 6
+
+
+def _prepared(spec: ConvSpec) -> K.KpuConv:
+    from maixemu.kmodel.build import encode_batchnorm
+
+    return K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                             np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"), spec.activation.encode())
+
+
+_LAYER_SHAPES = [(0, 3, False), (1, 1, False), (1, 3, False), (0, 3, True), (1, 3, True), (5, 3, False), (5, 3, True),
+                 (2, 1, True), (4, 3, False), (9, 3, False), (8, 3, True), (3, 1, False)]
+
+
+@pytest.mark.kpu_engines("fast", "fast-f32")
+@pytest.mark.parametrize("pool_type,kernel,dw", _LAYER_SHAPES)
+def test_table_lookup_matches_the_reference(monkeypatch, pool_type, kernel, dw):
+    """The compiled path's table lookup (the linear form off): same bytes as the int64 reference."""
+    from maixemu.kmodel.kpu import hwc
+
+    monkeypatch.setattr(hwc, "LINEAR_MAX_SEGMENTS", 0)
+    rng = np.random.default_rng(1700 + pool_type * 7 + kernel + dw)
+    c, h, w = 6, 13, 17
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=6, weights=_weights(rng, 6, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    pool_type=pool_type, pad_value=51, arg_x=-105 << 15, shr_x=15, src_row=0, dst_row=4000)
+    conv = _prepared(_calibrate(spec, x, rng, spread=260))
+    assert "+lut HWC" in conv.path
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 6
+
+
+def _two_segment_leaky(knee: int) -> Activation:
+    """A leaky ReLU of two segments meeting at ``knee``: slope 6/2**20 below, 1024/2**20 above
+    (the V4 compiler's form), the upper one with a bias."""
+    lowest = -(1 << 35)
+    xs = [lowest] * 14 + [knee - (1 << 21), knee]
+    ym = [0] * 14 + [6, 1024]
+    sh = [0] * 14 + [20, 20]
+    bias = [0] * 14 + [0, 12]
+    return Activation(xs, ym, sh, bias)
+
+
+def _biased_relu() -> Activation:
+    """A flat floor of 20 below 0, then slope 1024/2**20 from bias 20: one segment in range whose
+    formula, continued below 0, falls under the floor (the kernel must clamp first)."""
+    lowest = -(1 << 35)
+    xs = [lowest] * 15 + [0]
+    return Activation(xs, [0] * 15 + [1024], [0] * 15 + [20], [20] * 16)
+
+
+_LINEAR_FORMS = {"relu": (Activation.relu, 0), "two_segments": (lambda: _two_segment_leaky(60 * 1024), 1),
+                 "biased_relu": (_biased_relu, 1)}
+
+
+@pytest.mark.parametrize("pool_type,kernel,dw", _LAYER_SHAPES)
+@pytest.mark.parametrize("form", list(_LINEAR_FORMS))
+def test_linear_activation_matches_the_reference(pool_type, kernel, dw, form):
+    """One or two segments in the layer's batch-norm range run as float64 arithmetic (no
+    table), in the plain form (no clamp, x and bias folded into the batch-norm) or the general
+    one: same bytes as the int64 reference on every engine."""
+    from maixemu.kmodel.kpu import hwc
+
+    make, plain = _LINEAR_FORMS[form]
+    rng = np.random.default_rng(1900 + pool_type * 7 + kernel + dw + 50 * list(_LINEAR_FORMS).index(form))
+    c, h, w = 7, 11, 19
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=7, weights=_weights(rng, 7, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    pool_type=pool_type, pad_value=200, arg_x=-98 << 15, shr_x=15, src_row=0, dst_row=4000)
+    spec = _calibrate(spec, x, rng, spread=240)
+    spec.activation = make()
+    conv = _prepared(spec)
+    if conv.layout == "HWC":
+        assert "+linear HWC" in conv.path
+        assert conv._hwc.act.lin[0] == (0 if plain == 0 else 1)
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 6
+
+
+def test_linear_activation_rounds_ties_to_even():
+    """bn values exactly half-way between two outputs (bn = 512·odd with the ReLU table's
+    1024/2**20): half to even, as ``round_shift``, on every engine."""
+    x = np.arange(256, dtype=np.uint8).reshape(1, 16, 16)
+    w = np.full((2, 1, 1, 1), 129, np.uint8)  # w + arg_x >> shr_x = 1: G = x − 128
+    spec = ConvSpec(in_shape=(1, 16, 16), out_channels=2, weights=w, kernel=1, pool_type=0, arg_x=-128, shr_x=0,
+                    src_row=0, dst_row=100, bn_mul=[512, 1024], bn_add=[512 * 130, 1024 * 130], bn_shift=[0, 1])
+    conv = _prepared(spec)
+    acc = conv.accumulate_reference(x)
+    bn = ((acc * conv.bn.mul[:, None, None]) >> conv.bn.shift[:, None, None]) + conv.bn.add[:, None, None]
+    assert ((bn % 1024) == 512).sum() >= 200  # many ties
+    if conv.layout == "HWC":
+        assert "+linear HWC" in conv.path
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert len(np.unique(got)) >= 100
+
+
+@pytest.mark.parametrize("bias,plain", [(8, True), (7, False)])
+def test_linear_plain_form_folds_x_start_and_bias(bias, plain):
+    """A segment with x_start and bias (slope 1/2 from bn = A − 100) over the layer's whole
+    batch-norm range [A, A + 255]: the plain form moves both into the batch-norm constant (an
+    even bias only: at ties, half-to-even rounding of v + 7 is not that of v, plus 7); ties (odd
+    bn − A) round half to even. Same bytes on every engine."""
+    base = 3_000_000
+    x = np.arange(256, dtype=np.uint8).reshape(1, 16, 16)
+    w = np.full((1, 1, 1, 1), 129, np.uint8)  # w + arg_x >> shr_x = 1: acc = x
+    act = Activation([-(1 << 35)] * 15 + [base - 100], [0] * 15 + [128], [0] * 15 + [8], [0] * 15 + [bias])
+    spec = ConvSpec(in_shape=(1, 16, 16), out_channels=1, weights=w, kernel=1, pool_type=0, arg_x=-128, shr_x=0,
+                    src_row=0, dst_row=100, bn_mul=[1], bn_add=[base], bn_shift=[0], activation=act)
+    conv = _prepared(spec)
+    if conv.layout == "HWC":
+        a = conv._hwc.act
+        assert a.mode == 4 and a.lin[0] == (0 if plain else 1)
+        assert a.bn_add == (-(base - 100) + bias * 2 if plain else 0)
+    got = conv.run(x)
+    np.testing.assert_array_equal(got, conv.run_reference(x))
+    assert got.min() == 50 + bias and len(np.unique(got)) > 100

@@ -84,19 +84,52 @@ def test_softmax_starts_its_max_at_flt_min():
     assert got.tobytes() == (e / s).tobytes()
 
 
-def test_fully_connected_sums_in_order():
+@pytest.mark.parametrize("compiled", [False, True])
+def test_fully_connected_sums_in_order(compiled):
+    """Left-to-right float32 sums of float32 products, on the numpy path and (``weights_t``
+    given, the fast engine loaded) the compiled kernel."""
+    weights_t = None
+    if compiled:
+        from maixemu.kmodel.kpu import fast
+
+        if fast.kernels() is None:
+            pytest.skip(fast.unavailable_reason() or "fast engine off")
     rng = np.random.default_rng(1)
     w = rng.standard_normal((3, 37)).astype(F32)
     x = rng.standard_normal(37).astype(F32)
     bias = rng.standard_normal(3).astype(F32)
-    got = fully_connected.fully_connected(x, w, bias, act=0)
+    if compiled:
+        weights_t = np.ascontiguousarray(w.T)
+    got = fully_connected.fully_connected(x, w, bias, act=0, weights_t=weights_t)
     for o in range(3):
         acc = F32(0)
         for i in range(37):
             acc = F32(acc + F32(x[i] * w[o, i]))
         assert got[o] == F32(acc + bias[o])
-    assert (fully_connected.fully_connected(x, w, bias, act=2) <= 6).all()
-    assert (fully_connected.fully_connected(x, w, bias, act=1) >= 0).all()
+    assert (fully_connected.fully_connected(x, w, bias, act=2, weights_t=weights_t) <= 6).all()
+    assert (fully_connected.fully_connected(x, w, bias, act=1, weights_t=weights_t) >= 0).all()
+
+
+def test_compiled_fully_connected_matches_numpy_bitwise():
+    """Wide ranges, cancellation, infinities, NaN and signed zeros: the compiled sums are the
+    numpy path's bits."""
+    from maixemu.kmodel.kpu import fast
+
+    if fast.kernels() is None:
+        pytest.skip(fast.unavailable_reason() or "fast engine off")
+    rng = np.random.default_rng(2)
+    w = (rng.standard_normal((50, 300)) * np.exp(rng.uniform(-30, 30, (50, 300)))).astype(F32)
+    w[3, :] = -0.0
+    w[4, 7] = np.inf
+    w[5, 9] = np.nan
+    x = (rng.standard_normal(300) * 1e3).astype(F32)
+    x[11] = -0.0
+    bias = rng.standard_normal(50).astype(F32)
+    bias[3] = -0.0
+    for act in (0, 1, 2):
+        want = fully_connected.fully_connected(x, w, bias, act=act)
+        got = fully_connected.fully_connected(x, w, bias, act=act, weights_t=np.ascontiguousarray(w.T))
+        assert got.tobytes() == want.tobytes()
 
 
 def test_pools_clip_windows_like_the_runner():

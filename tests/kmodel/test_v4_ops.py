@@ -15,6 +15,7 @@ import struct
 import numpy as np
 import pytest
 
+from maixemu.kmodel.ops import v4_float as vf
 from maixemu.kmodel.v4 import load_v4
 
 F32 = np.float32
@@ -211,7 +212,7 @@ def test_conv2d(groups, stride, dil, pads):
 
 
 @pytest.mark.parametrize("mode", ["host", "device"])
-def test_dequantize_and_quantize_round_trip_rules(mode):
+def test_dequantize_and_quantize_round_trip_rules(mode, kpu_engine):
     q = np.arange(256, dtype=np.uint8)
     zp, scale = 131, 22.34
     body = mr(MAIN, DU, 0, 256) + mr(MAIN, DF, 256, 1024) + struct.pack("<if", zp, scale)
@@ -520,9 +521,9 @@ def cdiv(a: int, b: int) -> int:
 
 
 @pytest.mark.parametrize("op", range(6))
-@pytest.mark.parametrize("broadcast", [False, True])
+@pytest.mark.parametrize("broadcast", ["none", "rows", "scalar"])
 def test_quantized_binary(op, broadcast):
-    sa, sb = (1, 2, 3, 4), ((1, 1, 3, 1) if broadcast else (1, 2, 3, 4))
+    sa, sb = (1, 2, 3, 4), {"none": (1, 2, 3, 4), "rows": (1, 1, 3, 1), "scalar": (1, 1, 1, 1)}[broadcast]
     a = RNG.integers(0, 256, sa).astype(np.uint8)
     b = RNG.integers(0, 256, sb).astype(np.uint8)
     p = dict(a_off=-120, a_mul=23456, a_shift=9, b_off=-7, b_mul=3000, b_shift=8, out_off=13, out_mul=19000, out_shift=12)
@@ -672,3 +673,20 @@ def test_cpu_quantized_conv2d_subtracts_offsets_and_reads_weights_before_bias(de
                   [mr(MAIN, DU, 64, want.size)])
     (got,) = m.run(x)
     assert same_bits(got, want)
+
+
+def test_compiled_host_quantize_matches_the_numpy_kernel():
+    """The one-pass compiled quantize (fast engine) against ``v4_float.quantize``: random values
+    around every rounding boundary and the int32 edge, NaN and infinities, several scales."""
+    from maixemu.kmodel.kpu import fast
+
+    kernels = fast.kernels()
+    if kernels is None:
+        pytest.skip(fast.unavailable_reason() or "fast engine off")
+    rng = np.random.default_rng(77)
+    edges = np.array([np.nan, np.inf, -np.inf, 2.0**31, 2.0**31 - 128, -(2.0**31), 0.5, -0.5, 254.5, 255.5, -0.0], F32)
+    for scale, zp in [(1.0, 0), (22.34, 131), (0.0173, 7), (3.0e7, 200), (1e-3, -5)]:
+        x = np.concatenate([(rng.standard_normal(20000) * 300 / scale).astype(F32), (rng.integers(-600, 600, 5000) / 2 / scale).astype(F32), edges])
+        out = np.empty(x.size, np.uint8)
+        kernels.quantize_host(x, F32(scale), F32(zp), out)
+        np.testing.assert_array_equal(out, vf.quantize(x, zp, scale, "host"))

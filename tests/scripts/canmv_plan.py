@@ -58,7 +58,7 @@ def _run_args(args: list[str]) -> argparse.Namespace:
     return parsed
 
 
-def run_plan_row(row: dict, maixpy, *, keys=None, camera=None, frames=None, keep_lcd=2):
+def run_plan_row(row: dict, maixpy, *, keys=None, camera=None, frames=None, keep_lcd=2, clock=None):
     """Stage and run one plan row in-process; returns the ``RunResult``."""
     script = CORPUS / row["script"]
     options = _run_args(row.get("args", []))
@@ -70,7 +70,7 @@ def run_plan_row(row: dict, maixpy, *, keys=None, camera=None, frames=None, keep
     return maixpy.run(
         script, camera=camera, frames=frames or options.frames or DEFAULT_FRAMES, timeout=options.timeout or DEFAULT_TIMEOUT_S,
         files=files, flash=flash, firmware=options.firmware, ai_memory=options.ai_memory, keys=keys,
-        keep_lcd=keep_lcd,
+        keep_lcd=keep_lcd, clock=clock,
     )
 
 

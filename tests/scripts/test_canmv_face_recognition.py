@@ -174,8 +174,6 @@ class _StepClock:
 def test_self_learning_learns_three_objects_from_boot_presses(maixpy):
     if SELF_LEARNING not in ROWS:
         pytest.skip("../shared/scripts/canmv_examples is absent")
-    from maixemu.firmware import utime
-
     objects = ["dog.bmp", "coco_436511.jpg", "face_23.jpg"]
     shown = [np.asarray(_photo(name)) for name in objects]
     moved = [np.roll(np.roll(frame, 4, axis=0), 6, axis=1) for frame in shown]  # the object nudged
@@ -183,12 +181,9 @@ def test_self_learning_learns_three_objects_from_boot_presses(maixpy):
     # Each object stays in view for the presses that photograph it; then each nudged object is shown.
     camera = [shown[0]] * 28 + [shown[1]] * 24 + [shown[2]] * 24 + [m for m in moved for _ in range(6)]
     keys = {5 + 4 * i: "BOOT_KEY" for i in range(19)}
-    clock = _StepClock()
-    utime.set_clock(clock.now, clock.sleep)  # the demo debounces (> 30 ms) and detects long presses (> 2 s) by ticks
-    try:
-        result = run_plan_row(ROWS[SELF_LEARNING], maixpy, camera=camera, frames=len(camera), keys=keys)
-    finally:
-        utime.set_clock()
+    clock = _StepClock()  # the demo debounces (> 30 ms) and detects long presses (> 2 s) by ticks
+    result = run_plan_row(ROWS[SELF_LEARNING], maixpy, camera=camera, frames=len(camera), keys=keys,
+                          clock=(clock.now, clock.sleep))
     assert result.exit_code == 0 and result.budget_spent, result.stderr[-2000:]
     assert "current state: classify" in result.lines
     runs: list[list[float]] = []

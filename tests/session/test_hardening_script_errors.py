@@ -67,7 +67,7 @@ def test_debug_shows_maixemu_frames(tmp_path):
     script = write(tmp_path, "import helper_missing\n")
     proc = run(script, "--debug")
     assert proc.returncode == 1
-    assert "maixemu/runner.py" in proc.stderr
+    assert "maixemu/session/run.py" in proc.stderr
 
 
 def test_keyboard_interrupt_exits_130_with_one_line(tmp_path):

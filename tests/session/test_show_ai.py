@@ -11,8 +11,8 @@ from PIL import Image
 
 from _shared import REPO_ROOT, shared_path
 from maixemu.cli import main
-from maixemu.firmware import kpu_calls
-from maixemu.tools.show_ai import CAPTION_H, GAP, MIN_PANEL_H, chw_to_rgb, compose
+from maixemu.firmware.state import current
+from maixemu.session.show_ai import CAPTION_H, GAP, MIN_PANEL_H, chw_to_rgb, compose
 
 
 def _pngs(folder: Path) -> list[np.ndarray]:
@@ -35,7 +35,7 @@ def test_pix_to_ai_sample_shows_the_black_and_the_fresh_buffer(tmp_path, monkeyp
         fresh = view[CAPTION_H:, 320 + GAP :].astype(int)
         assert (stale == 0).all(), "the stale buffer was filled once from a black canvas"
         assert np.abs(fresh - camera).mean() < 8, "the refreshed buffer is the camera picture (RGB565 precision)"
-    assert kpu_calls.input_listeners == []  # the run cleaned up after itself
+    assert current().events.kpu_input == []  # the run's listeners never reach the board that is active now
 
 
 def test_without_kpu_calls_the_last_snapshot_is_shown(tmp_path, monkeypatch):
@@ -82,7 +82,7 @@ def test_window_without_display_is_a_notice_not_a_failure(tmp_path, monkeypatch,
 @pytest.mark.parametrize("spec", ["record:", "bogus"])
 def test_bad_sink_is_reported_as_show_ai(spec):
     from maixemu.host.display import DisplayError
-    from maixemu.tools.show_ai import open_ai_sink
+    from maixemu.session.show_ai import open_ai_sink
 
     with pytest.raises(DisplayError, match="--show-ai"):
         open_ai_sink(spec, print)
@@ -101,4 +101,4 @@ def test_a_script_that_ends_after_lcd_display_keeps_its_last_frame_in_both_views
                  "--show-ai", f"record:{tmp_path / 'ai'}", "-q"])
     assert code == 0
     assert len(_pngs(tmp_path / "lcd")) == 4 and len(_pngs(tmp_path / "ai")) == 3  # lcd.init() + 3 frames
-    assert kpu_calls.input_listeners == []
+    assert current().events.kpu_input == []  # the run's listeners never reach the board that is active now

@@ -21,7 +21,7 @@ from _digits import draw_digit
 from _pictures import regenerate
 from _xvfb import require_screenshot_tool, take_screenshot, xvfb_server
 from maixemu.host.display import WINDOW_GAP
-from maixemu.tools.show_ai import CAPTION_H, GAP, GAP_COLOUR
+from maixemu.session.show_ai import CAPTION_H, GAP, GAP_COLOUR
 
 pytestmark = pytest.mark.display
 

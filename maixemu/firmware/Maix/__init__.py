@@ -18,12 +18,3 @@ from .i2s import I2S
 from .mic_array import MIC_ARRAY
 
 __all__ = ["GPIO", "FPIOA", "utils", "freq", "config", "I2S", "FFT", "Audio", "MIC_ARRAY"]
-
-
-def _reset_state() -> None:
-    from . import fpioa, gpio
-
-    fpioa._reset_state()
-    gpio._reset_state()
-    utils._reset_state()
-    freq._reset_state()

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import audio_device
+from ..mp_args import int_arg
 
 DIR_BACKWARD, DIR_FORWARD = 0, 1  # fft_direction_t: FFT_DIR_BACKWARD, FFT_DIR_FORWARD
 POINTS = (64, 128, 256, 512)
@@ -99,11 +100,7 @@ def _buffer_words(byte: Any) -> np.ndarray:
 
 
 def _u32(value: Any) -> int:
-    if isinstance(value, bool):
-        return int(value)
-    if not isinstance(value, int):
-        raise TypeError(f"can't convert {type(value).__name__} to int")
-    return value & 0xFFFFFFFF
+    return int_arg(value) & 0xFFFFFFFF
 
 
 class FFT:

@@ -1,7 +1,7 @@
 """``Maix.FPIOA``: the K210 pin multiplexer — which function (GPIOHS0, UART1_TX, ...) each pin has.
 
-The table of function numbers is the chip's (0..203, Kendryte FPIOA). The mux state is global,
-like the hardware: :func:`pin_of_function` is what ``Maix.GPIO`` uses to find the physical pin
+The table of function numbers is the chip's (0..203, Kendryte FPIOA). The mux state is the board's
+(``current().pins.mux``), like the hardware's: :func:`pin_of_function` is what ``Maix.GPIO`` uses to find the physical pin
 behind ``GPIO.GPIOHS0``, so a key the window presses on pin 16 reaches the script only if the
 script mapped pin 16 to that GPIO (as on the board). Setting a function on a pin removes it from
 any other pin, as the SDK's ``fpioa_set_function`` does.
@@ -45,30 +45,32 @@ FUNCTION_NAMES: list[str] = _function_names()
 FUNCTIONS: dict[str, int] = {name: number for number, name in enumerate(FUNCTION_NAMES)}
 USABLE_FUNC_NUM = len(FUNCTION_NAMES)  # 204
 
-_pin_function: dict[int, int] = {}
+def _mux() -> dict[int, int]:
+    """The board's mux: physical pin -> function (``current().pins.mux``)."""
+    from .. import state
 
-
-def _reset_state() -> None:
-    _pin_function.clear()
+    return state.current().pins.mux
 
 
 def set_pin_function(pin: int, function: int) -> None:
     """Mux ``function`` onto ``pin`` and off every other pin (the chip allows one pin per function)."""
-    for other in [p for p, f in _pin_function.items() if f == function and p != pin]:
-        del _pin_function[other]
-    _pin_function[pin] = function
+    mux = _mux()
+    for other in [p for p, f in mux.items() if f == function and p != pin]:
+        del mux[other]
+    mux[pin] = function
 
 
 def pin_of_function(function: int) -> int | None:
     """The physical pin that currently carries ``function`` (None if no pin does)."""
-    for pin in sorted(_pin_function):
-        if _pin_function[pin] == function:
+    mux = _mux()
+    for pin in sorted(mux):
+        if mux[pin] == function:
             return pin
     return None
 
 
 def function_of_pin(pin: int) -> int | None:
-    return _pin_function.get(pin)
+    return _mux().get(pin)
 
 
 def _describe(name: str) -> str:

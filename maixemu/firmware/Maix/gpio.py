@@ -8,22 +8,24 @@ nothing (not even ``value=``), as on the device.
 
 How a read works on the PC: the GPIO's FPIOA function (``GPIOHS0`` = function 24, ...) is looked up
 in the FPIOA mux to find the physical pin (``fm.register(16, fm.fpioa.GPIOHS0)``), then that pin's
-level in :data:`input_levels`. A pin nobody drives reads its pull: 0 with ``PULL_DOWN``, else 1 —
+level in the board's ``pins.input_levels``. A pin nobody drives reads its pull: 0 with ``PULL_DOWN``, else 1 —
 so the active-low keys of Maix boards read "released". Output pins read back what was written.
 
-Hooks for the runner / window (not part of the device API):
+The levels live in the board's pins (``current().pins``). Hooks for the session / window (not part
+of the device API):
 
-* :data:`input_levels` — ``{physical pin: 0/1}``; set it directly, or call :func:`set_input`
+* ``pins.input_levels`` — ``{physical pin: 0/1}``; set it directly, or call :func:`set_input`
   (which also runs IRQ handlers, synchronously, in the caller's thread), :func:`press`,
   :func:`release` (active low; accept a pin number or a ``board_info`` name such as ``"BOOT_KEY"``).
-* :data:`output_levels` — ``{physical pin: 0/1}`` last written by the script (LED indicators), and
-  :func:`add_output_listener` for ``callback(pin, level)`` on every write to a mapped pin.
+* ``pins.output_levels`` — ``{physical pin: 0/1}`` last written by the script (LED indicators); the
+  board's ``gpio_output`` event gets ``(pin, level)`` on every write to a mapped pin.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from .. import state as _state
 from . import fpioa as _fpioa
 
 IN, PULL_DOWN, PULL_UP, OUT = 0, 1, 2, 3
@@ -34,24 +36,8 @@ NUM_GPIO = 8
 _FUNC_GPIOHS0 = _fpioa.FUNCTIONS["GPIOHS0"]
 _FUNC_GPIO0 = _fpioa.FUNCTIONS["GPIO0"]
 
-#: Levels the PC drives onto physical pins (keys); a missing pin reads its pull (default 1).
-input_levels: dict[int, int] = {}
-#: Levels the script last wrote to physical pins (LEDs).
-output_levels: dict[int, int] = {}
-_output_listeners: list[Callable[[int, int], None]] = []
-
-# Per-GPIO-id hardware state.
-_mode: dict[int, int] = {}
-_out: dict[int, int] = {}
-_irq: dict[int, tuple[Callable[..., Any], int]] = {}
-
-
-def _reset_state() -> None:
-    input_levels.clear()
-    output_levels.clear()
-    _mode.clear()
-    _out.clear()
-    _irq.clear()
+def _pins():
+    return _state.current().pins
 
 
 def _function_of(gpio_id: int) -> int:
@@ -65,6 +51,7 @@ def _physical_pin(gpio_id: int) -> int | None:
 
 
 def _level_of_pin(pin: int | None, pull: int | None) -> int:
+    input_levels = _pins().input_levels
     if pin is not None and pin in input_levels:
         return 1 if input_levels[pin] else 0
     return 0 if pull == PULL_DOWN else 1
@@ -82,9 +69,10 @@ def set_input(pin_or_name: int | str, level: int) -> None:
     """Drive a physical pin (or ``board_info`` name) to ``level`` and fire matching GPIOHS IRQs."""
     pin = _resolve_pin(pin_or_name)
     new = 1 if level else 0
-    before = {gid: GPIO(gid).value() for gid in list(_irq)}
-    input_levels[pin] = new
-    for gid, (handler, trigger) in list(_irq.items()):
+    pins = _pins()
+    before = {gid: GPIO(gid).value() for gid in list(pins.gpio_irq)}
+    pins.input_levels[pin] = new
+    for gid, (handler, trigger) in list(pins.gpio_irq.items()):
         if _physical_pin(gid) != pin:
             continue
         old = before[gid]
@@ -106,15 +94,6 @@ def release(pin_or_name: int | str) -> None:
     set_input(pin_or_name, 1)
 
 
-def add_output_listener(callback: Callable[[int, int], None]) -> None:
-    _output_listeners.append(callback)
-
-
-def remove_output_listener(callback: Callable[[int, int], None]) -> None:
-    if callback in _output_listeners:
-        _output_listeners.remove(callback)
-
-
 def gpio_id(obj: Any) -> int:
     """The id of a GPIO object passed where the firmware expects a pin."""
     if not isinstance(obj, GPIO):
@@ -129,16 +108,17 @@ class _GpioIrq:
         self._gpio = gpio
 
     def __call__(self) -> None:
-        entry = _irq.get(self._gpio._id)
+        entry = _pins().gpio_irq.get(self._gpio._id)
         if entry is not None:
             entry[0](self._gpio)
 
     def trigger(self, value: int | None = None) -> None:
         if value is None:
             raise ValueError("Reading this property is not supported")
-        entry = _irq.get(self._gpio._id)
+        irq = _pins().gpio_irq
+        entry = irq.get(self._gpio._id)
         if entry is not None:
-            _irq[self._gpio._id] = (entry[0], int(value))
+            irq[self._gpio._id] = (entry[0], int(value))
 
 
 class GPIO:
@@ -175,24 +155,25 @@ class GPIO:
             if pull_value not in (PULL_UP, PULL_DOWN):
                 raise ValueError("this mode not support.")
             io_mode = pull_value
-        _mode[self._id] = io_mode
+        _pins().gpio_mode[self._id] = io_mode
         if value is not None:
             self._write(1 if value else 0)
 
     def mode(self, mode: int | None = None) -> int | None:
         """Get or set the drive mode."""
         if mode is None:
-            return _mode.get(self._id, IN)
+            return _pins().gpio_mode.get(self._id, IN)
         self.init(mode)
         return None
 
     def _write(self, level: int) -> None:
-        _out[self._id] = level
+        board = _state.current()
+        board.pins.gpio_out[self._id] = level
         pin = _physical_pin(self._id)
         if pin is not None:
-            output_levels[pin] = level
-            for listener in list(_output_listeners):
-                listener(pin, level)
+            board.pins.output_levels[pin] = level
+            if board.events.gpio_output:
+                board.events.fire(board.events.gpio_output, pin, level)
 
     def value(self, *args: Any) -> int | None:
         """``value()`` reads 0/1; ``value(v)`` writes."""
@@ -201,9 +182,10 @@ class GPIO:
         if args:
             self._write(1 if args[0] else 0)
             return None
-        mode = _mode.get(self._id, IN)
+        pins = _pins()
+        mode = pins.gpio_mode.get(self._id, IN)
         if mode == OUT:
-            return _out.get(self._id, 0)
+            return pins.gpio_out.get(self._id, 0)
         return _level_of_pin(_physical_pin(self._id), mode)
 
     __call__ = value
@@ -221,14 +203,15 @@ class GPIO:
             raise ValueError("This platform does not support interrupt wakeup")
         edge = int(trigger)
         if edge in (IRQ_NONE, IRQ_RISING, IRQ_FALLING, IRQ_BOTH):
+            irq = _pins().gpio_irq
             if handler is None or edge == IRQ_NONE:
-                _irq.pop(self._id, None)
+                irq.pop(self._id, None)
             else:
-                _irq[self._id] = (handler, edge)
+                irq[self._id] = (handler, edge)
         return _GpioIrq(self)
 
     def disirq(self) -> None:
-        _irq.pop(self._id, None)
+        _pins().gpio_irq.pop(self._id, None)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GPIO) and other._id == self._id

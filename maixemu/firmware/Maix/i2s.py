@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import audio_device, k210_clock, mgc
+from ..mp_args import int_arg as _arg_int
 
 DEVICE_0, DEVICE_1, DEVICE_2 = 0, 1, 2
 CHANNEL_0, CHANNEL_1, CHANNEL_2, CHANNEL_3 = 0, 1, 2, 3
@@ -40,14 +41,6 @@ _RESOLUTION_SHIFT = {IGNORE_WORD_LENGTH: 0, RESOLUTION_12_BIT: -4, RESOLUTION_16
 
 def _brand() -> str:
     return audio_device.current().brand
-
-
-def _arg_int(value: Any) -> int:
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return value
-    raise TypeError(f"can't convert {type(value).__name__} to int")
 
 
 def check_alloc(words: int) -> None:

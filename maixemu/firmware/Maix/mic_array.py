@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import audio_device
+from ..mp_args import fixed_items as _fixed  # mp_obj_get_array_fixed_n
 from . import fpioa
 
 _LEN = (14, 20, 14, 14, 20, 14, 14, 20, 14, 14, 20, 14)
@@ -41,14 +42,6 @@ _CELLS = (
 )
 SK9822_DAT_GPIONUM, SK9822_CLK_GPIONUM = 27, 28
 MAP_FRAMES, MAP_RATE = 256, 16000
-
-
-def _fixed(seq: Any, n: int) -> list[Any]:
-    if not isinstance(seq, (list, tuple)):
-        raise TypeError(f"object '{type(seq).__name__}' isn't a tuple or list")
-    if len(seq) != n:
-        raise ValueError("tuple/list has wrong length")
-    return list(seq)
 
 
 class MIC_ARRAY:  # noqa: N801 - the firmware's name

@@ -10,23 +10,18 @@ is the firmware's ``MemoryError: memory allocation failed, allocating N bytes``.
 
 from __future__ import annotations
 
+from ..state import current as _current
+
 DEFAULT_GC_HEAP_SIZE = 0x80000  # 512 KB
 HEAP_FREE = 4640 * 1024  # bytes free in the C heap of a board running a typical script
-
-_gc_heap_size = DEFAULT_GC_HEAP_SIZE
-
-
-def _reset_state() -> None:
-    global _gc_heap_size
-    _gc_heap_size = DEFAULT_GC_HEAP_SIZE
 
 
 def gc_heap_size(size: int | None = None) -> int | None:
     """Get the configured MicroPython heap size, or set it (applies after a reboot; returns None)."""
-    global _gc_heap_size
+    system = _current().system
     if size is None:
-        return _gc_heap_size
-    _gc_heap_size = int(size)
+        return system.gc_heap_size
+    system.gc_heap_size = int(size)
     return None
 
 
@@ -37,15 +32,14 @@ def heap_free() -> int:
 
 def flash_read(addr: int, length: int) -> bytes:
     """``length`` bytes of SPI flash from ``addr``: mapped files where mapped, 0xFF elsewhere."""
-    from ...host import storage
-
     from .. import heap
 
     start, size = int(addr), int(length)
-    if size < 0 or size > _gc_heap_size:  # m_new(byte, length) on the MicroPython heap
+    board = _current()
+    if size < 0 or size > board.system.gc_heap_size:  # m_new(byte, length) on the MicroPython heap
         raise heap.alloc_failed(size)
     data = bytearray(b"\xff" * size)
-    for base, path in storage.current().flash_map.items():
+    for base, path in board.storage.flash_map.items():
         try:
             file_size = path.stat().st_size
         except OSError:

@@ -36,7 +36,7 @@ from ..pixformat import BINARY, GRAYSCALE, JPEG, RGB565  # noqa: F401  (re-expor
 from . import _args, _bitmap, _codec, _colorspace, _features, _flood, _fonts, _imageio, _invariant, _jpeg_encode, _kinds, _polar, _rotation
 from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
-from ._core import ImageBase, _main_frame, _reset_main_frame  # noqa: F401
+from ._core import ImageBase, _main_frame  # noqa: F401
 from ._draw import DrawMixin
 from ._extra import Barcode, DataMatrix, ExtraMixin  # noqa: F401
 from ._apriltag import AprilTagMixin as _AprilTagMixin
@@ -218,9 +218,3 @@ def match_descriptor(desc0, desc1, *args, **kwargs):
         return _orb.match(desc0, desc1, threshold, filter_outliers)
     raise OSError("Descriptor type is not supported")
 
-
-def _reset_state() -> None:
-    """Power-on state of the module's board data: the built-in font (``_fonts.BOARD_FONT``) and
-    the JPEG encoder's table cache (``_jpeg_encode.BOARD_JPEG``)."""
-    _fonts.reset()
-    _jpeg_encode.reset()

@@ -2,30 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-
-def to_int(v, what: str = "int") -> int:
-    """``mp_obj_get_int``: int/bool (and numpy ints) only; floats raise ``TypeError`` as on the device."""
-    if isinstance(v, (bool, int, np.integer)):
-        return int(v)
-    raise TypeError(f"can't convert {type(v).__name__} to int")
-
-
-def to_float(v) -> float:
-    """``mp_obj_get_float``: ints and floats."""
-    if isinstance(v, (bool, int, float, np.integer, np.floating)):
-        return float(v)
-    raise TypeError(f"can't convert {type(v).__name__} to float")
-
-
-def fixed_array(v, n: int) -> list:
-    """``mp_obj_get_array_fixed_n``: a tuple/list of exactly ``n`` items."""
-    if not isinstance(v, (tuple, list)):
-        raise TypeError(f"object '{type(v).__name__}' isn't a tuple or list")
-    if len(v) != n:
-        raise ValueError(f"requested length {n} but object has length {len(v)}")
-    return list(v)
+from ..mp_args import fixed_items as fixed_array  # noqa: F401 - mp_obj_get_array_fixed_n
+from ..mp_args import float_arg as to_float  # noqa: F401 - mp_obj_get_float
+from ..mp_args import int_arg as to_int  # noqa: F401 - mp_obj_get_int
 
 
 def consume(args: tuple, n: int) -> tuple[list[int], tuple]:

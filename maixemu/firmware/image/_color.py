@@ -35,22 +35,43 @@ def pack565(r5, g6, b5) -> np.ndarray:
     return ((r5 << 3) | (g6 >> 3) | ((g6 & 7) << 13) | (b5 << 8)).astype(np.uint16)
 
 
+# Per-frame conversions (camera snapshot, AI fill, LCD) as lookups in tables made from the ones
+# above (read-only constants): one gather per output value instead of several numpy passes.
+#: R, G and B of each 8-bit value already in their byte-swapped RGB565 bit positions (``pack565``)
+_R565 = pack565(T8TO5, 0, 0)
+_G565 = pack565(0, T8TO6, 0)
+_B565 = pack565(0, 0, T8TO5)
+_ALL565 = np.arange(1 << 16, dtype=np.uint16)
+#: [65536, 3] RGB888 of every byte-swapped RGB565 value, and its [3, 65536] planar form
+_RGB_OF_565 = np.stack([T5TO8[(_ALL565 >> 3) & 31], T6TO8[((_ALL565 & 7) << 3) | (_ALL565 >> 13)], T5TO8[(_ALL565 >> 8) & 31]],
+                       axis=-1)
+_PLANES_OF_565 = np.ascontiguousarray(_RGB_OF_565.T)
+for _table in (_R565, _G565, _B565, _RGB_OF_565, _PLANES_OF_565):
+    _table.flags.writeable = False
+del _ALL565, _table
+
+
 def rgb888_to_565(rgb: np.ndarray) -> np.ndarray:
     """(..., 3) uint8 RGB -> byte-swapped RGB565 through the 8->5/6 rounding tables."""
     rgb = np.asarray(rgb, dtype=np.uint8)
-    return pack565(T8TO5[rgb[..., 0]], T8TO6[rgb[..., 1]], T8TO5[rgb[..., 2]])
+    out = np.asarray(np.take(_R565, rgb[..., 0]))
+    out |= np.take(_G565, rgb[..., 1])
+    out |= np.take(_B565, rgb[..., 2])
+    return out
 
 
 def rgb565_to_888(p: np.ndarray) -> np.ndarray:
     """Byte-swapped RGB565 -> (..., 3) uint8 RGB through the 5/6->8 tables."""
-    r5, g6, b5 = split565(p)
-    return np.stack([T5TO8[r5], T6TO8[g6], T5TO8[b5]], axis=-1)
+    return np.take(_RGB_OF_565, np.asarray(p, dtype=np.uint16), axis=0)
 
 
 def rgb565_to_planes(p: np.ndarray) -> np.ndarray:
     """(H, W) byte-swapped RGB565 -> (3, H, W) planar RGB888, the layout of the AI buffer (§2.3)."""
-    r5, g6, b5 = split565(p)
-    return np.stack([T5TO8[r5], T6TO8[g6], T5TO8[b5]], axis=0)
+    index = np.asarray(p, dtype=np.uint16).astype(np.intp)
+    out = np.empty((3,) + index.shape, dtype=np.uint8)
+    for c in range(3):
+        np.take(_PLANES_OF_565[c], index, out=out[c])
+    return out
 
 
 def planes_to_rgb565(planes: np.ndarray) -> np.ndarray:
@@ -118,8 +139,4 @@ def color_value(color, fmt: int):
     raise TypeError(f"object '{type(color).__name__}' isn't a tuple or list")
 
 
-def _to_int(v) -> int:
-    """MicroPython's ``mp_obj_get_int``: ints and bools only (floats are a TypeError)."""
-    if isinstance(v, (bool, int, np.integer)):
-        return int(v)
-    raise TypeError(f"can't convert {type(v).__name__} to int")
+from ..mp_args import int_arg as _to_int  # noqa: E402 - mp_obj_get_int

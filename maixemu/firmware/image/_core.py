@@ -388,26 +388,20 @@ def _load_path(path: str):
     return _imageio.load_path(path)
 
 
-_MAIN_FB: ImageBase | None = None
-
-
 def _main_frame():
     """The board's main frame buffer image (``sensor.snapshot()`` memory, ``Image(copy_to_fb=True)``).
 
     Sensor code fills it with ``_main_frame()._load_frame(...)`` and returns ``_main_frame()._alias()``.
+    It is part of the board's state (``current().framebuffer``): a new board starts without one.
     """
-    global _MAIN_FB
-    if _MAIN_FB is None:
+    from .. import state
+
+    board = state.current()
+    if board.framebuffer is None:
         from . import Image  # the full class with all mixins
 
-        _MAIN_FB = Image._wrap(RGB565, _alloc(RGB565, 320, 240))
-    return _MAIN_FB
-
-
-def _reset_main_frame() -> None:
-    """Forget the main frame buffer (between runs / tests)."""
-    global _MAIN_FB
-    _MAIN_FB = None
+        board.framebuffer = Image._wrap(RGB565, _alloc(RGB565, 320, 240))
+    return board.framebuffer
 
 
 def _host_path(path: str):

@@ -27,8 +27,8 @@ Firmware behaviours reproduced (MaixPy-v1 d8901fd / v0.6.2, CanMV ``main``):
   missing bytes are 0 (an unlit glyph). Unmapped flash reads as erased flash (0xFF: solid boxes);
   a notice says which address had nothing mapped.
 
-``BOARD_FONT`` is the one piece of run state of this module (the font the board has loaded); it
-is reset by ``image._reset_state()`` and will move into the board object (issue 11).
+The font the board has loaded is the one piece of run state of this module: a :class:`FontState`
+part of the board (``current().font``), so a new board starts with the built-in ASCII font.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class LoadedFont:
 
 
 class FontState:
-    """The board's loaded font (``font_config``); one instance per board (:data:`BOARD_FONT`)."""
+    """The board's loaded font (``font_config``); one instance per board (``current().font``)."""
 
     def __init__(self) -> None:
         self.font = LoadedFont()
@@ -115,13 +115,11 @@ class FontState:
                 self.font.handle = None
 
 
-#: The font loaded on the (single) emulated board.
-BOARD_FONT = FontState()
+def board_font() -> FontState:
+    """The font loaded on the active board."""
+    from ..state import current
 
-
-def reset() -> None:
-    """Power-on state: the built-in ASCII font, no font file open."""
-    BOARD_FONT.free()
+    return current().font
 
 
 def _flash_read(address: int, length: int) -> bytes:
@@ -156,7 +154,7 @@ def font_load(*args, **kwargs) -> None:
     high = _args.to_int(args[2])
     src = args[3]
     if index != UTF8:
-        BOARD_FONT.load(index, width, high, BUILT_IN)
+        board_font().load(index, width, high, BUILT_IN)
         return None
     if type(src) is int or isinstance(src, np.integer):  # mp_type_int (a bool is not)
         address = int(src)
@@ -170,18 +168,18 @@ def font_load(*args, **kwargs) -> None:
                 f"image.font_load: nothing is mapped at flash address {address:#x}; glyphs read as "
                 f"erased flash (solid boxes). Map the font with `maixemu run --flash {address:#x}=FONT.Dzk`",
             )
-        BOARD_FONT.load(UTF8, width, high, ARRAY_IN, address=address)
+        board_font().load(UTF8, width, high, ARRAY_IN, address=address)
     elif isinstance(src, str):
         if ".Dzk" not in src:
             raise ValueError("[MAIXPY]image: font format don't match, only supply .Dzk ")
         handle = _open_font_file(src)
-        BOARD_FONT.load(UTF8, width, high, FILE_IN, path=src, handle=handle)
+        board_font().load(UTF8, width, high, FILE_IN, path=src, handle=handle)
     return None
 
 
 def font_free(*args, **kwargs) -> None:
     """``image.font_free()``: back to the built-in 8x12 ASCII font."""
-    BOARD_FONT.free()
+    board_font().free()
     return None
 
 
@@ -296,8 +294,8 @@ def _last_lit_column(glyph: bytes, font_w: int, font_h: int) -> int | None:
 
 
 def draw_utf8(img, x_off: int, y_off: int, text, color, scale, x_spacing: int, mono: bool) -> None:
-    """``imlib_draw_utf8_string`` with :data:`BOARD_FONT` onto ``img`` (pixels only; no touch)."""
-    font = BOARD_FONT.font
+    """``imlib_draw_utf8_string`` with the board's font onto ``img`` (pixels only; no touch)."""
+    font = board_font().font
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     limit = 2 * len(text) + 1  # mp_obj_len() used as a C int: the tagged small int
     w, h = font.width, font.high
@@ -327,7 +325,7 @@ class FontMixin:
     """``draw_string`` with a loaded UTF-8 font (font.c ``imlib_draw_string`` dispatch)."""
 
     def _draw_text(self, x, y, text, data: bytes, c, scale, x_spacing, y_spacing, mono) -> None:
-        if not BOARD_FONT.is_utf8:
+        if not board_font().is_utf8:
             return super()._draw_text(x, y, text, data, c, scale, x_spacing, y_spacing, mono)
         if not isinstance(text, (str, bytes)):  # mp_obj_str_get_str: str or bytes only
             raise TypeError(f"can't convert '{type(text).__name__}' object to str implicitly")

@@ -108,7 +108,8 @@ def _tables_for(q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class EncoderState:
-    """``jpeg_init``'s static cache (jpeg.c ``static int q``, zero-initialised tables).
+    """``jpeg_init``'s static cache (jpeg.c ``static int q``, zero-initialised tables); a part of the
+    board (``current().jpeg_encoder``), so it starts empty at every power-on.
 
     The tables are rebuilt only when the scale changes, and the cache starts at scale 0 — which is
     what quality 100 maps to. So a quality-100 compression before any other one after power-on uses
@@ -128,13 +129,6 @@ class EncoderState:
         return self.current
 
 
-#: The encoder tables of the (single) emulated board; reset by ``image._reset_state()``.
-BOARD_JPEG = EncoderState()
-
-
-def reset() -> None:
-    global BOARD_JPEG
-    BOARD_JPEG = EncoderState()
 
 
 def subsampling(quality: int) -> int:
@@ -437,7 +431,9 @@ def compress(pix: np.ndarray, kind: str, quality: int) -> bytes:
     if not 1 <= quality <= 100:
         raise ValueError("quality must be 1..100")
     h, w = pix.shape
-    ytab, uvtab, fd_y, fd_uv = BOARD_JPEG.init(quality)
+    from ..state import current
+
+    ytab, uvtab, fd_y, fd_uv = current().jpeg_encoder.init(quality)
     if kind in ("gray", "binary"):
         samples = (pix.astype(np.int16) * (255 if kind == "binary" else 1) - 128).astype(np.int8)
         # outside the image the MCU holds 0 (that is gray 128 after the -128 shift)

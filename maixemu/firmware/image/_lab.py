@@ -24,11 +24,7 @@ def lab_of(pix565: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return t[p, 0], t[p, 1], t[p, 2]
 
 
-def _seq(v) -> list:
-    """``mp_obj_get_array``: the items of a tuple or list."""
-    if isinstance(v, (tuple, list)):
-        return list(v)
-    raise TypeError(f"object '{type(v).__name__}' isn't a tuple or list")
+from ..mp_args import items_of as _seq  # noqa: E402 - mp_obj_get_array
 
 
 def _clamp(v: int, lo: int, hi: int) -> int:

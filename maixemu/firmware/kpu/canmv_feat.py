@@ -17,11 +17,11 @@ import errno
 import sys
 import numpy as np
 
-from ..kpu_errors import with_advice
-from ..yolo2 import region_layer
+from .errors import with_advice
+from .region import region_layer
 from . import algorithm, probe
 from . import canmv_model as slot
-from .mp_args import assert_type, float_arg, int_arg, items_of
+from ..mp_args import assert_type, float_arg, int_arg, items_of
 
 #: ``load()`` refuses models of 5 MiB or more ("Model size error!").
 MAX_MODEL_BYTES = 5 * 1024 * 1024

@@ -16,8 +16,11 @@ import numpy as np
 
 from ...host import storage
 from ...kmodel import Model
-from .. import ai_memory, ide_events, kpu_calls, kpu_loader
-from ..kpu_errors import with_advice
+from ...kmodel.k210 import K210_MAIN_MEMORY_BYTES
+from .. import ai_memory, ide_events
+from . import calls as kpu_calls
+from . import loader as kpu_loader
+from .errors import with_advice
 from . import probe
 
 #: Erased NOR flash reads as 0xFF: what a read past the end of a mapped file returns.
@@ -49,7 +52,7 @@ def file_size(path: str) -> int:
 
 
 #: No buffer the firmware mallocs can be larger than the K210's RAM (the "none" budget: all 6 MiB).
-RAM_BYTES = kpu_loader.FIRMWARE_BUDGETS["none"]
+RAM_BYTES = K210_MAIN_MEMORY_BYTES
 
 
 def check_allocation(size: int, message: str) -> None:

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ..kpu_errors import with_advice
-from ..yolo2 import region_layer
+from .errors import with_advice
+from .region import region_layer
 from . import algorithm
 from . import canmv_model as slot
-from .mp_args import float_arg, int_arg, items_of, require_list
+from ..mp_args import float_arg, int_arg, items_of, require_list
 
 _AI_MISSING = "Image formart error, use pix_to_ai() method to convert for kpu"
 _DIRTY = "Model Buffer maybe dirty!"

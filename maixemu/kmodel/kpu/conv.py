@@ -26,7 +26,7 @@ from .activation import (
     unit_step_buckets,
 )
 from .blas import blas_threads
-from .fast import kernels
+from .fast import compiled_available
 from .hwc import HwcPath
 from .parallel import _pool, _scratch, _workers
 from .pool import _MAX_POOLS, _POOL_COMMUTES_MONOTONE, _SELECTION_POOLS, POOL_GEOMETRY, POOL_NAMES, pool
@@ -177,10 +177,8 @@ class KpuConv:
         if fast:
             try:
                 bounds = self._bounds()
-                compiled = kernels()
-                if compiled is not None:
-                    self._hwc = HwcPath.prepare(self, bounds, compiled, lut_max_entries=self._lut_max_entries,
-                                                threads=_workers())
+                if compiled_available():
+                    self._hwc = HwcPath.prepare(self, bounds, lut_max_entries=self._lut_max_entries, threads=_workers())
                 else:
                     self._prepare_fast(bounds)
             except _NoFastPath as why:

@@ -2,18 +2,26 @@
 onnxruntime for int8 products) or the numpy path, which needs nothing beyond numpy.
 
 ``MAIXEMU_KPU_ENGINE`` chooses, read when a model is loaded: ``auto`` (default: fast when numba
-imports), ``numpy`` (force the numpy path, e.g. to compare), ``fast`` (fail loudly when the
+is installed), ``numpy`` (force the numpy path, e.g. to compare), ``fast`` (fail loudly when the
 extra is missing). Every path gives the same bytes; the int64 reference of ``KpuConv`` is the
 oracle the tests hold them all to.
 
 numba compiles the kernels the first time a process needs them and caches the machine code on
 disk in the user's cache folder (``cache_dir()``: ``$MAIXEMU_CACHE_DIR`` or the platform's user
-cache, e.g. ``~/.cache/maixemu/numba``), so later runs start in milliseconds.
+cache, e.g. ``~/.cache/maixemu/numba``). Even from that cache a fresh process pays for importing
+numba (~0.3 s) and for starting LLVM to load the first kernel (~0.3 s), so loading a model does
+not wait for either: ``compiled_available()`` decides from the installed packages alone, and
+``load_kmodel`` calls ``preload()`` when the model is prepared, which imports numba and the kernels
+in a background thread and then runs each new kind of prepared layer once on zeros
+(``schedule_warm_up()``), so the cached machine code is in memory before the first ``run()``
+(which waits for it only if it comes sooner). Without ``preload`` (a ``KpuConv`` prepared
+directly) the first ``run()`` imports them itself.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import threading
 from pathlib import Path
@@ -25,6 +33,11 @@ ENGINES = ("auto", "numpy", "fast")
 _LOCK = threading.Lock()
 _KERNELS: ModuleType | None = None
 _KERNELS_ERROR: str | None = None
+#: the background thread of ``preload`` and the work it still has to do
+_THREAD: threading.Thread | None = None
+_PENDING: list = []
+_WARM_KEYS: set = set()
+_PENDING_LOCK = threading.Lock()
 
 
 class FastEngineUnavailable(RuntimeError):
@@ -88,6 +101,73 @@ def kernels() -> ModuleType | None:
                 _KERNELS_ERROR = f"numba is not installed ({exc}); install maixemu[fast]"
     if _KERNELS is None and choice == "fast":
         raise FastEngineUnavailable(f"MAIXEMU_KPU_ENGINE=fast: {_KERNELS_ERROR}")
+    return _KERNELS
+
+
+def compiled_available() -> bool:
+    """Whether layers take the compiled paths: the engine choice allows it and numba is installed
+    (found without importing it; ``kernels()`` imports). ``MAIXEMU_KPU_ENGINE=fast`` raises
+    ``FastEngineUnavailable`` when it is not."""
+    choice = engine()
+    if choice == "numpy":
+        return False
+    if _KERNELS is not None:
+        return True
+    if _KERNELS_ERROR is None and importlib.util.find_spec("numba") is not None:
+        return True
+    if choice == "fast":
+        raise FastEngineUnavailable(f"MAIXEMU_KPU_ENGINE=fast: {_KERNELS_ERROR or 'numba is not installed; install maixemu[fast]'}")
+    return False
+
+
+def preload() -> None:
+    """Import numba and the kernels in a background thread, then run what ``schedule_warm_up``
+    queued; nothing when nothing is queued (no layer chose a compiled path)."""
+    global _THREAD
+    with _PENDING_LOCK:
+        if _THREAD is None and _KERNELS_ERROR is None and _PENDING:
+            _THREAD = threading.Thread(target=_background, name="maixemu-kernels", daemon=True)
+            _THREAD.start()
+
+
+def schedule_warm_up(key, fn) -> None:
+    """Run ``fn()`` once in the background thread after the kernels are loaded, unless a call
+    with the same ``key`` (the kernels and argument types a layer uses) was scheduled before."""
+    with _PENDING_LOCK:
+        if key in _WARM_KEYS:
+            return
+        _WARM_KEYS.add(key)
+        _PENDING.append(fn)
+        running = _THREAD is not None
+    if running or _KERNELS is not None:
+        preload()  # (otherwise the loader starts the thread once the whole model is prepared)
+
+
+def wait_for_warm_up(timeout: float | None = None) -> None:
+    """Block until the background thread has nothing left to do (benchmarks and tests)."""
+    thread = _THREAD
+    if thread is not None:
+        thread.join(timeout)
+
+
+def _background() -> None:
+    global _THREAD
+    kernels()
+    while True:
+        with _PENDING_LOCK:
+            if not _PENDING:
+                _THREAD = None
+                return
+            fn = _PENDING.pop(0)
+        try:
+            fn()
+        except Exception:  # a warm-up run that fails (e.g. a layer that raises on zeros) is harmless
+            pass
+
+
+def loaded_kernels() -> ModuleType | None:
+    """The compiled kernels if a layer has loaded them already (no import, no lock): helpers that
+    only pay off next to compiled layers (the HWC transposes of ``kpu.ram``) ask this."""
     return _KERNELS
 
 

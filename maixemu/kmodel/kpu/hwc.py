@@ -2,19 +2,22 @@
 
 Chosen per layer at load (``HwcPath.prepare``), each piece exact:
 
-* products — depthwise layers: one numba kernel that computes, pools and finishes every output
-  pixel (``dw``); other layers: an im2col matrix and a GEMM, ``int8`` (onnxruntime
-  ``MatMulInteger`` u8×s8 with the weights prepacked, proven exact for these weights at load, see
-  ``kpu.int8``), else ``f32`` (BLAS sgemm, K split so that every partial sum stays below 2**24)
-  or ``f64`` (below 2**53);
-* batch-norm + activation + pool — one numba pass (``kernels.epilogue``): the device's int64
-  batch-norm, then a table lookup (``lut``) or, when the table would be too big or a value may
-  lie below every segment start, the 16 segments themselves (``segments``);
+* products — depthwise layers: one numba kernel that computes, pools and finishes the layer row
+  by row (``dw``); layers with at most four input channels (the camera image): each pixel one
+  32-bit word and one GEMM row per pair of output pixels (``int8rgbx``); other layers: an
+  im2col matrix (none for 1×1) and a GEMM, ``int8`` (onnxruntime ``MatMulInteger`` u8×s8 with
+  the weights prepacked, proven exact for these weights at load, see ``kpu.int8``), else ``f32``
+  (BLAS sgemm, K split so that every partial sum stays below 2**24) or ``f64`` (below 2**53);
+* batch-norm + activation + pool — ``kernels.epilogue``: pools that commute with the activation
+  on the sums first, then a float64 batch-norm (exact per layer, else int64) and the activation:
+  ``linear`` (one or two ReLU-like segments, arithmetic), a table (``lut``), step buckets
+  (``steps``) or, when no table fits or a value may lie below every segment start, the 16
+  segments themselves (``segments``);
 * selection pools (left/right-top) compute the sums only at the pixels they keep.
 
 HWC because a GEMM over [pixels, taps·channels] writes [pixels, out channels]: a 1×1 layer reads
 its input as is, the next layer's im2col copies whole channel vectors, and the numba loops run
-over contiguous channels.
+over contiguous runs of the map.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KmodelRuntimeError
-from .activation import activation_lut, segment_table, step_buckets
-from .int8 import MAX_POOLS, Int8Conv3x3, Int8Gemm, int8_enabled
+from .activation import _activate_scalar, activation_lut, segment_table, step_buckets
+from . import fast
+from .int8 import Int8Gemm, int8_enabled
 from .parallel import _scratch
 
 _F32_EXACT = 1 << 24
@@ -34,8 +38,10 @@ _F64_EXACT = 1 << 53
 #: are evaluated directly: a multi-MiB table misses the cache on every lookup and costs load time.
 HWC_LUT_MAX_ENTRIES = 1 << 20
 
-#: 3×3 layers with at most this many input channels use ``ConvInteger`` (no im2col matrix)
-CONV_INTEGER_MAX_CHANNELS = 4
+#: 3×3 layers with at most this many input channels (the camera image) take their GEMM rows from
+#: 32-bit pixel words (``kernels.pack_rgbx``): nine word copies per output pixel instead of 27
+#: byte copies
+RGBX_MAX_CHANNELS = 4
 
 #: pool_type -> (window k, stride s, row offset, column offset, kind) of the epilogue:
 #: kind "max" (pre- or post-activation), "mean", or "pick" (one kept pixel, a selection pool)
@@ -53,12 +59,21 @@ _POOLS = {
 }
 
 
+#: Values per run of the flat per-value loops (``kernels.bn_act``): the per-channel parameters are
+#: tiled to the multiple of the channel count nearest above it, a few KiB that stay in L1.
+TILE_VALUES = 512
+#: Most segments the linear activation mode evaluates arithmetically (``kernels.bn_act``).
+LINEAR_MAX_SEGMENTS = 2
+
+
 @dataclass
 class _Act:
-    """Activation arguments of the kernels: mode 0 a table ``lut`` over ``lo..lo+span``; 1 the
-    segments (``bp``, ``sx``, ``sm``, ``ss``, ``sb``), unclamped, counting values below them; 2 the
-    segments that meet ``[lo, lo+span]``, clamped; 3 step buckets (``lut`` = first value of each
-    bucket, ``bp`` = its step, ``sx`` = the step's increment, ``ss[0]`` = log2 of the width)."""
+    """Activation arguments of the kernels (``kernels.bn_act``): mode 0 a table ``lut`` over
+    ``lo..lo+span``; 1 the segments (``bp``, ``sx``, ``sm``, ``ss``, ``sb``), unclamped, counting
+    values below them; 2 the segments that meet ``[lo, lo+span]``, clamped; 3 step buckets
+    (``lut`` = first value of each bucket, ``bp`` = its step, ``sx`` = the step's increment,
+    ``ss[0]`` = log2 of the width); 4 linear: one or two segments evaluated in float64 (``lin``,
+    see ``_linear``)."""
 
     mode: int
     lo: int
@@ -69,32 +84,98 @@ class _Act:
     sm: np.ndarray
     ss: np.ndarray
     sb: np.ndarray
+    lin: np.ndarray
+    #: added to the batch-norm's ``add`` before it is folded into float64 (the plain linear form)
+    bn_add: int = 0
 
     def args(self) -> tuple:
-        return (self.mode, self.lo, self.span, self.lut, self.bp, self.sx, self.sm, self.ss, self.sb)
+        return (self.mode, self.lo, self.span, self.lut, self.bp, self.sx, self.sm, self.ss, self.sb, self.lin)
 
 
 _NO_ARRAY = np.zeros(1, np.int64)
+_NO_FLOATS = np.zeros(0, np.float64)
+_NO_INTS = np.zeros(0, np.int64)
 
 
-def _act_plan(conv, bounds, lut_limit: int, lut_budget: int) -> _Act:
-    """A table when it is small, else step buckets (monotone activations), else the segments;
-    tables and buckets count against the model's budget ``lut_budget``."""
+def _rint_shift(t: int, s: int) -> int:
+    """``rint(t / 2**s)`` (half to even) of an integer, exactly: what the float64 kernel computes."""
+    q, r = divmod(t, 1 << s)
+    twice = 2 * r
+    if twice > 1 << s or (twice == 1 << s and q & 1):
+        return q + 1
+    return q
+
+
+def _linear(conv, bounds, t, fold: bool) -> tuple[np.ndarray, int] | None:
+    """``(lin, bn_add)`` of mode 4 when the clamped segments ``t`` allow it (``kernels.bn_act``).
+
+    ``lin[0]`` 0, the plain form: one segment, no clamps, ``x_start`` and ``bias`` folded into the
+    batch-norm's ``add`` (``bn_add`` is added to it: ``−x + bias·2**shift / y_mul``, an integer;
+    only an even bias, as half-to-even rounding is invariant under even shifts alone),
+    so a value costs a multiply-add, two roundings and the uint8 clamp. It applies when the
+    segment's own formula gives the device's bytes on the layer's whole batch-norm range
+    ``[bmin, bmax]`` — checked at both ends (both sides are non-decreasing, and on ``[lo, hi]``
+    it *is* the activation). ``lin[0]`` 1, the general form: one or two segments after a clamp
+    to ``[lo, hi]``, ``lin[1]`` the second interval's start. Every product of the formula is an
+    integer below 2**52 times a power of two (checked), so float64 computes it exactly."""
     lo, hi = bounds.lo, bounds.hi
-    if bounds.valid and hi - lo + 1 <= lut_limit:
-        return _Act(0, lo, hi - lo, activation_lut(conv.act, lo, hi), _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY)
-    if bounds.monotone:
-        buckets = step_buckets(conv.act, lo, hi)
-        if buckets is not None and buckets[1].size <= lut_budget:
-            j, first, inc, at = buckets
-            return _Act(3, lo, hi - lo, first, at, inc, _NO_ARRAY, np.array([j], np.int64), _NO_ARRAY)
+    n = t.bp.size
+    if not 1 <= n <= LINEAR_MAX_SEGMENTS or (t.sm < 0).any():
+        return None
+    reach = np.maximum(np.abs(bounds.bmin - t.sx), np.abs(bounds.bmax - t.sx)).astype(np.float64) * t.sm.astype(np.float64)
+    if (reach >= 2.0**52).any() or max(abs(bounds.bmin), abs(bounds.bmax)) >= 1 << 52:
+        return None
+    sx, sm, ss, sb = (int(v) for v in (t.sx[0], t.sm[0], t.ss[0], t.sb[0]))
+    lin = np.zeros(8, np.float64)
+    # (an odd bias cannot move under the rounding: rint(v + 1) != rint(v) + 1 at ties)
+    if fold and n == 1 and sm > 0 and (sb << ss) % sm == 0 and sb % 2 == 0:
+        def value(y: int) -> int:
+            return min(max(_rint_shift((y - sx) * sm, ss) + sb, 0), 255)
+
+        act = conv.act
+        if value(bounds.bmin) == _activate_scalar(bounds.bmin, act) and value(bounds.bmax) == _activate_scalar(bounds.bmax, act):
+            lin[3] = sm * 2.0**-ss
+            return lin, -sx + (sb << ss) // sm
+    lin[0] = 1
+    lin[1] = float(t.bp[1]) if n > 1 else np.inf
+    for i in range(n):
+        lin[2 + 3 * i] = float(t.sx[i])
+        lin[3 + 3 * i] = float(t.sm[i]) * 2.0 ** -int(t.ss[i])
+        lin[4 + 3 * i] = float(t.sb[i])
+    return lin, 0
+
+
+def _act_plan(conv, bounds, lut_limit: int, lut_budget: int, float_bn: bool, fold: bool = True) -> _Act:
+    """Linear segments when they apply, else a table when it is small, else step buckets
+    (monotone activations), else the segments; tables and buckets count against the model's
+    budget ``lut_budget``. Without an exact float64 batch-norm only the segments are used."""
+    lo, hi = bounds.lo, bounds.hi
+    empty = np.zeros(1, np.uint8)
     if bounds.valid:
         # every bn lies in [bmin, bmax]; clamped to [lo, hi] (the activation is constant beyond
         # in the monotone case, lo/hi are bmin/bmax otherwise) only a few segments remain
         t = segment_table(conv.act, lo, hi)
-        return _Act(2, lo, hi - lo, np.zeros(1, np.uint8), t.bp, t.sx, t.sm, t.ss, t.sb)
+        linear = _linear(conv, bounds, t, fold) if float_bn else None
+        if linear is not None:
+            lin, bn_add = linear
+            return _Act(4, lo, hi - lo, empty, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, lin, bn_add)
+        if float_bn and hi - lo + 1 <= lut_limit:
+            return _Act(0, lo, hi - lo, activation_lut(conv.act, lo, hi), _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY,
+                        _NO_FLOATS)
+        if float_bn and bounds.monotone:
+            buckets = step_buckets(conv.act, lo, hi)
+            if buckets is not None and buckets[1].size <= lut_budget:
+                j, first, inc, at = buckets
+                return _Act(3, lo, hi - lo, first, at, inc, _NO_ARRAY, np.array([j], np.int64), _NO_ARRAY, _NO_FLOATS)
+        return _Act(2, lo, hi - lo, empty, t.bp, t.sx, t.sm, t.ss, t.sb, _NO_FLOATS)
     t = segment_table(conv.act)
-    return _Act(1, 0, 0, np.zeros(1, np.uint8), t.bp, t.sx, t.sm, t.ss, t.sb)
+    return _Act(1, 0, 0, empty, t.bp, t.sx, t.sm, t.ss, t.sb, _NO_FLOATS)
+
+
+def _tile(values: np.ndarray, channels: int, dtype) -> np.ndarray:
+    """Per-channel ``values`` repeated to the tile length of ``TILE_VALUES`` (a multiple of C)."""
+    reps = max(1, TILE_VALUES // max(channels, 1))
+    return np.ascontiguousarray(np.tile(np.asarray(values, dtype=dtype), reps))
 
 
 def _float_bn(bounds, mul: np.ndarray, shift: np.ndarray, add: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -111,6 +192,21 @@ def _float_bn(bounds, mul: np.ndarray, shift: np.ndarray, add: np.ndarray) -> tu
     return mul.astype(np.float64) / scale, num.astype(np.float64) / scale
 
 
+def _rgbx_weights(w: np.ndarray, zp: int, group: int) -> np.ndarray:
+    """[K, N] uint8 weights of the ``int8rgbx`` GEMM: K = (group+2) columns × 3 rows × 4 bytes of
+    ``kernels.im2col_rgbx`` words, N = group output pixels × OC. Taps an output pixel does not
+    use, and the unused bytes of a word, hold the zero point ``zp``: they add nothing."""
+    oc, ic = w.shape[:2]
+    span = group + 2
+    out = np.full((3 * span * 4, group * oc), zp, np.uint8)
+    for q in range(group):
+        for ky in range(3):
+            for kx in range(3):
+                for c in range(ic):
+                    out[((q + kx) * 3 + ky) * 4 + c, q * oc : (q + 1) * oc] = w[:, c, ky, kx]
+    return out
+
+
 class HwcPath:
     """A prepared layer on the compiled path; ``run(x)``: uint8 [H, W, IC] → uint8 [OH, OW, OC]."""
 
@@ -119,9 +215,12 @@ class HwcPath:
         self.activation = ""
 
     @classmethod
-    def prepare(cls, conv, bounds, kernels, *, lut_max_entries: int, threads: int = 1) -> "HwcPath":
+    def prepare(cls, conv, bounds, *, lut_max_entries: int, threads: int = 1) -> "HwcPath":
+        """Choose and prepare every piece; numba is not needed yet (``kpu.fast`` loads the
+        kernels in the background and ``run`` binds them)."""
         self = cls()
-        self.kernels = kernels
+        self._kn = None
+        self.gemm = None
         self.conv = conv
         ic, h, w = conv.in_shape
         oc, oh, ow = conv.out_shape
@@ -130,21 +229,33 @@ class HwcPath:
         self.kk = conv.k
         self.pad = int(conv.pad_value)
         k, s, oy0, ox0, kind = _POOLS[conv.pool_type]
-        self.act = _act_plan(conv, bounds, min(lut_max_entries, HWC_LUT_MAX_ENTRIES), lut_max_entries)
-        self.activation = ("lut", "segments", "segments", "steps")[self.act.mode]
         reduce = {"pick": 0, "max": 1 if bounds.pool_first else 2, "mean": 3}[kind]
         mul, shift, add = conv.bn.mul, conv.bn.shift, conv.bn.add
-        self.bn = (np.ascontiguousarray(bounds.C, np.int64), np.ascontiguousarray(mul, np.int64),
-                   np.ascontiguousarray(shift, np.int64), np.ascontiguousarray(add, np.int64)) + _float_bn(bounds, mul, shift, add)
+        fm, fc = _float_bn(bounds, mul, shift, add)
+        float_bn = fm.size > 0
+        self.act = _act_plan(conv, bounds, min(lut_max_entries, HWC_LUT_MAX_ENTRIES), lut_max_entries, float_bn)
+        if self.act.bn_add:
+            fm, fc = _float_bn(bounds, mul, shift, add + self.act.bn_add)
+            if not fm.size:  # the folded constant leaves float64's exact range: the general form
+                fm, fc = _float_bn(bounds, mul, shift, add)
+                self.act = _act_plan(conv, bounds, min(lut_max_entries, HWC_LUT_MAX_ENTRIES), lut_max_entries, float_bn, fold=False)
+        self.activation = ("lut", "segments", "segments", "steps", "linear")[self.act.mode]
+        if float_bn:
+            self.bn = (_tile(fm, oc, np.float64), _tile(fc, oc, np.float64), _NO_INTS, _NO_INTS, _NO_INTS, _NO_INTS)
+        else:
+            self.bn = (_NO_FLOATS, _NO_FLOATS) + tuple(_tile(v, oc, np.int64) for v in (bounds.C, mul, shift, add))
         wf = bounds.wf  # int64 [OC, taps] in [ic][ky][kx] order
         taps = self.kk * self.kk
         if conv.depthwise:
             self.products = "dw"
-            # int32 sums when they cannot overflow (|G| <= 128·Σ|w'| per channel), else int64
-            narrow = 128 * int(np.abs(wf).sum(axis=1).max(initial=0)) < 1 << 31
-            self.wt = np.ascontiguousarray(wf.reshape(oc, taps).T, dtype=np.int32 if narrow else np.int64)  # [k*k, C]
+            # int16 weights (16-bit products, int32 sums) when |w'| <= 255 — every 8-bit model —
+            # else int64 weights and sums
+            narrow = int(np.abs(wf).max(initial=0)) <= 255
+            wt = wf.reshape(oc, taps).T  # [k*k, C]
+            self.wt = np.ascontiguousarray(np.tile(wt, (1, max(1, TILE_VALUES // oc))), dtype=np.int16 if narrow else np.int64)
+            self.acc = np.zeros(0, np.int32 if narrow else np.int64)
             self.pool = (k, s, oy0, ox0, reduce)
-            return self
+            return self._schedule_warm_up()
         # the GEMM grid: every conv pixel, or only the kept pixels of a selection pool
         if kind == "pick" and s > 1:
             self.grid = (s, oy0, ox0, oh, ow)
@@ -156,23 +267,20 @@ class HwcPath:
         raw = conv.weights.reshape(oc, ic, taps).transpose(2, 1, 0).reshape(taps * ic, oc)
         ax = conv.regs.arg_x >> conv.regs.shr_x
         self.gemm = None
-        self.conv3 = None
         int8_ok = int8_enabled() and raw.min(initial=0) >= 0 and raw.max(initial=0) <= 255 and -255 <= ax <= 0
-        pooled = self.pool[4] == 1 and conv.pool_type in MAX_POOLS
-        small_sums = 128 * int(np.abs(wf).sum(axis=1).max(initial=0)) < _F32_EXACT
-        if int8_ok and self.kk == 3 and ic <= CONV_INTEGER_MAX_CHANNELS and (self.pool[4] == 0 or (pooled and small_sums)):
-            stride = self.grid[0]
-            self.conv3 = Int8Conv3x3.build(conv.weights.reshape(oc, ic, 3, 3).astype(np.uint8), -ax, stride,
-                                           conv.pool_type if pooled else 0, threads)
-            if self.conv3 is not None:
-                self.products = "int8conv"
-                self.conv3_pool = (1, 1, 0, 0, 0)
-                return self
+        if int8_ok and self.kk == 3 and ic <= RGBX_MAX_CHANNELS:
+            # the camera image: every pixel one 32-bit word, a GEMM row per pair of output pixels
+            group = 2 if self.grid[0] == 1 and self.grid[4] % 2 == 0 else 1
+            self.gemm = Int8Gemm.build(_rgbx_weights(conv.weights.reshape(oc, ic, 3, 3), -ax, group), -ax, threads)
+            if self.gemm is not None:
+                self.products = "int8rgbx"
+                self.group = group
+                return self._schedule_warm_up()
         if int8_ok:
             self.gemm = Int8Gemm.build(np.ascontiguousarray(raw, dtype=np.uint8), -ax, threads)
         if self.gemm is not None:
             self.products = "int8"
-            return self
+            return self._schedule_warm_up()
         absw = np.abs(w_kn)
         bound = int(absw.sum(axis=0).max(initial=0)) * 128
         if bound < _F32_EXACT:
@@ -189,27 +297,39 @@ class HwcPath:
                 raise ValueError("sums exceed float64's exact range")
         self.products = "f32" if self.dtype == np.float32 else "f64"
         self.wmat = np.ascontiguousarray(w_kn, dtype=self.dtype)
+        return self._schedule_warm_up()
+
+    def _warm_up_key(self) -> tuple:
+        """What decides the kernels and argument types ``run`` uses (see ``fast.schedule_warm_up``)."""
+        g = "int32" if self.gemm is not None else getattr(self, "dtype", None)
+        wt = self.wt.dtype.str if self.products == "dw" else None
+        return (self.products, self.act.mode, bool(self.bn[0].size), g, wt, self.pool[4], self.kk)
+
+    def _schedule_warm_up(self) -> "HwcPath":
+        h, w = self.in_hw
+        ic = self.conv.in_shape[0]
+        fast.schedule_warm_up(self._warm_up_key(), lambda: self.run(np.zeros((h, w, ic), np.uint8)))
         return self
+
+    @property
+    def kernels(self):
+        """The compiled kernels module (waits for the background import the first time)."""
+        if self._kn is None:
+            kn = fast.kernels()
+            if kn is None:
+                raise fast.FastEngineUnavailable(f"the compiled KPU kernels cannot be loaded: {fast.unavailable_reason()}")
+            self._kn = kn
+        return self._kn
 
     # ------------------------------------------------------------------------------------------
     def run(self, x: np.ndarray) -> np.ndarray:
-        kn = self.kernels
+        kn = self._kn if self._kn is not None else self.kernels
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
         if self.products == "dw":
-            bad = kn.depthwise(x, self.wt, self.kk, self.pad, out, *self.bn, *self.pool, *self.act.args())
-        elif self.conv3 is not None:
-            s, oy0, ox0, gh, gw = self.grid
-            h, w = self.in_hw
-            xp = _scratch("hwc_pad", x.shape[2] * (h + 2 - oy0) * (w + 2 - ox0), np.uint8).reshape(1, x.shape[2], h + 2 - oy0, w + 2 - ox0)
-            kn.pad_chw(x, self.pad, oy0, ox0, xp[0])
-            g = self.conv3(xp)  # [OH, OW, OC] after its max pool, or the grid's sums
-            oh, ow = self.out_shape_hwc[:2]
-            if g.shape[0] != oh or g.shape[1] != ow:
-                g = np.ascontiguousarray(g[:oh, :ow])
-            bad = kn.epilogue(g, out, *self.bn, *self.conv3_pool, *self.act.args())
+            bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self.pool, *self.bn, *self.act.args())
         else:
             g = self._sums(x)
-            bad = kn.epilogue(g, out, *self.bn, *self.pool, *self.act.args())
+            bad = kn.epilogue(g, out, *self.pool, *self.bn, *self.act.args())
         if bad:
             offset, fld = self.conv.act_where
             raise KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start", offset=offset, field=fld)
@@ -217,19 +337,29 @@ class HwcPath:
 
     def _sums(self, x: np.ndarray) -> np.ndarray:
         """``G`` on the grid, [rows, cols, OC] (int32 from int8 products, else float)."""
+        kn = self.kernels
         s, oy0, ox0, gh, gw = self.grid
         ic = x.shape[2]
         kcols = self.kk * self.kk * ic
         p = gh * gw
+        if self.products == "int8rgbx":
+            h, w = self.in_hw
+            xp = _scratch("hwc_rgbx", (h + 2) * (w + 2), np.uint32).reshape(h + 2, w + 2)
+            kn.pack_rgbx(x, self.pad, 1, xp)
+            group = self.group
+            rows = p // group
+            a = _scratch("hwc_cols_rgbx", rows * 3 * (group + 2), np.uint32).reshape(rows, 3 * (group + 2))
+            kn.im2col_rgbx(xp, group, s, oy0, ox0, gh, gw, a)
+            return self.gemm(a.view(np.uint8)).reshape(gh, gw, -1)
         if self.gemm is not None:
             if self.kk == 1 and s == 1:
                 a = x.reshape(p, ic)
             else:
                 a = _scratch("hwc_cols", p * kcols, np.uint8).reshape(p, kcols)
-                self.kernels.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 0)
+                kn.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 0)
             return self.gemm(a).reshape(gh, gw, -1)
         a = _scratch("hwc_cols", p * kcols, self.dtype).reshape(p, kcols)
-        self.kernels.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 128)
+        kn.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 128)
         if len(self.chunks) == 1:
             g = a @ self.wmat
         else:

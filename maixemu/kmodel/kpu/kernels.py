@@ -1,19 +1,35 @@
 """Compiled (numba) kernels of the fast KPU paths, all on HWC uint8 maps and exact integers.
 
 * ``epilogue`` — batch-norm, activation and pool of a layer's sums ``G`` ([H, W, C], int32 or
-  float holding integers) in one pass per output pixel: pools that commute with the activation
-  are taken on ``G`` first, the batch-norm is the device's int64 ``((G + C)·mul >> shift) + add``
-  and the activation is a table lookup or, when the table would be too big, the 16-segment
-  formula itself (``act_mode`` 1) — both exactly ``kpu.activation.activate``.
-* ``depthwise`` — a depthwise 1×1/3×3 layer computed and finished per output pixel (the sums
-  never leave registers), the same pools and activation.
+  float holding integers): pools that commute with the activation are taken on ``G`` first,
+  then the batch-norm and the activation (``bn_act``), then pools that do not commute.
+* ``depthwise`` — a depthwise 1×1/3×3 layer computed and finished row by row (the sums of one
+  output row live in a small buffer), the same pools and activation.
 * ``im2col`` — the [P, k·k·C] uint8 (or centred float) matrix of an HWC map for a GEMM, with the
   pad value at the border and only the sampled pixels of a selection pool.
+* ``pack_rgbx`` / ``im2col_rgbx`` — the GEMM source of a layer with at most four input channels
+  (the camera image): every pixel as one 32-bit word, nine words per output pixel.
 
-Why numba: every one of these is a per-pixel loop that numpy can only express as several full
-passes over int64/float64 temporaries (the profile of issue 14: 45 % of the time in batch-norm +
-table lookups, 50 % in the depthwise layers). Compiled once and cached on disk
-(``kpu.fast.cache_dir()``), so later processes load them in milliseconds.
+Why these loops look the way they do: the per-value work (batch-norm, activation) runs over
+*flat* runs of an HWC map, ``T`` values at a time, with the per-channel parameters tiled to
+``T`` (a multiple of the channel count) — so every loop is one contiguous stream that LLVM
+vectorises (AVX2/AVX-512) whatever the channel count, with no branches in the body:
+
+* the batch-norm is ``floor(G·m + c)`` in float64 (exact: ``kpu.hwc._float_bn`` proves it per
+  layer at load), or the device's int64 ``((G + C)·mul >> shift) + add`` when it is not;
+* ``act_mode`` 4, **linear**: on the clamp range ``[lo, lo+span]`` the activation is one or two
+  of its 16 segments (every model here: ReLU-like tables), each with ``y_mul >= 0``, so
+  ``round_shift((bn − x)·y_mul, shift) + bias`` is ``rint((bn − x)·(y_mul·2**-shift)) + bias`` —
+  exact in float64 (the product is an integer below 2**52 times a power of two, ``rint`` rounds
+  half to even as ``round_shift`` does for t ≥ 0). Its plain form (``kpu.hwc._linear``: one
+  segment that needs no clamp, x and bias folded into the batch-norm) is two roundings and the
+  uint8 clamp per value;
+* ``act_mode`` 0 a table lookup, 3 step buckets (two small lookups), in two passes (vectorised
+  index arithmetic, then the gathers); 1/2 the segments themselves, one value at a time (tables
+  no model here needs).
+
+Compiled once and cached on disk (``kpu.fast.cache_dir()``), so later processes load them in
+milliseconds.
 
 Pool modes (``reduce``): 0 one sample per output pixel (no pool, or a selection pool's kept
 pixel via ``s``/``oy0``/``ox0``), 1 max of ``G`` before the activation, 2 max after it, 3 mean
@@ -26,6 +42,9 @@ import numpy as np
 from numba import njit
 
 _NOGIL = dict(cache=True, nogil=True)
+
+#: act_mode values (see the module docstring)
+LUT, SEGMENTS, SEGMENTS_CLAMPED, STEPS, LINEAR = 0, 1, 2, 3, 4
 
 
 @njit(**_NOGIL)
@@ -47,27 +66,23 @@ def _round_shift(t, s):
 
 
 @njit(**_NOGIL)
-def _act_one(bn, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
-    """The activation of one batch-norm value: 0..255, or -1 below every segment start."""
-    if act_mode == 0:
-        i = bn - lo
-        if i < 0:
-            i = 0
-        elif i > span:
-            i = span
-        return np.int64(lut[i])
-    n = bp.shape[0]
-    if bn <= bp[0]:
+def _segment_value(v, bp, sx, sm, ss, sb, clamp_lo, clamp_hi, clamped):
+    """The activation of one batch-norm value by its segments: 0..255, or -1 below them all."""
+    if clamped:
+        v = clamp_lo if v < clamp_lo else v
+        v = clamp_hi if v > clamp_hi else v
+    top = bp.shape[0] - 1
+    if v <= bp[0]:
         return np.int64(-1)
     a = 0
-    b = n - 1
-    while a < b:  # last breakpoint below bn
+    b = top
+    while a < b:  # last breakpoint below v
         mid = (a + b + 1) >> 1
-        if bp[mid] < bn:
+        if bp[mid] < v:
             a = mid
         else:
             b = mid - 1
-    r = _round_shift((bn - sx[a]) * sm[a], ss[a]) + sb[a]
+    r = _round_shift((v - sx[a]) * sm[a], ss[a]) + sb[a]
     if r < 0:
         return np.int64(0)
     if r > 255:
@@ -76,224 +91,329 @@ def _act_one(bn, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
 
 
 @njit(**_NOGIL)
-def _bn_value(v, c, cc, mul, shift, add, fm, fc):
-    """The device's batch-norm ``((G + C)·mul >> shift) + add``: as ``floor(G·m + c)`` in float64
-    when the layer's bounds make that exact (``fm``/``fc`` given, checked at load), else in int64."""
-    if fm.shape[0]:
-        return np.int64(np.floor(v * fm[c] + fc[c]))
-    return ((np.int64(v) + cc[c]) * mul[c] >> shift[c]) + add[c]
-
-
-@njit(**_NOGIL)
-def _act_block(bn, dst, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
-    """``dst[i, c] = activation(bn[i, c])`` for a block of batch-norm values; returns how many lie
-    below every segment start. Table mode runs in two passes (index arithmetic, then the gather)
-    so the first one vectorises."""
-    n, ch = bn.shape
+def bn_act(g, goff, n, out, ooff, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin):
+    """``out[ooff:ooff+n] = activation(batch-norm(g[goff:goff+n]))`` on a flat HWC run starting at
+    channel 0; the per-channel parameters (``fm``/``fc`` float64, or ``cc``/``mul``/``sh``/``add``
+    int64 when ``fm`` is empty) are tiled to their length ``T``, a multiple of the channel count.
+    Returns how many values lie below every activation segment start (``act_mode`` 1 only)."""
+    fast_bn = fm.shape[0] > 0
+    t = fm.shape[0] if fast_bn else cc.shape[0]
+    flo = np.float64(lo)
+    fhi = np.float64(lo + span)
+    fspan = np.float64(span)
     bad = 0
-    if act_mode == 0:
-        for i in range(n):
-            for c in range(ch):
-                v = bn[i, c] - lo
-                v = 0 if v < 0 else v
-                bn[i, c] = span if v > span else v
-        for i in range(n):
-            for c in range(ch):
-                dst[i, c] = lut[bn[i, c]]
-        return bad
-    if act_mode == 3:
-        # step buckets (``activation.step_buckets``): lut = first, bp = at, sx = inc, ss[0] = j
-        j = ss[0]
-        for i in range(n):
-            for c in range(ch):
-                v = bn[i, c] - lo
-                v = 0 if v < 0 else v
-                v = span if v > span else v
-                q = v >> j
-                dst[i, c] = lut[q] + (sx[q] if v >= bp[q] else 0)
-        return bad
-    if act_mode == 2:
-        # clamped to [lo, lo + span], where the few segments of ``bp`` cover every value
-        top = bp.shape[0] - 1
-        hi = lo + span
-        first = 1
-        while first * 2 <= top:
-            first *= 2
-        for i in range(n):
-            row = bn[i]
-            out = dst[i]
-            for c in range(ch):
-                v = row[c]
-                v = lo if v < lo else v
-                v = hi if v > hi else v
-                # the last breakpoint below v, by halving steps (a fixed few for 16 segments)
-                j = 0
-                step = first if top > 0 and v > bp[1] else 0  # most values: the first interval
-                while step > 0:
-                    k = j + step
-                    if k <= top and bp[k] < v:
-                        j = k
-                    step >>= 1
-                r = _round_shift((v - sx[j]) * sm[j], ss[j]) + sb[j]
-                out[c] = 0 if r < 0 else (255 if r > 255 else r)
-        return bad
-    for i in range(n):
-        for c in range(ch):
-            v = _act_one(bn[i, c], act_mode, lo, span, lut, bp, sx, sm, ss, sb)
-            if v < 0:
-                bad += 1
-                v = 0
-            dst[i, c] = v
+    idx = np.empty(t if act_mode == LUT or act_mode == STEPS else 1, np.int64)
+    for base in range(0, n, t):
+        m = min(t, n - base)
+        # views, so that every index below is a loop counter LLVM knows to be >= 0 (no
+        # negative-index wrap-around, contiguous vector loads and stores)
+        gv = g[goff + base : goff + base + m]
+        ov = out[ooff + base : ooff + base + m]
+        if fast_bn and act_mode == LINEAR and lin[0] == 0.0:
+            # the plain form: x_start and bias are in the batch-norm constant, no clamps needed
+            k0 = lin[3]
+            for k in range(m):
+                r = np.int32(np.rint(np.floor(gv[k] * fm[k] + fc[k]) * k0))
+                ov[k] = np.uint8(min(max(r, 0), 255))
+        elif fast_bn and act_mode == LINEAR:
+            bp1, sx0, k0, sb0, sx1, k1, sb1 = lin[1], lin[2], lin[3], np.int32(lin[4]), lin[5], lin[6], np.int32(lin[7])
+            for k in range(m):
+                y = np.floor(gv[k] * fm[k] + fc[k])
+                y = min(max(y, flo), fhi)
+                r0 = np.int32(np.rint((y - sx0) * k0)) + sb0
+                r1 = np.int32(np.rint((y - sx1) * k1)) + sb1
+                r = r1 if y > bp1 else r0
+                ov[k] = np.uint8(min(max(r, 0), 255))
+        elif fast_bn and (act_mode == LUT or act_mode == STEPS):
+            for k in range(m):
+                y = np.floor(gv[k] * fm[k] + fc[k]) - flo
+                y = min(max(y, 0.0), fspan)
+                idx[k] = np.int64(y)
+            if act_mode == LUT:
+                for k in range(m):
+                    ov[k] = lut[idx[k]]
+            else:  # step buckets: lut = first, bp = at, sx = inc, ss[0] = log2 of the width
+                j = ss[0]
+                for k in range(m):
+                    v = idx[k]
+                    q = v >> j
+                    ov[k] = lut[q] + (sx[q] if v >= bp[q] else 0)
+        else:
+            for k in range(m):
+                if fast_bn:
+                    v = np.int64(np.floor(gv[k] * fm[k] + fc[k]))
+                else:
+                    v = ((np.int64(gv[k]) + cc[k]) * mul[k] >> sh[k]) + add[k]
+                # (the plan pairs an int64 batch-norm with the segments only)
+                r = _segment_value(v, bp, sx, sm, ss, sb, lo, lo + span, act_mode == SEGMENTS_CLAMPED)
+                if r < 0:
+                    bad += 1
+                    r = 0
+                ov[k] = r
     return bad
 
 
 @njit(**_NOGIL)
-def _finish_row(g, ys, s, ox0, k, reduce, out_row, cc, mul, shift, add, fm, fc, act_mode, lo, span, lut, bp, sx, sm, ss, sb,
-                bn, m, tmp, acc):
-    """One output row from the sums ``g`` [rows, W, C]: window rows ``ys`` (k of them, already
-    clamped), output column ``ox`` reads columns ``ox·s + ox0 + dx`` (clamped)."""
+def _max_window(g, ys, nrows, s, ox0, k, ow, dst):
+    """``dst[ox*C + c]`` = max of ``g[ys[dy], min(ox*s + ox0 + dx, W-1), c]`` over the window."""
     w = g.shape[1]
     ch = g.shape[2]
-    ow = out_row.shape[0]
-    bad = 0
-    if reduce == 0:
-        y = ys[0]
+    for ox in range(ow):
+        x0 = ox * s + ox0
+        d = ox * ch
+        src = g[ys[0], x0]
+        for c in range(ch):
+            dst[d + c] = src[c]
+        for dy in range(nrows):
+            for dx in range(k):
+                if dy == 0 and dx == 0:
+                    continue
+                src = g[ys[dy], min(x0 + dx, w - 1)]
+                for c in range(ch):
+                    v = src[c]
+                    if v > dst[d + c]:
+                        dst[d + c] = v
+
+
+@njit(**_NOGIL)
+def _max_blocks(g, ys, k, ow, dst):
+    """``_max_window`` for windows that tile the row (k == s, no clamping): 1-D channel-vector
+    slices of the flat map per window pixel (numba's strided 2-D views cost more than the
+    maxima)."""
+    ch = g.shape[2]
+    rowlen = g.shape[1] * ch
+    gf = g.reshape(-1)
+    r0 = ys[0] * rowlen
+    if k == 2:
+        r1 = ys[1] * rowlen
+        for ox in range(ow):
+            d = dst[ox * ch : ox * ch + ch]
+            b = 2 * ox * ch
+            a0, a1 = gf[r0 + b : r0 + b + ch], gf[r0 + b + ch : r0 + b + 2 * ch]
+            b0, b1 = gf[r1 + b : r1 + b + ch], gf[r1 + b + ch : r1 + b + 2 * ch]
+            for c in range(ch):
+                d[c] = max(max(a0[c], a1[c]), max(b0[c], b1[c]))
+        return
+    for ox in range(ow):
+        d = dst[ox * ch : ox * ch + ch]
+        b = ox * k * ch
+        first = gf[r0 + b : r0 + b + ch]
+        for c in range(ch):
+            d[c] = first[c]
+        for dy in range(k):
+            rb = ys[dy] * rowlen + b
+            for dx in range(k):
+                src = gf[rb + dx * ch : rb + dx * ch + ch]
+                for c in range(ch):
+                    d[c] = max(d[c], src[c])
+
+
+@njit(**_NOGIL)
+def _finish_row(g, ys, s, ox0, k, reduce, out, oy, prow, trow, fm, fc, cc, mul, sh, add,
+                act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin):
+    """Output row ``oy`` of ``out`` [OH, OW, C] from the sums ``g`` [rows, W, C]: window rows
+    ``ys`` (k of them, clamped), output column ``ox`` reads columns ``ox·s + ox0 + dx`` (clamped).
+    ``prow`` (g's dtype) and ``trow`` (uint8, [k, W·C]) are scratch rows.
+
+    (One ``bn_act`` call site: LLVM inlines it at every site, and each copy costs seconds of
+    first-run compilation.)"""
+    w = g.shape[1]
+    ch = g.shape[2]
+    ow = out.shape[1]
+    n = ow * ch
+    wc = w * ch
+    of = out.reshape(-1)
+    gf = g.reshape(-1)
+    ob = oy * n
+    flat = reduce == 0 and s == 1 and ox0 == 0 and ow == w
+    if reduce == 0 and not flat:
+        src = g[ys[0]]
         for ox in range(ow):
             x = ox * s + ox0
             for c in range(ch):
-                bn[ox, c] = _bn_value(g[y, x, c], c, cc, mul, shift, add, fm, fc)
-        return _act_block(bn[:ow], out_row, act_mode, lo, span, lut, bp, sx, sm, ss, sb)
-    if reduce == 1:
-        for ox in range(ow):
-            x0 = ox * s + ox0
-            y0 = ys[0]
-            for c in range(ch):
-                m[ox, c] = g[y0, x0, c]
-            for dy in range(k):
-                y = ys[dy]
-                for dx in range(k):
-                    x = min(x0 + dx, w - 1)
-                    for c in range(ch):
-                        v = g[y, x, c]
-                        if v > m[ox, c]:
-                            m[ox, c] = v
-            for c in range(ch):
-                bn[ox, c] = _bn_value(m[ox, c], c, cc, mul, shift, add, fm, fc)
-        return _act_block(bn[:ow], out_row, act_mode, lo, span, lut, bp, sx, sm, ss, sb)
-    acc[:ow] = 0
-    for dy in range(k):
-        for dx in range(k):
-            for ox in range(ow):
-                src = g[ys[dy], min(ox * s + ox0 + dx, w - 1)]
-                dst = bn[ox]
-                for c in range(ch):
-                    dst[c] = _bn_value(src[c], c, cc, mul, shift, add, fm, fc)
-            bad += _act_block(bn[:ow], tmp[:ow], act_mode, lo, span, lut, bp, sx, sm, ss, sb)
-            for ox in range(ow):
-                arow = acc[ox]
-                trow = tmp[ox]
-                if reduce == 2:
-                    for c in range(ch):
-                        if trow[c] > arow[c]:
-                            arow[c] = trow[c]
-                else:
-                    for c in range(ch):
-                        arow[c] += trow[c]
+                prow[ox * ch + c] = src[x, c]
+    elif reduce == 1:
+        if k == s and ox0 == 0 and ow * s <= w:
+            _max_blocks(g, ys, k, ow, prow)
+        else:
+            _max_window(g, ys, k, s, ox0, k, ow, prow)
+    # pools after the activation: every window row through bn_act, then max or floor-mean
+    after = reduce >= 2
+    bad = 0
+    for dy in range(k if after else 1):
+        if after:
+            src_, off, cnt, dst, doff = gf, ys[dy] * wc, wc, trow[dy], 0
+        elif flat:
+            src_, off, cnt, dst, doff = gf, ys[0] * wc, n, of, ob
+        else:
+            src_, off, cnt, dst, doff = prow, 0, n, of, ob
+        bad += bn_act(src_, off, cnt, dst, doff, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin)
+    if not after:
+        return bad
     div = k * k
     for ox in range(ow):
-        arow = acc[ox]
-        orow = out_row[ox]
-        if reduce == 2:
-            for c in range(ch):
-                orow[c] = arow[c]
-        else:
-            for c in range(ch):
-                orow[c] = arow[c] // div
+        x0 = ox * s + ox0
+        for c in range(ch):
+            if reduce == 2:
+                best = np.int64(0)
+                for dy in range(k):
+                    for dx in range(k):
+                        v = np.int64(trow[dy, min(x0 + dx, w - 1) * ch + c])
+                        if v > best:
+                            best = v
+                of[ob + ox * ch + c] = best
+            else:
+                acc = np.int64(0)
+                for dy in range(k):
+                    for dx in range(k):
+                        acc += trow[dy, min(x0 + dx, w - 1) * ch + c]
+                of[ob + ox * ch + c] = acc // div
     return bad
 
 
 @njit(**_NOGIL)
-def epilogue(g, out, cc, mul, shift, add, fm, fc, k, s, oy0, ox0, reduce, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
+def epilogue(g, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin):
     """``out[oy, ox, c]`` (uint8 [OH, OW, C]) from the sums ``g`` [H, W, C]; returns the count of
     values below every activation segment start (the caller raises the reference's error)."""
     h, w, ch = g.shape
     oh, ow = out.shape[0], out.shape[1]
-    bn = np.empty((ow, ch), np.int64)
-    m = np.empty((ow, ch), g.dtype)
-    tmp = np.empty((ow, ch), np.uint8)
-    acc = np.empty((ow, ch), np.int64)
-    ys = np.empty(max(k, 1), np.int64)
+    kk = max(k, 1)
+    ys = np.zeros(kk, np.int64)
+    whole = reduce == 0 and s == 1 and ox0 == 0 and oy0 == 0 and ow == w and oh == h
+    if whole:  # no pool: the whole map is one flat run
+        rows, g3, out3 = 1, g.reshape(1, h * w, ch), out.reshape(1, h * w, ch)
+    else:
+        rows, g3, out3 = oh, g, out
+    prow = np.empty(max(ow, w) * ch, g.dtype)
+    trow = np.empty((kk, w * ch), np.uint8)
     bad = 0
-    for oy in range(oh):
-        for dy in range(k):
-            ys[dy] = min(oy * s + oy0 + dy, h - 1)
-        bad += _finish_row(g, ys, s, ox0, k, reduce, out[oy], cc, mul, shift, add, fm, fc, act_mode, lo, span, lut, bp, sx, sm, ss,
-                           sb, bn, m, tmp, acc)
+    for oy in range(rows):
+        if not whole:
+            for dy in range(kk):
+                ys[dy] = min(oy * s + oy0 + dy, h - 1)
+        bad += _finish_row(g3, ys, s, ox0, k, reduce, out3, oy, prow, trow, fm, fc, cc, mul, sh, add, act_mode, lo, span,
+                           lut, bp, sx, sm, ss, sb, lin)
     return bad
 
 
 @njit(**_NOGIL)
-def _dw_row(xp, wt, kk, y, cs, cx0, grow):
-    """Depthwise sums of conv row ``y`` at columns ``j·cs + cx0`` into ``grow`` [cols, C].
+def _dw_row(xf, rowlen, ch, kk, y, wt, grow):
+    """Depthwise sums of conv row ``y`` (every column) into ``grow`` ([W·C] flat).
 
-    ``xp`` is the centred input (x − 128) with a one-pixel border of ``pad − 128`` when kk == 3."""
-    cols, ch = grow.shape
-    for j in range(cols):
-        for c in range(ch):
-            grow[j, c] = 0
-    for ky in range(kk):
-        yy = y + ky
-        for kx in range(kk):
-            t = ky * kk + kx
-            for j in range(cols):
-                xx = j * cs + cx0 + kx
-                for c in range(ch):
-                    grow[j, c] += xp[yy, xx, c] * wt[t, c]
+    ``xf`` is the centred input (x − 128) flattened, rows of ``rowlen`` values, with a one-pixel
+    border of ``pad − 128`` when kk == 3; ``wt`` [kk·kk, T] holds each tap's weights tiled to T.
+    (Views per run, indexed by the loop counter: contiguous vector loads, no wrap-around checks.)"""
+    n = grow.shape[0]
+    t = wt.shape[1]
+    c2 = 2 * ch
+    for base in range(0, n, t):
+        m = min(t, n - base)
+        gv = grow[base : base + m]
+        if kk == 1:
+            p = y * rowlen + base
+            a0 = xf[p : p + m]
+            w0 = wt[0]
+            for k in range(m):
+                gv[k] = a0[k] * w0[k]
+        else:
+            p0 = y * rowlen + base
+            p1 = p0 + rowlen
+            p2 = p1 + rowlen
+            # one view per tap: an index k + offset would need a wrap-around check per value
+            a0, a1, a2 = xf[p0 : p0 + m], xf[p0 + ch : p0 + ch + m], xf[p0 + c2 : p0 + c2 + m]
+            b0, b1, b2 = xf[p1 : p1 + m], xf[p1 + ch : p1 + ch + m], xf[p1 + c2 : p1 + c2 + m]
+            d0, d1, d2 = xf[p2 : p2 + m], xf[p2 + ch : p2 + ch + m], xf[p2 + c2 : p2 + c2 + m]
+            w0, w1, w2, w3, w4, w5, w6, w7, w8 = wt[0], wt[1], wt[2], wt[3], wt[4], wt[5], wt[6], wt[7], wt[8]
+            if wt.itemsize == 2:
+                # int16 weights |w| <= 255 and |x − 128| <= 128: every product fits int16
+                # (16-bit multiplies, twice the lanes), their sum int32
+                for k in range(m):
+                    gv[k] = (np.int32(np.int16(a0[k] * w0[k])) + np.int32(np.int16(a1[k] * w1[k]))
+                             + np.int32(np.int16(a2[k] * w2[k])) + np.int32(np.int16(b0[k] * w3[k]))
+                             + np.int32(np.int16(b1[k] * w4[k])) + np.int32(np.int16(b2[k] * w5[k]))
+                             + np.int32(np.int16(d0[k] * w6[k])) + np.int32(np.int16(d1[k] * w7[k]))
+                             + np.int32(np.int16(d2[k] * w8[k])))
+            else:
+                for k in range(m):
+                    gv[k] = (a0[k] * w0[k] + a1[k] * w1[k] + a2[k] * w2[k]
+                             + b0[k] * w3[k] + b1[k] * w4[k] + b2[k] * w5[k]
+                             + d0[k] * w6[k] + d1[k] * w7[k] + d2[k] * w8[k])
 
 
 @njit(**_NOGIL)
-def depthwise(x, wt, kk, pad, out, cc, mul, shift, add, fm, fc, k, s, oy0, ox0, reduce, act_mode, lo, span, lut, bp, sx, sm, ss, sb):
-    """A whole depthwise layer: x uint8 [H, W, C], wt [k·k, C] (= w + arg_x >> shr_x; int32 when
-    the sums fit, else int64), out uint8 [OH, OW, C]. The sums of the rows one output row needs
-    are made in a small buffer and finished at once."""
+def _dw_row_sampled(xf, rowlen, ch, kk, y, cs, cx0, wt, grow):
+    """As ``_dw_row`` at columns ``j·cs + cx0`` only (a selection pool's kept pixels)."""
+    cols = grow.shape[0] // ch
+    for j in range(cols):
+        xx = j * cs + cx0
+        for c in range(ch):
+            acc = np.int64(0)
+            for ky in range(kk):
+                p = (y + ky) * rowlen + xx * ch + c
+                for kx in range(kk):
+                    acc += np.int64(xf[p + kx * ch]) * wt[ky * kk + kx, c]
+            grow[j * ch + c] = acc
+
+
+@njit(**_NOGIL)
+def center_pad(x, pad, border, xp):
+    """``xp`` (int16, [(H+2b)·(W+2b)·C] flat) = the HWC map ``x`` − 128 with a ``border``-pixel
+    frame of ``pad − 128``."""
+    h, w, ch = x.shape
+    rowlen = (w + 2 * border) * ch
+    pv = np.int16(pad - 128)
+    xf = x.reshape(-1)
+    if border:
+        xp[:rowlen] = pv
+        xp[(h + 1) * rowlen : (h + 2) * rowlen] = pv
+    n = w * ch
+    for yy in range(h):
+        d = (yy + border) * rowlen
+        if border:
+            xp[d : d + ch] = pv
+            xp[d + rowlen - ch : d + rowlen] = pv
+        dst = xp[d + border * ch : d + border * ch + n]
+        src = xf[yy * n : yy * n + n]
+        for i in range(n):
+            dst[i] = np.int16(src[i]) - np.int16(128)
+
+
+@njit(**_NOGIL)
+def depthwise(x, wt, acc, kk, pad, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss,
+              sb, lin):
+    """A whole depthwise layer: x uint8 [H, W, C], ``wt`` [k·k, T] (= w + arg_x >> shr_x per tap,
+    tiled to T like the batch-norm parameters; int16 when every |w| <= 255, else int64), ``acc``
+    an empty array of the sums' dtype (int32, or int64 for wide weights), out uint8 [OH, OW, C].
+    The sums of the rows one output row needs are made in a small buffer and finished at once."""
     h, w, ch = x.shape
     oh, ow = out.shape[0], out.shape[1]
     border = 1 if kk == 3 else 0
-    xp = np.empty((h + 2 * border, w + 2 * border, ch), np.int16)  # x − 128 (and pad − 128) fit int16
-    if border:
-        pv = pad - 128
-        xp[0] = pv
-        xp[h + 1] = pv
-        xp[:, 0] = pv
-        xp[:, w + 1] = pv
-    for yy in range(h):
-        for xx in range(w):
-            src = x[yy, xx]
-            dst = xp[yy + border, xx + border]
-            for c in range(ch):
-                dst[c] = np.int64(src[c]) - 128
-    # columns the window reads: selection pools only their kept pixel, other pools every column
-    if reduce == 0:
-        cols, cs, cx0, rs, rk = ow, s, ox0, s, 1
+    rowlen = (w + 2 * border) * ch
+    xp = np.empty((h + 2 * border) * rowlen, np.int16)
+    center_pad(x, pad, border, xp)
+    sampled = reduce == 0 and (s != 1 or ox0 != 0 or ow != w)
+    if sampled:
+        cols, rs, rk = ow, s, 1
     else:
-        cols, cs, cx0, rs, rk = w, 1, 0, s, k
-    grows = np.empty((rk, cols, ch), wt.dtype)
+        cols, rs, rk = w, s, max(k, 1)
+    grows = np.empty((rk, cols, ch), acc.dtype)
     ys = np.empty(rk, np.int64)
-    bn = np.empty((ow, ch), np.int64)
-    m = np.empty((ow, ch), wt.dtype)
-    tmp = np.empty((ow, ch), np.uint8)
-    acc = np.empty((ow, ch), np.int64)
+    prow = np.empty(max(ow, w) * ch, acc.dtype)
+    trow = np.empty((rk, cols * ch), np.uint8)
     bad = 0
     for oy in range(oh):
         for dy in range(rk):
-            _dw_row(xp, wt, kk, min(oy * rs + oy0 + dy, h - 1), cs, cx0, grows[dy])
+            y = min(oy * rs + oy0 + dy, h - 1)
+            gr = grows[dy].reshape(-1)
+            if sampled:
+                _dw_row_sampled(xp, rowlen, ch, kk, y, s, ox0, wt, gr)
+            else:
+                _dw_row(xp, rowlen, ch, kk, y, wt, gr)
             ys[dy] = dy
-        if reduce == 0:
-            bad += _finish_row(grows, ys, 1, 0, 1, 0, out[oy], cc, mul, shift, add, fm, fc, act_mode, lo, span, lut, bp, sx, sm, ss,
-                               sb, bn, m, tmp, acc)
-        else:
-            bad += _finish_row(grows, ys, s, ox0, k, reduce, out[oy], cc, mul, shift, add, fm, fc, act_mode, lo, span, lut, bp, sx, sm,
-                               ss, sb, bn, m, tmp, acc)
+        # (sampled rows hold only the kept columns: finished as they are; one call site)
+        fs, fx, fk, fr = (1, 0, 1, 0) if sampled else (s, ox0, k, reduce)
+        bad += _finish_row(grows, ys, fs, fx, fk, fr, out, oy, prow, trow, fm, fc, cc, mul, sh, add, act_mode, lo, span,
+                           lut, bp, sx, sm, ss, sb, lin)
     return bad
 
 
@@ -329,16 +449,120 @@ def im2col(x, kk, pad, s, oy0, ox0, oh, ow, out, center):
 
 
 @njit(**_NOGIL)
-def pad_chw(x, pad, oy0, ox0, out):
-    """``out[c, y, x]`` = the HWC map ``x`` with a one-pixel ``pad`` border, shifted by (oy0, ox0)."""
+def pack_rgbx(x, pad, border, xp):
+    """``xp`` (uint32, [H+2b, W+2b]) = the HWC map ``x`` (C ≤ 4 channels) one word per pixel, the
+    bytes in channel order (little-endian) and padded with 128; a ``border``-pixel frame of
+    ``pad`` (unused lanes 128)."""
     h, w, ch = x.shape
-    oc, ph, pw = out.shape
-    for c in range(oc):
-        for y in range(ph):
-            yy = y + oy0 - 1
-            for xx in range(pw):
-                xi = xx + ox0 - 1
-                if yy < 0 or yy >= h or xi < 0 or xi >= w:
-                    out[c, y, xx] = pad
-                else:
-                    out[c, y, xx] = x[yy, xi, c]
+    fill = np.uint32(0)
+    for c in range(4):
+        fill |= np.uint32(pad if c < ch else 128) << np.uint32(8 * c)
+    hp, wp = xp.shape
+    for yy in range(hp):
+        for xx in range(wp):
+            xp[yy, xx] = fill
+    for yy in range(h):
+        row = xp[yy + border]
+        for xx in range(w):
+            word = np.uint32(0)
+            for c in range(4):
+                v = np.uint32(x[yy, xx, c]) if c < ch else np.uint32(128)
+                word |= v << np.uint32(8 * c)
+            row[xx + border] = word
+
+
+@njit(**_NOGIL)
+def im2col_rgbx(xp, group, s, oy0, ox0, oh, ow, out):
+    """GEMM rows of a 3×3 layer over ``pack_rgbx`` words: row ``i*(OW/group) + j`` holds the
+    (group+2) × 3 padded pixels under ``group`` horizontally adjacent output pixels
+    ``(i·s + oy0, (j·group + q)·s + ox0)``, column by column (``[x][ky]``, uint32 words);
+    ``group`` > 1 needs s == 1. Each output row first interleaves its three input rows into
+    column triples, so that every GEMM row is one contiguous run of them."""
+    span = group + 2
+    per_row = ow // group
+    step = group if group > 1 else s
+    kw = 3 * span
+    wp = xp.shape[1]
+    trip = np.empty(3 * wp, np.uint32)
+    of = out.reshape(-1)
+    for i in range(oh):
+        y = i * s + oy0
+        s0, s1, s2 = xp[y], xp[y + 1], xp[y + 2]
+        for x in range(wp):
+            trip[3 * x] = s0[x]
+            trip[3 * x + 1] = s1[x]
+            trip[3 * x + 2] = s2[x]
+        base = i * per_row * kw
+        for j in range(per_row):
+            x0 = 3 * (j * step + ox0)
+            src = trip[x0 : x0 + kw]
+            d = of[base + j * kw : base + j * kw + kw]
+            for q in range(kw):
+                d[q] = src[q]
+
+
+@njit(**_NOGIL)
+def chw_to_hwc(x, out):
+    """``out[y, x, c] = x[c, y, x]`` (uint8): numpy's transpose copy of a 3-channel image walks
+    3-byte strides one element at a time (5x slower)."""
+    c, h, w = x.shape
+    for y in range(h):
+        o = out[y].reshape(-1)
+        for ch in range(c):
+            src = x[ch, y]
+            for xx in range(w):
+                o[xx * c + ch] = src[xx]
+
+
+@njit(**_NOGIL)
+def hwc_to_chw(y, out):
+    """``out[c, y, x] = y[y, x, c]`` (uint8)."""
+    h, w, c = y.shape
+    for yy in range(h):
+        s = y[yy].reshape(-1)
+        for ch in range(c):
+            d = out[ch, yy]
+            for xx in range(w):
+                d[xx] = s[xx * c + ch]
+
+
+@njit(**_NOGIL)
+def quantize_host(x, scale, zero, out):
+    """nncase's host ``quantize`` (``kmodel.ops.v4_float.quantize``, mode "host") in one pass:
+    ``clamp((int32_t)roundf(x·scale + zp), 0, 255)`` with float32 products and sums, x86's
+    INT32_MIN for NaN and values past the int32 range (which the clamp makes 0)."""
+    for i in range(x.shape[0]):
+        t = x[i] * scale + zero
+        if not t < np.float32(2147483648.0) or t < np.float32(0.0):
+            out[i] = 0
+        else:
+            r = np.floor(np.float64(t) + 0.5)
+            out[i] = np.uint8(255.0 if r > 255.0 else r)
+
+
+@njit(**_NOGIL)
+def lookup(table, index, out):
+    """``out[i] = table[index[i]]`` for uint8 indices (V4's dequantize and byte-operand tables):
+    numpy's take first widens the indices to intp."""
+    for i in range(index.shape[0]):
+        out[i] = table[index[i]]
+
+
+@njit(**_NOGIL)
+def fully_connected(x, w_t, out):
+    """``out[o] = p[0, o] + p[1, o] + …`` left to right in float32, ``p[i, o] = w_t[i, o]·x[i]``
+    rounded to float32 first (no fused multiply-add): ``kmodel.ops.fully_connected``'s sums,
+    vectorised across the outputs instead of walking each weight row."""
+    n_in = w_t.shape[0]
+    if n_in == 0:
+        out[:] = 0
+        return
+    first = w_t[0]
+    x0 = x[0]
+    for o in range(out.shape[0]):
+        out[o] = first[o] * x0
+    for i in range(1, n_in):
+        row = w_t[i]
+        xi = x[i]
+        for o in range(out.shape[0]):
+            out[o] = out[o] + row[o] * xi

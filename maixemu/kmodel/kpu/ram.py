@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import KmodelRuntimeError
 from ..k210 import K210_KPU_RAM_BYTES as KPU_RAM_BYTES
 from ..k210 import K210_KPU_ROW_BYTES as KPU_ROW_BYTES
+from .fast import loaded_kernels
 
 KPU_ROWS = KPU_RAM_BYTES // KPU_ROW_BYTES
 
@@ -134,21 +135,48 @@ def to_centered(x: np.ndarray) -> np.ndarray:
 
 
 #: The engine's native map forms: "CHW" = centred int8 ``[C,H,W]`` (numpy path), "HWC" = the
-#: device's uint8 bytes ``[H,W,C]`` (compiled path). KPU→KPU chains pass them along unchanged.
-LAYOUTS = ("CHW", "HWC")
+#: device's uint8 bytes ``[H,W,C]`` (compiled path), "U8" = the device's uint8 ``[C,H,W]`` (a
+#: map placed in KPU RAM by the CPU — a model input, a V4 ``kpu_upload`` — kept for the conv that
+#: reads it). KPU→KPU chains pass them along unchanged.
+LAYOUTS = ("CHW", "HWC", "U8")
+
+
+def chw_to_hwc(x: np.ndarray) -> np.ndarray:
+    """uint8 ``[C,H,W]`` → ``[H,W,C]`` (the compiled transpose once the fast kernels are loaded)."""
+    x = np.asarray(x, dtype=np.uint8)
+    compiled = loaded_kernels()
+    if compiled is None or x.ndim != 3:
+        return np.ascontiguousarray(x.transpose(1, 2, 0))
+    out = np.empty((x.shape[1], x.shape[2], x.shape[0]), np.uint8)
+    compiled.chw_to_hwc(np.ascontiguousarray(x), out)
+    return out
+
+
+def hwc_to_chw(y: np.ndarray) -> np.ndarray:
+    """uint8 ``[H,W,C]`` → ``[C,H,W]``."""
+    compiled = loaded_kernels()
+    if compiled is None or y.ndim != 3 or y.dtype != np.uint8:
+        return np.ascontiguousarray(y.transpose(2, 0, 1))
+    out = np.empty((y.shape[2], y.shape[0], y.shape[1]), np.uint8)
+    compiled.hwc_to_chw(np.ascontiguousarray(y), out)
+    return out
 
 
 def to_native(x: np.ndarray, layout: str) -> np.ndarray:
-    """uint8 ``[C,H,W]`` → the native form of ``layout``."""
+    """uint8 ``[C,H,W]`` → the native form of ``layout`` (always a new array)."""
     if layout == "HWC":
-        return np.ascontiguousarray(np.asarray(x, dtype=np.uint8).transpose(1, 2, 0))
+        return chw_to_hwc(x)
+    if layout == "U8":
+        return np.array(x, dtype=np.uint8)
     return to_centered(x)
 
 
 def from_native(y: np.ndarray, layout: str) -> np.ndarray:
     """A native map → uint8 ``[C,H,W]`` (the bytes KPU RAM or main memory hold)."""
     if layout == "HWC":
-        return np.ascontiguousarray(y.transpose(2, 0, 1))
+        return hwc_to_chw(y)
+    if layout == "U8":
+        return y
     return from_centered(y)
 
 
@@ -156,9 +184,13 @@ def convert_native(y: np.ndarray, src: str, dst: str) -> np.ndarray:
     """A native map of layout ``src`` in layout ``dst``."""
     if src == dst:
         return y
+    if src == "U8":
+        return to_native(y, dst) if dst != "CHW" else to_centered(y)
+    if dst == "U8":
+        return from_native(y, src)
     if src == "HWC":  # uint8 HWC -> centred CHW
-        return np.ascontiguousarray(y.transpose(2, 0, 1) ^ np.uint8(0x80)).view(np.int8)
-    return np.ascontiguousarray(from_centered(y).transpose(1, 2, 0))
+        return to_centered(hwc_to_chw(y))
+    return chw_to_hwc(from_centered(y))
 
 
 def from_centered(xc: np.ndarray) -> np.ndarray:

@@ -12,11 +12,22 @@ F32 = np.float32
 ACTIVATIONS = {0: "linear", 1: "relu", 2: "relu6"}
 
 
-def fully_connected(x: np.ndarray, weights: np.ndarray, bias: np.ndarray, act: int = 0) -> np.ndarray:
-    """``x`` [in], ``weights`` [out, in] float32, ``bias`` [out] → float32 [out]."""
+def fully_connected(x: np.ndarray, weights: np.ndarray, bias: np.ndarray, act: int = 0, *,
+                    weights_t: np.ndarray | None = None) -> np.ndarray:
+    """``x`` [in], ``weights`` [out, in] float32, ``bias`` [out] → float32 [out].
+
+    ``weights_t`` (the same weights as a contiguous [in, out] array) lets the compiled kernel of
+    the fast engine do the sums when it is loaded (``kpu.fast``): the same float32 operations in
+    the same order, across the outputs at once."""
     x = x.astype(F32).reshape(-1)
+    from ..kpu.fast import loaded_kernels
+
+    compiled = loaded_kernels() if weights_t is not None else None
     with np.errstate(all="ignore"):
-        if weights.shape[1] == 0:
+        if compiled is not None:
+            s = np.empty(weights.shape[0], dtype=F32)
+            compiled.fully_connected(x, weights_t, s)
+        elif weights.shape[1] == 0:
             s = np.zeros(weights.shape[0], dtype=F32)
         else:
             prod = weights * x[None, :]

@@ -136,7 +136,6 @@ def read_k210_conv(b: Body, step: Step, ctx: LoadContext) -> None:
         "dst_row": regs.image_dst_addr,
         "main_out": main_out if flags & 1 else None,
         "path": conv.path,
-        "typecode": "B",
     }
     for name, row, shape in (("image_src_addr", regs.image_src_addr, regs.in_shape), ("image_dst_addr", regs.image_dst_addr, regs.out_shape)):
         if row * 64 + K.kpu_bytes(*shape) > K.KPU_RAM_BYTES:
@@ -188,7 +187,7 @@ def read_k210_add_padding(b: Body, step: Step, ctx: LoadContext) -> None:
     step.kpu_writes = [K.KpuAccess("w", base, (channels, 1, 1), step.index + 1, indices=idx)]
     step.in_shapes = ((channels,),)
     step.out_shapes = ((channels, 4, 4),)
-    step.details = {"kpu_row": kpu_out, "typecode": "B"}
+    step.details = {"kpu_row": kpu_out}
 
     def run(state: State) -> np.ndarray:
         v = state.read_u8(main_in, channels)
@@ -318,9 +317,7 @@ def _read_pool(b: Body, step: Step, *, quantized: bool) -> None:
     step.in_shapes = ((ic, ih, iw),)
     step.out_shapes = ((oc, oh, ow),)
     step.details = {"kernel": f"{kh}x{kw}", "stride": f"{sh}x{sw}", "padding": f"{ph}x{pw}"}
-    if quantized:
-        step.details["typecode"] = "B"
-    else:
+    if not quantized:
         step.details["act_ignored"] = b.act  # the device ignores AVERAGE_POOL2D's activation
     geometry = ((oh, ow), (kh, kw), (sh, sw), (ph, pw))
 
@@ -354,7 +351,7 @@ def read_quantize(b: Body, step: Step, ctx: LoadContext) -> None:
     step.main_writes = [b.access("mem_out_address", count)]
     step.in_shapes = ((count,),)
     step.out_shapes = ((count,),)
-    step.details = {"scale": scale, "bias": bias, "typecode": "B"}
+    step.details = {"scale": scale, "bias": bias}
 
     def run(state: State) -> np.ndarray:
         v = quantize.quantize_v3(state.read_f32(main_in, count), scale, bias)
@@ -393,7 +390,7 @@ def read_requantize(b: Body, step: Step, ctx: LoadContext) -> None:
     step.in_shapes = ((count,),)
     step.out_shapes = ((count,),)
     step.param_bytes = 256
-    step.details = {"typecode": "B"}
+    step.details = {}
 
     def run(state: State) -> np.ndarray:
         v = quantize.requantize(state.read_u8(main_in, count), table)
@@ -449,7 +446,7 @@ def _read_concat(b: Body, step: Step, ctx: LoadContext) -> None:
     step.out_shapes = ((total,),)
     quantized = step.kind == "QUANTIZED_CONCAT"
     if quantized:
-        step.details = {"typecode": "B"}
+        step.details = {}
 
     def run(state: State) -> np.ndarray:
         parts = [state.main[a : a + s].copy() for a, s in ranges]
@@ -485,8 +482,10 @@ def read_fully_connected(b: Body, step: Step, ctx: LoadContext) -> None:
     step.details = {"act": fully_connected.ACTIVATIONS[act]}
     step.fc_in = (main_in, cin)
 
+    weights_t = np.ascontiguousarray(weights.T)
+
     def run(state: State) -> np.ndarray:
-        v = fully_connected.fully_connected(state.read_f32(main_in, cin), weights, bias, act)
+        v = fully_connected.fully_connected(state.read_f32(main_in, cin), weights, bias, act, weights_t=weights_t)
         state.write(main_out, v)
         return v
 
@@ -524,8 +523,6 @@ def _read_resize_nearest_neighbor(b: Body, step: Step, ctx: LoadContext) -> None
     step.in_shapes = ((ic, ih, iw),)
     step.out_shapes = ((ic, oh, ow),)
     step.details = {"align_corners_ignored": align}
-    if esize == 1:
-        step.details["typecode"] = "B"
 
     def run(state: State) -> np.ndarray:
         n = ic * ih * iw
@@ -565,3 +562,9 @@ def read_channelwise_dequantize(b: Body, step: Step, ctx: LoadContext) -> None:
 
 #: Names of the layer types whose output MaixPy types as uint8 ('B').
 QUANTIZED_OUTPUT = frozenset(t.name for t in LAYERS.values() if t.quantized)
+
+
+def fmap_typecode(step: Step) -> str:
+    """MaixPy's fmap typecode of a layer's output, from the layer table (``register(..., quantized=)``):
+    'B' (uint8) for the quantized layer types, else 'f' (float32). The one rule for it."""
+    return "B" if step.out_dtype == "uint8" else "f"

@@ -13,7 +13,7 @@ from ..model import K210_MAIN_MEMORY_BYTES, LayerInfo, MemoryUsage, TensorSpec
 from ..reader import BinaryReader
 from . import layers
 from .format import HEADER_BYTES, LAYER_CODES, LAYER_NAMES, MAX_LAYERS, UNSUPPORTED_CODES, read_header
-from .layers import QUANTIZED_OUTPUT, LoadContext, read_layer
+from .layers import QUANTIZED_OUTPUT, LoadContext, fmap_typecode, read_layer
 from .model import State, Step, V3Model, cache_drops
 
 
@@ -163,7 +163,7 @@ class _Loader:
                 macs=s.macs,
                 name=s.kind,
                 output_dtype=s.out_dtype,
-                details={**s.details, "typecode": "B" if s.kind in QUANTIZED_OUTPUT else "f", "code": s.code},
+                details={**s.details, "typecode": fmap_typecode(s), "code": s.code},
             )
             for s in steps
         ]

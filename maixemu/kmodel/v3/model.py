@@ -107,7 +107,9 @@ class V3Model(Model):
 
     def layer_output_typecode(self, index: int) -> str:
         """MaixPy fmap typecode of layer ``index``'s output: 'B' (uint8) or 'f' (float32)."""
-        return "B" if self.steps[index].out_dtype == "uint8" else "f"
+        from .layers import fmap_typecode
+
+        return fmap_typecode(self.steps[index])
 
     # ------------------------------------------------------------------ execution
     def _place_input(self, x: np.ndarray) -> None:

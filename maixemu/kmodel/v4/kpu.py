@@ -58,6 +58,8 @@ class KpuState:
         self.lut_budget = V4_LUT_BUDGET_ENTRIES
         self.lut_total_left = V4_LUT_TOTAL_ENTRIES
         self.drops: dict[int, list[int]] = {}
+        #: set by ``V4Model.trace``: maps placed by the CPU go into the arena even when cached
+        self.tracing = False
 
     def prepare_conv(self, regs, weights, bn_words, act) -> "kpu_engine.KpuConv":
         """``KpuConv.prepare`` with a larger activation-table limit while the model's budget lasts."""
@@ -135,11 +137,17 @@ def decode_kpu_upload(r: BodyReader, ctx: DecodeContext) -> Node:
     step = KpuState.NODE_STEP0 + node.index
     if ri.memory_type == MEM_KPU:
         state.record_bytes("r", ri.start, count, step)
+    single = s[0] == 1
     for i in range(s[0]):
-        state.record("w", ro.start + i * kpu_engine.kpu_bytes(*s[1:]), s[1:], step)
+        # one map: a cacheable write (the conv that reads it may take the array, see plan_kpu_ram)
+        state.record("w", ro.start + i * kpu_engine.kpu_bytes(*s[1:]), s[1:], step, conv=single)
     start = ro.start
 
     def run() -> None:
+        if single:
+            state.cache[step] = ("U8", np.array(src[0], dtype=np.uint8))
+            if step not in state.plan.materialize and not state.tracing:
+                return
         state.upload(src, start)
 
     def result() -> np.ndarray:

@@ -113,12 +113,18 @@ class V4Model(Model):
         return self._fetch()
 
     def trace(self, *inputs: np.ndarray, limit: int | None = None) -> Iterator[TraceStep]:
-        self._feed(inputs)
-        nodes = self._nodes if limit is None else self._nodes[: max(0, limit)]
-        for node in nodes:
-            node.run()
-            out = node.result() if node.result is not None else np.empty(0, np.uint8)
-            yield TraceStep(node.index, node.kind, out, node.on_kpu, f"{node.index:03d}_{node.kind}")
+        # while tracing, every map placed in KPU RAM is really written there (a trace shows and
+        # leaves the device's memories, however far it goes)
+        self._kpu.tracing = True
+        try:
+            self._feed(inputs)
+            nodes = self._nodes if limit is None else self._nodes[: max(0, limit)]
+            for node in nodes:
+                node.run()
+                out = node.result() if node.result is not None else np.empty(0, np.uint8)
+                yield TraceStep(node.index, node.kind, out, node.on_kpu, f"{node.index:03d}_{node.kind}")
+        finally:
+            self._kpu.tracing = False
 
     def _feed(self, inputs) -> None:
         arrays = sequence_of_inputs(self.inputs, inputs)
@@ -145,8 +151,14 @@ class V4Model(Model):
         mr, spec = self._in_ranges[i], self.inputs[i]
         if mr.memory_type == MEM_KPU:
             kpu, start = self._kpu, mr.start
+            step = kpu.INPUT_STEP + i
+            single = self._in_shapes[i][0] == 1
 
             def feed(x: np.ndarray) -> None:
+                if single:  # kept for the conv that reads it (plan_kpu_ram), in KPU RAM if needed
+                    kpu.cache[step] = ("U8", np.array(np.asarray(x).reshape(self._in_shapes[i][1:]), dtype=np.uint8))
+                    if step not in kpu.plan.materialize and not kpu.tracing:
+                        return
                 kpu.upload(x, start)
 
             return feed
@@ -255,7 +267,7 @@ def load_v4(data: bytes, *, float_mode: str = "host") -> V4Model:
         if mr.memory_type == MEM_KPU:
             c_h_w = shape[1:]
             for b in range(shape[0]):
-                kpu_state.record("w", mr.start + b * kpu_map_bytes((1, *c_h_w)), c_h_w, KpuState.INPUT_STEP + i)
+                kpu_state.record("w", mr.start + b * kpu_map_bytes((1, *c_h_w)), c_h_w, KpuState.INPUT_STEP + i, conv=shape[0] == 1)
     nodes: list[Node] = []
     decoders = {**DECODERS, **KPU_DECODERS}
     for nh in node_headers:

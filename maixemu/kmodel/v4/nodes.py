@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import KmodelUnsupportedError
+from ..kpu.fast import loaded_kernels
 from .nnil import compile_nnil
 from ..ops import v4_float as vf
 from ..ops import v4_layout as vl
@@ -31,6 +32,16 @@ from .format import (
 
 F32 = np.float32
 U8 = np.uint8
+
+
+def _lookup(table: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
+    """``out[:] = table[index]`` (uint8 ``index``, 1-D): one compiled pass once the fast kernels
+    are loaded, else numpy's take."""
+    compiled = loaded_kernels()
+    if compiled is not None and index.flags.c_contiguous and out.flags.c_contiguous:
+        compiled.lookup(table, index, out)
+    else:
+        np.take(table, index, out=out)
 
 
 class Memory:
@@ -306,10 +317,11 @@ def decode_dequantize(r: BodyReader, ctx: DecodeContext) -> Node:
     n = ri.size  # u8 elements
     q = b.src(ri, "input", n, U8)
     o = b.dst(ro, "output", 4 * n, F32)
-    mode = ctx.float_mode
+    # a function of one byte: the 256 results of the exact kernel, looked up (same bits)
+    table = vf.dequantize(np.arange(256, dtype=U8), zp, scale, ctx.float_mode)
 
     def run():
-        o[:] = vf.dequantize(q, zp, scale, mode)
+        _lookup(table, q, o)
 
     shape = _known_shape(ctx, ri, n)
     return b.make((ri,), ro, (shape,), shape, run, F32, details={"zero_point": zp, "scale": scale})
@@ -323,9 +335,15 @@ def decode_quantize(r: BodyReader, ctx: DecodeContext) -> Node:
     x = b.src(ri, "input", 4 * n, F32)
     o = b.dst(ro, "output", n, U8)
     mode = ctx.float_mode
+    scale32, zero32 = F32(scale), F32(zp)
 
     def run():
-        o[:] = vf.quantize(x, zp, scale, mode)
+        # one compiled pass once the fast kernels are loaded (same bytes as the numpy kernel)
+        compiled = loaded_kernels() if mode == "host" else None
+        if compiled is not None:
+            compiled.quantize_host(x, scale32, zero32, o)
+        else:
+            o[:] = vf.quantize(x, zp, scale, mode)
 
     shape = _known_shape(ctx, ri, n)
     return b.make((ri,), ro, (shape,), shape, run, U8, details={"zero_point": zp, "scale": scale})
@@ -621,12 +639,15 @@ def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
     out_off, out_mul = r.i32("output_offset"), r.i32("output_mul")
     out_shift = _check_shift(r, r.i32("output_shift"), "output_shift")
     params = (a_off, a_mul, a_shift, b_off, b_mul, b_shift, out_mul, out_shift, out_off)
+    # a function of two bytes: all 65536 results of the exact kernel as a table (same bits)
+    table = vq.quantized_binary(np.arange(256, dtype=U8)[:, None], np.arange(256, dtype=U8)[None, :], op, *params)
+    flat_table = table.reshape(-1)
     if sa == sb:
         n = vl.shape_size(sa)
         a, bb, o = b.src(ra, "input_a", n, U8), b.src(rb, "input_b", n, U8), b.dst(ro, "output", n, U8)
 
         def run():
-            o[:] = vq.quantized_binary(a, bb, op, *params)
+            np.take(flat_table, (a.astype(np.intp) << 8) | bb, out=o)
 
         out_shape = sa
     else:
@@ -634,9 +655,18 @@ def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
         bb = b.src(rb, "input_b", vl.shape_size(sb), U8).reshape(sb)
         o = b.dst(ro, "output", vl.shape_size(so), U8).reshape(so)
         ia, ib = vl.broadcast_index(sa, so), vl.broadcast_index(sb, so)
+        if ia is None and sa == so and vl.shape_size(sb) == 1:
+            # a tensor and one byte (a scale or offset): one column of the table
 
-        def run():
-            o[...] = vq.quantized_binary(vl.read_broadcast(a, ia, so), vl.read_broadcast(bb, ib, so), op, *params)
+            columns = np.ascontiguousarray(table.T)
+
+            def run():
+                _lookup(columns[int(bb.reshape(-1)[0])], a.reshape(-1), o.reshape(-1))
+        else:
+
+            def run():
+                av, bv = vl.read_broadcast(a, ia, so), vl.read_broadcast(bb, ib, so)
+                o[...] = table[av, bv]
 
         out_shape = so
     return b.make((ra, rb), ro, (sa, sb), out_shape, run, U8, details={"op": op})

@@ -16,43 +16,24 @@ from __future__ import annotations
 
 import os
 import stat as _stat
-import weakref
-from dataclasses import dataclass, field
 
-from ..host import storage
-from ..kmodel import KmodelError, KmodelVersionError, Model, load_kmodel, sniff_container
-from . import kpu_errors as codes
+from ...kmodel import KmodelError, KmodelVersionError, Model, load_kmodel, sniff_container
+from ...kmodel.k210 import K210_FLASH_BYTES, MAIXPY_MODEL_BUDGETS, kpu_load_bytes
+from ..state import current
+from . import errors as codes
+from .state import MemoryBudget
 
-MIB = 1024 * 1024
-#: Room left for models by each firmware variant (maixpy-api.md §1.1 "How much model fits").
-FIRMWARE_BUDGETS = {"full": 2 * MIB, "minimum": 4 * MIB, "none": 6 * MIB}
+#: Room left for models by each firmware build (``maixemu.kmodel.k210``: the one table info uses too).
+FIRMWARE_BUDGETS = MAIXPY_MODEL_BUDGETS
+#: The KPU library's model table holds this many (``ERR_MODELS_FULL`` past it).
 MAX_MODELS = 5
 #: Nothing larger can be in the K210's 16 MiB SPI flash (what ``kpu.load_flash`` streams from).
-FLASH_BYTES = 16 * MIB
+FLASH_BYTES = K210_FLASH_BYTES
 
 
-@dataclass
-class MemoryBudget:
-    """RAM the firmware has left for models; ``used`` maps each live model object to its cost."""
-
-    firmware: str = "full"
-    used: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary)
-
-    @property
-    def limit(self) -> int:
-        return FIRMWARE_BUDGETS[self.firmware]
-
-    def free(self) -> int:
-        return self.limit - sum(self.used.values())
-
-
-budget = MemoryBudget()
-
-
-def set_firmware(name: str) -> None:
-    if name not in FIRMWARE_BUDGETS:
-        raise ValueError(f"--firmware must be one of {', '.join(FIRMWARE_BUDGETS)}, not {name!r}")
-    budget.firmware = name
+def budget() -> MemoryBudget:
+    """The active board's model budget (``current().kpu.budget``)."""
+    return current().kpu.budget
 
 
 def model_cost(model: Model, file_size: int, streamed: bool) -> int:
@@ -60,22 +41,20 @@ def model_cost(model: Model, file_size: int, streamed: bool) -> int:
 
     ``load_flash`` streams weights from flash, so only the largest layer's parameters count.
     """
-    working = model.memory.main_memory_bytes
-    if streamed:
-        largest = max((layer.param_bytes for layer in model.layers), default=0)
-        return working + largest
-    return working + file_size
+    largest = max((layer.param_bytes for layer in model.layers), default=0) if streamed else None
+    return kpu_load_bytes(model.memory.main_memory_bytes, file_size, largest)
 
 
 def _no_room(cost: int, *, streamed: bool, flash: bool) -> ValueError:
     """The firmware's ``ERR_NO_MEM`` for a model needing ``cost`` bytes, with what to do on the PC."""
-    free_kib = max(budget.free(), 0) // 1024
+    room = budget()
+    free_kib = max(room.free(), 0) // 1024
     hint = (
-        f"the model needs about {cost // 1024} KiB and the '{budget.firmware}' firmware has "
+        f"the model needs about {cost // 1024} KiB and the '{room.firmware}' firmware has "
         f"{free_kib} KiB left for models"
     )
-    if budget.firmware != "none":
-        bigger = "minimum" if budget.firmware == "full" else "none"
+    if room.firmware != "none":
+        bigger = "minimum" if room.firmware == "full" else "none"
         hint += f"; on the board flash a leaner firmware (here: `--firmware {bigger}`)"
     if not streamed:
         hint += ", use kpu.load_flash, or kpu.deinit() other models"
@@ -84,13 +63,14 @@ def _no_room(cost: int, *, streamed: bool, flash: bool) -> ValueError:
 
 def _check_room_for(file_size: int, *, flash: bool) -> None:
     """Before reading a file: refuse what cannot fit (a kept model costs at least its file size)."""
-    if len(budget.used) >= MAX_MODELS:
+    room = budget()
+    if len(room.used) >= MAX_MODELS:
         raise codes.load_error(codes.MODELS_FULL, "call kpu.deinit(task) on models you no longer use", flash=flash)
     if flash:  # load_flash streams its weights: only the flash bounds the file
         if file_size > FLASH_BYTES:
             raise codes.load_error(codes.KMODEL_FORMAT, f"the file is {file_size} bytes, more than the K210's "
                                    "16 MiB flash can hold", flash=True)
-    elif file_size > budget.free():
+    elif file_size > room.free():
         raise _no_room(file_size, streamed=False, flash=flash)
 
 
@@ -100,7 +80,7 @@ def _read_source(source: int | str, *, flash: bool) -> tuple[bytes, str]:
     The size is checked (``stat``) before a byte is read; host paths never appear in the message.
     """
     if isinstance(source, int):
-        path = storage.current().flash_file(source)
+        path = current().storage.flash_file(source)
         if path is None:
             raise codes.load_error(
                 codes.KMODEL_VERSION,
@@ -110,7 +90,7 @@ def _read_source(source: int | str, *, flash: bool) -> tuple[bytes, str]:
             )
         label = f"flash 0x{source:x} ({path.name})"
     else:
-        where = storage.current()
+        where = current().storage
         try:
             path = where.resolve(source)
         except OSError:
@@ -187,17 +167,18 @@ def reserve(owner: object, model: Model, file_size: int, *, streamed: bool, flas
     """
     if isinstance(owner, int):
         raise TypeError("kpu_loader.reserve takes the model object, not its id(): the budget must see it freed")
-    if max_models is not None and len(budget.used) >= max_models:
+    room = budget()
+    if max_models is not None and len(room.used) >= max_models:
         raise codes.load_error(codes.MODELS_FULL, "call kpu.deinit(task) on models you no longer use", flash=flash)
     cost = model_cost(model, file_size, streamed)
-    if cost > budget.free():
+    if cost > room.free():
         raise _no_room(cost, streamed=streamed, flash=flash)
-    budget.used[owner] = cost
+    room.used[owner] = cost
     return cost
 
 
 def release(owner: object) -> None:
-    budget.used.pop(owner, None)
+    budget().used.pop(owner, None)
 
 
-__all__ = ["FIRMWARE_BUDGETS", "budget", "set_firmware", "load_model", "model_from_bytes", "reserve", "release"]
+__all__ = ["FIRMWARE_BUDGETS", "budget", "load_model", "model_from_bytes", "reserve", "release"]

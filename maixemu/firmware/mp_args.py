@@ -1,13 +1,16 @@
-"""MicroPython's argument conversions as the CanMV KPU code calls them, with their TypeError texts.
+"""MicroPython's argument conversions, with their TypeError texts: the one copy every firmware module uses.
 
-The C functions take Python objects and convert them with ``mp_obj_get_int``/``mp_obj_get_float``/
-``mp_obj_get_array`` or assert a type with OpenMV's ``PY_ASSERT_TYPE``; each has its own rule
-(``mp_obj_get_int`` refuses floats, ``mp_obj_get_array`` takes only tuples and lists) and message.
+The firmware's C functions take Python objects and convert them with ``mp_obj_get_int``/
+``mp_obj_get_float``/``mp_obj_get_array`` or assert a type with OpenMV's ``PY_ASSERT_TYPE``; each has
+its own rule (``mp_obj_get_int`` refuses floats, ``mp_obj_get_array`` takes only tuples and lists)
+and message. numpy scalars count as the numbers they hold (image methods return them).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 
 def _type_name(value: Any) -> str:
@@ -16,14 +19,14 @@ def _type_name(value: Any) -> str:
 
 def int_arg(value: Any) -> int:
     """``mp_obj_get_int``: ints and bools; a float is refused (``can't convert float to int``)."""
-    if isinstance(value, int):
+    if isinstance(value, (int, np.integer)):
         return int(value)
     raise TypeError(f"can't convert {_type_name(value)} to int")
 
 
 def float_arg(value: Any) -> float:
     """``mp_obj_get_float``: ints, bools and floats."""
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float, np.integer, np.floating)):
         return float(value)
     raise TypeError(f"can't convert {_type_name(value)} to float")
 
@@ -33,6 +36,14 @@ def items_of(value: Any) -> list:
     if isinstance(value, (tuple, list)):
         return list(value)
     raise TypeError(f"object '{_type_name(value)}' isn't a tuple or list")
+
+
+def fixed_items(value: Any, n: int) -> list:
+    """``mp_obj_get_array_fixed_n``: a tuple/list of exactly ``n`` items."""
+    items = items_of(value)
+    if len(items) != n:
+        raise ValueError(f"requested length {n} but object has length {len(items)}")
+    return items
 
 
 def assert_type(value: Any, expected: type, type_name: str) -> None:
@@ -47,4 +58,4 @@ def require_list(value: Any) -> list:
     return list(value)
 
 
-__all__ = ["int_arg", "float_arg", "items_of", "assert_type", "require_list"]
+__all__ = ["int_arg", "float_arg", "items_of", "fixed_items", "assert_type", "require_list"]

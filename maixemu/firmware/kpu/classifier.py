@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..host import storage
+from ...host import storage
+from .net import check_net, kpu_net
+from .run import run
 
 
 def _feature(model_net, img) -> np.ndarray:
-    from . import KPU
-
-    fm = KPU._run(KPU._check_net(model_net, "model"), img, 0, "classifier")
+    fm = run(check_net(model_net, "model"), img, 0, "classifier")
     values = np.asarray(fm[:], dtype=np.float64)
     norm = np.linalg.norm(values)
     return values / norm if norm else values
@@ -25,11 +25,9 @@ def _feature(model_net, img) -> np.ndarray:
 
 class classifier:  # noqa: N801 - the firmware's type name
     def __init__(self, model=None, class_num=None, sample_num=None, fea_len: int = 0):
-        from . import KPU
-
         if model is None or class_num is None or sample_num is None:
             raise ValueError("model, class num, sample num")
-        if not isinstance(model, KPU.kpu_net):
+        if not isinstance(model, kpu_net):
             raise ValueError("model")
         self._net = model
         self._class_num = int(class_num)
@@ -97,9 +95,7 @@ class classifier:  # noqa: N801 - the firmware's type name
 
     @staticmethod
     def load(model, path, class_num=None, sample_num=None, fea_len: int = 0):
-        from . import KPU
-
-        if not isinstance(model, KPU.kpu_net):
+        if not isinstance(model, kpu_net):
             raise ValueError("must be model")
         if not isinstance(path, str):
             raise ValueError("path err")

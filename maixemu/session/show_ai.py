@@ -8,13 +8,15 @@ previous LCD frame (``kpu.forward``, ``kpu.run_yolo2``, ``KPU.run_with_output``)
 the call. When the KPU has read nothing yet it shows the last snapshot's AI buffer instead.
 
 The view is any display sink (``window``, ``record:DIR`` for PNGs, ``record:X.mp4``, ``none``), so it
-can be checked headless in CI. Hooks used: ``kpu_calls.input_listeners`` (which buffer the KPU
-read) and a pass-through LCD sink (when a frame was shown).
+can be checked headless in CI. It is a service of the board (:func:`ai_view_service`), fed by two of
+the board's event hooks: ``kpu_input`` (which buffer the KPU read) and ``lcd_shown`` (a frame went
+to the LCD's sink).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import cv2
 import numpy as np
@@ -92,9 +94,9 @@ class AiView:
 
 def _snapshot_ai() -> np.ndarray | None:
     """The main frame buffer's AI memory (what ``sensor.snapshot()`` filled), if a frame was taken."""
-    from ..firmware.image import _core
+    from ..firmware.state import current
 
-    frame = _core._MAIN_FB
+    frame = current().framebuffer
     if frame is None:
         return None
     return frame._ai_array()
@@ -116,32 +118,28 @@ def open_ai_sink(spec: str, on_notice: Callable[[str], None], *, beside: str | N
         raise display.DisplayError(f"--show-ai {text}: {exc}".replace("--lcd", "--show-ai")) from None
 
 
-def attach(spec: str, *, on_notice: Callable[[str], None]) -> Callable[[], None]:
-    """Start the AI view for a run (after the LCD and KPU are set up); returns the cleanup to call."""
-    from ..firmware import kpu_calls, lcd
+def ai_view_service(spec: str) -> Callable[[Any], Callable[[], None] | None]:
+    """The ``--show-ai SPEC`` service for :meth:`maixemu.session.Board.attach`."""
 
-    lcd_sink = lcd.current_sink()
-    window = lcd_sink
-    while isinstance(window, display.TeeSink):  # another view (the IDE page) may wrap the LCD's window
-        window = window.inner
-    sink = open_ai_sink(spec, on_notice, beside=getattr(window, "title", None))
-    if sink is None:
-        return lambda: None
-    view = AiView(sink)
-    kpu_calls.input_listeners.append(view.on_kpu_input)
-    tee = display.TeeSink(lcd_sink, lambda rgb: view.on_lcd_frame())
-    lcd.configure(sink=tee)
+    def attach(board: Any) -> Callable[[], None] | None:
+        window = board.state.display
+        while isinstance(window, display.TeeSink):  # a view may wrap the LCD's window
+            window = window.inner
+        sink = open_ai_sink(spec, board.notice, beside=getattr(window, "title", None))
+        if sink is None:
+            return None
+        view = AiView(sink)
+        events = board.state.events
+        on_shown = lambda rgb: view.on_lcd_frame()  # noqa: E731
+        events.kpu_input.append(view.on_kpu_input)
+        events.lcd_shown.append(on_shown)
 
-    def detach() -> None:
-        # Runs before the LCD's own clean-up: hand the LCD its sink back first. That flushes a
-        # picture a recording still holds (a script that ends right after lcd.display) through the
-        # tee, so the last frame reaches both views while the AI sink is open.
-        try:
-            if lcd.current_sink() is tee:
-                lcd.configure(sink=lcd_sink)
-        finally:
-            if view.on_kpu_input in kpu_calls.input_listeners:
-                kpu_calls.input_listeners.remove(view.on_kpu_input)
+        def detach() -> None:
+            for listeners, hook in ((events.kpu_input, view.on_kpu_input), (events.lcd_shown, on_shown)):
+                if hook in listeners:
+                    listeners.remove(hook)
             sink.close()
 
-    return detach
+        return detach
+
+    return attach

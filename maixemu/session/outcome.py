@@ -1,0 +1,139 @@
+"""How a run ended, and what ``maixemu run`` prints and returns for it.
+
+Exit codes: 0 the script finished, or a clean end (``--frames``, ``--timeout``, the window closed,
+``machine.reset()``, ``sys.exit(0)``); 1 the script failed (its traceback, script frames only) or
+the camera/LCD failed mid-run; 2 a run that could not start (bad ``--flash-image``, ``--lcd``, a
+camera that never worked); 130 Ctrl-C; 128 + N a fatal signal N (143 for SIGTERM).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..firmware.state import RunEnded
+
+#: MaixPy firmware modules maixemu does not provide: a missing import of one of these gets a hint.
+NOT_EMULATED_MODULES = frozenset(
+    {"network", "nes", "lvgl", "touchscreen", "speech_recognizer", "gif", "fpioa", "modules"}
+)
+
+
+class SetupError(Exception):
+    """A run cannot start (bad --flash-image, --lcd ...): ``maixemu run`` prints it as one line, exit 2."""
+
+
+@dataclass
+class Outcome:
+    """What one run of a script did: its exit code, and why it ended (for the closing notice)."""
+
+    exit_code: int
+    #: the end request that ended it ("frame budget of 5 frames reached"), None if the script returned
+    reason: str | None = None
+    #: the exception the script ended with (its own failure, SystemExit, KeyboardInterrupt ...)
+    error: BaseException | None = None
+    #: script threads that did not end when the run did (left behind, ended at their next firmware call)
+    stray_threads: int = 0
+    #: lines printed to stderr, for the caller to show (a traceback, a one-line device fault)
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def interrupted(self) -> bool:
+        """The run ended on Ctrl-C (the plugin hands it back to pytest)."""
+        return isinstance(self.error, KeyboardInterrupt)
+
+
+def _script_frames_only(tb: traceback.StackSummary, script_files: set[str]) -> traceback.StackSummary:
+    frames = [f for f in tb if os.path.realpath(f.filename) in script_files or f.filename in script_files]
+    return traceback.StackSummary.from_list(frames)
+
+
+def format_script_error(exc: BaseException, script_files: set[str], debug: bool) -> str:
+    """A traceback that points at the script's own lines; maixemu's frames only with ``--debug``.
+
+    ``script_files`` are the script and the local modules it imported. An exception with no frame
+    in them (raised before the script's first line ran) is shown as its last line only.
+    """
+    if debug:
+        return "".join(traceback.format_exception(exc))
+    lines: list[str] = []
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    for index, item in enumerate(reversed(chain)):
+        if index:
+            lines.append("\nDuring handling of the above exception, another exception occurred:\n\n")
+        stack = _script_frames_only(traceback.extract_tb(item.__traceback__), script_files)
+        if stack:
+            lines.append("Traceback (most recent call last):\n")
+            lines.extend(stack.format())
+        lines.extend(traceback.format_exception_only(type(item), item))
+    return "".join(lines)
+
+
+def _script_location(exc: BaseException, script_files: set[str]) -> str:
+    """`` at main.py line 7`` for the innermost script frame of ``exc``, or "" when there is none."""
+    frames = _script_frames_only(traceback.extract_tb(exc.__traceback__), script_files)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" at {Path(last.filename).name} line {last.lineno}"
+
+
+def device_fault(exc: BaseException, script_files: set[str], sink: Any) -> tuple[str, int] | None:
+    """(one line, exit code) when ``exc`` is a PC camera/LCD failure rather than the script's own bug.
+
+    The firmware turns a camera failure into the device's error (``OSError("Reset Failed ...")``,
+    ``RuntimeError("Sensor timeout! ...")``) raised *from* a ``CameraError``, so a script can still
+    catch it; only when it reaches the runner uncaught is it shown as one line. Exit 2 when the
+    chosen ``--camera``/``--lcd`` never worked (choose another), 1 when it failed mid-run.
+    """
+    from ..host.camera import CameraError, CameraLost
+    from ..host.display import DisplayError
+
+    where = _script_location(exc, script_files)
+    context = exc.__context__
+    if isinstance(context, CameraError) and exc.__suppress_context__:
+        return f"maixemu: camera failed{where}: {context}", 1 if isinstance(context, CameraLost) else 2
+    if isinstance(exc, DisplayError):
+        never_shown = getattr(sink, "frames_shown", 0) == 0
+        return f"maixemu: LCD output failed{where}: {exc}", 2 if never_shown else 1
+    return None
+
+
+def clean_end_types() -> tuple[type[BaseException], ...]:
+    """Exceptions from firmware modules that end a run cleanly (``machine.reset()``, closed window)."""
+    found: list[type[BaseException]] = []
+    for module_name, attr in (
+        ("maixemu.firmware.registry", "ScriptReset"),
+        ("maixemu.host.display", "WindowClosed"),
+    ):
+        try:
+            value = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError):
+            continue
+        if isinstance(value, type) and issubclass(value, BaseException):
+            found.append(value)
+    return tuple(found)
+
+
+def system_exit_code(exc: SystemExit) -> tuple[int, str | None]:
+    """``sys.exit(n)`` / ``sys.exit("message")`` as CPython reports them: (exit code, text to print)."""
+    value = exc.code
+    if value is None:
+        return 0, None
+    if isinstance(value, int):  # bool included, as in CPython
+        return int(value), None
+    return 1, str(value)  # CPython prints any other value and exits 1
+
+
+__all__ = ["NOT_EMULATED_MODULES", "Outcome", "RunEnded", "SetupError", "clean_end_types", "device_fault",
+           "format_script_error", "system_exit_code"]

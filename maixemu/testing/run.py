@@ -1,0 +1,377 @@
+"""``maixpy.run(...)``: a whole MaixPy script in-process, with scripted camera frames, keys and storage.
+
+Why in-process: a subprocess per test costs a second of start-up and forgets loaded models. Every
+run builds its own board (:class:`maixemu.session.Board`: a power-on reset), so runs cannot see
+each other, and pytest stays in charge of the process (no signal handler of its own but a Ctrl-C
+that chains to pytest's; the ``timeout=`` holds even against a script's bare ``except:``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
+
+from ..host import camera as camera_mod
+from ..host.display import DisplaySink
+from ..session.board import Board, BoardConfig
+from ..session.budget import FrameBudget
+from ..session.keys import KeyPresses, KeySpec
+from ..session.outcome import SetupError
+from ..session.run import run_script
+from ..session.signals import RunGuard
+
+#: What ``camera=`` accepts: a path (image, folder, video), ``"synthetic"``, one HxWx3 RGB array, an
+#: NxHxWx3 array, or a sequence mixing image paths and arrays.
+CameraSpec = Union[str, os.PathLike, np.ndarray, Sequence[Union[str, os.PathLike, np.ndarray]], None]
+
+#: Default wall-clock limit of one test run (a script that never takes frames must still end).
+DEFAULT_TIMEOUT_S = 120.0
+
+
+# ---------------------------------------------------------------------------------- host adapters
+class MemorySink(DisplaySink):
+    """Keeps a copy of every LCD frame in memory (``frames``), newest last.
+
+    ``keep`` bounds memory for long runs: only the last ``keep`` frames are kept (``None``: all);
+    ``frames_shown`` still counts every frame.
+    """
+
+    name = "memory"
+
+    def __init__(self, keep: int | None = None) -> None:
+        super().__init__()
+        self.keep = keep
+        self.frames: list[np.ndarray] = []
+
+    def _show(self, rgb: np.ndarray) -> None:
+        self.frames.append(rgb.copy())  # the LCD reuses its buffer
+        if self.keep is not None and len(self.frames) > self.keep:
+            del self.frames[: len(self.frames) - self.keep]
+
+    def close(self) -> None:  # keep the frames readable after the run
+        self.closed = True
+
+
+class MemoryAudioSink:
+    """Keeps every stereo int16 frame the board's I2S sent (``frames``) and the first rate used."""
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        self.chunks: list[np.ndarray] = []
+        self.rate: int | None = None
+        self.frames_written = 0
+        self.closed = False
+
+    def write(self, frames: np.ndarray, rate: int) -> None:
+        if len(frames):
+            self.chunks.append(np.array(frames, dtype=np.int16, copy=True))
+            self.rate = self.rate or int(rate)
+            self.frames_written += len(frames)
+
+    @property
+    def frames(self) -> np.ndarray:
+        return np.concatenate(self.chunks) if self.chunks else np.zeros((0, 2), dtype=np.int16)
+
+    def close(self) -> None:  # keep the sound readable after the run
+        self.closed = True
+
+
+def _as_rgb_frame(item: np.ndarray | str | os.PathLike) -> np.ndarray:
+    if isinstance(item, np.ndarray):
+        arr = item
+        if arr.ndim == 2:
+            arr = np.repeat(arr[:, :, None], 3, axis=2)
+        if arr.ndim != 3 or arr.shape[2] != 3:
+            raise ValueError(f"camera frames must be HxWx3 RGB (or HxW gray) arrays, got shape {arr.shape}")
+        if arr.dtype != np.uint8:
+            if arr.dtype.kind == "f" and arr.size and float(arr.max()) <= 1.0:
+                arr = arr * 255.0
+            arr = np.clip(np.rint(arr), 0, 255).astype(np.uint8)
+        arr = np.ascontiguousarray(arr)
+        arr.setflags(write=False)
+        return arr
+    frame = camera_mod._read_image(Path(item))
+    if frame is None:
+        raise ValueError(f"camera frame {item}: not an image OpenCV or Pillow can read")
+    frame.setflags(write=False)
+    return frame
+
+
+class ArraySource(camera_mod.FrameSource):
+    """Camera frames from memory: each ``read()`` returns the next one, looping at the end.
+
+    Looping matches the folder and video sources of ``maixemu run``; the frame budget (by default
+    exactly one pass) decides how many the script gets.
+    """
+
+    def __init__(self, frames: Sequence[np.ndarray | str | os.PathLike]):
+        if len(frames) == 0:
+            raise ValueError("camera= got an empty list of frames")
+        self.frames = [_as_rgb_frame(f) for f in frames]
+        self.name = f"{len(self.frames)} scripted frame(s)"
+        self.index = 0
+
+    def read(self) -> np.ndarray:
+        frame = self.frames[self.index % len(self.frames)]
+        self.index += 1
+        return frame
+
+
+def _frame_list(camera: CameraSpec) -> list | None:
+    """The frames of an in-memory camera spec, or None for specs ``maixemu run --camera`` takes."""
+    if isinstance(camera, np.ndarray):
+        return list(camera) if camera.ndim == 4 else [camera]
+    if isinstance(camera, (list, tuple)):
+        return list(camera)
+    return None
+
+
+def _one_pass(camera: CameraSpec) -> int | None:
+    """How many frames one pass over the camera source is (the default frame budget), if finite."""
+    frames = _frame_list(camera)
+    if frames is not None:
+        return len(frames)
+    if camera is None or (isinstance(camera, str) and camera.strip().lower() in ("synthetic", "auto", "")):
+        return None
+    path = Path(camera)
+    if path.is_dir():
+        return sum(1 for p in path.iterdir() if p.is_file() and p.suffix.lower() in camera_mod.IMAGE_SUFFIXES) or None
+    if path.is_file() and path.suffix.lower() in camera_mod.IMAGE_SUFFIXES:
+        return 1
+    if path.is_file():
+        import cv2
+
+        cap = cv2.VideoCapture(str(path))
+        count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+        cap.release()
+        return count or None
+    return None
+
+
+def _source_factory(camera: CameraSpec, on_notice) -> Any:
+    frames = _frame_list(camera)
+    if frames is not None:
+        return lambda: ArraySource(frames)
+    if camera is None:
+        return lambda: camera_mod.SyntheticSource()  # never the webcam in a test
+    return lambda: camera_mod.open_source(os.fspath(camera), on_notice=on_notice)
+
+
+# ---------------------------------------------------------------------------------- results
+@dataclass
+class RunResult:
+    """What one script run did, for assertions."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    lcd_frames: list[np.ndarray]
+    kpu_calls: list[dict[str, Any]]
+    notices: list[str]
+    snapshots: int
+    budget_spent: bool
+    sd_dir: Path
+    flash_dir: Path
+    kpu_inputs: list[np.ndarray] = field(default_factory=list)
+    #: Stereo int16 frames the script sent out over I2S (``(N, 2)``) and the rate they ran at.
+    audio: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int16))
+    audio_rate: int | None = None
+    #: ``(camera frame, key)`` of every scripted key press that happened (``keys=``).
+    key_presses: list[tuple[int, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    @property
+    def lines(self) -> list[str]:
+        """The script's printed lines (stdout)."""
+        return self.stdout.splitlines()
+
+    @property
+    def lcd(self) -> np.ndarray | None:
+        """The last LCD frame (H, W, 3) RGB, or None when the script never drew."""
+        return self.lcd_frames[-1] if self.lcd_frames else None
+
+    def calls(self, call: str | None = None) -> list[dict[str, Any]]:
+        """The KPU calls, optionally only one kind (``"kpu.forward"``, ``"kpu.run_yolo2"``)."""
+        return [c for c in self.kpu_calls if call is None or c["call"] == call]
+
+    def detections(self) -> list[list[dict[str, Any]]]:
+        """Boxes of each ``kpu.run_yolo2`` call: ``[{"rect": [x, y, w, h], "classid", "value"}, ...]``."""
+        return [c["boxes"] for c in self.calls("kpu.run_yolo2")]
+
+    def check(self) -> "RunResult":
+        """Raise AssertionError with the script's stderr unless it ended cleanly; returns self."""
+        if self.exit_code != 0:
+            raise AssertionError(f"the script exited with {self.exit_code}:\n{self.stderr}")
+        return self
+
+
+# ---------------------------------------------------------------------------------- runner
+class MaixPyRunner:
+    """Runs device scripts in-process with scripted frames (the ``maixpy`` fixture).
+
+    ``workdir`` holds the default ``/sd`` and ``/flash`` folders and scripts given as text.
+    """
+
+    def __init__(self, workdir: str | os.PathLike):
+        self.workdir = Path(workdir)
+        self._runs = 0
+
+    def run(
+        self,
+        script: str | os.PathLike | None = None,
+        *,
+        code: str | None = None,
+        camera: CameraSpec = None,
+        frames: int | None = None,
+        sd: str | os.PathLike | None = None,
+        flash_dir: str | os.PathLike | None = None,
+        flash: Mapping[int, str | os.PathLike] | None = None,
+        flash_image: str | os.PathLike | None = None,
+        files: Mapping[str, str | bytes | os.PathLike] | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT_S,
+        ai_memory: str = "device",
+        firmware: str = "full",
+        argv: Iterable[str] = (),
+        keep_lcd: int | None = None,
+        keep_ai: bool = False,
+        keys: Mapping[int, KeySpec] | None = None,
+        audio_in: str | os.PathLike | None = None,
+        clock: tuple[Callable[[], int], Callable[[int], None]] | None = None,
+        debug: bool = False,
+    ) -> RunResult:
+        """Run ``script`` (a path) or ``code`` (script text) once and return what happened.
+
+        * ``camera``: image path, folder, video, ``"synthetic"``, an HxWx3 RGB array, an NxHxWx3
+          array or a list of paths/arrays (looped). Default: the synthetic pattern, never a webcam.
+        * ``frames``: the frame budget (``--frames``); default one pass over ``camera`` when that is
+          a list, an image, a folder or a video, else no budget (``timeout`` still applies).
+        * ``sd``/``flash_dir``: folders seen as ``/sd`` and ``/flash`` — as with ``maixemu run --sd``,
+          the script's writes change them (said in ``result.notices``). Default: fresh empty folders
+          per run (``result.sd_dir``/``result.flash_dir``), so a script's writes never reach your
+          files; ``files`` copies ``{"/sd/labels.txt": "text" | b"bytes" | Path}`` into them first.
+        * ``flash``: ``{0x300000: "face.kmodel"}`` for ``kpu.load(address)``; ``flash_image``: a
+          ``.kfpkg`` whose files are mapped at the addresses its ``flash-list.json`` gives.
+        * ``keep_lcd``: keep only the last N LCD frames; ``keep_ai``: keep a copy of every AI buffer
+          the KPU read (``result.kpu_inputs``, CHW uint8).
+        * ``keys``: scripted key presses, ``{5: "BOOT_KEY"}`` presses BOOT when camera frame 5 is
+          taken and releases it at frame 6; ``{5: ("BOOT_KEY", 40)}`` holds it 40 frames (see
+          :class:`KeyPresses`). Presses made are in ``result.key_presses``.
+        * ``audio_in``: what the microphone hears (``"silence"``, ``"tone:1000"``, a WAV path, as
+          ``--audio-in``); everything played over I2S is in ``result.audio`` / ``result.audio_rate``.
+        * ``clock``: ``(now_ns, sleep_ns)``, a virtual clock for the board (``time.ticks_ms()`` reads
+          ``now_ns()`` nanoseconds since power-on, ``time.sleep`` calls ``sleep_ns(ns)``).
+        """
+        self._runs += 1
+        run_dir = self.workdir / f"run{self._runs}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if (script is None) == (code is None):
+            raise TypeError("give either a script path or code=")
+        if code is not None:
+            script_path = run_dir / "main.py"
+            script_path.write_text(code, encoding="utf-8")
+        else:
+            script_path = Path(script)
+        sd_dir = Path(sd) if sd is not None else run_dir / "sd"
+        flash_path = Path(flash_dir) if flash_dir is not None else run_dir / "flash"
+        for folder in (sd_dir, flash_path):
+            folder.mkdir(parents=True, exist_ok=True)
+        _copy_files(files or {}, sd_dir, flash_path)
+        if frames is None:
+            frames = _one_pass(camera)
+        sink = MemorySink(keep_lcd)
+        presses = KeyPresses(keys) if keys else None
+        given = frozenset(name for name, value in (("sd", sd), ("flash", flash_dir)) if value is not None)
+        out, err = io.StringIO(), io.StringIO()
+        notices: list[str] = []
+        kpu_inputs: list[np.ndarray] = []
+        audio_sink = MemoryAudioSink()
+        board = Board(BoardConfig(
+            project=script_path.resolve().parent, sd_dir=sd_dir, flash_dir=flash_path,
+            flash={int(a): Path(p) for a, p in (flash or {}).items()},
+            flash_image=Path(flash_image) if flash_image is not None else None,
+            lcd=sink, ai_memory=ai_memory, firmware=firmware, keep_kpu_calls=True,
+            argv=[str(script_path), *argv], stdout=out, stderr=err, clock=clock,
+            audio_out=lambda: audio_sink, audio_in=None if audio_in is None else os.fspath(audio_in),
+        ))
+        board.config.camera = _source_factory(camera, board.notice)
+        board.notice_listeners.append(notices.append)
+        budget = FrameBudget(frames)
+        guard = RunGuard(board.state.run, timeout=timeout, owns_process=False, notice=board.notice)
+        exit_code = 2
+        outcome = None
+        with guard:
+            try:
+                try:
+                    board.open()
+                except SetupError as exc:
+                    print(f"maixemu: {exc}", file=err)
+                else:
+                    board.activate()
+                    _announce_given(board, given)
+                    events = board.state.events
+                    budget.attach(board.state)
+                    if presses is not None:
+                        presses.attach(board.state, budget)
+                    if keep_ai:
+                        events.kpu_input.append(lambda ai, call: kpu_inputs.append(np.array(ai, copy=True)))
+                    outcome = run_script(script_path, board, guard=guard, debug=debug)
+                    exit_code = outcome.exit_code
+            finally:
+                guard.script_returned()
+                board.close()
+        if guard.interrupted or (outcome is not None and outcome.interrupted):
+            raise KeyboardInterrupt  # Ctrl-C belongs to pytest: the session stops, as without the plugin
+        return RunResult(
+            exit_code=exit_code,
+            stdout=out.getvalue(),
+            stderr=err.getvalue(),
+            lcd_frames=sink.frames,
+            kpu_calls=list(board.state.kpu.log.calls) if "kpu" in vars(board.state) else [],
+            notices=notices,
+            snapshots=budget.snapshots,
+            budget_spent=budget.ended,
+            sd_dir=sd_dir,
+            flash_dir=flash_path,
+            kpu_inputs=kpu_inputs,
+            audio=audio_sink.frames,
+            audio_rate=audio_sink.rate,
+            key_presses=list(presses.pressed) if presses else [],
+        )
+
+
+def _announce_given(board: Board, given: frozenset[str]) -> None:
+    """Fresh per-run folders are the test's own: only folders the test passed are worth a notice."""
+    store = board.state.storage
+    shown = [f"/{name} is {store.mount(name).root}" for name in ("sd", "flash") if name in given]
+    if shown:
+        board.notice(" and ".join(shown) + ": the script's writes and deletions change the files there")
+
+
+def _copy_files(files: Mapping[str, str | bytes | os.PathLike], sd_dir: Path, flash_dir: Path) -> None:
+    roots = {"sd": sd_dir, "flash": flash_dir}
+    for device_path, content in files.items():
+        mount, _, rest = device_path.strip("/").partition("/")
+        if mount not in roots or not rest or ".." in rest.split("/"):
+            raise ValueError(f"files= keys are device paths under /sd or /flash, got {device_path!r}")
+        target = roots[mount] / rest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        elif isinstance(content, str):
+            target.write_text(content, encoding="utf-8")
+        else:
+            target.write_bytes(Path(content).read_bytes())
+
+
+__all__ = ["ArraySource", "CameraSpec", "DEFAULT_TIMEOUT_S", "KeyPresses", "KeySpec", "MaixPyRunner",
+           "MemoryAudioSink", "MemorySink", "RunResult"]
