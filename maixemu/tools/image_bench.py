@@ -312,22 +312,24 @@ CASES: list[Case] = _cases()
 # ----------------------------------------------------------------------------------------- running
 @contextlib.contextmanager
 def bench_board():
-    """Storage in a temporary folder (mounted as /sd and /flash) holding copies of the shared photos,
-    for ``save`` and ``image.Image(path)``; the previous storage is back afterwards."""
+    """The current board's storage in a temporary folder (mounted as /sd and /flash) holding copies of
+    the shared photos, for ``save`` and ``image.Image(path)``; the previous storage is back afterwards."""
     import tempfile
 
+    from ..firmware import state
     from ..host import storage
 
-    previous = storage._current
+    board = state.current()
+    previous = board._storage  # None (a lazily made default) stays None
     with tempfile.TemporaryDirectory(prefix="maixemu-image-bench-") as tmp:
         for photo in (PHOTO, JPEG_QVGA, JPEG_LARGE):  # image.Image(path) reads device paths
             if photo.is_file():
                 shutil.copyfile(photo, Path(tmp) / photo.name)
-        storage.install(storage.Storage(tmp, tmp))
+        board.storage = storage.Storage(tmp, tmp)
         try:
             yield
         finally:
-            storage.install(previous)
+            board.storage = previous
 
 
 def prepare(case: Case, fx: Fixtures):

@@ -25,6 +25,19 @@ def test_every_method_of_the_firmwares_table_has_a_bench_case():
     assert not [m for m in covered if not m.startswith("image.") and not hasattr(image.Image, m)]
 
 
+def test_bench_board_serves_the_shared_photos_and_gives_the_storage_back():
+    if not image_bench.PHOTO.is_file():
+        pytest.skip("../shared/images is absent")
+    from maixemu.firmware import state
+
+    board = state.current()
+    before = board._storage
+    with image_bench.bench_board():
+        assert image.Image("/sd/" + image_bench.PHOTO.name).width() == 320
+        assert board._storage is not before
+    assert board._storage is before
+
+
 @pytest.fixture(scope="module")
 def fixtures():
     with image_bench.bench_board():

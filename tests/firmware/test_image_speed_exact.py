@@ -423,3 +423,31 @@ def test_bilateral_compiled_sums_equal_numpy(monkeypatch):
             with np.errstate(all="ignore"):  # tiny sigmas overflow float32 weights (on the device too)
                 outs.append(img.bilateral(k, *sigmas)._pix.copy())
         assert np.array_equal(outs[0], outs[1]), trial
+
+
+# ---------------------------------------------------------------------- find_eye's votes
+def test_iris_votes_kernel_equals_the_vectorised_loop():
+    from maixemu.firmware.image import _features
+
+    F = np.float32
+    rng = np.random.default_rng(15)
+    for trial in range(6):
+        h, w = (int(v) for v in rng.integers(3, 40, 2))
+        py, px = np.mgrid[5:5 + h, 7:7 + w]
+        weight = rng.integers(0, 256, (h, w)).astype(F)
+        n = int(rng.integers(1, 60))
+        gcx = rng.integers(5, 9 + w, n)  # centres inside and around the box (0/0 directions included)
+        gcy = rng.integers(3, 7 + h, n)
+        ang = rng.random(n) * 2 * np.pi
+        gx, gy = np.cos(ang).astype(F), np.sin(ang).astype(F)
+        ref = np.zeros((h, w), F)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for i in range(n):
+                dx, dy = (px - int(gcx[i])).astype(F), (py - int(gcy[i])).astype(F)
+                mag = np.sqrt(dx * dx + dy * dy)
+                t = (dx / mag) * gx[i] + (dy / mag) * gy[i]
+                ref = ref + np.where(t > F(0.0), t * t * weight, F(0))
+        for fn in (_features._iris_votes, _features._iris_votes.__wrapped__):
+            got = np.zeros(h * w, F)
+            fn(px.ravel(), py.ravel(), weight.ravel(), gcx, gcy, gx, gy, got)
+            assert np.array_equal(got.reshape(h, w), ref), trial

@@ -25,6 +25,7 @@ import numpy as np
 from . import _args
 from ._core import GRAYSCALE, ImageBase
 from ._fmath import COS, SIN, F, fsqrt, ftoi
+from ._jit import compiled, kernel
 
 LBP_HIST_SIZE = 59
 LBP_NUM_REGIONS = 7
@@ -169,6 +170,27 @@ def hog(gray: np.ndarray, roi, cell_size: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- eye
+@kernel
+def _iris_votes(px, py, weight, gcx, gcy, gx, gy, total):
+    """find_iris's sums: for each gradient in order, each pixel adds ``t * t * weight`` where the
+    unit vector from the gradient's centre to the pixel has a positive dot ``t`` with it (float32;
+    the centre pixel itself, a 0/0 direction, adds nothing as the NaN test does in numpy)."""
+    for i in range(gcx.size):
+        cx = gcx[i]
+        cy = gcy[i]
+        ux = gx[i]
+        uy = gy[i]
+        for p in range(px.size):
+            dx = np.float32(px[p] - cx)
+            dy = np.float32(py[p] - cy)
+            mag = np.sqrt(dx * dx + dy * dy)
+            if mag == 0:
+                continue
+            t = (dx / mag) * ux + (dy / mag) * uy
+            if t > 0:
+                total[p] = total[p] + t * t * weight[p]
+
+
 def find_iris(gray: np.ndarray, roi) -> tuple[int, int]:
     rx, ry, rw, rh = roi
     box_w = rw - int(F(0.15) * F(rw))
@@ -203,13 +225,17 @@ def find_iris(gray: np.ndarray, roi) -> tuple[int, int]:
     weight = (255 - g[py, px]).astype(F)
     total = np.zeros(py.shape, F)
     with np.errstate(invalid="ignore", divide="ignore"):
-        for i in range(count):
-            dx = (px - int(gcx[i])).astype(F)
-            dy = (py - int(gcy[i])).astype(F)
-            mag = np.sqrt(dx * dx + dy * dy)
-            dx, dy = dx / mag, dy / mag
-            t = dx * gx[i] + dy * gy[i]
-            total = total + np.where(t > F(0.0), t * t * weight, F(0))
+        if compiled():
+            _iris_votes(px.ravel(), py.ravel(), weight.ravel(), gcx.astype(np.int64), gcy.astype(np.int64),
+                        gx.astype(F), gy.astype(F), total.reshape(-1))
+        else:
+            for i in range(count):
+                dx = (px - int(gcx[i])).astype(F)
+                dy = (py - int(gcy[i])).astype(F)
+                mag = np.sqrt(dx * dx + dy * dy)
+                dx, dy = dx / mag, dy / mag
+                t = dx * gx[i] + dy * gy[i]
+                total = total + np.where(t > F(0.0), t * t * weight, F(0))
         total = total / F(count)
     flat = total.ravel()
     better = flat > F(0.0)  # max_dot starts at 0; the first strict maximum wins
