@@ -352,8 +352,18 @@ def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, 
             if closing:
                 board.notice(closing)  # the run's last line: where the script's writes went
 
+    stopping = False
+
     def stop_now(why: str, exit_code: int) -> None:
-        """The script caught an end request and kept running: finalise for it and leave the process."""
+        """The script caught an end request and kept running: finalise for it and leave the process.
+
+        Once only: a second Ctrl-C arriving while this finalises (its signal handler runs on the same
+        thread) must neither repeat the notice nor cut the recording short.
+        """
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = True
         board.notice(f"{why} and the script caught the end request; stopping it")
         try:
             close_and_say_where()
