@@ -46,10 +46,12 @@ _M5STICKV = {  # projects/maixpy_m5stickv/builtin_py/board.py, Board_Info
     "BUTTON_A": 36, "BUTTON_B": 37,
 }
 _UNITV = {"BUTTON_A": 18, "BUTTON_B": 19, "LED_RGB": 8, "CONNEXT_A": 35, "CONNEXT_B": 34, "ISP_RX": 4, "ISP_TX": 5}
-_DUINO = {  # the ESP32 co-processor on SPI (MaixPy's network_esp32 examples) and the Dock-like rest
-    "BOOT_KEY": 16, "LED_R": 14, "LED_G": 13, "LED_B": 12, "ESP32_CS": 25, "ESP32_RST": 8, "ESP32_RDY": 9,
-    "ESP32_MOSI": 28, "ESP32_MISO": 26, "ESP32_SCLK": 27, "WIFI_TX": 6, "WIFI_RX": 7,
-    "I2S_WS": 33, "I2S_DA": 34, "I2S_BCK": 35,
+_DUINO = {  # Sipeed's config.json writer for the board (MaixPy-v1_scripts board/config_maix_duino.py):
+    # the ESP32 co-processor on SPI, the Arduino header's PIN0..PIN13
+    "BOOT_KEY": 16, "LED_R": 13, "LED_G": 12, "LED_B": 14, "WIFI_TX": 6, "WIFI_RX": 7, "WIFI_EN": 8,
+    "MIC0_WS": 19, "MIC0_DATA": 20, "MIC0_BCK": 18, "I2S_WS": 33, "I2S_DA": 34, "I2S_BCK": 35,
+    "ESP32_CS": 25, "ESP32_RST": 8, "ESP32_RDY": 9, "ESP32_MOSI": 28, "ESP32_MISO": 26, "ESP32_SCLK": 27,
+    **{f"PIN{i}": pin for i, pin in enumerate((4, 5, 21, 22, 23, 24, 32, 15, 14, 13, 12, 11, 10, 3))},
 }
 
 #: key names -> the keyboard key of the LCD window that presses them

@@ -148,3 +148,12 @@ def test_the_window_presses_board_keys_from_the_keyboard_and_shows_leds(monkeypa
     strip = picture[:, 240:]
     assert tuple(strip[5, 5]) == (255, 48, 48)  # the first LED, lit
     assert strip[5 + 30:, 2:12].max() < 255  # the others stay dark
+
+
+def test_maixduino_pins_are_those_of_sipeeds_config_json():
+    """MaixPy-v1_scripts board/config_maix_duino.py writes the board's config.json: RGB LED on 13/12/14
+    and the Arduino header PIN0..PIN13 (a Dock-like table had the LEDs the other way round)."""
+    pins = board_profiles.get("duino").pins
+    assert (pins["LED_R"], pins["LED_G"], pins["LED_B"]) == (13, 12, 14)
+    assert [pins[f"PIN{i}"] for i in range(14)] == [4, 5, 21, 22, 23, 24, 32, 15, 14, 13, 12, 11, 10, 3]
+    assert (pins["MIC0_WS"], pins["MIC0_DATA"], pins["MIC0_BCK"], pins["WIFI_EN"]) == (19, 20, 18, 8)
