@@ -264,17 +264,31 @@ def umount(mnt: Any) -> None:
 
 
 class _BlockDeviceFs:
-    """``uos.VfsFat(bdev)`` / ``uos.VfsSpiffs(bdev)``: the firmware's file systems on a block device."""
+    """``uos.VfsFat(bdev)`` / ``uos.VfsSpiffs(bdev)``: the firmware's file systems on a device object.
+
+    The constructor reads the device's protocol as the firmware's ``make_new`` does, so a device
+    missing a part gets MicroPython's AttributeError naming it; a complete one then gets
+    NotImplementedError (the on-disk formats are not emulated).
+    """
 
     _kind = "VfsFat"
 
     def __init__(self, bdev: Any, *args: Any, **kwargs: Any):
-        missing = [m for m in ("readblocks", "writeblocks", "ioctl") if not callable(getattr(bdev, m, None))]
-        if missing:
-            raise AttributeError(f"'{type(bdev).__name__}' object has no attribute '{missing[0]}'")
+        missing = self._missing(bdev)
+        if missing is not None:
+            raise AttributeError(f"'{type(bdev).__name__}' object has no attribute '{missing}'")
         raise NotImplementedError(
             f"uos.{self._kind} on a block device is not emulated (its on-disk format); mount an object with "
             "open/ilistdir/stat methods instead (uos.mount(vfs, '/ram'))")
+
+    @staticmethod
+    def _missing(bdev: Any) -> str | None:
+        """extmod/vfs_fat.c: ``readblocks`` always; ``count`` when there is no ``ioctl``."""
+        if not hasattr(bdev, "readblocks"):
+            return "readblocks"
+        if not hasattr(bdev, "ioctl") and not hasattr(bdev, "count"):
+            return "count"
+        return None
 
     @staticmethod
     def mkfs(bdev: Any) -> None:
@@ -287,6 +301,14 @@ class VfsFat(_BlockDeviceFs):
 
 class VfsSpiffs(_BlockDeviceFs):
     _kind = "VfsSpiffs"
+
+    @staticmethod
+    def _missing(bdev: Any) -> str | None:
+        """vfs_spiffs.c reads the geometry attributes, then ``write`` and ``read`` (``erase`` optional)."""
+        for name in ("fs_size", "erase_block", "log_block_size", "log_page_size", "write", "read"):
+            if not hasattr(bdev, name):
+                return name
+        return None
 
 
 def flash_format() -> bool:

@@ -102,10 +102,21 @@ def test_block_device_file_systems_say_they_are_not_emulated():
         def writeblocks(self, n, buf): ...
         def ioctl(self, op, arg): return 0
 
+    class SpiffsDev:  # the protocol vfs_spiffs.c reads (MaixPy-v1_scripts basic/demo_ram_fs.py shape)
+        fs_size, erase_block, log_block_size, log_page_size = 256 * 1024, 4096, 4096, 256
+        def read(self, buf, size, addr): ...
+        def write(self, buf, size, addr): ...
+
+    with pytest.raises(NotImplementedError, match="uos.VfsFat on a block device is not emulated"):
+        uos.VfsFat(Bdev())
     with pytest.raises(NotImplementedError, match="uos.VfsSpiffs on a block device is not emulated"):
-        uos.VfsSpiffs(Bdev())
+        uos.VfsSpiffs(SpiffsDev())
     with pytest.raises(AttributeError, match="has no attribute 'readblocks'"):
         uos.VfsFat(object())
+    with pytest.raises(AttributeError, match="has no attribute 'count'"):
+        uos.VfsFat(type("OldBdev", (), {"readblocks": lambda self, n, buf: None})())
+    with pytest.raises(AttributeError, match="'Bdev' object has no attribute 'fs_size'"):
+        uos.VfsSpiffs(Bdev())  # a FAT-style block device is not what SPIFFS reads
 
 
 def test_flash_format_empties_flash_and_keeps_the_pcs_files(store, capsys):
