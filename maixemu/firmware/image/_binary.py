@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _args
 from ._core import GRAYSCALE, RGB565
+from ..pixformat import BINARY
 from ._lab import any_threshold, parse_thresholds
 from ._pixels import Window, binary_max, keyword_mask, ksize, mask_pixels, operand, to_binary
 
@@ -161,6 +162,6 @@ class BinaryMixin:
         return self._hat(size, args, kwargs, close=True)
 
     def _mutable(self) -> None:
-        """``py_helper_arg_to_image_mutable``: only gray/RGB565 images are emulated, always mutable."""
-        if self._fmt not in (GRAYSCALE, RGB565):
+        """``py_helper_arg_to_image_mutable``: BINARY, GRAYSCALE and RGB565 images (always mutable)."""
+        if self._fmt not in (BINARY, GRAYSCALE, RGB565):
             raise OSError("Image format is not supported!")

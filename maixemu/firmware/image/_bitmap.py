@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _args, _color, _kinds, _tables
 from ._core import GRAYSCALE, RGB565
+from ._pixels import to_binary
 
 BINARY = _kinds.BINARY
 
@@ -50,13 +51,7 @@ def rainbow_table() -> np.ndarray:
 
 def bit_color(color) -> int:
     """``py_helper_keyword_color`` for a BINARY image: an int's bit 0, a tuple via RGB565 -> Y."""
-    if color is None:
-        color = -1
-    if isinstance(color, (bool, int, np.integer)):
-        return int(color) & 1
-    r, g, b = (max(0, min(255, _args.to_int(v))) for v in _args.fixed_array(color, 3))
-    p = _color.rgb888_to_565(np.array([r, g, b], np.uint8))
-    return int(_kinds.binary_of_rgb565(np.array(p, np.uint16)))
+    return _color.color_value(color, BINARY)
 
 
 def _copy_flag(args, kwargs) -> bool:
@@ -96,8 +91,7 @@ class BitmapMixin:
             raise OSError("Can't convert to bitmap in place!")
         rest = {k: v for k, v in given.items() if k in ("invert", "zero", "mask")}
         thresholded = super().binary(thresholds, copy=True, **rest, **kwargs)
-        pix = thresholded._pix
-        bits = _kinds.binary_of_gray(pix) if thresholded._fmt == GRAYSCALE else _kinds.binary_of_rgb565(pix)
+        bits = to_binary(thresholded._pix, thresholded._fmt).astype(np.uint8)
         return self._new_kind(BINARY, bits, copy)
 
     def _from_bitmap(self, args, kwargs, fmt: int, values: np.ndarray, message: str):
