@@ -19,10 +19,7 @@ F = np.float32
 
 
 def gray(values) -> image.Image:
-    a = np.asarray(values, np.uint8)
-    img = image.Image(size=(a.shape[1], a.shape[0])).to_grayscale(True)
-    img._pix[...] = a
-    return img
+    return image.Image._wrap(image.GRAYSCALE, np.array(values, np.uint8, ndmin=2))
 
 
 def bits(values) -> image.Image:
