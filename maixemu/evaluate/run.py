@@ -23,7 +23,7 @@ from .device_input import check_recipe
 from .errors import EvalError
 from .html import write_html
 from .labels import check_label_count, read_labels
-from .progress import progress
+from ..progress import LOG_EVERY_S, progress_bar
 from .recipe import InputRecipe, Step
 from .report import summary_text, write_atomic, write_predictions, write_results
 from .spec import WorkSpec, file_sha256, fingerprint
@@ -187,7 +187,8 @@ def evaluate(options: EvalOptions) -> EvalOutcome:
             todo.append(sample)
     resumed = len(records)
     checkpoint.open(options.fresh)
-    bar = progress(len(dataset.samples), resumed, options.quiet)
+    bar = progress_bar(len(dataset.samples), "eval", "img", log_every=LOG_EVERY_S, disable=options.quiet,
+                       initial=resumed)
     interrupted = False
     name = "serial"
     try:
