@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from . import notices
 from .registry import ScriptReset
+from .mp_args import stream_write_span
 
 PWRON_RESET = 0
 HARD_RESET = 0
@@ -116,8 +117,9 @@ class UART:
 
         return current().uart
 
-    def write(self, buf: Any) -> int:
-        data = _bytes_of(buf)
+    def write(self, buf: Any, *span: Any) -> int:
+        """``write(buf[, max_len])`` or ``write(buf, off, max_len)``: MicroPython's stream write."""
+        data = stream_write_span(_bytes_of(buf), span)
         if not self._active:
             return 0
         bus = self._bus()
