@@ -22,7 +22,7 @@ import socket as _host
 import time
 from typing import Any
 
-from .mp_args import stream_write_span
+from .mp_args import stream_write_span as _stream_write_span
 from .mp_builtins import buffer_bytes
 from .state import current
 
@@ -115,7 +115,7 @@ class socket:  # noqa: N801 - the firmware's name
 
     def write(self, data: Any, *span: Any) -> int:
         """``write(buf[, max_len])`` / ``write(buf, off, max_len)``: the stream write (``send`` has no length)."""
-        return self.send(stream_write_span(buffer_bytes(data), span))
+        return self.send(_stream_write_span(buffer_bytes(data), span))
 
     def sendto(self, data: Any, address: Any) -> int:
         sock = self._host_socket()

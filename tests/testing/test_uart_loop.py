@@ -97,3 +97,31 @@ except TypeError as e:
     assert result.ok, result.stderr
     assert result.lines == ["3 2 0 2", "function expected at most 4 arguments, got 5"]
     assert result.uart_sent == {"UART1": b"abcefhi"}
+
+
+def test_uart_numbers_and_the_repl_uart(maixpy):
+    """machine_uart.c: UARTHS is MICROPY_UARTHS_DEVICE (4); 3 (UART_DEVICE_MAX) and beyond do not
+    exist, in a message formatted with %b (printed as a bool). repl_uart() is the boot's UARTHS at
+    115200 (maixpy_main.c), whose writes the serial terminal shows; set_repl_uart returns None."""
+    code = """
+from machine import UART
+print(UART.UARTHS)
+for n in (3, 5, -1):
+    try:
+        UART(n)
+    except ValueError as e:
+        print(e)
+repl = UART.repl_uart()
+print(repl)
+print(repl is UART.repl_uart())
+repl.write("through the repl\\n")
+u = UART(UART.UART1, 9600)
+print(UART.set_repl_uart(u), UART.repl_uart() is u)
+"""
+    result = maixpy.run(code=code)
+    assert result.ok, result.stderr
+    assert result.lines == ["4", "[MAIXPY]UARTtrue:does not exist", "[MAIXPY]UARTtrue:does not exist",
+                            "[MAIXPY]UARTtrue:does not exist",
+                            "[MAIXPY]UART5:( baudrate=115200, bits=8, parity=None, stop=1)", "True",
+                            "through the repl", "None True"]
+    assert result.uart_sent == {"UARTHS": b"through the repl\n"}
