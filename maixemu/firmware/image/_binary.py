@@ -10,7 +10,8 @@
 * ``b_and``/``b_nand``/``b_or``/``b_nor``/``b_xor``/``b_xnor`` (and their ``and``... aliases): in
   MaixPy-v1 the work function of every one of them is commented out (``imlib_b_and`` calls
   nothing), so the device parses the arguments, raises the same errors and leaves the image
-  unchanged. The emulator does exactly that.
+  unchanged. The emulator does exactly that. (On BINARY images ``min``/``max``/``difference``
+  compute AND/OR/XOR on the device: mathop.c's BINARY cases are built.)
 * ``erode(size, threshold, mask)`` / ``dilate``: a set pixel (erode) or a clear pixel (dilate) of the
   binary view (gray > 127, RGB565 gray >= 128) counts the set pixels of its (2k+1)^2 window (edge
   pixels repeated; erode leaves the centre out) and becomes black when fewer than ``threshold`` are
