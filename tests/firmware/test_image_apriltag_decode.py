@@ -17,8 +17,9 @@ The literal tests hold numbers that program printed (built from the mirror's apr
 ``gcc -std=gnu11 -Os -ffast-math -fsingle-precision-constant -ffloat-store -funsigned-char
 -ffp-contract=off``, x86-64 GCC 12). Each input was picked because the plain C order and the
 build's order give different float32 bits, so each test fails if the order goes back to the
-plain one. The live test compiles the same code from the mirror (developer machines) and
-compares on seeded random inputs.
+plain one. The live tests compile the same code from the mirror (developer machines, skipped
+elsewhere): the decode pieces on seeded random inputs, and the whole ``imlib_find_apriltags`` on
+perspective views of OpenCV-drawn markers of each bundled family, every field compared bitwise.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import subprocess
 
 import numpy as np
+import pytest
 
 from firmware_c import IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c
 from maixemu.firmware.image import _apriltag
@@ -224,3 +226,126 @@ def _marker36h11(tag_id: int, side: int) -> np.ndarray:
 
     aruco = cv2.aruco
     return aruco.generateImageMarker(aruco.getPredefinedDictionary(aruco.DICT_APRILTAG_36h11), tag_id, side)
+
+
+# ---------------------------------------------------------------------- live: the whole detector
+_GRAY_ROW_MACROS = r"""
+#define IMAGE_COMPUTE_GRAYSCALE_PIXEL_ROW_PTR(img, y) ((img)->data + (y) * (img)->w)
+#define IMAGE_GET_GRAYSCALE_PIXEL_FAST(row, x) ((row)[x])
+"""
+
+_DETECT_DRIVER = r"""
+static void pr(float f) { unsigned u; memcpy(&u, &f, 4); printf("%08x ", u); }
+static float rdf(void) { unsigned u; if (scanf("%x", &u) != 1) exit(3); float f; memcpy(&f, &u, 4); return f; }
+int main(void) {
+    int w, h, fam;
+    while (scanf("%d %d %d", &w, &h, &fam) == 3) {
+        uint8_t *buf = malloc(w * h);
+        for (int i = 0; i < w * h; i++) { int v; if (scanf("%d", &v) != 1) return 2; buf[i] = v; }
+        float fx = rdf(), fy = rdf(), cx = rdf(), cy = rdf();
+        image_t img; img.w = w; img.h = h; img.bpp = IMAGE_BPP_GRAYSCALE; img.data = buf;
+        rectangle_t roi = { 0, 0, w, h };
+        list_t out;
+        imlib_find_apriltags(&out, &img, &roi, fam, fx, fy, cx, cy);
+        printf("%d\n", (int) list_size(&out));
+        while (list_size(&out)) {
+            find_apriltags_list_lnk_data_t d; list_pop_front(&out, &d);
+            printf("%d %d %d %d %d %d %d %d %d ", d.rect.x, d.rect.y, d.rect.w, d.rect.h, d.id, d.family,
+                   d.hamming, d.centroid.x, d.centroid.y);
+            for (int i = 0; i < 4; i++) printf("%d %d ", d.corners[i].x, d.corners[i].y);
+            pr(d.goodness); pr(d.decision_margin); pr(d.x_translation); pr(d.y_translation); pr(d.z_translation);
+            pr(d.x_rotation); pr(d.y_rotation); pr(d.z_rotation);
+            printf("\n");
+        }
+    }
+    return 0;
+}
+"""
+
+
+def _firmware_find_apriltags(tmp_path):
+    text = firmware_source(f"{IMG_DIR}/apriltag.c")
+    text = text.replace('#include "imlib.h"', "").replace("#ifdef IMLIB_ENABLE_APRILTAGS", "", 1)
+    text = text[:text.rindex("#endif")]  # the whole file, imlib_find_apriltags included
+    shim = imlib_shim("find_apriltags_list_lnk_data").replace(
+        # quad_segment_maxima reads a buffer after freeing it; keep freed bytes intact as the golden
+        # reference (and OpenMV's allocator) does
+        "static void umm_free(void *p) { free(p); }", "static void umm_free(void *p) { (void) p; }")
+    shim += _GRAY_ROW_MACROS + r"""
+typedef enum apriltag_families { TAG16H5 = 1, TAG25H7 = 2, TAG25H9 = 4, TAG36H10 = 8, TAG36H11 = 16,
+                                 ARTOOLKIT = 32 } apriltag_families_t;
+static void umm_alloc_fail(void) { abort(); }
+static int mp_plat_print;
+#define mp_printf(p, ...) printf(__VA_ARGS__)
+static void *fb_alloc0_all(uint32_t *size) { *size = 1 << 20; return calloc(1, 1 << 20); }
+"""
+    exe = build(tmp_path, "find_apriltags", shim + text + _DETECT_DRIVER)
+
+    def call(lines: list[str]) -> list[list[str]]:
+        out = subprocess.run([str(exe)], input=("\n".join(lines) + "\n").encode(), capture_output=True,
+                             check=True, timeout=300).stdout.decode().splitlines()
+        scenes, i = [], 0
+        while i < len(out):
+            n = int(out[i])
+            scenes.append([line.strip() for line in out[i + 1:i + 1 + n]])
+            i += 1 + n
+        return scenes
+
+    return call
+
+
+def _scene(rng, cv2, dictionary) -> np.ndarray:
+    """A 160x120 view of one or two markers under a random perspective, darkened, blurred, noisy."""
+    w, h = 160, 120
+    out = np.full((h, w), int(rng.integers(150, 256)), np.uint8)
+    for _ in range(int(rng.integers(1, 3))):
+        side = int(rng.integers(24, 56))
+        m = cv2.aruco.generateImageMarker(dictionary, int(rng.integers(0, dictionary.bytesList.shape[0])), side)
+        m = cv2.copyMakeBorder(m, side // 6, side // 6, side // 6, side // 6, cv2.BORDER_CONSTANT, value=255)
+        s = m.shape[0]
+        src = np.float32([[0, 0], [s, 0], [s, s], [0, s]])
+        cx, cy = rng.uniform(s / 2, w - s / 2), rng.uniform(s / 2, h - s / 2)
+        ang, scale = rng.uniform(0, 2 * np.pi), rng.uniform(0.6, 1.0)
+        c, sn = np.cos(ang), np.sin(ang)
+        dst = np.float32([[(x * c - y * sn) * scale + cx + rng.normal(0, s * 0.04),
+                           (x * sn + y * c) * scale + cy + rng.normal(0, s * 0.04)] for x, y in src - s / 2])
+        M = cv2.getPerspectiveTransform(src, dst)
+        warped = cv2.warpPerspective(m, M, (w, h), flags=cv2.INTER_LINEAR)
+        mask = cv2.warpPerspective(np.full_like(m, 255), M, (w, h), flags=cv2.INTER_NEAREST)
+        dark = int(rng.integers(0, 60))
+        out = np.where(mask > 0, np.minimum(warped.astype(int) * (255 - dark) // 255 + dark, out), out).astype(np.uint8)
+    if rng.random() < 0.5:
+        out = cv2.GaussianBlur(out, (3, 3), rng.uniform(0.3, 1.0))
+    return np.clip(out.astype(int) + rng.normal(0, rng.uniform(0, 6), out.shape), 0, 255).astype(np.uint8)
+
+
+def _ours(tag) -> str:
+    v = tag._v
+    ints = [v["x"], v["y"], v["w"], v["h"], v["id"], v["family"], v["hamming"], v["cx"], v["cy"]]
+    ints += [c for p in v["corners"] for c in p]
+    floats = [v[k] for k in ("goodness", "decision_margin", "x_translation", "y_translation", "z_translation",
+                             "x_rotation", "y_rotation", "z_rotation")]
+    return " ".join(map(str, ints)) + " " + _hex(floats)
+
+
+@needs_firmware_c
+def test_find_apriltags_equals_the_firmwares_build(tmp_path):
+    cv2 = pytest.importorskip("cv2")
+    from maixemu.firmware import image
+
+    call = _firmware_find_apriltags(tmp_path)
+    rng = np.random.default_rng(2)
+    dicts = {image.TAG16H5: cv2.aruco.DICT_APRILTAG_16h5, image.TAG25H9: cv2.aruco.DICT_APRILTAG_25h9,
+             image.TAG36H10: cv2.aruco.DICT_APRILTAG_36h10, image.TAG36H11: cv2.aruco.DICT_APRILTAG_36h11}
+    lines, ours = [], []
+    for fam, name in dicts.items():
+        for _ in range(4):
+            g = _scene(rng, cv2, cv2.aruco.getPredefinedDictionary(name))
+            h, w = g.shape
+            # py_image.c's defaults for fx, fy, cx, cy
+            params = (F(F(2.8 / 3.984) * F(w)), F(F(2.8 / 2.952) * F(h)), F(w) * F(0.5), F(h) * F(0.5))
+            lines.append(f"{w} {h} {fam} {' '.join(map(str, g.ravel().tolist()))} {_hex(params)}")
+            ours.append([_ours(t) for t in image.Image._wrap(image.GRAYSCALE, g).find_apriltags(families=fam)])
+    theirs = call(lines)
+    assert ours == theirs
+    assert sum(map(len, theirs)) >= 12  # scenes with tags found, not empty lists
