@@ -41,7 +41,6 @@ TAG16H5, TAG25H7, TAG25H9, TAG36H10, TAG36H11, ARTOOLKIT = 1, 2, 4, 8, 16, 32
 _FAMILIES = ((TAG16H5, "DICT_APRILTAG_16h5", 4, 5), (TAG25H7, None, 5, 7), (TAG25H9, "DICT_APRILTAG_25h9", 5, 9),
              (TAG36H10, "DICT_APRILTAG_36h10", 6, 10), (TAG36H11, "DICT_APRILTAG_36h11", 6, 11),
              (ARTOOLKIT, None, 6, 7))
-_NAMES: dict[int, str] = {}  # families whose code tables are not available (none now)
 #: ARToolKitPlus simple-ID field masks (9 bits each, most significant field first)
 ARTOOLKIT_MASKS = (0x0DB, 0x109, 0x14E, 0x027)
 
@@ -434,11 +433,6 @@ class AprilTagMixin:
         if roi[2] < 4 or roi[3] < 4:
             return []
         families = _args.to_int(_args.pick(args, 1, kwargs, "families", TAG36H11))
-        missing = [n for f, n in _NAMES.items() if families & f]
-        if missing:
-            raise NotImplementedError(f"image.Image.find_apriltags: the {' and '.join(missing)} code table "
-                                      "is not bundled with the emulator (TAG16H5, TAG25H9, TAG36H10, "
-                                      "TAG36H11 and ARTOOLKIT are)")
         w, h = self.width(), self.height()
         fx = _args.to_float(_args.pick(args, 2, kwargs, "fx", float(F(F(2.8 / 3.984) * F(w)))))
         fy = _args.to_float(_args.pick(args, 3, kwargs, "fy", float(F(F(2.8 / 2.952) * F(h)))))
