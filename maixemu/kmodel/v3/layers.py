@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from .. import kpu as K
+from ..kpu.fast import loaded_kernels
 from ..errors import KmodelError, KmodelFormatError, KmodelUnsupportedError
 from ..ops import activation as act_ops
 from ..ops import elementwise, fully_connected, layout, pool, quantize
@@ -358,6 +359,21 @@ def read_quantize(b: Body, step: Step, ctx: LoadContext) -> None:
         state.write(main_out, v)
         return v
 
+    # one compiled pass straight into main memory once the fast kernels are loaded; byte i is
+    # written after float i was read, so an output at or before the input may overlap it
+    if main_in % 4 == 0 and (main_out <= main_in or main_out >= main_in + 4 * count):
+        with np.errstate(all="ignore"):
+            inv, bias32 = F32(1.0) / F32(scale), F32(bias)
+        numpy_run = run
+
+        def run(state: State):  # noqa: F811
+            kn = loaded_kernels()
+            if kn is None:
+                return numpy_run(state)
+            out = state.main[main_out : main_out + count]
+            kn.quantize_v3(state.main[main_in : main_in + 4 * count].view(F32), bias32, inv, out)
+            return out.copy
+
     step.fn = run
 
 
@@ -374,6 +390,20 @@ def read_dequantize(b: Body, step: Step, ctx: LoadContext) -> None:
         v = quantize.dequantize_v3(state.read_u8(main_in, count), scale, bias)
         state.write(main_out, v)
         return v
+
+    # a function of one byte: the 256 results of the kernel, looked up straight into main memory
+    # (when the output does not overlap the input: the lookup writes as it reads)
+    if main_out % 4 == 0 and (main_out >= main_in + count or main_out + 4 * count <= main_in):
+        table = quantize.dequantize_v3(np.arange(256, dtype=np.uint8), scale, bias)
+        numpy_run = run
+
+        def run(state: State):  # noqa: F811
+            kn = loaded_kernels()
+            if kn is None:
+                return numpy_run(state)
+            out = state.main[main_out : main_out + 4 * count].view(F32)
+            kn.lookup(table, state.main[main_in : main_in + count], out)
+            return out.copy
 
     step.fn = run
 
@@ -426,6 +456,23 @@ def read_l2_normalization(b: Body, step: Step, ctx: LoadContext) -> None:
 @register(15, "SOFTMAX", _UNARY_FIELDS)
 def read_softmax(b: Body, step: Step, ctx: LoadContext) -> None:
     _read_unary_f32(b, step, act_ops.softmax_v3)
+    main_in, main_out, channels = b.main_mem_in_address, b.main_mem_out_address, b.channels
+    if main_in % 4 or main_out % 4:
+        return
+    numpy_run = step.fn
+    args = act_ops.EXPF_ARGS
+
+    def run(state: State):
+        kn = loaded_kernels()
+        if kn is None:
+            return numpy_run(state)
+        # the input is copied first, as the numpy form reads it whole before it writes
+        x = state.main[main_in : main_in + 4 * channels].view(F32).copy()
+        out = state.main[main_out : main_out + 4 * channels].view(F32)
+        kn.softmax_v3(x, *args, out)
+        return out.copy
+
+    step.fn = run
 
 
 @register(25, "LOGISTIC", _UNARY_FIELDS)
@@ -505,6 +552,15 @@ def read_tensorflow_flatten(b: Body, step: Step, ctx: LoadContext) -> None:
         v = layout.tf_flatten(state.read_f32(main_in, n).copy(), channels, height, width)
         state.write(main_out, v)
         return v
+
+    if main_in % 4 == 0 and main_out % 4 == 0 and (main_out >= main_in + 4 * n or main_out + 4 * n <= main_in):
+        # the permutation once: output element j is input element order[j] (a gather, no temporary)
+        order = layout.tf_flatten(np.arange(n, dtype=np.intp), channels, height, width)
+
+        def run(state: State):  # noqa: F811
+            out = state.main[main_out : main_out + 4 * n].view(F32)
+            np.take(state.main[main_in : main_in + 4 * n].view(F32), order, out=out)
+            return out.copy
 
     step.fn = run
 
