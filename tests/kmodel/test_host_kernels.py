@@ -137,3 +137,15 @@ def test_v4_nodes_take_the_compiled_kernels(kn):
     assert getattr(m.nodes[0].run, "kernel", None) == "reduce_window_f32"
     (got,) = m.run(x)
     assert same_bits(got.reshape(1, 3, 3, 4), vf.reduce_window2d(x, "max", -1e30, 2, 2, 2, 2, 1, 1, (0, 0), (0, 0), -1e30, 1e30))
+
+
+@pytest.mark.parametrize("act", [0, 1, 2])
+def test_fully_connected_v3(kn, act):
+    from maixemu.kmodel.ops import fully_connected as fc
+
+    for cin, cout in ((1, 1), (40, 7), (300, 33)):
+        x, w, bias = floats(cin, 3.0), floats(cin * cout, 2.0).reshape(cout, cin), floats(cout, 6.0)
+        bias[: min(cout, 3)] = [-0.0, 6.0, 0.0][: min(cout, 3)]
+        out = np.empty(cout, F32)
+        kn.fully_connected_v3(x, np.ascontiguousarray(w.T), bias, act, out)
+        assert same_floats(out, fc.fully_connected(x, w, bias, act))

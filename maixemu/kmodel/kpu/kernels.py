@@ -764,33 +764,60 @@ def reduce_rows_f32(x, op, init, mean, mul, out):
 
 
 @njit(**_FLOAT)
+def _window_plane(xc, op, init, mean, kh, kw, sh, sw, dh, dw, pad_top, pad_left, lo, hi, oc_, acc, cols):
+    """One channel of ``reduce_window_f32``, an output row at a time: for each tap (ky, kx) in
+    order, one pass over the outputs whose tap lies inside the input (a contiguous range of
+    columns), so every output folds its taps in (ky, kx) order as the reference does."""
+    h, w = xc.shape
+    oh, ow = oc_.shape
+    for oy in range(oh):
+        y0 = oy * sh - pad_top
+        k0 = 0 if y0 >= 0 else (-y0 + dh - 1) // dh
+        k1 = min(kh, (h - y0 + dh - 1) // dh) if h > y0 else 0
+        for ox in range(ow):
+            acc[ox] = init
+        for ky in range(k0, k1):
+            xrow = xc[y0 + ky * dh]
+            for kx in range(kw):
+                off = kx * dw - pad_left
+                a = 0 if off >= 0 else (-off + sw - 1) // sw
+                b = min(ow, (w - off + sw - 1) // sw) if w > off else 0
+                if op == OP_MAX:
+                    for ox in range(a, b):
+                        v = xrow[ox * sw + off]
+                        acc[ox] = v if acc[ox] < v else acc[ox]
+                elif op == OP_MIN:
+                    for ox in range(a, b):
+                        v = xrow[ox * sw + off]
+                        acc[ox] = v if v < acc[ox] else acc[ox]
+                else:
+                    for ox in range(a, b):
+                        acc[ox] = acc[ox] + xrow[ox * sw + off]
+        rows = max(k1 - k0, 0)
+        for ox in range(ow):
+            v = acc[ox]
+            if mean:
+                v = v / np.float32(rows * cols[ox])
+            oc_[oy, ox] = _clamp_f32(v, lo, hi)
+
+
+@njit(**_FLOAT)
 def reduce_window_f32(x, op, init, mean, kh, kw, sh, sw, dh, dw, pad_top, pad_left, lo, hi, out):
     """``v4_float.reduce_window2d`` (NCHW float32): each output folds its valid taps from
     ``init`` in (ky, kx) order (taps outside the input are skipped), a mean divides by the valid
     count (float32), then ``clamp``."""
-    n, c, h, w = x.shape
-    oh, ow = out.shape[2], out.shape[3]
+    n, c, _, w = x.shape
+    ow = out.shape[3]
+    acc = np.empty(ow, np.float32)
+    cols = np.zeros(ow, np.int64)  # valid kx taps of each output column
+    for ox in range(ow):
+        for kx in range(kw):
+            ix = ox * sw - pad_left + kx * dw
+            if 0 <= ix < w:
+                cols[ox] += 1
     for b in range(n):
         for ch in range(c):
-            xc = x[b, ch]
-            oc_ = out[b, ch]
-            for oy in range(oh):
-                for ox in range(ow):
-                    acc = init
-                    count = 0
-                    for ky in range(kh):
-                        iy = oy * sh - pad_top + ky * dh
-                        if iy < 0 or iy >= h:
-                            continue
-                        for kx in range(kw):
-                            ix = ox * sw - pad_left + kx * dw
-                            if ix < 0 or ix >= w:
-                                continue
-                            acc = _op_f32(op, acc, xc[iy, ix])
-                            count += 1
-                    if mean:
-                        acc = acc / np.float32(count)
-                    oc_[oy, ox] = _clamp_f32(acc, lo, hi)
+            _window_plane(x[b, ch], op, init, mean, kh, kw, sh, sw, dh, dw, pad_top, pad_left, lo, hi, out[b, ch], acc, cols)
 
 
 # --- V3 host float ops (kmodel.ops.quantize / ops.activation), one compiled pass each ---------
@@ -858,3 +885,19 @@ def softmax_v3(x, tab, c0, c1, c2, invln2n, shift, over, under, out):
         total = total + e
     for i in range(n):
         out[i] = out[i] / total
+
+
+@njit(**_FLOAT)
+def fully_connected_v3(x, w_t, bias, act, out):
+    """``ops.fully_connected.fully_connected`` whole: the sums of ``fully_connected``, ``+ bias``
+    (float32), then ``act`` 1 ``np.maximum(v, 0)`` or 2 ``np.minimum(np.maximum(v, 0), 6)``
+    (NaN and -0.0 pass as numpy's maximum/minimum pass them)."""
+    fully_connected(x, w_t, out)
+    zero, six = np.float32(0.0), np.float32(6.0)
+    for o in range(out.shape[0]):
+        v = out[o] + bias[o]
+        if act >= 1 and not (v >= zero or v != v):
+            v = zero
+        if act == 2 and not (v <= six or v != v):
+            v = six
+        out[o] = v

@@ -536,6 +536,17 @@ def read_fully_connected(b: Body, step: Step, ctx: LoadContext) -> None:
         state.write(main_out, v)
         return v
 
+    if main_in % 4 == 0 and main_out % 4 == 0 and (main_out >= main_in + 4 * cin or main_out + 4 * cout <= main_in):
+        numpy_run, bias32 = run, np.ascontiguousarray(bias, dtype=F32)
+
+        def run(state: State):  # noqa: F811 - one compiled call straight into main memory
+            kn = loaded_kernels()
+            if kn is None:
+                return numpy_run(state)
+            out = state.main[main_out : main_out + 4 * cout].view(F32)
+            kn.fully_connected_v3(state.main[main_in : main_in + 4 * cin].view(F32), weights_t, bias32, act, out)
+            return out.copy
+
     step.fn = run
 
 
