@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from .. import kpu as K
+from ..kpu import fast
 from ..kpu.fast import loaded_kernels
 from ..errors import KmodelError, KmodelFormatError, KmodelUnsupportedError
 from ..ops import activation as act_ops
@@ -365,6 +366,7 @@ def read_quantize(b: Body, step: Step, ctx: LoadContext) -> None:
         with np.errstate(all="ignore"):
             inv, bias32 = F32(1.0) / F32(scale), F32(bias)
         numpy_run = run
+        fast.schedule_kernel_warm_up("quantize_v3", (np.zeros(count, F32), bias32, inv, np.zeros(count, np.uint8)))
 
         def run(state: State):  # noqa: F811
             kn = loaded_kernels()
@@ -396,6 +398,7 @@ def read_dequantize(b: Body, step: Step, ctx: LoadContext) -> None:
     if main_out % 4 == 0 and (main_out >= main_in + count or main_out + 4 * count <= main_in):
         table = quantize.dequantize_v3(np.arange(256, dtype=np.uint8), scale, bias)
         numpy_run = run
+        fast.schedule_kernel_warm_up("lookup", (table, np.zeros(count, np.uint8), np.zeros(count, F32)))
 
         def run(state: State):  # noqa: F811
             kn = loaded_kernels()
@@ -461,6 +464,7 @@ def read_softmax(b: Body, step: Step, ctx: LoadContext) -> None:
         return
     numpy_run = step.fn
     args = act_ops.EXPF_ARGS
+    fast.schedule_kernel_warm_up("softmax_v3", (np.zeros(channels, F32), *args, np.zeros(channels, F32)))
 
     def run(state: State):
         kn = loaded_kernels()
@@ -538,6 +542,7 @@ def read_fully_connected(b: Body, step: Step, ctx: LoadContext) -> None:
 
     if main_in % 4 == 0 and main_out % 4 == 0 and (main_out >= main_in + 4 * cin or main_out + 4 * cout <= main_in):
         numpy_run, bias32 = run, np.ascontiguousarray(bias, dtype=F32)
+        fast.schedule_kernel_warm_up("fully_connected_v3", (np.zeros(cin, F32), weights_t, bias32, act, np.zeros(cout, F32)))
 
         def run(state: State):  # noqa: F811 - one compiled call straight into main memory
             kn = loaded_kernels()

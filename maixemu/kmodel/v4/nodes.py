@@ -70,39 +70,13 @@ def _overlap(out: np.ndarray, *ins: np.ndarray) -> bool:
     return any(np.shares_memory(out, x) for x in ins)
 
 
-def _warm_copy(a):
-    """A stand-in of a kernel argument with the same numba type (dtype, shape kind, read-only
-    flag), so a background warm-up compiles or loads the same specialisation without touching the
-    model's memories."""
-    if not isinstance(a, np.ndarray):
-        return a
-    c = np.array(a, copy=True, order="K")
-    if not a.flags.writeable:
-        c.setflags(write=False)
-    return c
-
-
 def _compiled(name: str, args: tuple, fallback: Callable[[], None]) -> Callable[[], None]:
     """``run()`` for a host op: ``kernels.<name>(*args)`` (arguments bound at load, the output an
     argument) once the compiled kernels are loaded, else ``fallback()`` (the numpy kernel, same
     bits). The kernel is compiled or loaded from the disk cache in the background
     (``kpu.fast.schedule_warm_up``), like the KPU layers' kernels."""
-    try:
-        available = fast.compiled_available()
-    except fast.FastEngineUnavailable:
-        available = False
-    if not available:
+    if not fast.schedule_kernel_warm_up(name, args):
         return fallback
-    key = ("v4host", name) + tuple((a.dtype.str, a.ndim, a.flags.writeable, a.flags.aligned) if isinstance(a, np.ndarray)
-                                   else type(a).__name__ for a in args)
-    copies = tuple(_warm_copy(a) for a in args)
-
-    def warm() -> None:
-        kn = fast.kernels()
-        if kn is not None:
-            getattr(kn, name)(*copies)
-
-    fast.schedule_warm_up(key, warm)
     bound: list = []
 
     def run() -> None:
