@@ -167,9 +167,11 @@ def read_k210_conv(b: Body, step: Step, ctx: LoadContext) -> None:
             y8 = K.from_native(yn, layout)
             state.kpu.upload(conv.dst_addr, y8)
         if flags & 1:
-            if y8 is None:
-                y8 = K.from_native(yn, layout)
-            state.write(main_out, y8)
+            if y8 is None and layout == "HWC" and (kn := loaded_kernels()) is not None:
+                # the transpose writes main memory itself (no [C,H,W] temporary)
+                kn.hwc_to_chw(yn, state.main[main_out : main_out + n_out].reshape(conv.out_shape))
+            else:
+                state.write(main_out, y8 if y8 is not None else K.from_native(yn, layout))
         return lambda: K.from_native(yn, layout)
 
     step.fn = run
