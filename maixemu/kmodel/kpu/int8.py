@@ -93,7 +93,12 @@ class Int8Gemm:
         # the int64 truth through float64 BLAS (exact: |sums| < 2**31 < 2**53; numpy's integer
         # matmul has no BLAS and cost most of a model's load time)
         want = ((rows.astype(np.float64) - 128) @ (w_kn.astype(np.float64) - zp)).astype(np.int64)
-        if not np.array_equal(gemm(rows), want):
+        try:
+            got = gemm(rows)
+        except Exception:  # an onnxruntime whose inner session differs: the public run() then
+            gemm._run = None
+            got = gemm(rows)
+        if not np.array_equal(got, want):
             return None
         return gemm
 
