@@ -19,9 +19,10 @@ TAG36H11; their grids turned 180 degrees read as the firmware's 64-bit codes, ch
 code). ARTOOLKIT is generated: ARToolKitPlus's "simple ID" markers put the 9-bit id into each of
 the four 9-bit fields of the 36-bit code, XORed with that field's fixed mask, so marker ``id``'s
 code is ``(id ^ m0, id ^ m1, id ^ m2, id ^ m3)`` packed most significant first (a test reads the
-firmware's 512 codes from the mirror and compares). TAG25H7 exists on the device but its table (a
-greedy lexicode of the 2010 AprilTag generator, whose complexity rule is not published with it)
-is not bundled: asking for it raises ``NotImplementedError``.
+firmware's 512 codes from the mirror and compares). TAG25H7 (not among OpenCV's dictionaries) is
+generated: ``maixemu/tools/apriltag_families.py`` re-implements the 2010 AprilTag generator's
+greedy lexicode search (it reproduces tag16h5 and the start of the other families code for code)
+and wrote its 242 codes to ``_tag25h7`` (a test compares them with the firmware's table).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ TAG16H5, TAG25H7, TAG25H9, TAG36H10, TAG36H11, ARTOOLKIT = 1, 2, 4, 8, 16, 32
 _FAMILIES = ((TAG16H5, "DICT_APRILTAG_16h5", 4, 5), (TAG25H7, None, 5, 7), (TAG25H9, "DICT_APRILTAG_25h9", 5, 9),
              (TAG36H10, "DICT_APRILTAG_36h10", 6, 10), (TAG36H11, "DICT_APRILTAG_36h11", 6, 11),
              (ARTOOLKIT, None, 6, 7))
-_NAMES = {TAG25H7: "TAG25H7"}  # families whose code tables are not available
+_NAMES: dict[int, str] = {}  # families whose code tables are not available (none now)
 #: ARToolKitPlus simple-ID field masks (9 bits each, most significant field first)
 ARTOOLKIT_MASKS = (0x0DB, 0x109, 0x14E, 0x027)
 
@@ -50,6 +51,10 @@ def family_codes(flag: int) -> np.ndarray:
     """The family's codes as uint64 (row-major bits, most significant first)."""
     import cv2
 
+    if flag == TAG25H7:
+        from ._tag25h7 import CODES
+
+        return np.array(CODES, np.uint64)
     if flag == ARTOOLKIT:
         ids = np.arange(512, dtype=np.uint64)
         out = np.zeros(512, np.uint64)
