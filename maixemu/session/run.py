@@ -35,7 +35,7 @@ from .importer import ScriptImporter, compile_source, read_source
 from .outcome import (Outcome, SetupError, clean_end_types, device_fault,
                       format_script_error, system_exit_code)
 from .signals import RunGuard
-from .summary import RunTally
+from .summary import RunSummary, RunTally
 
 #: Seconds the run waits for the script's threads to end after its main code returned.
 THREAD_END_WAIT_S = 2.0
@@ -375,6 +375,14 @@ def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, 
     guard = RunGuard(board.state.run, timeout=options.timeout, owns_process=True, stop_now=stop_now,
                      notice=board.notice)
     exit_code = 0
+    setup_started = time.monotonic()
+
+    def ended_in_setup(ended: str, code: int) -> int:
+        """The closing line of a run that ended before its script started (0 frames)."""
+        board.notice(RunSummary(ended=ended, exit_code=code, frames=0,
+                                seconds=time.monotonic() - setup_started).line())
+        return code
+
     with guard:  # --timeout and SIGTERM hold during set-up too (a stuck FIFO, a webcam)
         try:
             try:
@@ -393,11 +401,9 @@ def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, 
                 print(f"maixemu: {exc}", file=board.state.console.stderr)
                 return 2
             except RunEnded as end:  # --timeout or a signal during set-up
-                board.notice(f"{end.reason}; run ended")
-                return end.exit_code
+                return ended_in_setup(f"{end.reason}; run ended", end.exit_code)
             except KeyboardInterrupt:
-                board.notice("interrupted (Ctrl-C)")
-                return 130
+                return ended_in_setup("interrupted (Ctrl-C)", 130)
             outcome = run_script(options.script, board, budget=FrameBudget(options.frames), guard=guard,
                                  debug=options.debug, error_hook=error_hook)
             exit_code = outcome.exit_code
