@@ -249,9 +249,10 @@ def unit_step_buckets(lut: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] |
     value goes up, +inf if it does not in that bucket). Returns ``(2**-j, first, step)`` or None.
     """
     n = lut.size
-    d = np.diff(lut.astype(np.int16))
-    where = np.flatnonzero(d)
-    if where.size == 0 or (d[where] != 1).any():
+    # (a boolean "changes here" array: numpy finds its few set entries ~15x faster than those
+    # of an int16 difference)
+    where = np.flatnonzero(lut[1:] != lut[:-1])
+    if where.size == 0 or (lut[where + 1].astype(np.int16) - lut[where] != 1).any():
         return None
     steps = where + 1  # lut[steps[k]] == lut[steps[k] - 1] + 1
     gap = int(np.diff(steps).min()) if steps.size > 1 else n
