@@ -1,4 +1,4 @@
-"""Progress bars for the long commands (``trace``, the fuzz campaign): tqdm on stderr.
+"""Progress bars for the long commands (``trace``, ``eval``, ``bench``, the fuzz campaign): tqdm on stderr.
 
 On a terminal: a live bar with the rate and the time left. When stderr is not a terminal (a CI log,
 a pipe, a test capturing output) a live bar would fill the log with carriage returns, so the bar is
@@ -16,12 +16,12 @@ LOG_EVERY_S = 30.0
 
 
 def progress_bar(total: int | None, desc: str, unit: str, *, log_every: float | None = None,
-                 disable: bool = False, stream=None) -> tqdm:
+                 disable: bool = False, stream=None, initial: int = 0) -> tqdm:
     """A tqdm bar on ``stream`` (stderr); off in a log unless ``log_every`` seconds are given."""
     stream = stream if stream is not None else sys.stderr
     interactive = bool(getattr(stream, "isatty", lambda: False)())
     if not interactive and log_every is None:
         disable = True
-    return tqdm(total=total, desc=desc, unit=unit, file=stream, disable=disable, dynamic_ncols=interactive,
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, file=stream, disable=disable, dynamic_ncols=interactive,
                 mininterval=0.1 if interactive else log_every, maxinterval=max(10.0, log_every or 0.0),
                 ascii=not interactive, smoothing=0.1)

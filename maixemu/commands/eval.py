@@ -89,8 +89,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     inp.add_argument("--to-grayscale", action=_steps_action("to_grayscale", 0, ""), nargs=0, help="img.to_grayscale()")
     ref = parser.add_argument_group("float reference")
     ref.add_argument("--reference", type=Path, metavar="FLOAT_MODEL", help=".tflite (LiteRT) or .onnx (onnxruntime) the kmodel was compiled from")
-    ref.add_argument("--mean", type=_floats("--mean"), default=(0.0,), help="its input normalisation (x - mean) / std: one value or one per channel (default 0)")
-    ref.add_argument("--std", type=_floats("--std"), default=(1.0,), help="(default 1)")
+    ref.add_argument("--mean", type=_floats("--mean"), help="its input normalisation (x - mean) / std: one value or one per channel "
+                     "(default: the usual ones are tried on the first images and the best agreeing is used and named; "
+                     "with only --std, 0)")
+    ref.add_argument("--std", type=_floats("--std"), help="(with only --mean, 1)")
     run = parser.add_argument_group("running")
     run.add_argument("--report", type=Path, default=Path("maixemu-eval"), metavar="REPORT", help="output folder (default ./maixemu-eval)")
     run.add_argument("--jobs", type=_positive, help="worker processes (default: the cores)")

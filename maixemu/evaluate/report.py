@@ -124,6 +124,8 @@ def summary_text(results: dict, report: Path) -> str:
         lines.append(f"  reference  {reference['file']}: cosine mean {_num(reference['cosine_mean'])} (min {_num(reference['cosine_min'])}), "
                      f"agreement {_pct(reference['agreement'])} on output {reference['class_output']}"
                      + (f", top-1 agreement {_pct(reference['top1_agreement'])}" if "top1_agreement" in reference else ""))
+        if reference.get("normalisation") not in (None, "given", "default"):
+            lines.append(f"    input   {reference['normalisation']}")
         lines.append("    output  shape            cosine mean  cosine min    max |err|   mean |err|")
         for o in reference["outputs"]:
             shape = "x".join(str(s) for s in o["shape"])

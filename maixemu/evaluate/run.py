@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +23,7 @@ from .device_input import check_recipe
 from .errors import EvalError
 from .html import write_html
 from .labels import check_label_count, read_labels
-from .progress import progress
+from ..progress import LOG_EVERY_S, progress_bar
 from .recipe import InputRecipe, Step
 from .report import summary_text, write_atomic, write_predictions, write_results
 from .spec import WorkSpec, file_sha256, fingerprint
@@ -46,8 +46,9 @@ class EvalOptions:
     framesize: tuple[int, int] | None = None
     steps: tuple[Step, ...] = ()
     reference: Path | None = None
-    mean: tuple[float, ...] = (0.0,)
-    std: tuple[float, ...] = (1.0,)
+    #: None for both: guessed (see :mod:`.normalisation`); one given: the other is 0 / 1
+    mean: tuple[float, ...] | None = None
+    std: tuple[float, ...] | None = None
     jobs: int | None = None
     dask: str | None = None
     fresh: bool = False
@@ -136,8 +137,16 @@ def prepare(options: EvalOptions):
     spec = WorkSpec(
         model=str(Path(options.model).resolve()), task=task, recipe=recipe, output=class_output,
         anchors=tuple(options.anchors or ()), threshold=options.threshold, nms=options.nms,
-        reference=reference, mean=tuple(options.mean), std=tuple(options.std),
+        reference=reference, mean=tuple(options.mean or (0.0,)), std=tuple(options.std or (1.0,)),
     )
+    normalisation = "given" if options.mean is not None or options.std is not None else "default"
+    if reference and normalisation == "default":
+        from .normalisation import guess_normalisation
+
+        guess = guess_normalisation(spec, dataset.samples)
+        if guess is not None:
+            spec = replace(spec, mean=guess.mean, std=guess.std)
+            normalisation = guess.describe()
     described = recipe.describe()
     described["model_input"] = list(chw)
     known = _final_size(recipe)
@@ -154,7 +163,7 @@ def prepare(options: EvalOptions):
                             "classes": classes, "output": list(shapes[0])}
     if reference:
         header["reference"] = {"file": Path(reference).name, "sha256": file_sha256(reference),
-                               "mean": list(spec.mean), "std": list(spec.std)}
+                               "mean": list(spec.mean), "std": list(spec.std), "normalisation": normalisation}
     return spec, dataset, header, shapes
 
 
@@ -187,7 +196,8 @@ def evaluate(options: EvalOptions) -> EvalOutcome:
             todo.append(sample)
     resumed = len(records)
     checkpoint.open(options.fresh)
-    bar = progress(len(dataset.samples), resumed, options.quiet)
+    bar = progress_bar(len(dataset.samples), "eval", "img", log_every=LOG_EVERY_S, disable=options.quiet,
+                       initial=resumed)
     interrupted = False
     name = "serial"
     try:

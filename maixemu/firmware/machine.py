@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from . import notices
 from .registry import ScriptReset
+from .mp_args import stream_write_span as _stream_write_span
 
 PWRON_RESET = 0
 HARD_RESET = 0
@@ -52,6 +53,15 @@ def unique_id() -> bytes:
     return _UNIQUE_ID
 
 
+def _to_console(data: bytes) -> None:
+    """Bytes written to the REPL's UART: the serial terminal shows them, as print's would be."""
+    from .state import current
+
+    stream = current().console.stdout
+    stream.write(data.decode("utf-8", "replace"))
+    stream.flush()
+
+
 def _bytes_of(buf: Any) -> bytes:
     if isinstance(buf, int):
         return bytes([buf & 0xFF])
@@ -71,15 +81,17 @@ class UART:
     firmware's ``MP_EAGAIN`` does. With nothing wired, a notice says once that writes go nowhere.
     """
 
-    UART1, UART2, UART3, UARTHS = 0, 1, 2, 3
+    #: UART_DEVICE_1..3 of the K210 SDK, and MICROPY_UARTHS_DEVICE (mpconfigboard.h): 3 is UART_DEVICE_MAX
+    UART1, UART2, UART3, UARTHS = 0, 1, 2, 4
     PARITY_ODD, PARITY_EVEN = 1, 2
 
     def __init__(self, uart: int, *args: Any, **kwargs: Any):
         from .mp_args import int_arg
 
         self.id = int_arg(uart)
-        if not 0 <= self.id <= self.UARTHS:
-            raise ValueError(f"[MAIXPY]UART:invalid uart number {self.id}")
+        if self.id < 0 or self.id == 3 or self.id > self.UARTHS:
+            # machine_uart_make_new formats the number with %b, which MicroPython prints as a bool
+            raise ValueError("[MAIXPY]UARTtrue:does not exist")
         self._active = False
         self.init(*args, **kwargs)
 
@@ -116,11 +128,16 @@ class UART:
 
         return current().uart
 
-    def write(self, buf: Any) -> int:
-        data = _bytes_of(buf)
+    def write(self, buf: Any, *span: Any) -> int:
+        """``write(buf[, max_len])`` or ``write(buf, off, max_len)``: MicroPython's stream write."""
+        data = _stream_write_span(_bytes_of(buf), span)
         if not self._active:
             return 0
         bus = self._bus()
+        if bus.repl is self:
+            _to_console(data)
+            bus.write(self.id, data)
+            return len(data)
         if not bus.connected(self.id):
             notices.notice_once(f"machine.UART{self.id}.write", f"machine.UART({self.id}) is not connected to "
                                 f"anything; writes are dropped (first write: {data[:40]!r}; wire it with "
@@ -172,11 +189,27 @@ class UART:
         self._active = False
 
     @staticmethod
-    def repl_uart() -> None:
-        return None
+    def repl_uart() -> "UART":
+        """The UART the REPL talks on: at boot, UARTHS at 115200 8N1 (maixpy_main.c); its writes are
+        what the serial terminal (here: the console) shows."""
+        bus = UART._bus()
+        if bus.repl is None:
+            bus.repl = UART(UART.UARTHS, 115200, 8, None, 1)
+        return bus.repl
 
     @staticmethod
     def set_repl_uart(uart: Any) -> None:
+        """``machine_set_uart_repl_uart``: deinit the REPL's UART, attach ``uart``; returns None.
+        The console stays the PC's terminal: output does not move to the new UART's line."""
+        if not isinstance(uart, UART):
+            raise TypeError(f"UART.set_repl_uart({type(uart).__name__}): the firmware casts its argument to a "
+                            "UART without checking and faults on anything else; pass a machine.UART")
+        bus = UART._bus()
+        if bus.repl is not None and bus.repl is not uart:
+            bus.repl.deinit()
+        bus.repl = uart
+        notices.notice_once("machine.UART.set_repl_uart", f"UART.set_repl_uart({uart!r}): on the board the "
+                            "REPL (print, input) now uses that UART's pins; here the console stays the terminal")
         return None
 
     def __repr__(self) -> str:

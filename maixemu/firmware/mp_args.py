@@ -59,3 +59,18 @@ def require_list(value: Any) -> list:
 
 
 __all__ = ["int_arg", "float_arg", "items_of", "fixed_items", "assert_type", "require_list"]
+
+
+def stream_write_span(data: bytes, extra: tuple) -> bytes:
+    """The bytes MicroPython's stream ``write(buf[, max_len])`` / ``write(buf, off, max_len)`` sends
+    (ced340d py/stream.c ``stream_write_method``, the ``write`` of UART, sockets and files):
+    ``off`` past the end sends nothing; lengths are ``size_t``, so a negative one means "all"."""
+    if len(extra) > 2:
+        raise TypeError(f"function expected at most 4 arguments, got {len(extra) + 2}")
+    size = (1 << 64) - 1
+    off, max_len = 0, size
+    if len(extra) == 1:
+        max_len = int_arg(extra[0]) & size
+    elif len(extra) == 2:
+        off, max_len = min(int_arg(extra[0]) & size, len(data)), int_arg(extra[1]) & size
+    return data[off: off + max_len]

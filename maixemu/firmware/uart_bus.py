@@ -2,7 +2,8 @@
 
 On a board a UART's TX pin goes somewhere (another device, or — with a jumper — another UART's RX).
 Here one :class:`UartBus` per board (``current().uart``) keeps, per UART device (``UART.UART1`` = 0,
-``UART2`` = 1, ``UART3`` = 2, ``UARTHS`` = 3, as the firmware numbers them):
+``UART2`` = 1, ``UART3`` = 2, ``UARTHS`` = 4 (``MICROPY_UARTHS_DEVICE``; 3 is ``UART_DEVICE_MAX``), as the
+firmware numbers them):
 
 * ``rx``: bytes that arrived and were not read yet (bounded by the UART's ``read_buf_len``, as the
   firmware's ring buffer: what does not fit is lost);
@@ -21,7 +22,9 @@ import threading
 from collections.abc import Callable
 
 #: Firmware names of the UART devices -> their numbers (``machine_uart.c`` / the K210 SDK).
-UART_IDS = {"UART1": 0, "UART2": 1, "UART3": 2, "UARTHS": 3}
+UART_IDS = {"UART1": 0, "UART2": 1, "UART3": 2, "UARTHS": 4}
+#: Device number -> firmware name
+UART_NAMES = {number: name for name, number in UART_IDS.items()}
 #: ``MAIX_UART_BUF``: the default receive buffer
 DEFAULT_RX_BUFFER = 2048
 
@@ -60,6 +63,9 @@ class UartBus:
         self.peers: dict[int, Peer] = {}
         #: bytes lost because a receive buffer was full
         self.overflow = 0
+        #: the UART object attached to the REPL (``g_repl_uart_obj``): the boot's UARTHS until
+        #: ``UART.set_repl_uart``; made when first asked for (the firmware makes it at boot)
+        self.repl: object | None = None
 
     def wire(self, tx: int, rx: int) -> None:
         self.loops.setdefault(tx, []).append(rx)

@@ -22,6 +22,7 @@ import socket as _host
 import time
 from typing import Any
 
+from .mp_args import stream_write_span as _stream_write_span
 from .mp_builtins import buffer_bytes
 from .state import current
 
@@ -112,7 +113,9 @@ class socket:  # noqa: N801 - the firmware's name
             raise OSError(errno.EPIPE, "EPIPE") from None
         return len(payload)
 
-    write = send
+    def write(self, data: Any, *span: Any) -> int:
+        """``write(buf[, max_len])`` / ``write(buf, off, max_len)``: the stream write (``send`` has no length)."""
+        return self.send(_stream_write_span(buffer_bytes(data), span))
 
     def sendto(self, data: Any, address: Any) -> int:
         sock = self._host_socket()

@@ -410,8 +410,9 @@ class MaixPyRunner:
 def _uart_sent(board: Board) -> dict[str, bytes]:
     if "uart" not in vars(board.state):
         return {}
-    names = {0: "UART1", 1: "UART2", 2: "UART3", 3: "UARTHS"}
-    return {names.get(device, str(device)): bytes(data) for device, data in sorted(board.state.uart.sent.items())
+    from ..firmware.uart_bus import UART_NAMES
+
+    return {UART_NAMES.get(device, str(device)): bytes(data) for device, data in sorted(board.state.uart.sent.items())
             if data}
 
 

@@ -47,10 +47,11 @@ class UART:
         """Read into a buffer; the count or None."""
     def readchar(self) -> int:
         """One byte as int (-1 if none)."""
-    def write(self, buf: _Out) -> int:
-        """Send bytes; returns the count."""
+    def write(self, buf: _Out, *span: int) -> int:
+        """Send bytes (``write(buf, max_len)``, ``write(buf, off, max_len)``); returns the count."""
     @staticmethod
-    def repl_uart() -> None: ...
+    def repl_uart() -> UART | None:
+        """The UART the REPL uses (UARTHS at boot)."""
     @staticmethod
     def set_repl_uart(uart: Any) -> None: ...
 

@@ -129,6 +129,22 @@ def test_ulffd_against_its_tflite_reports_cosine_and_agreement(tmp_path):
     assert "plots/error_histogram.png" in html and (report / "plots" / "error_histogram.png").is_file()
 
 
+
+def test_without_mean_and_std_the_best_agreeing_usual_normalisation_is_used_and_named(tmp_path):
+    """The kmodel does not keep its float model's normalisation; raw 0..255 (the old default) gave
+    cosines near 0.1 on ULFD, which looks like a broken model. Unset, the usual ones are tried."""
+    model, tflite, faces = ulffd_and_faces(tmp_path / "faces", "face_*.jpg")
+    report = tmp_path / "report"
+    run_eval(model, faces, "--reference", tflite, "--report", report, "--jobs", "1", "--limit", "3")
+    reference = results(report)["reference"]
+    assert reference["cosine_mean"] > 0.85
+    assert reference["normalisation"].endswith("give --mean/--std to set it")
+    assert reference["mean"] != [0.0] or reference["std"] != [1.0]
+    raw = tmp_path / "raw"
+    run_eval(model, faces, "--reference", tflite, "--mean", "0", "--report", raw, "--jobs", "1", "--limit", "3")
+    assert results(raw)["reference"]["normalisation"] == "given"
+    assert results(raw)["reference"]["cosine_mean"] < 0.5
+
 def test_device_and_file_inputs_differ_by_the_input_path(tmp_path):
     """The float model always reads the file; the kmodel's device input adds RGB565 rounding."""
     model, tflite, faces = ulffd_and_faces(tmp_path / "faces", "face_21.jpg")

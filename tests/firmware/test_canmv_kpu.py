@@ -580,3 +580,25 @@ def test_buffers_larger_than_the_boards_ram_fail_like_malloc(card):
         kpu.load_kmodel("/sd/big.kmodel")
     with pytest.raises(ValueError, match="^Model size error!"):
         KPU().load("/sd/big.kmodel")  # the feat/kpu build stops at 5 MiB
+
+
+def test_a_short_raw_input_is_noticed_once_on_the_board_console(card, capsys):
+    """The KPU reads as many bytes as the model takes: a short buffer gives garbage on the board.
+    The notice goes to the board console's stderr (a runner's capture sees it), once per run."""
+    kpu = KPU()
+    kpu.load_kmodel(card.put("ld5.kmodel", model("99-KPU", "face_attribute", "ld5.kmodel")))
+    path = card.put("short.bin", bytes(100))
+    capsys.readouterr()
+    for _ in range(3):
+        kpu.run_with_output(path, getlist=True)
+    err = capsys.readouterr().err
+    assert err.count("the input has 100 bytes, the model reads 49152") == 1, err
+    assert err.startswith("[maixemu] ")
+
+
+def test_features_of_different_lengths_are_noticed_once(card, capsys):
+    kpu = KPU()
+    capsys.readouterr()
+    for _ in range(2):
+        assert kpu.Feat.compare([1.0, 0.0, 0.0], [1.0, 0.0]) == 100.0
+    assert capsys.readouterr().err.count("Feat.compare got features of 3 and 2 values") == 1

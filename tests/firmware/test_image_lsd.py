@@ -102,3 +102,17 @@ def test_the_lsd_kernels_equal_their_python_and_the_pixel_iterator():
             n, ang = fn(angles, used, fm.COS, fm.SIN, x, y, fm.cosf(a0), fm.sinf(a0), a0, F(0.4), rx, ry)
             outs.append((n, F(ang).tobytes(), rx[:n].tolist(), ry[:n].tolist(), used.tobytes()))
         assert outs[0] == outs[1]
+
+
+def test_merging_a_zero_length_segment_divides_by_zero_as_the_k210_does():
+    """line.c merge_alot divides by the first segment's x extent; for a zero-length segment that
+    is 0/0, which RISC-V's ``div`` answers with -1 instead of trapping. Worked by hand from the C:
+    lnk = (10,10)-(10,10), tmp = (11,10)-(30,10), both theta 0: merge_line finds (11,10) within 10
+    of (10,10); the horizontal branch keeps tmp's ends (length_0 <= length_1):
+    y1 = 10 - (0 / 0) = 11, y2 = 10 + (0 / 0) = 9, x from min(10, 11) to max(30, 10)."""
+    line = dict(x1=10, y1=10, x2=10, y2=10, length=0, magnitude=5, theta=0, rho=10)
+    other = dict(x1=11, y1=10, x2=30, y2=10, length=19, magnitude=7, theta=0, rho=11)
+    merged = _lsd.merge_alot([line, other], 10, 25)
+    assert [(m["x1"], m["y1"], m["x2"], m["y2"]) for m in merged] == [(10, 11, 30, 9)]
+    assert merged[0]["magnitude"] == 5  # the first line's fields stay
+

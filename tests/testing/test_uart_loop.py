@@ -79,3 +79,49 @@ def test_cli_uart_loop(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "maixemu", "run", str(script), "--lcd", "none", "-q",
                           "--uart-loop", "4:1"], capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert bad.returncode == 2 and "unknown UART '4'" in bad.stderr
+
+
+def test_write_takes_micropythons_stream_length_and_offset(maixpy):
+    """py/stream.c stream_write_method (MicroPython ced340d): write(buf, max_len) and
+    write(buf, off, max_len); an offset past the end sends nothing; a fifth argument is refused."""
+    code = """
+from machine import UART
+u = UART(UART.UART1, 115200)
+print(u.write(b"abcdef", 3), u.write(b"abcdef", 4, 10), u.write(b"xyz", 9, 1), u.write("hi", 100))
+try:
+    u.write(b"a", 0, 1, 2)
+except TypeError as e:
+    print(e)
+"""
+    result = maixpy.run(code=code, uart={1: b""})
+    assert result.ok, result.stderr
+    assert result.lines == ["3 2 0 2", "function expected at most 4 arguments, got 5"]
+    assert result.uart_sent == {"UART1": b"abcefhi"}
+
+
+def test_uart_numbers_and_the_repl_uart(maixpy):
+    """machine_uart.c: UARTHS is MICROPY_UARTHS_DEVICE (4); 3 (UART_DEVICE_MAX) and beyond do not
+    exist, in a message formatted with %b (printed as a bool). repl_uart() is the boot's UARTHS at
+    115200 (maixpy_main.c), whose writes the serial terminal shows; set_repl_uart returns None."""
+    code = """
+from machine import UART
+print(UART.UARTHS)
+for n in (3, 5, -1):
+    try:
+        UART(n)
+    except ValueError as e:
+        print(e)
+repl = UART.repl_uart()
+print(repl)
+print(repl is UART.repl_uart())
+repl.write("through the repl\\n")
+u = UART(UART.UART1, 9600)
+print(UART.set_repl_uart(u), UART.repl_uart() is u)
+"""
+    result = maixpy.run(code=code)
+    assert result.ok, result.stderr
+    assert result.lines == ["4", "[MAIXPY]UARTtrue:does not exist", "[MAIXPY]UARTtrue:does not exist",
+                            "[MAIXPY]UARTtrue:does not exist",
+                            "[MAIXPY]UART5:( baudrate=115200, bits=8, parity=None, stop=1)", "True",
+                            "through the repl", "None True"]
+    assert result.uart_sent == {"UARTHS": b"through the repl\n"}

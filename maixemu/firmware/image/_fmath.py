@@ -361,7 +361,13 @@ def u32(v: int) -> int:
 
 
 def cdiv(a: int, b: int) -> int:
-    """C integer division of Python ints (truncates toward zero)."""
+    """C integer division of Python ints (truncates toward zero), as the K210 does it.
+
+    Division by zero does not trap on RISC-V: ``div`` returns -1 (all bits set; the M extension's
+    rule), so imlib's C code carries on where Python would raise — e.g. ``merge_alot`` (line.c)
+    dividing by the x extent of a zero-length segment from ``find_line_segments``."""
+    if b == 0:
+        return -1
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b > 0) else -q
 

@@ -17,6 +17,7 @@ import errno
 import sys
 import numpy as np
 
+from ..notices import notice_once
 from .errors import with_advice
 from .region import region_layer
 from . import algorithm, probe
@@ -388,8 +389,9 @@ class Feat:
         if len(f0) != len(f1) and len(f0) > algorithm.MAX_FEATURE_LEN:
             raise ValueError("feature len not equal")
         if len(f0) != len(f1):
-            print(f"[maixemu] Feat.compare got features of {len(f0)} and {len(f1)} values; the firmware compares "
-                  f"{len(f0)} and reads past the shorter one (zeros here)", file=sys.stderr)
+            notice_once(f"feat-compare-len:{len(f0)}:{len(f1)}",
+                        f"Feat.compare got features of {len(f0)} and {len(f1)} values; the firmware compares "
+                        f"{len(f0)} and reads past the shorter one (zeros here)")
             f1 = (list(f1) + [0.0] * len(f0))[: len(f0)]
         score = algorithm.feature_score([float_arg(v) for v in f0], [float_arg(v) for v in f1])
         slot.record_score("KPU.Feat.compare", score, len(f0))

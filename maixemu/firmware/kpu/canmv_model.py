@@ -9,7 +9,6 @@ The model memory is counted against the same budget as the legacy ``KPU`` module
 from __future__ import annotations
 
 import hashlib
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,6 +19,7 @@ from ...kmodel.k210 import K210_MAIN_MEMORY_BYTES
 from .. import ai_memory, ide_events
 from . import calls as kpu_calls
 from . import loader as kpu_loader
+from ..notices import notice_once
 from .errors import with_advice
 from . import probe
 
@@ -190,10 +190,10 @@ def run_model(loaded: LoadedModel, flat: np.ndarray, call: str) -> None:
     spec = loaded.model.inputs[0]
     data = np.asarray(flat, dtype=np.uint8).reshape(-1)
     if data.size != spec.nbytes:
-        print(
-            f"[maixemu] {call}: the input has {data.size} bytes, the model reads {spec.nbytes} (shape {spec.shape}); "
+        notice_once(
+            f"kpu-input-size:{call}:{data.size}:{spec.nbytes}",
+            f"{call}: the input has {data.size} bytes, the model reads {spec.nbytes} (shape {spec.shape}); "
             "the device reads past or short of the buffer and the result is garbage",
-            file=sys.stderr,
         )
         data = np.resize(data, spec.nbytes) if data.size else np.zeros(spec.nbytes, np.uint8)
     x = data.view(spec.dtype).reshape(spec.shape) if np.dtype(spec.dtype).itemsize > 1 else data.reshape(spec.shape)
