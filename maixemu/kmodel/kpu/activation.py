@@ -208,7 +208,7 @@ def _rising_steps(x0: int, y: int, s: int, bias: int, d_lo: int, d_hi: int) -> n
     if y == 0:  # t = 0: the output is clip(bias) over the whole segment
         p = np.where(_K_LEVELS <= bias, d_lo, d_hi + 1)
     else:
-        if s <= 50:  # k·2**s fits int64 for |k| <= 2**8 + 255
+        if s <= 50:  # |k| < 2**8, so k·2**s and the quotients below fit int64
             k = _K_LEVELS - bias
             t = k << s if s == 0 else (k << s) - (1 << (s - 1)) + (k & 1)
             p = x0 - ((-t) // y)  # x0 + ceil(t / y), exact in int64
