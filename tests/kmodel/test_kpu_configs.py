@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import kpu_reference as ref
+from _shared import shared_path
 from maixemu.kmodel import load_kmodel
 from maixemu.kmodel import kpu as K
 from maixemu.kmodel.build import Activation, ConvSpec, V3Builder
@@ -202,6 +203,70 @@ def test_activation_ties_round_half_to_even():
     got = K.activate(bn, act)
     want = [ref.activation(int(v), Activation.relu().encode()) for v in bn]
     assert got.tolist() == want == [0, 2, 2, 1, 1, 0, 0]
+
+
+def _random_activation(rng) -> K.ActivationTable:
+    """Any 16 segments the format can hold: unsorted starts, negative and zero slopes, shifts
+    0..63 (clamped to 60), biases 0..255."""
+    span = int(rng.choice([1 << 8, 1 << 16, 1 << 24]))
+    return K.ActivationTable(
+        x_start=np.sort(rng.integers(-span, span, size=16)) if rng.random() < 0.7 else rng.integers(-span, span, size=16),
+        y_mul=rng.choice([rng.integers(-40000, 40000, size=16), rng.integers(-3, 4, size=16), rng.integers(0, 1 << 15, size=16)]),
+        shift=rng.choice([rng.integers(0, 64, size=16), rng.integers(0, 4, size=16), rng.integers(14, 24, size=16)]),
+        bias=rng.integers(0, 256, size=16),
+    )
+
+
+@NUMPY_PATH_DETAIL
+def test_activation_table_equals_the_exact_activation_entry_by_entry():
+    """``activation_lut`` fills tables as runs between computed steps (rising segments) and
+    entry by entry only where a falling segment is not clipped: every entry must still be the
+    int64 ``activate`` of its bn, ties, clipping and the falling segments' rounding included."""
+    rng = np.random.default_rng(2024)
+    checked = 0
+    while checked < 150:
+        act = _random_activation(rng)
+        first = int(act.x_start.min())
+        lo = first + 1 + int(rng.integers(0, 1 << int(rng.integers(0, 20))))
+        hi = lo + int(rng.integers(0, 1 << int(rng.integers(0, 18))))
+        bn = np.arange(lo, hi + 1, dtype=np.int64)
+        np.testing.assert_array_equal(K.activation_lut(act, lo, hi), K.activate(bn, act), err_msg=f"{act} {lo} {hi}")
+        checked += 1
+    with pytest.raises(Exception, match="below every activation segment start"):
+        K.activation_lut(_random_activation(rng), -(1 << 30), -(1 << 30) + 10)
+
+
+@NUMPY_PATH_DETAIL
+def test_activation_table_of_the_shared_models_equals_the_exact_activation():
+    """The same on every activation and range the sample models' layers ask for."""
+    from maixemu.kmodel.kpu import activation
+
+    asked = []
+    real = activation.activation_lut
+
+    def spy(act, lo, hi):
+        asked.append((act, lo, hi))
+        return real(act, lo, hi)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(activation, "activation_lut", spy)
+        mp.setattr(activation, "_LUT_CACHE", {})
+        mp.setattr(activation, "_CENTERED_CACHE", {})
+        from maixemu.kmodel.kpu import hwc
+        mp.setattr(hwc, "activation_lut", spy)
+        for name in ("v4/ulffd_landmark", "v4/slim_320_face", "v3/face_detect_320x240"):
+            path = shared_path("models", *f"{name}.kmodel".split("/"))
+            if not path.exists():
+                pytest.skip(f"{path} is not there")
+            load_kmodel(path.read_bytes())
+    assert asked
+    rng = np.random.default_rng(7)
+    for act, lo, hi in asked:
+        got = real(act, lo, hi)
+        # every entry next to a change of value (where a wrong step would show), plus random ones
+        change = np.flatnonzero(got[1:] != got[:-1])
+        at = np.unique(np.concatenate([change, change + 1, [0, hi - lo], rng.integers(0, hi - lo + 1, size=20000)]))
+        np.testing.assert_array_equal(got[at], K.activate(lo + at, act))
 
 
 def test_sixteen_bit_weights():

@@ -63,7 +63,13 @@ def kernel(fn=None, *, lists: tuple[int, ...] = (), writes: tuple[int, ...] = ()
         nonlocal compiled_fn
         if compiled_fn is None:
             nb = _numba()
-            compiled_fn = nb.njit(cache=True, nogil=True)(fn) if nb is not None else python
+            if nb is None:
+                compiled_fn = python
+            else:
+                from ...kmodel.kpu.fast import numba_cache_in
+
+                with numba_cache_in():  # the user's cache folder, as the KPU kernels
+                    compiled_fn = nb.njit(cache=True, nogil=True)(fn)
         return compiled_fn(*args)
 
     run.__name__ = fn.__name__

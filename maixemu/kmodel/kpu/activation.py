@@ -152,29 +152,35 @@ def _centered_lut(act: ActivationTable, lo: int, hi: int) -> np.ndarray:
 
 
 def activation_lut(act: ActivationTable, lo: int, hi: int) -> np.ndarray:
-    """``activate(arange(lo, hi+1))`` as uint8, computed segment by segment (cached per table)."""
+    """``activate(arange(lo, hi+1))`` as uint8, built segment by segment (cached per table).
+
+    A table can have 16 M entries but at most 256 different values per segment, so it is not
+    computed entry by entry: where ``y_mul >= 0`` a segment's output is a non-decreasing step
+    function of bn whose steps ``_rising_steps`` finds exactly from the rounding's thresholds,
+    and the table is filled as runs. Only a falling segment (``y_mul < 0``, whose rounding is
+    not monotone) is evaluated entry by entry, and only where it is not clipped to 0.
+    """
     key = (act.x_start.tobytes(), act.y_mul.tobytes(), act.shift.tobytes(), act.bias.tobytes(), lo, hi)
     hit = _LUT_CACHE.get(key)
     if hit is not None:
         return hit
     out = np.empty(hi - lo + 1, dtype=np.uint8)
     xs = [int(v) for v in act.x_start]
-    filled = np.zeros(hi - lo + 1, dtype=bool)
+    covered = 0
     for i in range(16):
         d_lo = max(xs[i] + 1, lo)
         d_hi = min(min(xs[i + 1 :], default=hi), hi)
         if d_lo > d_hi:
             continue
         sh = min(int(act.shift[i]), 60)
-        # in pieces: the int64 temporaries of a 16M-entry table would otherwise take ~1 GB
-        for p_lo in range(d_lo, d_hi + 1, _LUT_PIECE):
-            p_hi = min(p_lo + _LUT_PIECE - 1, d_hi)
-            bn = np.arange(p_lo, p_hi + 1, dtype=np.int64)
-            t = (bn - xs[i]) * int(act.y_mul[i])
-            r = round_shift(t, np.int64(sh)) + int(act.bias[i])
-            out[p_lo - lo : p_hi - lo + 1] = np.clip(r, 0, 255)
-        filled[d_lo - lo : d_hi - lo + 1] = True
-    if not filled.all():
+        y, bias = int(act.y_mul[i]), int(act.bias[i])
+        part = out[d_lo - lo : d_hi - lo + 1]
+        if y >= 0:
+            part[:] = np.repeat(_LEVELS, np.diff(_rising_steps(xs[i], y, sh, bias, d_lo, d_hi)))
+        else:
+            _falling_segment(part, xs[i], y, sh, bias, d_lo, d_hi)
+        covered += d_hi - d_lo + 1
+    if covered != hi - lo + 1:  # (the domains of the segments picked are disjoint)
         raise KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start")
     global _LUT_CACHE_BYTES
     if len(_LUT_CACHE) > 64 or _LUT_CACHE_BYTES + out.nbytes > _LUT_CACHE_MAX_BYTES:
@@ -183,6 +189,49 @@ def activation_lut(act: ActivationTable, lo: int, hi: int) -> np.ndarray:
     _LUT_CACHE[key] = out
     _LUT_CACHE_BYTES += out.nbytes
     return out
+
+
+_LEVELS = np.arange(256, dtype=np.uint8)
+_K_LEVELS = np.arange(1, 256, dtype=np.int64)
+
+
+def _rising_steps(x0: int, y: int, s: int, bias: int, d_lo: int, d_hi: int) -> np.ndarray:
+    """The run boundaries of a segment with ``y_mul = y >= 0`` on bn in ``[d_lo, d_hi]``:
+    ``[d_lo, p_1, ..., p_255, d_hi + 1]`` where ``p_v`` (clamped to the domain) is the smallest
+    bn whose output is at least ``v``, so output ``v`` fills ``[p_v, p_v+1)``.
+
+    On the segment ``t = (bn − x0)·y > 0`` and ``round_shift(t, s)`` is round-half-to-even of
+    ``t / 2**s``: it reaches ``k`` from ``t = k·2**s − 2**(s−1)`` (``+1`` for odd ``k``, whose
+    tie rounds down to the even ``k−1``); ``s = 0`` is ``t`` itself. Output ``v`` (1..255) needs
+    ``round_shift(t, s) >= v − bias``, i.e. ``bn >= x0 + ceil(T(v − bias) / y)``.
+    """
+    if y == 0:  # t = 0: the output is clip(bias) over the whole segment
+        p = np.where(_K_LEVELS <= bias, d_lo, d_hi + 1)
+    else:
+        if s <= 50:  # |k| < 2**8, so k·2**s and the quotients below fit int64
+            k = _K_LEVELS - bias
+            t = k << s if s == 0 else (k << s) - (1 << (s - 1)) + (k & 1)
+            p = x0 - ((-t) // y)  # x0 + ceil(t / y), exact in int64
+        else:
+            ks = [v - bias for v in range(1, 256)]
+            p = np.array([x0 - ((-(((k << s) - (1 << (s - 1)) + (k & 1)))) // y) for k in ks], dtype=object)
+        p = np.clip(p, d_lo, d_hi + 1).astype(np.int64)
+    return np.concatenate(([d_lo], p, [d_hi + 1]))
+
+
+def _falling_segment(part: np.ndarray, x0: int, y: int, s: int, bias: int, d_lo: int, d_hi: int) -> None:
+    """Fill ``part`` (bn ``d_lo..d_hi``) for a segment with ``y_mul = y < 0``, entry by entry
+    where the output can be above 0. There ``t = (bn − x0)·y < 0`` and ``round_shift(t, s)`` is
+    below ``t / 2**s + 1``, so from ``t <= −(bias + 1)·2**s`` on the output is 0."""
+    zero_from = x0 - ((-((bias + 1) << s)) // -y)  # x0 + ceil((bias + 1)·2**s / |y|)
+    end = min(d_hi, zero_from - 1)
+    part[max(end - d_lo + 1, 0) :] = 0
+    for p_lo in range(d_lo, end + 1, _LUT_PIECE):
+        # in pieces: the int64 temporaries of a 16M-entry table would otherwise take ~1 GB
+        p_hi = min(p_lo + _LUT_PIECE - 1, end)
+        bn = np.arange(p_lo, p_hi + 1, dtype=np.int64)
+        r = round_shift((bn - x0) * y, np.int64(s)) + bias
+        part[p_lo - d_lo : p_hi - d_lo + 1] = np.clip(r, 0, 255)
 
 
 #: Tables bigger than this (entries) are looked up in two levels when they allow it: a random
@@ -200,9 +249,10 @@ def unit_step_buckets(lut: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] |
     value goes up, +inf if it does not in that bucket). Returns ``(2**-j, first, step)`` or None.
     """
     n = lut.size
-    d = np.diff(lut.astype(np.int16))
-    where = np.flatnonzero(d)
-    if where.size == 0 or (d[where] != 1).any():
+    # (a boolean "changes here" array: numpy finds its few set entries ~15x faster than those
+    # of an int16 difference)
+    where = np.flatnonzero(lut[1:] != lut[:-1])
+    if where.size == 0 or (lut[where + 1].astype(np.int16) - lut[where] != 1).any():
         return None
     steps = where + 1  # lut[steps[k]] == lut[steps[k] - 1] + 1
     gap = int(np.diff(steps).min()) if steps.size > 1 else n

@@ -64,23 +64,31 @@ def cache_dir() -> Path:
         return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "maixemu" / "numba"
 
 
+_CACHE_DIR_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
-def _numba_cache_in(path: Path) -> Iterator[None]:
-    """Point numba's cache at ``path`` while our kernels are decorated, and only then (numba
-    fixes a function's cache location when ``cache=True`` is applied): user code's own cached
-    functions keep numba's default location."""
+def numba_cache_in(path: Path | None = None) -> Iterator[None]:
+    """Point numba's cache at ``path`` (default ``cache_dir()``) while our kernels are decorated,
+    and only then (numba fixes a function's cache location when ``cache=True`` is applied): user
+    code's own cached functions keep numba's default location. Every compiled kernel of maixemu
+    (the KPU's here, the image module's in ``firmware.image._jit``) is decorated inside this, so
+    none is written next to the installed sources (with ``pip install -e``, the user's checkout).
+    One lock, because the setting is process-wide and two threads may decorate at once."""
     from numba.core import config
 
-    previous = config.CACHE_DIR
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        config.CACHE_DIR = str(path)
-    except OSError:  # an unwritable cache folder: numba then warns and compiles in memory
-        pass
-    try:
-        yield
-    finally:
-        config.CACHE_DIR = previous
+    path = cache_dir() if path is None else path
+    with _CACHE_DIR_LOCK:
+        previous = config.CACHE_DIR
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            config.CACHE_DIR = str(path)
+        except OSError:  # an unwritable cache folder: numba then warns and compiles in memory
+            pass
+        try:
+            yield
+        finally:
+            config.CACHE_DIR = previous
 
 
 def kernels() -> ModuleType | None:
@@ -94,7 +102,7 @@ def kernels() -> ModuleType | None:
             try:
                 import numba  # noqa: F401
 
-                with _numba_cache_in(cache_dir()):
+                with numba_cache_in():
                     from . import kernels as compiled
                 _KERNELS = compiled
             except ImportError as exc:
