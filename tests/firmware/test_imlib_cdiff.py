@@ -32,3 +32,12 @@ def test_mul_invert_with_black_keeps_the_pixels_as_the_reassociated_float_code_d
     img = rgb([[0x2108, 0x0841, 0xEF79, 0xD6B2]])
     img.mul(rgb([[0] * 4]), invert=True)
     assert img._pix.tolist() == [[0x2108, 0x0841, 0xEF79, 0xD6B2]]
+
+
+def test_rgb_to_lab_divides_by_the_white_point_as_reciprocal_products():
+    # from the firmware's C (harness build, FMA and no-FMA agree) on these (r, g, b): -ffast-math
+    # compiles ``/ 95.047f`` as ``* (1 / 95.047f)``; true division gave A -54, B 5, A 81, A -15
+    assert image.rgb_to_lab((60, 190, 100)) == (69, -53, 40)
+    assert image.rgb_to_lab((76, 152, 130)) == (59, -40, 6)
+    assert image.rgb_to_lab((84, 32, 252)) == (37, 82, -95)
+    assert image.rgb_to_lab((130, 166, 148)) == (66, -14, 4)
