@@ -23,8 +23,6 @@ from collections.abc import Callable
 
 #: Firmware names of the UART devices -> their numbers (``machine_uart.c`` / the K210 SDK).
 UART_IDS = {"UART1": 0, "UART2": 1, "UART3": 2, "UARTHS": 4}
-#: Device number -> firmware name
-UART_NAMES = {number: name for name, number in UART_IDS.items()}
 #: ``MAIX_UART_BUF``: the default receive buffer
 DEFAULT_RX_BUFFER = 2048
 

@@ -32,7 +32,10 @@ class TensorSpec:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        n = 1  # (a plain product: read on every run() to check the input, np.prod costs µs)
+        for d in self.shape:
+            n *= int(d)
+        return n
 
     @property
     def nbytes(self) -> int:
@@ -118,6 +121,8 @@ def check_input(spec: TensorSpec, x: np.ndarray, index: int = 0) -> np.ndarray:
             f"input {index} has {arr.size} elements (shape {tuple(arr.shape)}), the model expects "
             f"shape {spec.shape} ({spec.size} elements, {np.dtype(spec.dtype).name}, {spec.layout})"
         )
+    if arr.dtype == spec.dtype and arr.shape == spec.shape and arr.flags.c_contiguous:
+        return arr  # the common case, checked without a copy
     if arr.dtype != spec.dtype:
         if np.dtype(spec.dtype) == np.uint8 and arr.dtype.kind == "f":
             raise KmodelRuntimeError(

@@ -410,9 +410,8 @@ class MaixPyRunner:
 def _uart_sent(board: Board) -> dict[str, bytes]:
     if "uart" not in vars(board.state):
         return {}
-    from ..firmware.uart_bus import UART_NAMES
-
-    return {UART_NAMES.get(device, str(device)): bytes(data) for device, data in sorted(board.state.uart.sent.items())
+    names = {0: "UART1", 1: "UART2", 2: "UART3", 4: "UARTHS"}  # the firmware's numbers (firmware.uart_bus.UART_IDS)
+    return {names.get(device, str(device)): bytes(data) for device, data in sorted(board.state.uart.sent.items())
             if data}
 
 

@@ -42,11 +42,7 @@ FINDER_GROUPS = frozenset({"find_lines", "find_circles", "find_line_segments", "
                            "find_apriltags", "find_template", "get_regression"})
 
 #: Cases that do not give the firmware's answer yet: id -> why. Remove an entry when it passes.
-KNOWN_MISMATCH: dict[str, str] = {
-    "372_find_apriltags": "[imgfind2] everything but one tag's decision_margin equals the no-FMA build (pose "
-                          "through the ported float32 SVD); that margin is 119.99999 for 120.0: the white "
-                          "graymodel's Cholesky solve rounds C2 to 254.99998 here as GCC -Os -ffast-math builds it",
-}
+KNOWN_MISMATCH: dict[str, str] = {}
 
 
 # ---------------------------------------------------------------------- loading

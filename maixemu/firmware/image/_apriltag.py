@@ -6,19 +6,23 @@ rotations), reconciliation of overlapping duplicates, then the outputs ``imlib_f
 builds: truncated corners (``p[3]..p[0]``), centroid, ``decision_margin / 255`` and the pose from
 ``homography_to_pose(H, -fx, fy, cx, cy)``. ``goodness`` is 0: the firmware does not refine the pose.
 
-Where the arithmetic comes from: the gray models, sampling and pose formulas follow the firmware's
-float32 code; the two SVDs (the homography's null vector, the polar decomposition of the rotation)
-are computed in double precision and rounded to float32 — the firmware's own float32 Jacobi SVD is
-not ported, so the last bits of the pose (and, rarely, a sampled pixel) can differ.
+Where the arithmetic comes from: apriltag.c ``#define``s ``double`` as ``float`` and the firmware
+builds it with ``-Os -ffast-math -fsingle-precision-constant``, so every formula here is float32 in
+the order GCC emits it (read from its optimised tree dump; ``tests/firmware/test_image_apriltag_decode.py``
+lists the regroupings and checks them against the mirror's C): the gray models' solve, the rows of
+``homography_project``, the margin sums of ``quad_decode`` and the ``/ 255`` scaling. The two SVDs
+(the homography's null vector, the polar decomposition of the pose) are ``_apriltag_svd``'s port of
+the firmware's float32 Jacobi SVD. All of it is the no-FMA build (the golden cases' ``expected_nofma``).
 
 Code tables: the families come from OpenCV's AprilTag dictionaries (TAG16H5, TAG25H9, TAG36H10,
 TAG36H11; their grids turned 180 degrees read as the firmware's 64-bit codes, checked on every
 code). ARTOOLKIT is generated: ARToolKitPlus's "simple ID" markers put the 9-bit id into each of
 the four 9-bit fields of the 36-bit code, XORed with that field's fixed mask, so marker ``id``'s
 code is ``(id ^ m0, id ^ m1, id ^ m2, id ^ m3)`` packed most significant first (a test reads the
-firmware's 512 codes from the mirror and compares). TAG25H7 exists on the device but its table (a
-greedy lexicode of the 2010 AprilTag generator, whose complexity rule is not published with it)
-is not bundled: asking for it raises ``NotImplementedError``.
+firmware's 512 codes from the mirror and compares). TAG25H7 (not among OpenCV's dictionaries) is
+generated: ``maixemu/tools/apriltag_families.py`` re-implements the 2010 AprilTag generator's
+greedy lexicode search (it reproduces tag16h5 and the start of the other families code for code)
+and wrote its 242 codes to ``_tag25h7`` (a test compares them with the firmware's table).
 """
 
 from __future__ import annotations
@@ -37,7 +41,6 @@ TAG16H5, TAG25H7, TAG25H9, TAG36H10, TAG36H11, ARTOOLKIT = 1, 2, 4, 8, 16, 32
 _FAMILIES = ((TAG16H5, "DICT_APRILTAG_16h5", 4, 5), (TAG25H7, None, 5, 7), (TAG25H9, "DICT_APRILTAG_25h9", 5, 9),
              (TAG36H10, "DICT_APRILTAG_36h10", 6, 10), (TAG36H11, "DICT_APRILTAG_36h11", 6, 11),
              (ARTOOLKIT, None, 6, 7))
-_NAMES = {TAG25H7: "TAG25H7"}  # families whose code tables are not available
 #: ARToolKitPlus simple-ID field masks (9 bits each, most significant field first)
 ARTOOLKIT_MASKS = (0x0DB, 0x109, 0x14E, 0x027)
 
@@ -47,6 +50,10 @@ def family_codes(flag: int) -> np.ndarray:
     """The family's codes as uint64 (row-major bits, most significant first)."""
     import cv2
 
+    if flag == TAG25H7:
+        from ._tag25h7 import CODES
+
+        return np.array(CODES, np.uint64)
     if flag == ARTOOLKIT:
         ids = np.arange(512, dtype=np.uint64)
         out = np.zeros(512, np.uint64)
@@ -118,22 +125,25 @@ def homography_compute(corr) -> np.ndarray | None:
     return np.array(svd32._multiply(svd32._multiply(Ty, H), Tx), F)  # matd_op("M*M*M"), left to right
 
 
-def project(H: np.ndarray, x, y) -> tuple[np.float32, np.float32]:
-    x, y = F(x), F(y)
+def _project_rows(H: np.ndarray, x, y):
+    """``homography_project``'s three sums in the order GCC ``-Os -ffast-math`` emits them.
+
+    Its reassociation pass regroups the second and third rows (the ones indexed through
+    ``H->ncols``) as ``(H[r][0]*x + H[r][2]) + H[r][1]*y``; the first stays
+    ``(H[0][0]*x + H[0][1]*y) + H[0][2]``. The quotients are two divisions by ``zz``."""
     xx = H[0, 0] * x + H[0, 1] * y + H[0, 2]
-    yy = H[1, 0] * x + H[1, 1] * y + H[1, 2]
-    zz = H[2, 0] * x + H[2, 1] * y + H[2, 2]
+    yy = (H[1, 0] * x + H[1, 2]) + H[1, 1] * y
+    zz = (H[2, 0] * x + H[2, 2]) + H[2, 1] * y
     with np.errstate(divide="ignore", invalid="ignore"):
         return xx / zz, yy / zz
+
+
+def project(H: np.ndarray, x, y) -> tuple[np.float32, np.float32]:
+    return _project_rows(H, F(x), F(y))
 
 
 def project_many(H: np.ndarray, x: np.ndarray, y: np.ndarray):
-    x, y = x.astype(F), y.astype(F)
-    xx = H[0, 0] * x + H[0, 1] * y + H[0, 2]
-    yy = H[1, 0] * x + H[1, 1] * y + H[1, 2]
-    zz = H[2, 0] * x + H[2, 1] * y + H[2, 2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return xx / zz, yy / zz
+    return _project_rows(H, x.astype(F), y.astype(F))
 
 
 def homography_to_pose(H: np.ndarray, fx, fy, cx, cy) -> np.ndarray:
@@ -205,10 +215,10 @@ class _GrayModel:
             M7 = -L7 * M4 / L8
             M8 = F(1) / L8
             B0, B1, B2 = self.B
-            t0 = M0 * B0
             t1 = M3 * B0 + M4 * B1
             t2 = M6 * B0 + M7 * B1 + M8 * B2
-            self.C = [M0 * t0 + M3 * t1 + M6 * t2, M4 * t1 + M7 * t2, M8 * t2]
+            # -ffast-math folds ``M0*tmp[0]`` = ``M0*(M0*B0)`` into ``B0*(M0*M0)`` (a "powmult")
+            self.C = [B0 * (M0 * M0) + M3 * t1 + M6 * t2, M4 * t1 + M7 * t2, M8 * t2]
 
     def interpolate(self, x, y):
         c = self.C
@@ -262,12 +272,14 @@ def quad_decode(flag: int, d: int, h: int, im: np.ndarray, H: np.ndarray):
             continue
         v = F(int(im[iy, ix]))
         thresh = (black.interpolate(tagx, tagy) + white.interpolate(tagx, tagy)) / F(2.0)
+        # ``score += v - thresh`` as -ffast-math reassociates it: ``(v + score) - thresh`` for white,
+        # ``(score - v) + thresh`` for black
         if v > thresh:
-            white_score = white_score + (v - thresh)
+            white_score = (v + white_score) - thresh
             white_count = white_count + F(1)
             rcode |= 1
         else:
-            black_score = black_score + (thresh - v)
+            black_score = (black_score - v) + thresh
             black_count = black_count + F(1)
     entry = quick_decode(flag, d, h, rcode)
     a, b = white_score / white_count, black_score / black_count
@@ -345,6 +357,11 @@ def _reconcile(dets: list[dict]) -> list[dict]:
     return dets
 
 
+#: ``x / 255.0`` under ``-ffast-math -fsingle-precision-constant`` is ``x * (1.0f / 255.0f)``
+#: (``-freciprocal-math`` turns a division by a constant into a multiply by its float reciprocal)
+_INV_255 = F(1) / F(255)
+
+
 def find_apriltags(gray_full: np.ndarray, roi, families: int, fx, fy, cx, cy) -> list[dict]:
     rx, ry, rw, rh = roi
     im = np.ascontiguousarray(gray_full[ry:ry + rh, rx:rx + rw])
@@ -361,8 +378,8 @@ def find_apriltags(gray_full: np.ndarray, roi, families: int, fx, fy, cx, cy) ->
         zr = float(fast_atan2f(pose[1, 0], pose[0, 0]))
         out.append(dict(x=x0, y=y0, w=x1 - x0, h=y1 - y0, id=det["id"], family=det["family"],
                         cx=ftoi(det["c"][0]) + rx, cy=ftoi(det["c"][1]) + ry, rotation=zr,
-                        decision_margin=float(F(det["margin"]) / F(255.0)), hamming=det["hamming"],
-                        goodness=float(F(det["goodness"]) / F(255.0)),
+                        decision_margin=float(F(det["margin"]) * _INV_255), hamming=det["hamming"],
+                        goodness=float(F(det["goodness"]) * _INV_255),
                         x_translation=float(pose[0, 3]), y_translation=float(pose[1, 3]),
                         z_translation=float(pose[2, 3]), x_rotation=xr, y_rotation=yr, z_rotation=zr,
                         corners=(pts[3], pts[2], pts[1], pts[0])))
@@ -416,11 +433,6 @@ class AprilTagMixin:
         if roi[2] < 4 or roi[3] < 4:
             return []
         families = _args.to_int(_args.pick(args, 1, kwargs, "families", TAG36H11))
-        missing = [n for f, n in _NAMES.items() if families & f]
-        if missing:
-            raise NotImplementedError(f"image.Image.find_apriltags: the {' and '.join(missing)} code table "
-                                      "is not bundled with the emulator (TAG16H5, TAG25H9, TAG36H10, "
-                                      "TAG36H11 and ARTOOLKIT are)")
         w, h = self.width(), self.height()
         fx = _args.to_float(_args.pick(args, 2, kwargs, "fx", float(F(F(2.8 / 3.984) * F(w)))))
         fy = _args.to_float(_args.pick(args, 3, kwargs, "fy", float(F(F(2.8 / 2.952) * F(h)))))

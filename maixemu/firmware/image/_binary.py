@@ -4,11 +4,14 @@
   threshold's test passes, each test inverted on its own when ``invert`` (so with several
   thresholds ``invert`` is not the complement of the union). "In" pixels become white (0xFF /
   0xFFFF) and the others black, or with ``zero`` the "in" pixels are zeroed and the rest kept;
-  ``mask`` limits the change (outside the mask ``zero=False`` keeps the old pixel).
+  ``mask`` limits the change (outside the mask ``zero=False`` keeps the old pixel). A BINARY image
+  compares its 0/1 bits with the L bounds; ``to_bitmap`` returns the result as a BINARY image (in
+  place unless ``copy``; in place needs ``w >= 4`` gray / ``w >= 2`` RGB565).
 * ``b_and``/``b_nand``/``b_or``/``b_nor``/``b_xor``/``b_xnor`` (and their ``and``... aliases): in
   MaixPy-v1 the work function of every one of them is commented out (``imlib_b_and`` calls
   nothing), so the device parses the arguments, raises the same errors and leaves the image
-  unchanged. The emulator does exactly that.
+  unchanged. The emulator does exactly that. (On BINARY images ``min``/``max``/``difference``
+  compute AND/OR/XOR on the device: mathop.c's BINARY cases are built.)
 * ``erode(size, threshold, mask)`` / ``dilate``: a set pixel (erode) or a clear pixel (dilate) of the
   binary view (gray > 127, RGB565 gray >= 128) counts the set pixels of its (2k+1)^2 window (edge
   pixels repeated; erode leaves the centre out) and becomes black when fewer than ``threshold`` are
@@ -23,6 +26,7 @@ import numpy as np
 
 from . import _args
 from ._core import GRAYSCALE, RGB565
+from ..pixformat import BINARY
 from ._lab import any_threshold, parse_thresholds
 from ._pixels import Window, binary_max, keyword_mask, ksize, mask_pixels, operand, to_binary
 
@@ -37,8 +41,8 @@ class BinaryMixin:
         mask = keyword_mask(args, 2, kwargs)
         to_bitmap = bool(_args.to_int(_args.pick(args, 3, kwargs, "to_bitmap", False)))
         copy = bool(_args.to_int(_args.pick(args, 4, kwargs, "copy", False)))
-        if to_bitmap:
-            raise NotImplementedError("image.Image.binary(to_bitmap=True) is not emulated yet")
+        if to_bitmap and not copy and self._fmt != BINARY and self.width() < (4 if self._fmt == GRAYSCALE else 2):
+            raise OSError("Can't convert to bitmap in place!")  # the bitmap's 32-bit rows must fit
         pix = self._pix
         inside = any_threshold(pix, self._fmt, ths, invert)
         sel = np.ones(pix.shape, bool) if mask is None else mask_pixels(mask, pix.shape)
@@ -47,6 +51,10 @@ class BinaryMixin:
         else:
             white = np.where(inside, binary_max(self._fmt), 0).astype(pix.dtype)
             out = np.where(sel, white, pix).astype(pix.dtype)
+        if to_bitmap:
+            # imlib_binary into a BINARY ``out``: the in-mask bits, elsewhere COLOR_*_TO_BINARY of the
+            # old pixel (zero: of the old pixel, cleared inside) — i.e. COLOR_*_TO_BINARY of ``out``
+            return self._new_kind(BINARY, to_binary(out, self._fmt).astype(np.uint8), copy)
         if copy:
             return type(self)._wrap(self._fmt, out, np.zeros((3,) + out.shape, np.uint8))
         pix[...] = out
@@ -161,6 +169,6 @@ class BinaryMixin:
         return self._hat(size, args, kwargs, close=True)
 
     def _mutable(self) -> None:
-        """``py_helper_arg_to_image_mutable``: only gray/RGB565 images are emulated, always mutable."""
-        if self._fmt not in (GRAYSCALE, RGB565):
+        """``py_helper_arg_to_image_mutable``: BINARY, GRAYSCALE and RGB565 images (always mutable)."""
+        if self._fmt not in (BINARY, GRAYSCALE, RGB565):
             raise OSError("Image format is not supported!")

@@ -1,4 +1,4 @@
-"""``to_bitmap``, ``binary(to_bitmap=True)``, ``to_rainbow`` and the conversions out of BINARY
+"""``to_bitmap``, ``to_rainbow`` and the conversions out of BINARY
 images, as py_image.c does them (storage of BINARY images: see ``_kinds``).
 
 * ``to_bitmap``: gray ``> 127`` / RGB565 ``Y > -1`` (gray >= 128); in place unless ``copy``, which
@@ -50,13 +50,7 @@ def rainbow_table() -> np.ndarray:
 
 def bit_color(color) -> int:
     """``py_helper_keyword_color`` for a BINARY image: an int's bit 0, a tuple via RGB565 -> Y."""
-    if color is None:
-        color = -1
-    if isinstance(color, (bool, int, np.integer)):
-        return int(color) & 1
-    r, g, b = (max(0, min(255, _args.to_int(v))) for v in _args.fixed_array(color, 3))
-    p = _color.rgb888_to_565(np.array([r, g, b], np.uint8))
-    return int(_kinds.binary_of_rgb565(np.array(p, np.uint16)))
+    return _color.color_value(color, BINARY)
 
 
 def _copy_flag(args, kwargs) -> bool:
@@ -80,24 +74,6 @@ class BitmapMixin:
         if not copy and self.width() < (4 if fmt == GRAYSCALE else 2):
             raise OSError("Can't convert to bitmap in place!")
         bits = _kinds.binary_of_gray(self._pix) if fmt == GRAYSCALE else _kinds.binary_of_rgb565(self._pix)
-        return self._new_kind(BINARY, bits, copy)
-
-    def binary(self, thresholds, *args, **kwargs):
-        """``to_bitmap=True``: the thresholded image as a bitmap (``COLOR_*_TO_BINARY`` of the
-        gray/RGB565 result, which is exactly what imlib_binary writes into a BINARY ``out``)."""
-        names = ("invert", "zero", "mask", "to_bitmap", "copy")
-        given = dict(zip(names, args))
-        given.update({k: kwargs[k] for k in names if k in kwargs})
-        if not bool(_args.to_int(given.get("to_bitmap", False))):
-            return super().binary(thresholds, *args, **kwargs)
-        kwargs = {k: v for k, v in kwargs.items() if k not in names}
-        copy = bool(_args.to_int(given.get("copy", False)))
-        if not copy and self._fmt in (GRAYSCALE, RGB565) and self.width() < (4 if self._fmt == GRAYSCALE else 2):
-            raise OSError("Can't convert to bitmap in place!")
-        rest = {k: v for k, v in given.items() if k in ("invert", "zero", "mask")}
-        thresholded = super().binary(thresholds, copy=True, **rest, **kwargs)
-        pix = thresholded._pix
-        bits = _kinds.binary_of_gray(pix) if thresholded._fmt == GRAYSCALE else _kinds.binary_of_rgb565(pix)
         return self._new_kind(BINARY, bits, copy)
 
     def _from_bitmap(self, args, kwargs, fmt: int, values: np.ndarray, message: str):

@@ -27,6 +27,7 @@ import numpy as np
 from . import _args
 from . import _fmath as fm
 from ._core import GRAYSCALE, RGB565
+from ..pixformat import BINARY
 from ._lab import parse_thresholds, threshold_mask
 
 F = np.float32
@@ -107,7 +108,7 @@ def find_blobs(img, thresholds, args: tuple, kwargs: dict) -> list[Blob]:
     """``imlib_find_blobs`` with ``py_image_find_blobs``'s argument handling."""
     import cv2
 
-    if img._fmt not in (GRAYSCALE, RGB565):
+    if img._fmt not in (BINARY, GRAYSCALE, RGB565):
         raise OSError("Image format is not supported!")
     ths = parse_thresholds(thresholds)
     if not ths:

@@ -120,6 +120,8 @@ def color_value(color, fmt: int):
     * int: the raw value — byte-swapped RGB565 on colour images (``lcd.RED == 0x00F8``), the gray
       level on grayscale images (never reinterpreted as 0xRRGGBB or standard RGB565).
     * (r, g, b): clamped to 0..255, through the 8->5/6 tables; on grayscale then to gray (§2.4).
+    * BINARY (bitmap) images (``py_helper_keyword_color``, ``IMAGE_PUT_BINARY_PIXEL``): an int's
+      bit 0 (so ``-1`` is set, ``0xFE`` clear); (r, g, b) -> RGB565 -> ``COLOR_RGB565_TO_BINARY``.
     """
     if color is None:
         color = -1
@@ -127,6 +129,8 @@ def color_value(color, fmt: int):
         color = int(color)
     if isinstance(color, (int, np.integer)):
         color = int(color)
+        if fmt == pixformat.BINARY:
+            return color & 1
         return (color & 0xFF) if fmt == pixformat.GRAYSCALE else (color & 0xFFFF)
     if isinstance(color, (tuple, list)):
         if len(color) != 3:
@@ -135,6 +139,10 @@ def color_value(color, fmt: int):
         p = int(rgb888_to_565(np.array([r, g, b], dtype=np.uint8)))
         if fmt == pixformat.GRAYSCALE:
             return int(rgb565_to_gray(np.array(p, dtype=np.uint16)))
+        if fmt == pixformat.BINARY:
+            from ._kinds import binary_of_rgb565
+
+            return int(binary_of_rgb565(np.array(p, dtype=np.uint16)))
         return p
     raise TypeError(f"object '{type(color).__name__}' isn't a tuple or list")
 

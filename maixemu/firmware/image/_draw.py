@@ -17,6 +17,8 @@ import numpy as np
 
 from . import _args, _color, _font8x12
 from ._core import GRAYSCALE
+from ._pixels import to_binary
+from ..pixformat import BINARY
 
 _F = np.float32
 #: ``IM_DEG2RAD(x) = ((x) * M_PI) / 180``; the firmware's -ffast-math build folds it into one
@@ -504,6 +506,8 @@ class DrawMixin:
             value = _color.rgb888_to_565(mixed)
         if self._fmt == GRAYSCALE:
             value = (value & 0xFF).astype(np.uint8)  # imlib_set_pixel stores the low byte
+        elif self._fmt == BINARY:
+            value = (value & 1).astype(np.uint8)  # IMAGE_PUT_BINARY_PIXEL keeps bit 0 of the RGB565 value
         yy, xx = np.nonzero(sel)
         self._plot(xx + x_off, yy + y_off, value[yy, xx])
         self._touch()
@@ -528,11 +532,11 @@ def _ellipse_walk(width: int, height: int) -> list[tuple[int, int]]:
 
 
 def _mask_bits(mask, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
-    """``image_get_mask_pixel``: gray > 127 (RGB565: its gray > 127); outside the mask -> False."""
+    """``image_get_mask_pixel``: gray > 127 (RGB565: its gray > 127, a bitmap: its bit); outside the
+    mask -> False."""
     inside = (sx[None, :] < mask.width()) & (sy[:, None] < mask.height())
     p = mask._pix[np.minimum(sy, mask.height() - 1)[:, None], np.minimum(sx, mask.width() - 1)[None, :]]
-    g = p if mask._fmt == GRAYSCALE else _color.rgb565_to_gray(p)
-    return inside & (g > 127)
+    return inside & to_binary(p, mask._fmt)
 
 
 @lru_cache(maxsize=None)

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import _args
 from ._core import GRAYSCALE, ImageBase
+from ..pixformat import BINARY
 from ._fmath import COS, SIN, F, fsqrt, ftoi
 from ._jit import compiled, kernel
 
@@ -362,6 +363,8 @@ class FeaturesMixin:
         raw = operand(self, image)
         if self._fmt == GRAYSCALE:
             return similarity(self._pix, raw, 255)
+        if self._fmt == BINARY:  # stats.c's BINARY case: the 0/1 values, c1/c2 from COLOR_BINARY_MAX = 1
+            return similarity(self._pix, raw, 1)
         from . import _lab
 
         return similarity(_lab.lab_of(self._pix)[0], _lab.lab_of(raw)[0], 100)

@@ -31,6 +31,7 @@ from . import _args
 from . import _fmath as fm
 from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
+from ..pixformat import BINARY
 from ._jit import compiled, kernel
 from ._pixels import MAXES, Window, binary_max, channels, keyword_mask, ksize, mask_pixels, offsets, pack
 from ._tables import yuv_table
@@ -45,7 +46,7 @@ def _finish(img, new_chans: list[np.ndarray], threshold: bool, offset: int, inve
     orig = img._pix
     new = pack(new_chans, fmt)
     if threshold:
-        if fmt == GRAYSCALE:
+        if fmt == GRAYSCALE or fmt == BINARY:  # a bitmap compares its 0/1 values as gray does
             test = (new.astype(np.int64) - offset) < orig
         else:
             y = yuv_table()[:, 0].astype(np.int64)
@@ -339,10 +340,18 @@ class FilterMixin:
         clip_limit = F(_args.to_float(_args.pick(args, 1, kwargs, "clip_limit", -1)))
         mask = keyword_mask(args, 2, kwargs)
         pix = self._pix
-        if adaptive:
+        if adaptive and self._fmt == BINARY:
+            # clahe.c: the bits go in as 0/255 (COLOR_BINARY_TO_GRAYSCALE), come out as gray > 127
+            new = (_clahe((pix * 255).astype(np.uint8), clip_limit) > 127).astype(np.uint8)
+        elif adaptive:
             gray = pix if self._fmt == GRAYSCALE else (yuv_table()[pix, 0].astype(np.int64) + 128).astype(np.uint8)
             new_gray = _clahe(gray, clip_limit)
             new = new_gray if self._fmt == GRAYSCALE else yuv_to_rgb565(new_gray, pix)
+        elif self._fmt == BINARY:
+            # filter.c's BINARY case: the 2-bin cumulative histogram scaled by (1 - 0) / area, truncated
+            hist = np.cumsum(np.bincount(pix.ravel(), minlength=2)).astype(np.int64)
+            s = F(1) / F(pix.size)
+            new = (fm.to_int(s * hist[pix].astype(F)) & 1).astype(np.uint8)
         elif self._fmt == GRAYSCALE:
             hist = np.cumsum(np.bincount(pix.ravel(), minlength=256)).astype(np.int64)
             s = F(255) / F(pix.size)

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _args, _color
 from ._core import GRAYSCALE
+from ..pixformat import BINARY
 
 
 class _Result:
@@ -155,6 +156,8 @@ def _gray8(img, roi=None) -> np.ndarray:
         pix = pix[y:y + h, x:x + w]
     if img._fmt == GRAYSCALE:
         return np.ascontiguousarray(pix)
+    if img._fmt == BINARY:  # COLOR_BINARY_TO_GRAYSCALE: what the finders' BINARY cases copy out
+        return (pix * 255).astype(np.uint8)
     return _color.rgb565_to_gray(pix)
 
 
@@ -189,7 +192,8 @@ class FindMixin:
         threshold = _args.to_int(_args.pick(rest, 3, kwargs, "threshold", 1000))
         theta_margin = _args.to_int(_args.pick(rest, 4, kwargs, "theta_margin", 25))
         rho_margin = _args.to_int(_args.pick(rest, 5, kwargs, "rho_margin", 25))
-        found = _hough.find_lines(_gray8(self), roi, x_stride, y_stride, threshold, theta_margin, rho_margin)
+        found = _hough.find_lines(_gray8(self), roi, x_stride, y_stride, threshold, theta_margin, rho_margin,
+                                  row_stride=y_stride if self._fmt == BINARY else x_stride)
         return [Line(**d) for d in found]
 
     def find_circles(self, *args, **kwargs):

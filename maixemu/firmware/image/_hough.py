@@ -94,7 +94,9 @@ def merge_until_stable(items: list, merge) -> list:
 
 
 def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: int,
-               theta_margin: int, rho_margin: int) -> list[dict]:
+               theta_margin: int, rho_margin: int, row_stride: int | None = None) -> list[dict]:
+    """``imlib_find_lines``. ``row_stride``: the rows' step — the gray/RGB565 code passes
+    ``x_stride`` (a firmware bug, the default here); the BINARY case steps by ``y_stride``."""
     rx, ry, rw, rh = roi
     r_diag = _ftrunc(np.sqrt(F(rw * rw + rh * rh)))
     hd = 1  # hough_divide: the accumulator shrinks (1, 2, 4) until it fits the frame-buffer heap
@@ -109,7 +111,7 @@ def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: i
             raise MemoryError("Out of Memory! Please reduce the resolution of the image you are running "
                               "this algorithm on to bypass this issue!")
     acc = np.zeros((r_size, theta_size), np.int64)
-    step = x_stride  # firmware bug: the row stride is x_stride for gray/RGB565 images
+    step = x_stride if row_stride is None else row_stride  # firmware bug: x_stride for gray/RGB565
     ys, xs = _samples(rx, ry, rw, rh, x_stride, range(ry + 1, ry + rh - 1, step))
     if ys.size:
         x_acc, y_acc = _sobel(gray, ys, xs)

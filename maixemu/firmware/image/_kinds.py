@@ -13,7 +13,10 @@ d8901fd): ``py_helper_arg_to_image_mutable`` (BINARY, GRAYSCALE, RGB565), ``..._
 decides, and the few that only handle GRAYSCALE/RGB565 print a line and return None).
 :func:`install_guards` wraps every method of the table so the emulator refuses exactly what the
 firmware refuses, and raises ``NotImplementedError`` for a BINARY image in a method whose
-emulation does not handle bitmaps yet (rather than computing on 0/1 values as if they were gray).
+C function has no BINARY case and reads the bitmap's memory as another pixel type
+(:data:`BINARY_UNDEFINED`); every other method computes on the bitmap what the firmware does — most
+C functions run their gray code on the 0/1 values with ``COLOR_BINARY_MAX = 1``, the finders copy
+the bitmap out as 0/255 gray (``COLOR_BINARY_TO_GRAYSCALE``).
 """
 
 from __future__ import annotations
@@ -68,11 +71,21 @@ OTHER_KIND_PRINTS: dict[str, str] = {
     "stretch": "only support grayscale now\r",
 }
 
-#: Methods whose emulation handles BINARY images as the firmware does (grown as kinds are built).
-BINARY_READY: set[str] = {
-    "get_pixel", "set_pixel", "to_bitmap", "to_grayscale", "to_rgb565", "to_rainbow", "compress",
-    "compress_for_ide", "compressed", "compressed_for_ide", "flood_fill", "copy", "crop", "clear",
-    "invert", "dump_roi",
+#: ``_MUTABLE`` methods whose C function has no BINARY case and, given a bitmap, reads or writes its
+#: memory as another pixel type — past the end of the ``(w + 31) // 32 * 4 * h`` bytes a bitmap owns —
+#: so the firmware's answer depends on whatever lies beyond. They raise ``NotImplementedError`` with
+#: the reason (every other ``_MUTABLE`` method computes what the firmware computes on a bitmap).
+BINARY_UNDEFINED: dict[str, str] = {
+    **dict.fromkeys(("mean_pool", "mean_pooled", "midpoint_pool", "midpoint_pooled"),
+                    "pool.c has no BINARY case: the bitmap's memory is read as RGB565 pixels (w*h*2 bytes) "
+                    "and the result written as RGB565 into a bitmap-sized buffer"),
+    "lens_corr": "imlib_lens_corr's BINARY case copies only (w+31)/32*h bytes of the bitmap (a quarter of it) "
+                 "and pulls the other source pixels from uninitialised frame-buffer memory",
+    "find_features": "the Haar detector's integral image reads the bitmap's memory as w*h gray bytes",
+    "find_keypoints": "orb.c reads pixels with IM_TO_GS_PIXEL, which takes a bitmap for RGB565 (w*h*2 bytes)",
+    "find_displacement": "fft2d_run reads a non-gray image as RGB565, so a bitmap's memory is read as w*h*2 bytes",
+    "selective_search": "selective_search.c reads every image as RGB565 (w*h*2 bytes of a bitmap's memory)",
+    "conv3": "conv.c writes the KPU's result back as RGB565 (w*h*2 bytes) over the bitmap's memory",
 }
 
 
@@ -152,8 +165,9 @@ def _guard(name: str, func, accepts: str):
                 print(OTHER_KIND_PRINTS[name])
                 return None
         elif fmt == BINARY and accepts == _MUTABLE:
-            if name not in BINARY_READY:
-                raise NotImplementedError(f"image.Image.{name} on a BINARY (bitmap) image is not emulated yet")
+            if name in BINARY_UNDEFINED and not (name == "conv3" and self._buf.ai is None):
+                raise NotImplementedError(f"image.Image.{name} on a BINARY (bitmap) image is not emulated: "
+                                          f"{BINARY_UNDEFINED[name]}")
         else:  # JPEG (or a BINARY image in a grayscale/colour-only method)
             raise OSError(NOT_SUPPORTED)
         return func(self, *args, **kwargs)

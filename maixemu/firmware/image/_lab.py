@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _args
 from ._core import GRAYSCALE
+from ..pixformat import BINARY
 from ._tables import lab_table
 
 Threshold = tuple[int, int, int, int, int, int]
@@ -60,8 +61,9 @@ def keyword_thresholds(args: tuple, index: int, kwargs: dict) -> list[Threshold]
 
 
 def threshold_mask(pix: np.ndarray, fmt: int, th: Threshold, invert: bool = False) -> np.ndarray:
-    """``COLOR_THRESHOLD_GRAYSCALE/RGB565(pixel, th, invert)`` for every pixel (bounds inclusive)."""
-    if fmt == GRAYSCALE:
+    """``COLOR_THRESHOLD_BINARY/GRAYSCALE/RGB565(pixel, th, invert)`` for every pixel (bounds
+    inclusive; a bitmap's 0/1 is compared with the L bounds as a gray level is)."""
+    if fmt == GRAYSCALE or fmt == BINARY:
         m = (pix >= th[0]) & (pix <= th[1])
     else:
         L, A, B = lab_of(pix)

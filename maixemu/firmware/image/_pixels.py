@@ -19,20 +19,24 @@ import numpy as np
 
 from . import _args, _color
 from ._core import GRAYSCALE, RGB565, ImageBase
+from ..pixformat import BINARY
 
-MAXES = {GRAYSCALE: (255,), RGB565: (31, 63, 31)}
+#: The largest value of each native channel (``COLOR_BINARY_MAX``, ``COLOR_GRAYSCALE_MAX``, R5/G6/B5).
+MAXES = {BINARY: (1,), GRAYSCALE: (255,), RGB565: (31, 63, 31)}
 
 
 def channels(pix: np.ndarray, fmt: int) -> list[np.ndarray]:
-    """Native channels as int64 arrays: [gray] or [R5, G6, B5]."""
-    if fmt == GRAYSCALE:
+    """Native channels as int64 arrays: [bit] (BINARY), [gray] or [R5, G6, B5]."""
+    if fmt == GRAYSCALE or fmt == BINARY:
         return [pix.astype(np.int64)]
     return [c.astype(np.int64) for c in _color.split565(pix)]
 
 
 def pack(chans: list[np.ndarray], fmt: int) -> np.ndarray:
     """Store native channels back (uint8 gray / packed RGB565, values taken modulo the field width
-    as the C stores do)."""
+    as the C stores do: ``IMAGE_PUT_BINARY_PIXEL`` keeps bit 0 of the value)."""
+    if fmt == BINARY:
+        return (np.asarray(chans[0], dtype=np.int64) & 1).astype(np.uint8)
     if fmt == GRAYSCALE:
         return (np.asarray(chans[0], dtype=np.int64) & 0xFF).astype(np.uint8)
     r, g, b = (np.asarray(c, dtype=np.int64) for c in chans)
@@ -41,14 +45,17 @@ def pack(chans: list[np.ndarray], fmt: int) -> np.ndarray:
 
 
 def to_binary(pix: np.ndarray, fmt: int) -> np.ndarray:
-    """``COLOR_GRAYSCALE_TO_BINARY`` / ``COLOR_RGB565_TO_BINARY`` of every pixel."""
+    """``COLOR_GRAYSCALE_TO_BINARY`` / ``COLOR_RGB565_TO_BINARY`` of every pixel (a bitmap's own bit)."""
+    if fmt == BINARY:
+        return pix != 0
     if fmt == GRAYSCALE:
         return pix > 127
     return _color.rgb565_to_gray(pix) >= 128
 
 
 def binary_max(fmt: int) -> int:
-    return 0xFF if fmt == GRAYSCALE else 0xFFFF
+    """``COLOR_*_BINARY_MAX``: the value a set pixel is written as."""
+    return 1 if fmt == BINARY else 0xFF if fmt == GRAYSCALE else 0xFFFF
 
 
 def mask_pixels(mask, shape: tuple[int, int], x0: int = 0, y0: int = 0) -> np.ndarray:
@@ -110,7 +117,8 @@ def operand(img, other) -> np.ndarray:
         return other._pix
     c = positional_color(img, (other,), 0, 0)
     dtype = img._pix.dtype
-    return np.full(img._pix.shape, int(c) & (0xFF if dtype == np.uint8 else 0xFFFF), dtype)
+    width_mask = 1 if img._fmt == BINARY else 0xFF if dtype == np.uint8 else 0xFFFF
+    return np.full(img._pix.shape, int(c) & width_mask, dtype)
 
 
 def _same_geometry(a, b) -> bool:

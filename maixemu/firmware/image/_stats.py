@@ -23,13 +23,27 @@ import numpy as np
 from . import _args
 from . import _fmath as fm
 from ._core import GRAYSCALE, RGB565
+from ..pixformat import BINARY
 from ._lab import keyword_thresholds, lab_of, threshold_mask
 
 F = np.float32
 
-#: (MIN, MAX) per channel: gray, then L, A, B.
+#: (MIN, MAX) per channel: a bitmap's bit (``COLOR_BINARY_MIN/MAX``), gray, then L, A, B.
+_BINARY_RANGE = (0, 1)
 _GRAY_RANGE = (0, 255)
 _LAB_RANGES = ((0, 100), (-128, 127), (-128, 127))
+
+
+def _one_channel(fmt: int) -> bool:
+    """BINARY and GRAYSCALE images have one (L) channel; stats.c runs the gray code on a bitmap's
+    0/1 values with MAX = 1."""
+    return fmt == GRAYSCALE or fmt == BINARY
+
+
+def _ranges_of(fmt: int) -> list[tuple[int, int]]:
+    if fmt == BINARY:
+        return [_BINARY_RANGE]
+    return [_GRAY_RANGE] if fmt == GRAYSCALE else list(_LAB_RANGES)
 
 
 # ---------------------------------------------------------------------- the histogram core
@@ -43,7 +57,7 @@ def _bin_index(values: np.ndarray, lo: int, hi: int, bins: int) -> np.ndarray:
 def _channels(img, roi) -> list[np.ndarray]:
     x, y, w, h = roi
     pix = img._pix[y:y + h, x:x + w]
-    if img._fmt == GRAYSCALE:
+    if _one_channel(img._fmt):
         return [pix]
     return list(lab_of(pix))
 
@@ -53,7 +67,7 @@ def _histogram(img, roi, thresholds, invert: bool, counts: list[int]) -> list[np
     x, y, w, h = roi
     pix = img._pix[y:y + h, x:x + w]
     chans = _channels(img, roi)
-    ranges = [_GRAY_RANGE] if img._fmt == GRAYSCALE else list(_LAB_RANGES)
+    ranges = _ranges_of(img._fmt)
     idx = [_bin_index(c, lo, hi, n) for c, (lo, hi), n in zip(chans, ranges, counts)]
     if thresholds:
         weight = np.zeros(pix.shape, np.int64)
@@ -75,8 +89,8 @@ def _bin_counts(fmt: int, kwargs: dict) -> list[int]:
     def kw(name, default):
         return _args.to_int(kwargs[name]) if name in kwargs else default
 
-    if fmt == GRAYSCALE:
-        bins = kw("bins", 256)
+    if _one_channel(fmt):
+        bins = kw("bins", 2 if fmt == BINARY else 256)
         if bins < 2:
             raise OSError("bins must be >= 2")
         l_bins = kw("l_bins", bins)
@@ -97,7 +111,7 @@ def _bin_counts(fmt: int, kwargs: dict) -> list[int]:
 
 def _image_histogram(img, args: tuple, kwargs: dict) -> tuple[int, list[np.ndarray]]:
     """Argument parsing shared by ``get_histogram`` and ``get_statistics`` (py_image.c)."""
-    if img._fmt not in (GRAYSCALE, RGB565):
+    if img._fmt not in (BINARY, GRAYSCALE, RGB565):
         raise OSError("Image format is not supported!")
     thresholds = keyword_thresholds(args, 0, kwargs)
     invert = bool(_args.to_int(_args.pick(args, 1, kwargs, "invert", False)))
@@ -176,10 +190,7 @@ def _store(fmt: int, vals: list[list[int]]) -> list[int]:
 
 
 def statistics_of(fmt: int, bins: list[np.ndarray]) -> "Statistics":
-    if fmt == GRAYSCALE:
-        vals = [_channel_statistics(bins[0], *_GRAY_RANGE)]
-    else:
-        vals = [_channel_statistics(b, lo, hi) for b, (lo, hi) in zip(bins, _LAB_RANGES)]
+    vals = [_channel_statistics(b, lo, hi) for b, (lo, hi) in zip(bins, _ranges_of(fmt))]
     flat = _store(fmt, vals)
     return Statistics(fmt, flat + [0] * (24 - len(flat)))
 
@@ -238,7 +249,7 @@ class Statistics(_FieldTuple):
 
     def __repr__(self) -> str:
         v = self._values
-        if self._fmt == GRAYSCALE:
+        if _one_channel(self._fmt):
             return "{" + ", ".join(f'"{k}":{v[i]}' for i, k in enumerate(_STAT_KEYS)) + "}"
         return "{" + ", ".join(f'"{p}{k}":{v[j * 8 + i]}' for j, p in enumerate(("l_", "a_", "b_"))
                                for i, k in enumerate(_STAT_KEYS)) + "}"
@@ -272,7 +283,7 @@ class Percentile(_FieldTuple):
 
     def __repr__(self) -> str:
         v = self._values
-        if self._fmt == GRAYSCALE:
+        if _one_channel(self._fmt):
             return f'{{"value":{v[0]}}}'
         return f'{{"l_value:{v[0]}", "a_value":{v[1]}, "b_value":{v[2]}}}'  # sic: the firmware's quote
 
@@ -284,7 +295,7 @@ class Threshold(Percentile):
 
     def __repr__(self) -> str:
         v = self._values
-        if self._fmt == GRAYSCALE:
+        if _one_channel(self._fmt):
             return f'{{"value":{v[0]}}}'
         return f'{{"l_value":{v[0]}, "a_value":{v[1]}, "b_value":{v[2]}}}'
 
@@ -312,11 +323,11 @@ class Histogram(_FieldTuple):
 
     def _arrays(self) -> list[np.ndarray]:
         """The bins as the firmware reads them back (``mp_obj_get_float`` -> float32)."""
-        n = 1 if self._fmt == GRAYSCALE else 3
+        n = 1 if _one_channel(self._fmt) else 3
         return [np.array([_args.to_float(v) for v in b], dtype=F) for b in self._values[:n]]
 
     def _ranges(self):
-        return [_GRAY_RANGE] if self._fmt == GRAYSCALE else list(_LAB_RANGES)
+        return _ranges_of(self._fmt)
 
     def get_percentile(self, percentile):
         p = F(_args.to_float(percentile))
@@ -340,7 +351,7 @@ class Histogram(_FieldTuple):
         def lst(v):
             return "[" + ", ".join(_float_text(x) for x in v) + "]"
 
-        if self._fmt == GRAYSCALE:
+        if _one_channel(self._fmt):
             return f'{{"bins":{lst(self._values[0])}}}'
         return (f'{{"l_bins":{lst(self._values[0])}, "a_bins":{lst(self._values[1])}, '
                 f'"b_bins":{lst(self._values[2])}}}')

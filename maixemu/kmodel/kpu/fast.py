@@ -143,6 +143,44 @@ def schedule_warm_up(key, fn) -> None:
         preload()  # (otherwise the loader starts the thread once the whole model is prepared)
 
 
+def _stand_in(a):
+    """A copy of a kernel argument with the same numba type (dtype, dimensions, layout, read-only
+    flag), so a warm-up compiles (or loads) the very specialisation a run will call without
+    touching the model's memories."""
+    import numpy as np
+
+    if not isinstance(a, np.ndarray):
+        return a
+    c = np.array(a, copy=True, order="K")
+    if not a.flags.writeable:
+        c.setflags(write=False)
+    return c
+
+
+def schedule_kernel_warm_up(name: str, args: tuple) -> bool:
+    """Have ``kernels.<name>(*args)`` compiled or loaded from the disk cache in the background
+    thread, on stand-ins of ``args``; False (nothing scheduled) when the compiled engine is not
+    to be used. For host ops that call a kernel directly (V3/V4 CPU layers)."""
+    import numpy as np
+
+    try:
+        if not compiled_available():
+            return False
+    except FastEngineUnavailable:
+        return False
+    key = ("kernel", name) + tuple((a.dtype.str, a.ndim, a.flags.writeable, a.flags.aligned, a.flags.c_contiguous)
+                                   if isinstance(a, np.ndarray) else type(a).__name__ for a in args)
+    copies = tuple(_stand_in(a) for a in args)
+
+    def warm() -> None:
+        kn = kernels()
+        if kn is not None:
+            getattr(kn, name)(*copies)
+
+    schedule_warm_up(key, warm)
+    return True
+
+
 def wait_for_warm_up(timeout: float | None = None) -> None:
     """Block until the background thread has nothing left to do (benchmarks and tests)."""
     thread = _THREAD

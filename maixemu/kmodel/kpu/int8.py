@@ -72,6 +72,11 @@ class Int8Gemm:
         self._session = session
         self.k = k
         self.n = n
+        # the compiled session under the Python wrapper: its ``run`` re-validates the feed on
+        # every call (about half the cost of a small layer's product); ours is fixed at load
+        inner = getattr(session, "_sess", None)
+        outputs = [o.name for o in session.get_outputs()]
+        self._run = (lambda a: inner.run(outputs, {"A": a}, None)[0]) if inner is not None and hasattr(inner, "run") else None
 
     @classmethod
     def build(cls, w_kn: np.ndarray, zp: int, threads: int = 1) -> "Int8Gemm | None":
@@ -88,9 +93,16 @@ class Int8Gemm:
         # the int64 truth through float64 BLAS (exact: |sums| < 2**31 < 2**53; numpy's integer
         # matmul has no BLAS and cost most of a model's load time)
         want = ((rows.astype(np.float64) - 128) @ (w_kn.astype(np.float64) - zp)).astype(np.int64)
-        if not np.array_equal(gemm(rows), want):
+        try:
+            got = gemm(rows)
+        except Exception:  # an onnxruntime whose inner session differs: the public run() then
+            gemm._run = None
+            got = gemm(rows)
+        if not np.array_equal(got, want):
             return None
         return gemm
 
     def __call__(self, a: np.ndarray) -> np.ndarray:
+        if self._run is not None:
+            return self._run(a)
         return self._session.run(None, {"A": a})[0]

@@ -38,6 +38,8 @@ pixel via ``s``/``oy0``/``ox0``), 1 max of ``G`` before the activation, 2 max af
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -687,3 +689,215 @@ def conv2d_f32(x, w, bias, groups, sh, sw, dh, dw, pad_top, pad_left, kkc, lo, h
                 for ox in range(ow):
                     v = row[ox]
                     row[ox] = lo if v < lo else (hi if hi < v else v)
+
+
+# --- V4 host float ops (kmodel.ops.v4_float), one compiled pass each --------------------------
+# Float32 scalars, one rounding per C operator, no fused multiply-add; ``error_model="numpy"``
+# so a division by zero gives inf/NaN as C does instead of raising.
+
+_FLOAT = dict(_NOGIL, error_model="numpy")
+
+#: op codes of ``binary_f32`` / ``fold_f32`` (``v4_float.BINARY_FUNCS`` / ``REDUCE_OPS`` order)
+OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MIN, OP_MAX = 0, 1, 2, 3, 4, 5
+
+
+@njit(**_FLOAT)
+def _op_f32(op, a, b):
+    if op == OP_ADD:
+        return a + b
+    if op == OP_SUB:
+        return a - b
+    if op == OP_MUL:
+        return a * b
+    if op == OP_DIV:
+        return a / b
+    if op == OP_MIN:  # std::min: b < a ? b : a
+        return b if b < a else a
+    return b if a < b else a  # std::max: a < b ? b : a
+
+
+@njit(**_FLOAT)
+def _clamp_f32(v, lo, hi):
+    # std::clamp(v, lo, hi) = v < lo ? lo : (hi < v ? hi : v)
+    return lo if v < lo else (hi if hi < v else v)
+
+
+@njit(**_FLOAT)
+def binary_f32(a, ia, b, ib, op, lo, hi, out):
+    """``out[k] = clamp(op(a[ia[k]], b[ib[k]]))`` on flat float32 arrays; an empty index array
+    reads element k itself (the same-shape case)."""
+    na, nb = ia.shape[0] > 0, ib.shape[0] > 0
+    for k in range(out.shape[0]):
+        x = a[ia[k]] if na else a[k]
+        y = b[ib[k]] if nb else b[k]
+        out[k] = _clamp_f32(_op_f32(op, x, y), lo, hi)
+
+
+@njit(**_FLOAT)
+def matmul_f32(a, b, bias, lo, hi, out):
+    """``v4_float.matmul``: ``out[r,c] = clamp(bias[c] + a[r,0]·b[0,c] + …)``, left to right."""
+    rows, cols = a.shape
+    n = b.shape[1]
+    for r in range(rows):
+        acc = out[r]
+        for c in range(n):
+            acc[c] = bias[c]
+        for i in range(cols):
+            av = a[r, i]
+            brow = b[i]
+            for c in range(n):
+                acc[c] = acc[c] + av * brow[c]
+        for c in range(n):
+            acc[c] = _clamp_f32(acc[c], lo, hi)
+
+
+@njit(**_FLOAT)
+def reduce_rows_f32(x, op, init, mean, mul, out):
+    """``v4_float.reduce`` on [outer, inner] rows: fold each row from ``init`` in order (``op``
+    add for sum/mean, min or max), then ``· mul`` for a mean."""
+    for r in range(x.shape[0]):
+        acc = init
+        row = x[r]
+        for k in range(row.shape[0]):
+            acc = _op_f32(op, acc, row[k])
+        out[r] = acc * mul if mean else acc
+
+
+@njit(**_FLOAT)
+def _window_plane(xc, op, init, mean, kh, kw, sh, sw, dh, dw, pad_top, pad_left, lo, hi, oc_, acc, cols):
+    """One channel of ``reduce_window_f32``, an output row at a time: for each tap (ky, kx) in
+    order, one pass over the outputs whose tap lies inside the input (a contiguous range of
+    columns), so every output folds its taps in (ky, kx) order as the reference does."""
+    h, w = xc.shape
+    oh, ow = oc_.shape
+    for oy in range(oh):
+        y0 = oy * sh - pad_top
+        k0 = 0 if y0 >= 0 else (-y0 + dh - 1) // dh
+        k1 = min(kh, (h - y0 + dh - 1) // dh) if h > y0 else 0
+        for ox in range(ow):
+            acc[ox] = init
+        for ky in range(k0, k1):
+            xrow = xc[y0 + ky * dh]
+            for kx in range(kw):
+                off = kx * dw - pad_left
+                a = 0 if off >= 0 else (-off + sw - 1) // sw
+                b = min(ow, (w - off + sw - 1) // sw) if w > off else 0
+                if op == OP_MAX:
+                    for ox in range(a, b):
+                        v = xrow[ox * sw + off]
+                        acc[ox] = v if acc[ox] < v else acc[ox]
+                elif op == OP_MIN:
+                    for ox in range(a, b):
+                        v = xrow[ox * sw + off]
+                        acc[ox] = v if v < acc[ox] else acc[ox]
+                else:
+                    for ox in range(a, b):
+                        acc[ox] = acc[ox] + xrow[ox * sw + off]
+        rows = max(k1 - k0, 0)
+        for ox in range(ow):
+            v = acc[ox]
+            if mean:
+                v = v / np.float32(rows * cols[ox])
+            oc_[oy, ox] = _clamp_f32(v, lo, hi)
+
+
+@njit(**_FLOAT)
+def reduce_window_f32(x, op, init, mean, kh, kw, sh, sw, dh, dw, pad_top, pad_left, lo, hi, out):
+    """``v4_float.reduce_window2d`` (NCHW float32): each output folds its valid taps from
+    ``init`` in (ky, kx) order (taps outside the input are skipped), a mean divides by the valid
+    count (float32), then ``clamp``."""
+    n, c, _, w = x.shape
+    ow = out.shape[3]
+    acc = np.empty(ow, np.float32)
+    cols = np.zeros(ow, np.int64)  # valid kx taps of each output column
+    for ox in range(ow):
+        for kx in range(kw):
+            ix = ox * sw - pad_left + kx * dw
+            if 0 <= ix < w:
+                cols[ox] += 1
+    for b in range(n):
+        for ch in range(c):
+            _window_plane(x[b, ch], op, init, mean, kh, kw, sh, sw, dh, dw, pad_top, pad_left, lo, hi, out[b, ch], acc, cols)
+
+
+# --- V3 host float ops (kmodel.ops.quantize / ops.activation), one compiled pass each ---------
+
+
+@njit(**_FLOAT)
+def quantize_v3(x, bias, inv, out):
+    """``ops.quantize.quantize_v3``: ``q = roundf((x - bias)·inv)`` (float32 operations, halves
+    away from zero), NaN → 0, clamped to 0..255."""
+    for i in range(x.shape[0]):
+        t = (x[i] - bias) * inv
+        if not t > np.float32(0.0):  # NaN, zero and negatives (roundf of t > -0.5 is -0: 0)
+            out[i] = 0
+        elif t >= np.float32(255.0):
+            out[i] = 255
+        else:
+            out[i] = np.uint8(np.floor(np.float64(t) + 0.5))
+
+
+@njit(**_FLOAT)
+def expf_scalar(x, tab, c0, c1, c2, invln2n, shift, over, under):
+    """``ops.activation.expf`` for one float32 (glibc's table-driven algorithm, every step in
+    float64, one final rounding): ``2**(k/32)`` is ``ldexp(tab[k & 31], k >> 5)`` — the same
+    double as the reference's exponent-bit arithmetic for every result that is not flushed."""
+    xd = np.float64(x)
+    if x != x:
+        return x
+    if xd > over:
+        return np.float32(np.inf)
+    if xd < under:
+        return np.float32(0.0)
+    z = invln2n * xd
+    kd = (z + shift) - shift
+    r = z - kd
+    k = np.int64(kd)
+    s = math.ldexp(tab[k & 31], k >> 5)
+    zz = c0 * r + c1
+    r2 = r * r
+    y = c2 * r + 1.0
+    y = zz * r2 + y
+    return np.float32(y * s)
+
+
+@njit(**_FLOAT)
+def softmax_v3(x, tab, c0, c1, c2, invln2n, shift, over, under, out):
+    """``ops.activation.softmax_v3``: the max starts at FLT_MIN (a NaN leaves it there), then
+    ``expf(x - max)``, their float32 sum left to right from 0, and ``e / sum``."""
+    n = x.shape[0]
+    m = np.float32(1.1754943508222875e-38)
+    if n:
+        xmax = x[0]
+        for i in range(n):
+            v = x[i]
+            if v != v:
+                xmax = v
+                break
+            if v > xmax:
+                xmax = v
+        if xmax > m:
+            m = xmax
+    total = np.float32(0.0)
+    for i in range(n):
+        e = expf_scalar(x[i] - m, tab, c0, c1, c2, invln2n, shift, over, under)
+        out[i] = e
+        total = total + e
+    for i in range(n):
+        out[i] = out[i] / total
+
+
+@njit(**_FLOAT)
+def fully_connected_v3(x, w_t, bias, act, out):
+    """``ops.fully_connected.fully_connected`` whole: the sums of ``fully_connected``, ``+ bias``
+    (float32), then ``act`` 1 ``np.maximum(v, 0)`` or 2 ``np.minimum(np.maximum(v, 0), 6)``
+    (NaN and -0.0 pass as numpy's maximum/minimum pass them)."""
+    fully_connected(x, w_t, out)
+    zero, six = np.float32(0.0), np.float32(6.0)
+    for o in range(out.shape[0]):
+        v = out[o] + bias[o]
+        if act >= 1 and not (v >= zero or v != v):
+            v = zero
+        if act == 2 and not (v <= six or v != v):
+            v = six
+        out[o] = v

@@ -100,19 +100,31 @@ def layout_indices(base: int, shape: Sequence[int]) -> np.ndarray:
 class KpuRam:
     """The 2 MiB KPU RAM: a zeroed uint8 arena with row-layout upload/download."""
 
+    #: views kept per (address, shape): a model touches a few dozen, made once instead of per run
+    VIEW_CACHE_ENTRIES = 256
+
     def __init__(self, size: int = KPU_RAM_BYTES):
         self.arena = np.zeros(size, dtype=np.uint8)
+        self._views: dict[tuple, "np.ndarray | _ChannelView"] = {}
 
     def view(self, addr: int, shape: Sequence[int]) -> "np.ndarray | _ChannelView":
-        """No-copy access to the map at byte ``addr`` (see :func:`layout_view`)."""
-        return layout_view(self.arena, addr, shape)
+        """No-copy access to the map at byte ``addr`` (see :func:`layout_view`); the arena is
+        never replaced (``clear`` zeroes it in place), so a view stays valid and is reused."""
+        key = (addr, *shape)
+        v = self._views.get(key)
+        if v is None:
+            v = layout_view(self.arena, addr, shape)
+            if len(self._views) >= self.VIEW_CACHE_ENTRIES:
+                self._views.clear()
+            self._views[key] = v
+        return v
 
     def upload(self, addr: int, chw: np.ndarray) -> None:
         """Store a dense ``[C,H,W]`` uint8 map at byte ``addr`` with the row layout."""
         chw = np.asarray(chw)
         if chw.ndim != 3:
             raise KmodelRuntimeError(f"KPU upload needs a [C,H,W] map, got shape {chw.shape}")
-        v = layout_view(self.arena, addr, chw.shape)
+        v = self.view(addr, chw.shape)
         if isinstance(v, _ChannelView):
             v.write(chw.astype(np.uint8, copy=False))
         else:
@@ -120,7 +132,7 @@ class KpuRam:
 
     def download(self, addr: int, shape: Sequence[int]) -> np.ndarray:
         """Read a ``[C,H,W]`` map stored at byte ``addr`` into a dense uint8 array."""
-        v = layout_view(self.arena, addr, shape)
+        v = self.view(addr, shape)
         if isinstance(v, _ChannelView):
             return v.read()
         return np.ascontiguousarray(v)

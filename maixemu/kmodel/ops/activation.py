@@ -37,6 +37,10 @@ _EXPF_C = (
 )
 _EXPF_OVERFLOW = float.fromhex("0x1.62e42ep6")
 _EXPF_UNDERFLOW = float.fromhex("-0x1.9fe368p6")
+#: ``2**(i/32)`` as float64 (the table without its exponent offsets) and the constants, in the
+#: argument order of the compiled ``kpu.kernels.expf_scalar`` / ``softmax_v3``
+EXPF_ARGS = ((_EXPF_TAB + (np.arange(_EXPF_N, dtype=np.uint64) << np.uint64(47))).view(np.float64),
+             *_EXPF_C, _EXPF_INVLN2N, _EXPF_SHIFT, _EXPF_OVERFLOW, _EXPF_UNDERFLOW)
 
 
 def expf(x: np.ndarray) -> np.ndarray:

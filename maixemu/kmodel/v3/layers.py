@@ -15,6 +15,8 @@ from typing import Callable
 import numpy as np
 
 from .. import kpu as K
+from ..kpu import fast
+from ..kpu.fast import loaded_kernels
 from ..errors import KmodelError, KmodelFormatError, KmodelUnsupportedError
 from ..ops import activation as act_ops
 from ..ops import elementwise, fully_connected, layout, pool, quantize
@@ -165,9 +167,11 @@ def read_k210_conv(b: Body, step: Step, ctx: LoadContext) -> None:
             y8 = K.from_native(yn, layout)
             state.kpu.upload(conv.dst_addr, y8)
         if flags & 1:
-            if y8 is None:
-                y8 = K.from_native(yn, layout)
-            state.write(main_out, y8)
+            if y8 is None and layout == "HWC" and (kn := loaded_kernels()) is not None:
+                # the transpose writes main memory itself (no [C,H,W] temporary)
+                kn.hwc_to_chw(yn, state.main[main_out : main_out + n_out].reshape(conv.out_shape))
+            else:
+                state.write(main_out, y8 if y8 is not None else K.from_native(yn, layout))
         return lambda: K.from_native(yn, layout)
 
     step.fn = run
@@ -358,6 +362,22 @@ def read_quantize(b: Body, step: Step, ctx: LoadContext) -> None:
         state.write(main_out, v)
         return v
 
+    # one compiled pass straight into main memory once the fast kernels are loaded; byte i is
+    # written after float i was read, so an output at or before the input may overlap it
+    if main_in % 4 == 0 and (main_out <= main_in or main_out >= main_in + 4 * count):
+        with np.errstate(all="ignore"):
+            inv, bias32 = F32(1.0) / F32(scale), F32(bias)
+        numpy_run = run
+        fast.schedule_kernel_warm_up("quantize_v3", (np.zeros(count, F32), bias32, inv, np.zeros(count, np.uint8)))
+
+        def run(state: State):  # noqa: F811
+            kn = loaded_kernels()
+            if kn is None:
+                return numpy_run(state)
+            out = state.main[main_out : main_out + count]
+            kn.quantize_v3(state.main[main_in : main_in + 4 * count].view(F32), bias32, inv, out)
+            return out.copy
+
     step.fn = run
 
 
@@ -374,6 +394,21 @@ def read_dequantize(b: Body, step: Step, ctx: LoadContext) -> None:
         v = quantize.dequantize_v3(state.read_u8(main_in, count), scale, bias)
         state.write(main_out, v)
         return v
+
+    # a function of one byte: the 256 results of the kernel, looked up straight into main memory
+    # (when the output does not overlap the input: the lookup writes as it reads)
+    if main_out % 4 == 0 and (main_out >= main_in + count or main_out + 4 * count <= main_in):
+        table = quantize.dequantize_v3(np.arange(256, dtype=np.uint8), scale, bias)
+        numpy_run = run
+        fast.schedule_kernel_warm_up("lookup", (table, np.zeros(count, np.uint8), np.zeros(count, F32)))
+
+        def run(state: State):  # noqa: F811
+            kn = loaded_kernels()
+            if kn is None:
+                return numpy_run(state)
+            out = state.main[main_out : main_out + 4 * count].view(F32)
+            kn.lookup(table, state.main[main_in : main_in + count], out)
+            return out.copy
 
     step.fn = run
 
@@ -426,6 +461,24 @@ def read_l2_normalization(b: Body, step: Step, ctx: LoadContext) -> None:
 @register(15, "SOFTMAX", _UNARY_FIELDS)
 def read_softmax(b: Body, step: Step, ctx: LoadContext) -> None:
     _read_unary_f32(b, step, act_ops.softmax_v3)
+    main_in, main_out, channels = b.main_mem_in_address, b.main_mem_out_address, b.channels
+    if main_in % 4 or main_out % 4:
+        return
+    numpy_run = step.fn
+    args = act_ops.EXPF_ARGS
+    fast.schedule_kernel_warm_up("softmax_v3", (np.zeros(channels, F32), *args, np.zeros(channels, F32)))
+
+    def run(state: State):
+        kn = loaded_kernels()
+        if kn is None:
+            return numpy_run(state)
+        # the input is copied first, as the numpy form reads it whole before it writes
+        x = state.main[main_in : main_in + 4 * channels].view(F32).copy()
+        out = state.main[main_out : main_out + 4 * channels].view(F32)
+        kn.softmax_v3(x, *args, out)
+        return out.copy
+
+    step.fn = run
 
 
 @register(25, "LOGISTIC", _UNARY_FIELDS)
@@ -489,6 +542,18 @@ def read_fully_connected(b: Body, step: Step, ctx: LoadContext) -> None:
         state.write(main_out, v)
         return v
 
+    if main_in % 4 == 0 and main_out % 4 == 0 and (main_out >= main_in + 4 * cin or main_out + 4 * cout <= main_in):
+        numpy_run, bias32 = run, np.ascontiguousarray(bias, dtype=F32)
+        fast.schedule_kernel_warm_up("fully_connected_v3", (np.zeros(cin, F32), weights_t, bias32, act, np.zeros(cout, F32)))
+
+        def run(state: State):  # noqa: F811 - one compiled call straight into main memory
+            kn = loaded_kernels()
+            if kn is None:
+                return numpy_run(state)
+            out = state.main[main_out : main_out + 4 * cout].view(F32)
+            kn.fully_connected_v3(state.main[main_in : main_in + 4 * cin].view(F32), weights_t, bias32, act, out)
+            return out.copy
+
     step.fn = run
 
 
@@ -505,6 +570,15 @@ def read_tensorflow_flatten(b: Body, step: Step, ctx: LoadContext) -> None:
         v = layout.tf_flatten(state.read_f32(main_in, n).copy(), channels, height, width)
         state.write(main_out, v)
         return v
+
+    if main_in % 4 == 0 and main_out % 4 == 0 and (main_out >= main_in + 4 * n or main_out + 4 * n <= main_in):
+        # the permutation once: output element j is input element order[j] (a gather, no temporary)
+        order = layout.tf_flatten(np.arange(n, dtype=np.intp), channels, height, width)
+
+        def run(state: State):  # noqa: F811
+            out = state.main[main_out : main_out + 4 * n].view(F32)
+            np.take(state.main[main_in : main_in + 4 * n].view(F32), order, out=out)
+            return out.copy
 
     step.fn = run
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kpu as kpu_engine
+from ..kpu.fast import loaded_kernels
 from ..errors import KmodelFormatError
 from ..model import K210_KPU_RAM_BYTES
 from .format import BodyReader, MEM_KPU, check_range
@@ -224,13 +225,17 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
                 xn = kpu_engine.convert_native(cached[1], cached[0], layout)
             yn = conv.run_native(xn)
             cache[step] = (layout, yn)
-            y = None
-            if step in plan.materialize or main_view is not None:
-                y = kpu_engine.from_native(yn, layout)
             if step in plan.materialize:
+                y = kpu_engine.from_native(yn, layout)
                 state.kram.upload(dst, y)
-            if main_view is not None:
-                main_view[0] = y
+                if main_view is not None:
+                    main_view[0] = y
+            elif main_view is not None:
+                kn = loaded_kernels() if layout == "HWC" else None
+                if kn is not None:  # the transpose writes main memory itself
+                    kn.hwc_to_chw(yn, main_view[0])
+                else:
+                    main_view[0] = kpu_engine.from_native(yn, layout)
             last["yn"] = yn
         else:
             x = state.download(src, in_shape)

@@ -106,11 +106,20 @@ class V4Model(Model):
 
     def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
         self._feed(inputs)
-        kpu = self._kpu
-        for node in self._nodes:
-            node.run()
-            kpu.forget_after(kpu.NODE_STEP0 + node.index)
+        cache = self._kpu.cache
+        for run, drops in self._schedule():
+            run()
+            for key in drops:  # a cached conv output no later node takes
+                cache.pop(key, None)
         return self._fetch()
+
+    def _schedule(self) -> list:
+        """(node.run, cache keys to drop after it) per node, made once (the plan is fixed at load)."""
+        schedule = getattr(self, "_run_schedule", None)
+        if schedule is None:
+            kpu = self._kpu
+            schedule = self._run_schedule = [(n.run, tuple(kpu.drops.get(kpu.NODE_STEP0 + n.index, ()))) for n in self._nodes]
+        return schedule
 
     def trace(self, *inputs: np.ndarray, limit: int | None = None) -> Iterator[TraceStep]:
         # while tracing, every map placed in KPU RAM is really written there (a trace shows and

@@ -33,6 +33,9 @@ from .format import (
 
 F32 = np.float32
 U8 = np.uint8
+_NO_INDEX = np.zeros(0, np.int64)
+#: ``kernels.binary_f32`` op codes
+_BINARY_CODES = {"add": 0, "sub": 1, "mul": 2, "div": 3, "min": 4, "max": 5}
 
 
 def _lookup(table: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
@@ -58,6 +61,37 @@ def _warm_float_conv() -> None:
             kn.conv2d_f32(one, one, np.zeros(1, F32), 1, 1, 1, 1, 1, 0, 0, False, F32(0), F32(1), np.empty((1, 1, 1, 1), F32))
 
     fast.schedule_warm_up(("conv2d_f32",), warm)
+
+
+
+def _overlap(out: np.ndarray, *ins: np.ndarray) -> bool:
+    """Whether ``out`` shares bytes with an input (then the numpy form, which reads every input
+    before it writes, keeps its meaning; a one-pass kernel might read what it wrote)."""
+    return any(np.shares_memory(out, x) for x in ins)
+
+
+def _compiled(name: str, args: tuple, fallback: Callable[[], None]) -> Callable[[], None]:
+    """``run()`` for a host op: ``kernels.<name>(*args)`` (arguments bound at load, the output an
+    argument) once the compiled kernels are loaded, else ``fallback()`` (the numpy kernel, same
+    bits). The kernel is compiled or loaded from the disk cache in the background
+    (``kpu.fast.schedule_warm_up``), like the KPU layers' kernels."""
+    if not fast.schedule_kernel_warm_up(name, args):
+        return fallback
+    bound: list = []
+
+    def run() -> None:
+        if bound:
+            bound[0](*args)
+            return
+        kn = loaded_kernels()
+        if kn is None:
+            fallback()
+            return
+        bound.append(getattr(kn, name))
+        bound[0](*args)
+
+    run.kernel = name  # type: ignore[attr-defined]  (what tests and ``bench`` can ask)
+    return run
 
 
 class Memory:
@@ -181,9 +215,13 @@ def decode_binary(r: BodyReader, ctx: DecodeContext) -> Node:
         n = vl.shape_size(sa)
         a, bb, o = b.src(ra, "input_a", 4 * n, F32), b.src(rb, "input_b", 4 * n, F32), b.dst(ro, "output", 4 * n, F32)
 
-        def run():
+        def numpy_run():
             o[:] = vf.binary(a, bb, op, lo, hi)
 
+        # the same buffer read and written element by element is fine; another overlap is not
+        same_place = all(not np.shares_memory(o, x) or x.ctypes.data == o.ctypes.data for x in (a, bb))
+        run = _compiled("binary_f32", (a, _NO_INDEX, bb, _NO_INDEX, _BINARY_CODES[op], F32(lo), F32(hi), o),
+                        numpy_run) if same_place else numpy_run
         out_shape = sa
     else:
         a = b.src(ra, "input_a", 4 * vl.shape_size(sa), F32).reshape(sa)
@@ -194,6 +232,12 @@ def decode_binary(r: BodyReader, ctx: DecodeContext) -> Node:
         def run():
             o[...] = vf.binary(vl.read_broadcast(a, ia, so), vl.read_broadcast(bb, ib, so), op, lo, hi)
 
+        if not _overlap(o, a, bb):
+            # flat source indices of every output element under the broadcast rule
+            fa = vl.read_broadcast(np.arange(a.size, dtype=np.int64).reshape(sa), ia, so).reshape(-1).copy()
+            fb = vl.read_broadcast(np.arange(bb.size, dtype=np.int64).reshape(sb), ib, so).reshape(-1).copy()
+            run = _compiled("binary_f32", (a.reshape(-1), fa, bb.reshape(-1), fb, _BINARY_CODES[op], F32(lo), F32(hi),
+                                           o.reshape(-1)), run)
         out_shape = so
     return b.make((ra, rb), ro, (sa, sb), out_shape, run, F32, details={"op": op, "activation": (lo, hi)})
 
@@ -383,6 +427,9 @@ def decode_matmul(r: BodyReader, ctx: DecodeContext) -> Node:
     def run():
         o[...] = vf.matmul(a, bm, bias, lo, hi)
 
+    if not _overlap(o, a, bm):
+        run = _compiled("matmul_f32", (a, bm, np.ascontiguousarray(bias, dtype=F32), F32(lo), F32(hi), o), run)
+
     return b.make((ra, rb), ro, ((rows, cols), (cols, bcols)), (rows, bcols), run, F32,
                   param_bytes=4 * bcols + (rb.size if rb.memory_type == 0 else 0), macs=rows * cols * bcols)
 
@@ -407,6 +454,17 @@ def decode_pad(r: BodyReader, ctx: DecodeContext) -> Node:
     def run():
         o[...] = vl.run_pad(x, plan, pad_value)
 
+    if not _overlap(o, x):
+        fill, out_region, in_region = dt.type(pad_value), plan.out_region, plan.in_region
+
+        def run():  # noqa: F811 - the same bytes without the temporary map
+            o[...] = fill
+            o[out_region] = x[in_region]
+
+        if all(r.start == 0 and r.stop == d for r, d in zip(out_region, plan.out_shape)):
+            def run():  # noqa: F811 - a crop (every output element comes from the input)
+                o[...] = x[in_region]
+
     return b.make((ri,), ro, (s,), plan.out_shape, run, dt, details={"paddings": pads})
 
 
@@ -425,6 +483,15 @@ def decode_reduce(r: BodyReader, ctx: DecodeContext) -> Node:
 
     def run():
         o[...] = vf.reduce(x, so, op, init)
+
+    # the reduced axes last: rows of the kept elements (a view when they already are last)
+    axes = [i for i in range(4) if so[i] != s[i]]
+    perm = [i for i in range(4) if i not in axes] + axes
+    rows = x.transpose(perm).reshape(vl.shape_size(so), -1)
+    if np.shares_memory(rows, x) and not _overlap(o, x):
+        code = {"mean": 0, "sum": 0, "min": 4, "max": 5}[op]
+        mul = F32(F32(vl.shape_size(so)) / F32(vl.shape_size(s)))
+        run = _compiled("reduce_rows_f32", (rows, code, F32(init), op == "mean", mul, o.reshape(-1)), run)
 
     return b.make((ri,), ro, (s,), so, run, F32, details={"op": op})
 
@@ -448,6 +515,11 @@ def _reduce_window(r: BodyReader, ctx: DecodeContext, layout: str) -> Node:
 
     def run():
         o[...] = vf.reduce_window2d(x, op, init, kh, kw, sh, sw, dh, dw, pad_h, pad_w, lo, hi, layout)
+
+    if layout == "NCHW" and not _overlap(o, x):
+        code = {"mean": 0, "sum": 0, "min": 4, "max": 5}[op]
+        run = _compiled("reduce_window_f32", (x, code, F32(init), op == "mean", kh, kw, sh, sw, dh, dw, int(pad_h[0]),
+                                              int(pad_w[0]), F32(lo), F32(hi), o), run)
 
     return b.make((ri,), ro, (s,), out_shape, run, F32,
                   details={"op": op, "kernel": (kh, kw), "stride": (sh, sw), "padding": (pad_h, pad_w)})
