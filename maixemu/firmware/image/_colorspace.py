@@ -21,9 +21,10 @@ F = np.float32
 def rgb_to_lab(r: int, g: int, b: int) -> tuple[int, int, int]:
     xyz = xyz_table()
     rl, gl, bl = (xyz[int(v) & 0xFF] for v in (r, g, b))
-    x = (rl * F(0.4124) + gl * F(0.3576) + bl * F(0.1805)) / F(95.047)
-    y = (rl * F(0.2126) + gl * F(0.7152) + bl * F(0.0722)) / F(100.0)
-    z = (rl * F(0.0193) + gl * F(0.1192) + bl * F(0.9505)) / F(108.883)
+    # -ffast-math (reciprocal math) compiles ``/ 95.047f`` as ``* (1 / 95.047f)``: the last bit differs
+    x = (rl * F(0.4124) + gl * F(0.3576) + bl * F(0.1805)) * (F(1) / F(95.047))
+    y = (rl * F(0.2126) + gl * F(0.7152) + bl * F(0.0722)) * (F(1) / F(100.0))
+    z = (rl * F(0.0193) + gl * F(0.1192) + bl * F(0.9505)) * (F(1) / F(108.883))
 
     def f(t):
         return fm.fast_cbrtf(t) if t > F(0.008856) else t * F(7.787037) + F(0.137931)

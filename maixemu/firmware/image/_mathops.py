@@ -65,7 +65,8 @@ class MathOpsMixin:
         for x, y, m in zip(a, b, MAXES[self._fmt]):
             scale, div = F(m), F(1) / F(m)
             if invert:
-                v = scale - ((scale - x.astype(F)) * (scale - y.astype(F)) * div)
+                # -ffast-math reassociates the C's ((S - a) * (S - b)) * (1/S) into (S - a) * ((S - b) * (1/S))
+                v = scale - ((scale - x.astype(F)) * ((scale - y.astype(F)) * div))
             else:
                 v = (x * y).astype(F) * div
             out.append(fm.to_int(v))
