@@ -83,6 +83,20 @@ def read_layer(step: Step, ctx: LoadContext) -> None:
     step.out_dtype = "uint8" if kind.quantized else "float32"
 
 
+def _compiled_step(name: str, warm_args: tuple, numpy_run: Callable, fast_run: Callable) -> Callable:
+    """A CPU layer's ``step.fn``: ``fast_run(kernels, state)`` once the compiled kernels are
+    loaded, else ``numpy_run(state)`` (the numpy form, same bits). ``kernels.<name>`` is compiled
+    or loaded from the disk cache in the background on stand-ins of ``warm_args``
+    (``kpu.fast.schedule_kernel_warm_up``), like the KPU layers' kernels."""
+    fast.schedule_kernel_warm_up(name, warm_args)
+
+    def run(state: State):
+        kn = loaded_kernels()
+        return numpy_run(state) if kn is None else fast_run(kn, state)
+
+    return run
+
+
 # ---------------------------------------------------------------------------------------------
 # K210 layers
 # ---------------------------------------------------------------------------------------------
@@ -367,16 +381,14 @@ def read_quantize(b: Body, step: Step, ctx: LoadContext) -> None:
     if main_in % 4 == 0 and (main_out <= main_in or main_out >= main_in + 4 * count):
         with np.errstate(all="ignore"):
             inv, bias32 = F32(1.0) / F32(scale), F32(bias)
-        numpy_run = run
-        fast.schedule_kernel_warm_up("quantize_v3", (np.zeros(count, F32), bias32, inv, np.zeros(count, np.uint8)))
 
-        def run(state: State):  # noqa: F811
-            kn = loaded_kernels()
-            if kn is None:
-                return numpy_run(state)
+        def quantize_fast(kn, state: State):
             out = state.main[main_out : main_out + count]
             kn.quantize_v3(state.main[main_in : main_in + 4 * count].view(F32), bias32, inv, out)
             return out.copy
+
+        run = _compiled_step("quantize_v3", (np.zeros(count, F32), bias32, inv, np.zeros(count, np.uint8)), run,
+                             quantize_fast)
 
     step.fn = run
 
@@ -399,16 +411,13 @@ def read_dequantize(b: Body, step: Step, ctx: LoadContext) -> None:
     # (when the output does not overlap the input: the lookup writes as it reads)
     if main_out % 4 == 0 and (main_out >= main_in + count or main_out + 4 * count <= main_in):
         table = quantize.dequantize_v3(np.arange(256, dtype=np.uint8), scale, bias)
-        numpy_run = run
-        fast.schedule_kernel_warm_up("lookup", (table, np.zeros(count, np.uint8), np.zeros(count, F32)))
 
-        def run(state: State):  # noqa: F811
-            kn = loaded_kernels()
-            if kn is None:
-                return numpy_run(state)
+        def dequantize_fast(kn, state: State):
             out = state.main[main_out : main_out + 4 * count].view(F32)
             kn.lookup(table, state.main[main_in : main_in + count], out)
             return out.copy
+
+        run = _compiled_step("lookup", (table, np.zeros(count, np.uint8), np.zeros(count, F32)), run, dequantize_fast)
 
     step.fn = run
 
@@ -464,21 +473,17 @@ def read_softmax(b: Body, step: Step, ctx: LoadContext) -> None:
     main_in, main_out, channels = b.main_mem_in_address, b.main_mem_out_address, b.channels
     if main_in % 4 or main_out % 4:
         return
-    numpy_run = step.fn
     args = act_ops.EXPF_ARGS
-    fast.schedule_kernel_warm_up("softmax_v3", (np.zeros(channels, F32), *args, np.zeros(channels, F32)))
 
-    def run(state: State):
-        kn = loaded_kernels()
-        if kn is None:
-            return numpy_run(state)
+    def softmax_fast(kn, state: State):
         # the input is copied first, as the numpy form reads it whole before it writes
         x = state.main[main_in : main_in + 4 * channels].view(F32).copy()
         out = state.main[main_out : main_out + 4 * channels].view(F32)
         kn.softmax_v3(x, *args, out)
         return out.copy
 
-    step.fn = run
+    step.fn = _compiled_step("softmax_v3", (np.zeros(channels, F32), *args, np.zeros(channels, F32)), step.fn,
+                             softmax_fast)
 
 
 @register(25, "LOGISTIC", _UNARY_FIELDS)
@@ -543,16 +548,15 @@ def read_fully_connected(b: Body, step: Step, ctx: LoadContext) -> None:
         return v
 
     if main_in % 4 == 0 and main_out % 4 == 0 and (main_out >= main_in + 4 * cin or main_out + 4 * cout <= main_in):
-        numpy_run, bias32 = run, np.ascontiguousarray(bias, dtype=F32)
-        fast.schedule_kernel_warm_up("fully_connected_v3", (np.zeros(cin, F32), weights_t, bias32, act, np.zeros(cout, F32)))
+        bias32 = np.ascontiguousarray(bias, dtype=F32)
 
-        def run(state: State):  # noqa: F811 - one compiled call straight into main memory
-            kn = loaded_kernels()
-            if kn is None:
-                return numpy_run(state)
+        def fully_connected_fast(kn, state: State):  # one compiled call straight into main memory
             out = state.main[main_out : main_out + 4 * cout].view(F32)
             kn.fully_connected_v3(state.main[main_in : main_in + 4 * cin].view(F32), weights_t, bias32, act, out)
             return out.copy
+
+        run = _compiled_step("fully_connected_v3", (np.zeros(cin, F32), weights_t, bias32, act, np.zeros(cout, F32)),
+                             run, fully_connected_fast)
 
     step.fn = run
 
