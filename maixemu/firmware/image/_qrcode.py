@@ -363,7 +363,7 @@ def fitness_pattern(gs: int) -> tuple[np.ndarray, np.ndarray]:
         add(_ring(x, y, 2), -1)
         add(_ring(x, y, 3), 1)
     if 0 <= version <= MAX_VERSION and version >= 1:
-        ap = VERSIONS[version]["apat"]
+        ap = _alignment(version)  # VERSIONS[version]["apat"]
         apc = len(ap)
 
         def apat(cx, cy):
