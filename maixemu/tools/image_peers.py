@@ -376,7 +376,8 @@ def _laplacian(frame: Frame, fx, fmt: str) -> Call:
 
 def _warp_affine(frame: Frame, fx, fmt: str) -> Call:
     cv2 = _cv2()
-    m = cv2.getAffineTransform(np.float32([(0, 0), (319, 0), (0, 239)]), np.float32([(10, 5), (300, 20), (15, 230)]))
+    src = np.array([(0, 0), (319, 0), (0, 239)], np.float32)
+    m = cv2.getAffineTransform(src, np.array([(10, 5), (300, 20), (15, 230)], np.float32))
     h, w = frame.shape[:2]
     return lambda: cv2.warpAffine(frame, m, (w, h))
 
