@@ -98,6 +98,8 @@ def _perspectives(rng):
     yield [F(1e30), F(-1e30), F(1e9), F(1e30), F(2.0), F(3e38), F(0.0), F(0.0)]  # overflow to inf
     yield [F(1.0), F(0.0), F(0.0), F(0.0), F(1.0), F(0.0), F(-0.05), F(0.0)]  # den crosses zero
     yield [F(np.nan), F(1.0), F(0.0), F(1.0), F(np.inf), F(0.0), F(0.0), F(-np.inf)]
+    yield [F(1.0), F(0.0), F(0.0), F(0.0), F(1.0), F(0.0), F(-2.0), F(0.0)]  # den exactly 0 at u = 0.5
+    yield [F(-1.0), F(0.0), F(0.0), F(0.0), F(0.0), F(-1.0), F(-2.0), F(0.0)]  # -0/0 and -1/0
 
 
 @pytest.mark.parametrize("gs", [21, 25, 45, 97, 177])

@@ -18,6 +18,7 @@ QR standard says 94), which changes the cells read as data on version-21 codes.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -247,20 +248,27 @@ def _fitness(c, cells, weights, pix, off):
             for i in range(3):
                 u = fx + off[i]
                 den = c[6] * u + c[7] * v + one
-                x = (c[0] * u + c[1] * v + c[2]) / den
-                y = (c[3] * u + c[4] * v + c[5]) / den
-                if x != x or x >= 2147483647.0:
-                    px = 2147483647
-                elif x <= -2147483648.0:
-                    px = -2147483648
+                nx = c[0] * u + c[1] * v + c[2]
+                ny = c[3] * u + c[4] * v + c[5]
+                if den == 0:  # IEEE division (numba would raise): +-inf or NaN, cast as below
+                    positive = math.copysign(1.0, den) > 0
+                    px = 2147483647 if nx != nx or nx == 0 or (nx > 0) == positive else -2147483648
+                    py = 2147483647 if ny != ny or ny == 0 or (ny > 0) == positive else -2147483648
                 else:
-                    px = int(x)
-                if y != y or y >= 2147483647.0:
-                    py = 2147483647
-                elif y <= -2147483648.0:
-                    py = -2147483648
-                else:
-                    py = int(y)
+                    x = nx / den
+                    y = ny / den
+                    if x != x or x >= 2147483647.0:
+                        px = 2147483647
+                    elif x <= -2147483648.0:
+                        px = -2147483648
+                    else:
+                        px = int(x)
+                    if y != y or y >= 2147483647.0:
+                        py = 2147483647
+                    elif y <= -2147483648.0:
+                        py = -2147483648
+                    else:
+                        py = int(y)
                 if py < 0 or py >= h or px < 0 or px >= w:
                     continue
                 if pix[py, px] != 0:
