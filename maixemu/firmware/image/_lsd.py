@@ -22,7 +22,7 @@ import numpy as np
 from . import _args
 from . import _fmath as fm
 from ._fmath import F, fast_atan2f, ftoi, lb_clip_line, line_length
-from ._jit import kernel
+from ._jit import compiled, kernel
 
 PI = F(math.pi)
 NOTDEF = F(-512.0)
@@ -694,6 +694,8 @@ class _LSD:
         self.used = np.zeros((self.h, self.w), np.uint8)
         self._reg_x = np.empty(self.w * self.h, np.int64)
         self._reg_y = np.empty(self.w * self.h, np.int64)
+        if compiled():
+            return self._detect_compiled(logNT, min_reg_size)
         out = []
         density_th = F(0.7)
         k = 0
@@ -712,6 +714,19 @@ class _LSD:
             out.append((rec.x1 + F(0.5), rec.y1 + F(0.5), rec.x2 + F(0.5), rec.y2 + F(0.5), rec.width, rec.p,
                         log_nfa))
         return out
+
+
+    def _detect_compiled(self, logNT, min_reg_size) -> list[tuple]:
+        """:meth:`detect`'s loop as one numba kernel (``_lsd_detect``): the same segments."""
+        from ._lsd_detect import LANCZOS_Q, _detect
+
+        out = np.empty((max(self.seeds_x.shape[0], 1), 7), F)
+        n = _detect(self.angles, self.modgrad, self.seeds_x, self.seeds_y, fm.COS, fm.SIN, self.seed_cos,
+                    self.seed_sin, F(self.prec), F(self.p), int(min_reg_size), LANCZOS_Q, F(logNT), self.used,
+                    self._reg_x, self._reg_y, out)
+        if n < 0:  # a NaN rectangle: the device loops forever here
+            raise RuntimeError("find_line_segments: the firmware's rectangle scan does not end here")
+        return [tuple(row) for row in out[:n]]
 
 
 # ---------------------------------------------------------------------- merging (line.c)
