@@ -763,6 +763,9 @@ def _extend(la, lb, len0, len1, axis: int):
 
 
 def merge_alot(lines: list[dict], threshold: int, theta_threshold: int) -> list[dict]:
+    """line.c ``merge_alot``: compiled (``_line_merge``) with numba, the same passes below without."""
+    if compiled() and lines:
+        return _merge_alot_compiled(lines, threshold, theta_threshold)
     from ._hough import merge_until_stable
 
     def merge(a, b):
@@ -779,6 +782,17 @@ def merge_alot(lines: list[dict], threshold: int, theta_threshold: int) -> list[
         return dict(a, x1=x1, y1=y1, x2=x2, y2=y2)  # theta, rho and magnitude stay the first's
 
     return merge_until_stable(lines, merge)
+
+
+def _merge_alot_compiled(lines: list[dict], threshold: int, theta_threshold: int) -> list[dict]:
+    from ._line_merge import FIELDS, _merge_passes
+
+    rows = np.array([[d[k] for k in FIELDS] for d in lines], np.int64)
+    n = rows.shape[0]
+    items = np.arange(n, dtype=np.int64)
+    count = _merge_passes(rows, n, int(threshold), int(theta_threshold), items, np.empty(n, np.int64),
+                          np.empty(n, np.int64))
+    return [dict(zip(FIELDS, rows[i].tolist())) for i in items[:count].tolist()]
 
 
 def find_line_segments(gray_full: np.ndarray, roi, merge_distance: int, max_theta_diff: int) -> list[dict]:
