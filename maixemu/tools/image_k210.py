@@ -14,16 +14,18 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class K210Time:
     """``ms`` on the K210 (400 MHz, MaixPy-v1) for ``what``; ``at_least`` when the source times only
-    part of the call (the whole call takes longer); ``source`` is where a reader can check it."""
+    part of the call (the whole call takes longer); ``frame`` when it was timed on another frame
+    size than the bench's QVGA; ``source`` is where a reader can check it."""
 
     ms: float
     what: str
     source: str
     fmt: str | None = None
     at_least: bool = False
+    frame: str = ""
 
     def label(self) -> str:
-        return ("≥" if self.at_least else "") + f"{self.ms:g}"
+        return ("≥" if self.at_least else "") + f"{self.ms:g}" + (f" ({self.frame})" if self.frame else "")
 
 
 HOUGH_C = "MaixPy-v1 components/micropython/port/src/omv/img/hough.c (imlib_find_lines, DBG_TIME comments)"
@@ -34,6 +36,10 @@ K210_TIMES: dict[str, K210Time] = {
         22.6, "accumulator clear 1.5 ms + Sobel/Hough votes on both cores 17.5 ms + peak scan 3.6 ms "
         "(the merge is not timed; the comment gives no frame size, QVGA is the firmware's default)",
         HOUGH_C, fmt="rgb565", at_least=True),
+    "get_regression(thr)": K210Time(
+        532, "a user's measurement on MaixPy-v1 (April 2019), RGB565; the bench's QVGA frame has 4x its pixels",
+        "sipeed/MaixPy-v1 issue #54 (https://github.com/sipeed/MaixPy-v1/issues/54)", fmt="rgb565",
+        frame="QQVGA"),
     "conv3(edge)": K210Time(
         2.6, "only the final RGB888-to-RGB565 loop of the KPU convolution", CONV_C, fmt="rgb565", at_least=True),
 }
