@@ -600,6 +600,22 @@ def format_markdown(rows: list[Row], reference_s: float, frame: str) -> str:
     return "\n".join(out) + "\n"
 
 
+TABLE_BEGIN, TABLE_END = "<!-- image_bench table: begin -->", "<!-- image_bench table: end -->"
+
+
+def write_markdown(path: Path, table: str) -> None:
+    """Write ``table`` to ``path``; a file that holds the two ``TABLE_BEGIN``/``TABLE_END`` markers
+    (``docs/image-speed.md``) keeps its text around them and gets the table between them."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if TABLE_BEGIN in text and TABLE_END in text:
+        head, rest = text.split(TABLE_BEGIN, 1)
+        tail = rest.split(TABLE_END, 1)[1]
+        text = f"{head}{TABLE_BEGIN}\n{table}{TABLE_END}{tail}"
+    else:
+        text = table
+    path.write_text(text, encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m maixemu.tools.image_bench", description=__doc__.splitlines()[0])
     parser.add_argument("--filter", action="append", default=[], metavar="WORD", help="only cases whose name contains WORD (repeatable)")
@@ -607,7 +623,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=0.4, help="seconds of timed calls per case (at least 3 calls; default 0.4)")
     parser.add_argument("--slowest", type=int, default=10, help="how many slowest cases to list (default 10)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
-    parser.add_argument("--markdown", type=Path, help="also write the table as Markdown, with the peers and sources")
+    parser.add_argument("--markdown", type=Path, help="also write the table as Markdown, with the peers and sources "
+                        "(between the table markers of a file that has them, e.g. docs/image-speed.md)")
     parser.add_argument("--no-peers", action="store_true", help="time our calls only (no OpenCV peer column)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     args = parser.parse_args(argv)
@@ -624,7 +641,7 @@ def main(argv: list[str] | None = None) -> int:
         rows, reference = run_cases(cases, fx, budget_s=args.budget, peers=not args.no_peers)
     print(format_rows(rows, reference, args.slowest))
     if args.markdown:
-        args.markdown.write_text(format_markdown(rows, reference, fx.source))
+        write_markdown(args.markdown, format_markdown(rows, reference, fx.source))
     if args.json:
         args.json.write_text(json.dumps({"matmul_ms": reference * 1e3, "frame": fx.source,
                                          "rows": [r.__dict__ for r in rows]}, indent=1))

@@ -110,3 +110,13 @@ def test_the_markdown_table_cites_every_k210_time_and_names_every_peer():
     assert "| `find_lines() [rgb565]` | 7.000 | 8.00 | 3.500 | 2.00 | 6/250 | ≥22.6 |" in text
     assert all(t.source in text for t in image_k210.K210_TIMES.values())
     assert all(f"`{name}`: {p.what}" in text for name, p in image_peers.PEERS.items())
+
+
+def test_the_markdown_table_replaces_only_the_text_between_the_markers(tmp_path):
+    doc = tmp_path / "speed.md"
+    doc.write_text(f"intro\n{image_bench.TABLE_BEGIN}\nold table\n{image_bench.TABLE_END}\nafter\n")
+    image_bench.write_markdown(doc, "| new |\n")
+    assert doc.read_text() == f"intro\n{image_bench.TABLE_BEGIN}\n| new |\n{image_bench.TABLE_END}\nafter\n"
+    plain = tmp_path / "table.md"
+    image_bench.write_markdown(plain, "| t |\n")
+    assert plain.read_text() == "| t |\n"
