@@ -205,24 +205,9 @@ def _regression(frame: Frame, fx, fmt: str) -> Call:
 
 
 # --------------------------------------------------------------------------------------- filters
-def _each_plane(frame: Frame, fn) -> Call:
-    return lambda: fn(frame)
-
-
-def _gaussian(k: int) -> Callable[[Frame, Any, str], Call]:
-    return lambda frame, fx, fmt: _each_plane(frame, lambda f: _cv2().GaussianBlur(f, (k, k), 0))
-
-
-def _box(k: int) -> Callable[[Frame, Any, str], Call]:
-    return lambda frame, fx, fmt: _each_plane(frame, lambda f: _cv2().blur(f, (k, k)))
-
-
-def _median(k: int) -> Callable[[Frame, Any, str], Call]:
-    return lambda frame, fx, fmt: _each_plane(frame, lambda f: _cv2().medianBlur(f, k))
-
-
-def _bilateral(k: int) -> Callable[[Frame, Any, str], Call]:
-    return lambda frame, fx, fmt: _each_plane(frame, lambda f: _cv2().bilateralFilter(f, k, 30, 30))
+def _cv(name: str, *args) -> Callable[[Frame, Any, str], Call]:
+    """A peer that is one OpenCV call on the frame: ``cv2.<name>(frame, *args)``."""
+    return lambda frame, fx, fmt: (lambda: getattr(_cv2(), name)(frame, *args))
 
 
 def _morph(op_name: str) -> Callable[[Frame, Any, str], Call]:
@@ -301,10 +286,6 @@ def _flood(frame: Frame, fx, fmt: str) -> Call:
     return run
 
 
-def _canny(frame: Frame, fx, fmt: str) -> Call:
-    return lambda: _cv2().Canny(frame, 50, 80)
-
-
 def _resize(w: int, h: int) -> Callable[[Frame, Any, str], Call]:
     return lambda frame, fx, fmt: (lambda: _cv2().resize(frame, (w, h), interpolation=_cv2().INTER_NEAREST))
 
@@ -361,17 +342,9 @@ def _blend(frame: Frame, fx, fmt: str) -> Call:
     return lambda: _cv2().addWeighted(frame, 0.5, other, 0.5, 0)
 
 
-def _invert(frame: Frame, fx, fmt: str) -> Call:
-    return lambda: _cv2().bitwise_not(frame)
-
-
 def _gamma(frame: Frame, fx, fmt: str) -> Call:
     table = np.clip(((np.arange(256) / 255.0) ** 0.5 * 1.2 + 0.1) * 255, 0, 255).astype(np.uint8)
     return lambda: _cv2().LUT(frame, table)
-
-
-def _laplacian(frame: Frame, fx, fmt: str) -> Call:
-    return lambda: _cv2().Laplacian(frame, -1, ksize=3)
 
 
 def _warp_affine(frame: Frame, fx, fmt: str) -> Call:
@@ -430,20 +403,20 @@ PEERS: dict[str, Peer] = {
     "find_features(frontalface)": Peer("CascadeClassifier(frontalface_default).detectMultiScale", _faces, len),
     "find_keypoints(max 50)": Peer("ORB_create(50).detectAndCompute", _orb, len),
     "find_displacement(64x64)": Peer("phaseCorrelate (float32 64x64)", _displacement),
-    "find_edges(canny)": Peer("Canny", _canny),
+    "find_edges(canny)": Peer("Canny", _cv("Canny", 50, 80)),
     "get_regression(thr)": Peer("inRange + findNonZero + fitLine", _regression),
     "get_histogram()": Peer("calcHist (Lab planes on RGB565)", _histogram),
     "get_statistics()": Peer("meanStdDev + minMaxLoc (Lab planes on RGB565)", _statistics),
     "binary(thr)": Peer("inRange (Lab on RGB565)", _binary),
-    "gaussian(1)": Peer("GaussianBlur 3x3", _gaussian(3)),
-    "gaussian(2)": Peer("GaussianBlur 5x5", _gaussian(5)),
-    "mean(1)": Peer("blur 3x3", _box(3)),
-    "mean(2)": Peer("blur 5x5", _box(5)),
-    "median(1)": Peer("medianBlur 3", _median(3)),
-    "median(2)": Peer("medianBlur 5", _median(5)),
-    "bilateral(1)": Peer("bilateralFilter d=3", _bilateral(3)),
-    "bilateral(2)": Peer("bilateralFilter d=5", _bilateral(5)),
-    "laplacian(1)": Peer("Laplacian ksize 3", _laplacian),
+    "gaussian(1)": Peer("GaussianBlur 3x3", _cv("GaussianBlur", (3, 3), 0)),
+    "gaussian(2)": Peer("GaussianBlur 5x5", _cv("GaussianBlur", (5, 5), 0)),
+    "mean(1)": Peer("blur 3x3", _cv("blur", (3, 3))),
+    "mean(2)": Peer("blur 5x5", _cv("blur", (5, 5))),
+    "median(1)": Peer("medianBlur 3", _cv("medianBlur", 3)),
+    "median(2)": Peer("medianBlur 5", _cv("medianBlur", 5)),
+    "bilateral(1)": Peer("bilateralFilter d=3", _cv("bilateralFilter", 3, 30, 30)),
+    "bilateral(2)": Peer("bilateralFilter d=5", _cv("bilateralFilter", 5, 30, 30)),
+    "laplacian(1)": Peer("Laplacian ksize 3", _cv("Laplacian", -1, None, 3)),
     "erode(1)": Peer("morphologyEx(ERODE) 3x3", _morph("MORPH_ERODE")),
     "dilate(1)": Peer("morphologyEx(DILATE) 3x3", _morph("MORPH_DILATE")),
     "open(1)": Peer("morphologyEx(OPEN) 3x3", _morph("MORPH_OPEN")),
@@ -472,7 +445,7 @@ PEERS: dict[str, Peer] = {
     "b_or(other)": Peer("bitwise_or", _pixel_op("bitwise_or")),
     "b_xor(other)": Peer("bitwise_xor", _pixel_op("bitwise_xor")),
     "blend(other)": Peer("addWeighted", _blend),
-    "invert()": Peer("bitwise_not", _invert),
+    "invert()": Peer("bitwise_not", _cv("bitwise_not")),
     "gamma_corr(0.5, 1.2, 0.1)": Peer("LUT", _gamma),
     "image.warp_affine_ai": Peer("warpAffine", _warp_affine),
     "compressed(90)": Peer("imencode(.jpg, 90)", _jpeg(90)),

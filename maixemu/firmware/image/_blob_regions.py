@@ -91,30 +91,23 @@ def _grow(pix, lut, claimed, rx, ry, rw, rh, x_stride, y_stride, out, stack):
                     done = False
                     while True:
                         recurse = False
-                        if y > ry:
+                        for step in (-1, 1):  # the row above first, then the row below
+                            ny = y + step
+                            if ny < ry or ny >= y_end:
+                                continue
                             for i in range(left, right + 1):
-                                if claimed[y - 1, i] == 0 and lut[pix[y - 1, i]] != 0:
+                                if claimed[ny, i] == 0 and lut[pix[ny, i]] != 0:
                                     stack[depth, 0] = x
                                     stack[depth, 1] = y
                                     stack[depth, 2] = left
                                     stack[depth, 3] = right
                                     depth += 1
                                     x = i
-                                    y = y - 1
+                                    y = ny
                                     recurse = True
                                     break
-                        if not recurse and y < y_end - 1:
-                            for i in range(left, right + 1):
-                                if claimed[y + 1, i] == 0 and lut[pix[y + 1, i]] != 0:
-                                    stack[depth, 0] = x
-                                    stack[depth, 1] = y
-                                    stack[depth, 2] = left
-                                    stack[depth, 3] = right
-                                    depth += 1
-                                    x = i
-                                    y = y + 1
-                                    recurse = True
-                                    break
+                            if recurse:
+                                break
                         if recurse:
                             break
                         if depth == 0:

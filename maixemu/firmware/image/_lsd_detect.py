@@ -125,6 +125,19 @@ def _detect(angles, modgrad, seeds_x, seeds_y, cos_t, sin_t, seed_cos, seed_sin,
     def angle_rad(x, y):
         return f32(angles[y, x]) * rad
 
+    def isaligned(x, y, theta, prec):
+        a = f32(angles[y, x]) * rad
+        if a == notdef:
+            return False
+        t = theta - a
+        if t < zero:
+            t = -t
+        if t > three_half_pi:
+            t = t - two_pi
+            if t < zero:
+                t = -t
+        return t <= prec
+
     def region_grow(sx, sy, k, stop, min_size, prec):
         """From the seeds ``k, k + 1, ... < stop`` of (sx, sy): (index of the seed kept or ``stop``,
         count, angle); the region is ``reg_x/reg_y[:count]``."""
@@ -148,17 +161,7 @@ def _detect(angles, modgrad, seeds_x, seeds_y, cos_t, sin_t, seed_cos, seed_sin,
                 for xx in range(rx - 1, rx + 2):
                     for yy in range(ry - 1, ry + 2):
                         if 0 <= xx < w and 0 <= yy < h and used[yy, xx] == 0:
-                            a = f32(angles[yy, xx]) * rad
-                            if a == notdef:
-                                continue
-                            theta = reg_angle - a
-                            if theta < zero:
-                                theta = -theta
-                            if theta > three_half_pi:
-                                theta = theta - two_pi
-                                if theta < zero:
-                                    theta = -theta
-                            if theta <= prec:
+                            if isaligned(xx, yy, reg_angle, prec):
                                 used[yy, xx] = 1
                                 reg_x[count] = xx
                                 reg_y[count] = yy
@@ -398,17 +401,8 @@ def _detect(angles, modgrad, seeds_x, seeds_y, cos_t, sin_t, seed_cos, seed_sin,
                 break
             if 0 <= x < w and 0 <= y < h:
                 pts += 1
-                a = f32(angles[y, x]) * rad
-                if a != notdef:
-                    t = theta - a
-                    if t < zero:
-                        t = -t
-                    if t > three_half_pi:
-                        t = t - two_pi
-                        if t < zero:
-                            t = -t
-                    if t <= prec:
-                        alg += 1
+                if isaligned(x, y, theta, prec):
+                    alg += 1
             steps += 1
             if steps > 10_000_000:
                 return zero, True
