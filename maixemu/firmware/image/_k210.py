@@ -189,7 +189,7 @@ def _kpu_conv3(planes: np.ndarray, krn: list[float]) -> np.ndarray:
     if compiled():
         out = np.empty((C, H, W), np.uint8)
         q0s = np.zeros(C, np.int64)
-        taps = np.zeros((C, 9 * C, 3), np.int64)  # per output plane: (plane, tap, weight - q0) != 0
+        nz = np.zeros((C, 9 * C, 3), np.int64)  # per output plane: (plane, tap, weight - q0) != 0
         n_taps = np.zeros(C, np.int64)
         for oc in range(C):
             across = np.delete(wq[oc], oc, axis=0)
@@ -197,9 +197,9 @@ def _kpu_conv3(planes: np.ndarray, krn: list[float]) -> np.ndarray:
             for ic in range(C):
                 for k in range(9):
                     if wq[oc, ic, k] != q0s[oc]:
-                        taps[oc, n_taps[oc]] = (ic, k, wq[oc, ic, k] - q0s[oc])
+                        nz[oc, n_taps[oc]] = (ic, k, wq[oc, ic, k] - q0s[oc])
                         n_taps[oc] += 1
-        _conv3_planes(padded, q0s, taps, n_taps, arg_x, shr_x, y_mul, shift, out)
+        _conv3_planes(padded, q0s, nz, n_taps, arg_x, shr_x, y_mul, shift, out)
         return out
     taps = [(dy, dx) for dy in range(3) for dx in range(3)]
     sx = np.zeros((H, W), np.int64)

@@ -365,7 +365,7 @@ def seed_cos_sin(angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new = new[~_SEED_KNOWN[new + 32768]]
     for d in new.tolist():
         r = F(d) * RAD
-        _SEED_COS[d + 32768], _SEED_SIN[d + 32768] = fm.cosf(r), fm.sinf(r)
+        _SEED_COS[d + 32768], _SEED_SIN[d + 32768] = fm.cosf(float(r)), fm.sinf(float(r))
     _SEED_KNOWN[new + 32768] = True
     return _SEED_COS, _SEED_SIN
 
