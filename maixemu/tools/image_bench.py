@@ -591,13 +591,48 @@ def format_markdown(rows: list[Row], reference_s: float, frame: str) -> str:
         peer = "" if r.peer_ms is None else f"{r.peer_ms:.3f}"
         x_peer = "" if r.peer_ms is None else _x_peer(r)
         out.append(f"| `{r.name}` | {r.ms:.3f} | {r.ratio:.2f} | {peer} | {x_peer} | {r.found} | {r.k210} |")
-    out += ["", f"Frame: {frame}. Yardstick: a 256x256 float64 numpy matmul on one BLAS thread = "
-            f"{reference_s * 1e3:.3f} ms.", "", "Peers (OpenCV calls on the same frame):", ""]
+    out += ["", f"Frame: {_frame_label(frame)}. {machine()}. Yardstick: a 256x256 float64 numpy matmul on one "
+            f"BLAS thread = {reference_s * 1e3:.3f} ms.", "", "Peers (OpenCV calls on the same frame):", ""]
     out += [f"* `{name}`: {peer.what}" for name, peer in PEERS.items()]
     out += ["", "K210 times and their sources:", ""]
-    out += [f"* `{name}`{'' if t.fmt is None else f' [{t.fmt}]'}: {t.label()} ms, {t.what}. Source: {t.source}."
-            for name, t in K210_TIMES.items()]
+    out += [f"* `{name}`{'' if t.fmt is None else f' [{t.fmt}]'}: {'at least ' if t.at_least else ''}{t.ms:g} ms"
+            f"{f' at {t.frame}' if t.frame else ''}, {t.what}. Source: {t.source}." for name, t in K210_TIMES.items()]
     return "\n".join(out) + "\n"
+
+
+def _frame_label(frame: str) -> str:
+    """The frame's path as the docs show it (``../shared/...`` rather than this machine's path)."""
+    try:
+        return "../shared/" + Path(frame).resolve().relative_to(SHARED_DIR.resolve()).as_posix()
+    except ValueError:
+        return frame
+
+
+def machine() -> str:
+    """The CPU, its core count and vector extensions, and the libraries' versions, in one line."""
+    import os
+    import platform
+
+    import cv2
+
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and model in ("", platform.machine(), platform.processor()):
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    simd = [f for f in ("avx2", "avx512f", "avx512_vnni", "neon", "asimd") if f in flags]
+    try:
+        import numba
+
+        nb = f", numba {numba.__version__}"
+    except ImportError:
+        nb = ", no numba"
+    return (f"Machine: {model}, {os.cpu_count()} cores ({' '.join(simd) or 'no AVX2'}); numpy {np.__version__}, "
+            f"OpenCV {cv2.__version__}{nb}")
 
 
 TABLE_BEGIN, TABLE_END = "<!-- image_bench table: begin -->", "<!-- image_bench table: end -->"

@@ -108,7 +108,7 @@ def test_the_markdown_table_cites_every_k210_time_and_names_every_peer():
             image_bench.Row("width() [gray]", 0.001, 0.0)]
     text = image_bench.format_markdown(rows, 0.001, "a frame")
     assert "| `find_lines() [rgb565]` | 7.000 | 8.00 | 3.500 | 2.00 | 6/250 | ≥22.6 |" in text
-    assert all(t.source in text for t in image_k210.K210_TIMES.values())
+    assert all(t.source in text for t in image_k210.K210_TIMES.values()) and "Machine: " in text
     assert all(f"`{name}`: {p.what}" in text for name, p in image_peers.PEERS.items())
 
 
