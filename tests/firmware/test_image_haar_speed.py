@@ -72,3 +72,18 @@ def test_face_detection_is_the_same_with_and_without_the_kernel(monkeypatch):
             assert fast == plain
             found += len(fast)
     assert found
+
+
+def test_a_cascade_whose_rectangles_leave_the_window_runs_the_array_form(monkeypatch):
+    c = _haar.builtin("eye")
+    bad = _haar.Cascade(c.window, list(c.stages), c.stage_thresh, c.tree_thresh, c.alpha1, c.alpha2,
+                        c.num_rects, c.weights, c.rects.copy())
+    bad.rects[0] = (c.window[0] - 2, 0, 5, 3)  # past the right edge of the window
+    called = []
+    monkeypatch.setattr(_haar, "_run_cascade", lambda *a: called.append(1))
+    rng = np.random.default_rng(0)
+    isum, isq = _integrals(rng.integers(0, 256, (60, 60)))
+    ys, xs = np.zeros(4, np.int64), np.arange(4, dtype=np.int64)
+    expected = _haar._windows(bad, bad.n_stages, isum, isq, ys, xs, 400, np.float32(0.5))
+    assert np.array_equal(_haar._cascade_windows(bad, bad.n_stages, isum, isq, ys, xs, 400, np.float32(0.5)), expected)
+    assert not called

@@ -207,7 +207,14 @@ def _windows(c: Cascade, n_stages: int, isum, isq, ys, xs: np.ndarray, n: int, t
 
 
 def _cascade_windows(c: Cascade, n_stages: int, isum, isq, ys, xs: np.ndarray, n: int, thr) -> np.ndarray:
-    """:func:`_windows` with the ``_run_cascade`` kernel: a window leaves at its first failed stage."""
+    """:func:`_windows` with the ``_run_cascade`` kernel: a window leaves at its first failed stage.
+    A cascade file whose rectangles leave the window (the kernel does not check its indices) runs
+    the array form, which reads what numpy's indexing gives as before."""
+    r = c.rects
+    win_w, win_h = c.window
+    if r.size and ((r[:, :2] < 0).any() or (r[:, 2:] < 0).any() or (r[:, 0] + r[:, 2] > win_w).any()
+                   or (r[:, 1] + r[:, 3] > win_h).any()):
+        return _windows(c, n_stages, isum, isq, ys, xs, n, thr)
     out = np.zeros(xs.size, np.bool_)
     _run_cascade(isum, isq, np.ascontiguousarray(ys, np.int64), np.ascontiguousarray(xs, np.int64), n,
                  np.float32(thr), c.window[0], c.window[1], n_stages, c.stages, c.stage_thresh, c.tree_thresh,
