@@ -200,7 +200,7 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
             finally:
                 if guard is not None:
                     guard.script_returned()
-        outcome = Outcome(0, reason="script finished")
+        outcome = _after_end_request(board, Outcome(0, reason="script finished"), "returned")
     except BaseException as exc:  # noqa: BLE001 - every way a script can end is an outcome
         if guard is not None:
             guard.script_returned()
@@ -248,6 +248,10 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
         return Outcome(code, reason=f"{reason}; run ended", error=exc)
     if isinstance(exc, KeyboardInterrupt):
         return Outcome(130, reason="interrupted (Ctrl-C)", error=exc)
+    if isinstance(exc, SystemExit) and board.state.run.ending:
+        value = exc.code
+        return _after_end_request(board, Outcome(0, error=exc),
+                                  f"called sys.exit({'' if value is None else repr(value)})")
     if isinstance(exc, SystemExit):
         code, text = system_exit_code(exc)
         if text is not None:
@@ -267,6 +271,18 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
             return Outcome(fault[1], error=exc, messages=[fault[0] + "\n"], reason="device fault")
     messages = [format_script_error(exc, script_files, debug)]
     return Outcome(1, error=exc, messages=messages)
+
+
+def _after_end_request(board: Board, outcome: Outcome, then: str) -> Outcome:
+    """``outcome`` of a script that caught the run's end request (a bare ``except:`` around its loop)
+    and then returned or called ``sys.exit()``: the request ended the run, so the closing line names
+    it (the frame budget, ``--timeout``, a signal) and its exit code stands, not the script's."""
+    control = board.state.run
+    if not control.ending or not control.reason:
+        return outcome
+    outcome.exit_code = control.exit_code
+    outcome.reason = f"{control.reason}; run ended (the script caught the end and {then})"
+    return outcome
 
 
 def _end_threads(board: Board) -> int:
