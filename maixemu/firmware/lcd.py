@@ -296,6 +296,7 @@ def init(type: int = DEV_SHIELD, freq: int = DEFAULT_FREQ, color=BLACK, width: i
             h = _int(height)
     if not (0 < w <= 4096 and 0 < h <= 4096):
         raise OSError(errno.EINVAL, f"lcd.init: panel size {w}x{h} is not possible (1..4096 pixels per side)")
+    _route_panel_pins(kind, _int(rst), _int(dcx), _int(ss), _int(clk))
     p.type = kind
     p.para_w, p.para_h = w, h
     p.width, p.height = w, h
@@ -303,6 +304,24 @@ def init(type: int = DEV_SHIELD, freq: int = DEFAULT_FREQ, color=BLACK, width: i
     p.fb[...] = _raw_to_rgb(raw)
     _push(full_refresh=True)
     return None
+
+
+#: The pins ``py_lcd.c`` muxes for the M5StickV panel (type 3), whatever the arguments say.
+_M5STICK_PANEL_PINS = {"rst": 21, "dcx": 20, "ss": 22, "clk": 19, "mosi": 18}
+
+
+def _route_panel_pins(kind: int, rst: int, dcx: int, ss: int, clk: int) -> None:
+    """The FPIOA functions ``lcd.init`` puts on the panel's pins (``py_lcd.c``): reset on GPIOHS30,
+    D/C on GPIOHS31, chip select SPI0_SS3 and the SPI clock, so a script that registers GPIOHS30
+    or GPIOHS31 elsewhere afterwards meets the panel there (``fm.register`` warns, as on the board)."""
+    from .Maix import fpioa
+
+    if kind == DEV_M5STICK:
+        rst, dcx, ss, clk = (_M5STICK_PANEL_PINS[k] for k in ("rst", "dcx", "ss", "clk"))
+        fpioa.set_pin_function(_M5STICK_PANEL_PINS["mosi"], fpioa.FUNCTIONS["SPI0_D0"])
+    for pin, function in ((rst, "GPIOHS30"), (dcx, "GPIOHS31"), (ss, "SPI0_SS3"), (clk, "SPI0_SCLK")):
+        if 0 <= pin < fpioa.NUM_IO:
+            fpioa.set_pin_function(pin, fpioa.FUNCTIONS[function])
 
 
 def _board_facts():
