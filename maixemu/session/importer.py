@@ -155,12 +155,11 @@ def no_module(name: str) -> ModuleNotFoundError:
     """The ImportError of a name with no module, worded as MicroPython words it
     (``ImportError: no module named 'cpufreq'``); a MaixPy firmware module maixemu does not emulate
     yet says so, in the same one line. Never a maixemu path."""
-    from .outcome import NOT_EMULATED_MODULES
+    from .outcome import NOT_EMULATED_REASONS
 
     top = name.partition(".")[0]
-    if top in NOT_EMULATED_MODULES:
-        return DeviceImportError(f"no module named '{name}' ('{top}' is a MaixPy firmware module maixemu does "
-                                 "not emulate yet)", name=name)
+    if top in NOT_EMULATED_REASONS:
+        return DeviceImportError(f"no module named '{name}' ('{top}' {NOT_EMULATED_REASONS[top]})", name=name)
     return DeviceImportError(f"no module named '{name}'", name=name)
 
 

@@ -19,12 +19,22 @@ from typing import Any
 
 from ..firmware.state import RunEnded
 
-#: MaixPy firmware modules maixemu does not provide: a missing import of one of these gets a hint.
-#: (MaixPy-v1 ``mpconfigport.h`` built-in modules and its frozen ``builtin_py`` helpers.)
-NOT_EMULATED_MODULES = frozenset(
-    {"nes", "lvgl", "lvgl_helper", "speech_recognizer", "gif", "fpioa", "lodepng",
-     "pye_mp"}  # pye_mp: the firmware's frozen full-screen editor (builtin_py/pye_mp.py)
-)
+#: Why ``lvgl`` is not there: the GUI library is built only into MaixPy's ``with_lvgl`` firmware
+#: (``projects/maixpy_k210/config_with_lvgl.mk``, CONFIG_MAIXPY_LVGL_ENABLE), and a GUI toolkit
+#: with its own display driver is outside what maixemu emulates.
+_LVGL = ("is the LVGL GUI, built into some MaixPy firmwares only (the *_with_lvgl builds); it is out of "
+         "maixemu's scope")
+
+#: MaixPy firmware modules maixemu does not provide, and what the ImportError adds about each
+#: (MaixPy-v1 ``mpconfigport.h`` built-in modules and its frozen ``builtin_py`` helpers).
+NOT_EMULATED_REASONS: dict[str, str] = {
+    "lvgl": _LVGL,
+    "lvgl_helper": _LVGL,
+    **{name: "is a MaixPy firmware module maixemu does not emulate yet"
+       for name in ("nes", "speech_recognizer", "gif", "fpioa", "lodepng",
+                    "pye_mp")},  # pye_mp: the firmware's frozen full-screen editor (builtin_py/pye_mp.py)
+}
+NOT_EMULATED_MODULES = frozenset(NOT_EMULATED_REASONS)
 
 
 class SetupError(Exception):
@@ -193,5 +203,5 @@ def system_exit_code(exc: SystemExit) -> tuple[int, str | None]:
     return 1, str(value)  # CPython prints any other value and exits 1
 
 
-__all__ = ["NOT_EMULATED_MODULES", "Outcome", "RunEnded", "SetupError", "clean_end_types", "device_fault",
+__all__ = ["NOT_EMULATED_MODULES", "NOT_EMULATED_REASONS", "Outcome", "RunEnded", "SetupError", "clean_end_types", "device_fault",
            "did_you_mean", "exception_line", "format_script_error", "system_exit_code"]
