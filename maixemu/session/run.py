@@ -190,8 +190,10 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
     outcome: Outcome
     try:
         with state_mod.bind(state), _console_streams(board), state.run.script_thread():
-            # What the firmware's _boot.py leaves in main.py's globals (sys, os, fm, board_info, ...).
-            run_globals: dict[str, Any] = registry.boot_globals()
+            # What the board's boot scripts leave in the globals (sys, os, lcd, fm, board_info, ...),
+            # imported as the script's own imports are.
+            importer = run_builtins["__import__"]
+            run_globals: dict[str, Any] = registry.boot_globals(lambda name: importer(name))
             run_globals.update(__name__="__main__", __file__=str(path), __builtins__=run_builtins)
             if guard is not None:
                 guard.script_started()
