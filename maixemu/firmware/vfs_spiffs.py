@@ -297,7 +297,7 @@ class _SpiffsFile:
         return data if self._binary else data.decode("utf-8", "replace")
 
     def readlines(self) -> list[Any]:
-        lines = []
+        lines: list[Any] = []
         while True:
             line = self.readline()
             if not line:
