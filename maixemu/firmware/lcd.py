@@ -181,11 +181,12 @@ def current_sink():
 
 
 def screen() -> np.ndarray | None:
-    """A copy of what the panel shows, ``(H, W, 3)`` RGB at rotation-0 orientation; None before init."""
+    """A copy of what the panel shows, ``(H, W, 3)`` RGB, as the user sees it (turned as the board's
+    panel is mounted); None before init."""
     p = _panel()
     if p.fb is None:
         return None
-    return np.ascontiguousarray(p.fb[..., ::-1] if _bgr_active(p) else p.fb)
+    return as_mounted(np.ascontiguousarray(p.fb[..., ::-1] if _bgr_active(p) else p.fb), _board_facts().panel_mount)
 
 
 def pump(delay_ms: int = 1) -> None:
@@ -234,8 +235,18 @@ def flush() -> None:
         p.pending = None
 
 
+def as_mounted(rgb: np.ndarray, quarter_turns: int) -> np.ndarray:
+    """The panel's picture as the user sees it on a panel mounted turned by ``quarter_turns``
+    clockwise (the board profile's ``panel_mount``): what leaves the board for the window,
+    recordings and listeners."""
+    turns = quarter_turns % 4
+    return rgb if not turns else np.ascontiguousarray(np.rot90(rgb, k=-turns))
+
+
 def _show(board, rgb: np.ndarray) -> None:
-    """One picture to the board's display (one thread at a time), then to the ``lcd_shown`` listeners."""
+    """One picture to the board's display (one thread at a time), then to the ``lcd_shown`` listeners;
+    turned as the board's panel is mounted."""
+    rgb = as_mounted(rgb, _board_facts().panel_mount)
     with board.display_lock:
         board.display.show(rgb)
     if board.events.lcd_shown:
