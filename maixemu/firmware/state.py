@@ -135,6 +135,8 @@ class RunControl:
         self._in_script: set[int] = set()
         #: host files of the script and its modules (their frames are the script's own)
         self.script_files: set[str] = set()
+        #: how the device names a file of the script in a traceback (set by the session for a run)
+        self.device_name: Callable[[str], str] | None = None
         self._tracing: dict[int, Any] = {}
 
     # -- the end -----------------------------------------------------------------------------

@@ -39,7 +39,8 @@ def test_a_truncated_kmodel_shows_the_device_error_only(tmp_path, shared_dir):
 def test_a_misspelt_firmware_name_gets_did_you_mean(tmp_path):
     result = _run(tmp_path, "import KPU as kpu\nkpu.lod('/sd/x.kmodel')\n")
     assert result.exit_code == 1
-    assert split_summary(result.stderr)[0].splitlines()[-1] == "AttributeError: module 'KPU' has no attribute 'lod'. Did you mean: 'load'?"
+    assert split_summary(result.stderr)[0].splitlines()[-2:] == [
+        "AttributeError: 'module' object has no attribute 'lod'", "[maixemu] Did you mean: 'load'?"]
 
 
 def test_a_caught_attribute_error_has_name_and_obj_for_cpythons_suggestions(tmp_path):
@@ -52,12 +53,13 @@ def test_a_caught_attribute_error_has_name_and_obj_for_cpythons_suggestions(tmp_
         print(e.name, e.obj is sensor)
     """
     result = _run(tmp_path, code)
-    assert result.lines == ["module 'sensor' has no attribute 'snapshoot'", "snapshoot True"]
+    assert result.lines == ["'module' object has no attribute 'snapshoot'", "snapshoot True"]  # MicroPython's words
 
 
 def test_a_misspelt_global_gets_did_you_mean(tmp_path):
     result = _run(tmp_path, "counter = 1\nprint(countr)\n")
-    assert split_summary(result.stderr)[0].splitlines()[-1] == "NameError: name 'countr' is not defined. Did you mean: 'counter'?"
+    assert split_summary(result.stderr)[0].splitlines()[-2:] == [
+        "NameError: name 'countr' isn't defined", "[maixemu] Did you mean: 'counter'?"]
 
 
 @pytest.mark.parametrize("name", ["KPU", "sensor", "lcd", "image", "time", "os", "Maix", "machine", "maix", "sys"])
@@ -142,7 +144,7 @@ def test_the_m5stickv_boot_leaves_its_demo_imports(maixpy):
     assert result.ok, result.stderr
     assert result.lines == ["<module 'KPU'> <module 'sensor'> <module 'audio'> axp192 0 36"]
     plain = maixpy.run(code="print(kpu)\n")  # a Maix board's boot never imports KPU
-    assert plain.exit_code == 1 and "NameError: name 'kpu' is not defined" in plain.stderr
+    assert plain.exit_code == 1 and "NameError: name 'kpu' isn't defined" in plain.stderr
 
 
 def test_a_local_json_module_is_what_the_boot_imported(maixpy):
