@@ -382,6 +382,8 @@ class BoardState:
         self.framebuffer: Any = None
         #: the power chips (AXP192/AXP173) the board's profile wires to I2C, made at first use
         self.power: Any = None
+        #: the motion sensors (MPU6886/SH200Q/MPU6050) on its I2C buses (``firmware.imu``), made at first use
+        self.imu: Any = None
         #: the display sink is shared by every script thread: one push at a time, and none once closed
         self.display_lock = threading.RLock()
 
