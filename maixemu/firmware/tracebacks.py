@@ -74,8 +74,8 @@ def _type_name(exc: BaseException) -> str:
             return "OSError"
         if cls is UnboundLocalError:  # vm.c raises a NameError for it
             return "NameError"
-        if issubclass(cls, SyntaxError) and not issubclass(cls, IndentationError) or cls is TabError:
-            return "SyntaxError"
+        if issubclass(cls, SyntaxError) and isinstance(exc, SyntaxError):  # IndentationError: the lexer's two only
+            return "IndentationError" if _syntax_message(exc) in _INDENTATION_ERRORS else "SyntaxError"
         return _RENAMED.get(cls.__name__, cls.__name__)
     return cls.__name__
 
@@ -154,6 +154,9 @@ def _message(exc: BaseException) -> str:
         return micropython_message(exc, str(args[0]))
     return repr(tuple(args))
 
+
+#: The messages of MicroPython's two IndentationErrors (py/parse.c); every other parse error is a SyntaxError.
+_INDENTATION_ERRORS = ("unexpected indent", "unindent doesn't match any outer indent level")
 
 #: Compile errors MicroPython words as CPython does (or almost): py/compile.c's texts.
 _COMPILE_ERRORS = {
