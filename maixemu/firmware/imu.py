@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .i2c_chip import RegisterFile, for_profile
+
 #: What the sensors feel when the board lies still, face up: (g, g, g), (°/s, °/s, °/s), °C.
 AT_REST_ACCEL = (0.0, 0.0, 1.0)
 AT_REST_GYRO = (0.0, 0.0, 0.0)
@@ -46,17 +48,15 @@ class Motion:
     temperature: float = AT_REST_TEMPERATURE
 
 
-class Imu:
-    """An I2C register file: a one-byte write sets the register pointer, longer writes and reads
-    auto-increment it; sensor registers are computed from :attr:`motion` when they are read."""
+class Imu(RegisterFile):
+    """A motion sensor's registers; sensor registers are computed from :attr:`motion` when read."""
 
     model = "IMU"
     address = 0x68
 
     def __init__(self) -> None:
+        super().__init__()
         self.motion = Motion()
-        self.registers = bytearray(256)
-        self.pointer = 0
         self.reset()
 
     def reset(self) -> None:
@@ -68,28 +68,6 @@ class Imu:
         self.motion = Motion(tuple(float(v) for v in accel) if accel is not None else self.motion.accel,  # type: ignore[arg-type]
                              tuple(float(v) for v in gyro) if gyro is not None else self.motion.gyro,  # type: ignore[arg-type]
                              float(temperature) if temperature is not None else self.motion.temperature)
-
-    # -- I2C side --------------------------------------------------------------------------------
-    def write(self, data: bytes) -> None:
-        if not data:
-            return
-        self.pointer = data[0]
-        for value in data[1:]:
-            self.store(self.pointer, value & 0xFF)
-            self.pointer = (self.pointer + 1) & 0xFF
-
-    def read(self, count: int) -> bytes:
-        out = bytearray()
-        for _ in range(max(0, int(count))):
-            out.append(self.load(self.pointer))
-            self.pointer = (self.pointer + 1) & 0xFF
-        return bytes(out)
-
-    def store(self, register: int, value: int) -> None:
-        self.registers[register] = value
-
-    def load(self, register: int) -> int:
-        return self.registers[register]
 
 
 class Mpu6050(Imu):
@@ -243,14 +221,7 @@ class BoardImus:
 
 def imus() -> BoardImus:
     """The current board's IMUs (wired from ``board``'s profile at first use after power-on)."""
-    from . import board
-    from .state import current
-
-    state = current()
-    profile = board.current_profile()
-    if state.imu is None or state.imu.profile != profile:
-        state.imu = BoardImus(profile)
-    return state.imu
+    return for_profile("imu", BoardImus)
 
 
 __all__ = ["ANY_PINS", "AT_REST_ACCEL", "AT_REST_GYRO", "AT_REST_TEMPERATURE", "BoardImus", "Imu", "MODELS",
