@@ -186,7 +186,7 @@ def screen() -> np.ndarray | None:
     p = _panel()
     if p.fb is None:
         return None
-    return as_mounted(np.ascontiguousarray(p.fb[..., ::-1] if _bgr_active(p) else p.fb), _board_facts().panel_mount)
+    return _as_mounted(np.ascontiguousarray(p.fb[..., ::-1] if _bgr_active(p) else p.fb), _board_facts().panel_mount)
 
 
 def pump(delay_ms: int = 1) -> None:
@@ -235,7 +235,7 @@ def flush() -> None:
         p.pending = None
 
 
-def as_mounted(rgb: np.ndarray, quarter_turns: int) -> np.ndarray:
+def _as_mounted(rgb: np.ndarray, quarter_turns: int) -> np.ndarray:
     """The panel's picture as the user sees it on a panel mounted turned by ``quarter_turns``
     clockwise (the board profile's ``panel_mount``): what leaves the board for the window,
     recordings and listeners."""
@@ -246,7 +246,7 @@ def as_mounted(rgb: np.ndarray, quarter_turns: int) -> np.ndarray:
 def _show(board, rgb: np.ndarray) -> None:
     """One picture to the board's display (one thread at a time), then to the ``lcd_shown`` listeners;
     turned as the board's panel is mounted."""
-    rgb = as_mounted(rgb, _board_facts().panel_mount)
+    rgb = _as_mounted(rgb, _board_facts().panel_mount)
     with board.display_lock:
         board.display.show(rgb)
     if board.events.lcd_shown:
