@@ -348,26 +348,25 @@ def _rect_pixels(r: _Rect):
     return out
 
 
-#: libm ``cosf``/``sinf`` of ``deg * RAD`` by int16 angle (index ``deg + 32768``), filled for the
-#: angles an image holds (:func:`seed_cos_sin`)
-_SEED_COS = np.zeros(65536, F)
-_SEED_SIN = np.zeros(65536, F)
-_SEED_KNOWN = np.zeros(65536, bool)
+@functools.lru_cache(maxsize=None)
+def _seed_trig(deg: int) -> tuple[np.float32, np.float32]:
+    """libm ``cosf``/``sinf`` of ``deg * RAD`` (a constant per whole degree)."""
+    r = float(F(deg) * RAD)
+    return fm.cosf(r), fm.sinf(r)
 
 
 def seed_cos_sin(angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The tables of libm ``cosf``/``sinf`` of every angle in ``angles`` (int16 degrees, index
-    ``deg + 32768``): ``region_grow`` starts its sums with the seed's, so the compiled seed scan reads
-    the firmware's own values from a table instead of calling the C library. An image holds a few
-    hundred distinct angles (0..360, the border's -512, NOTDEF's -29335, which reads back as an
-    angle too), each computed once per process."""
-    new = np.unique(angles)
-    new = new[~_SEED_KNOWN[new + 32768]]
-    for d in new.tolist():
-        r = F(d) * RAD
-        _SEED_COS[d + 32768], _SEED_SIN[d + 32768] = fm.cosf(float(r)), fm.sinf(float(r))
-    _SEED_KNOWN[new + 32768] = True
-    return _SEED_COS, _SEED_SIN
+    """Tables of libm ``cosf``/``sinf`` of every angle in ``angles`` (int16 degrees, index
+    ``deg + 32768``; other entries 0): ``region_grow`` starts its sums with the seed's, so the
+    compiled seed scan reads the firmware's own values from a table instead of calling the C
+    library. An image holds a few hundred distinct angles (0..360, the border's -512, NOTDEF's
+    -29335, which reads back as an angle too); each degree's values are computed once per process."""
+    cos0 = np.zeros(65536, F)
+    sin0 = np.zeros(65536, F)
+    present = np.flatnonzero(np.bincount(angles.ravel() + 32768, minlength=65536))
+    for index in present.tolist():
+        cos0[index], sin0[index] = _seed_trig(index - 32768)
+    return cos0, sin0
 
 
 @kernel
