@@ -66,23 +66,24 @@ def test_threshold_marks_low_contrast_tiles():
     assert (t[8:12, 8:12] == 255).all() and t[6, 12] == 0
 
 
+def _roots(parent: np.ndarray) -> np.ndarray:
+    root = parent.astype(np.int64)
+    while True:
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            return root
+        root = nxt
+
+
 def test_union_find_keeps_16_bit_ids():
     """Pixel i and pixel i + 65536 are one node on the device (a 300x240 image has 72000)."""
     t = np.full((240, 300), 127, np.uint8)
     t[1, 10:12] = 0  # nodes 310, 311
     t[219, 146:149] = 0  # pixels 65846..65848 -> nodes 310..312
-    root = _quads._roots(_quads._union_find(t, np.arange(65536, dtype=np.int64)))
+    root = _roots(_quads.union_find(t))
     # node 312 (pixel (1, 12), which is not even black) is in the component of (1, 10)-(1, 11)
     assert root[310] == root[311] == root[312]
     assert root[313] == 313
-
-
-def test_union_find_python_and_compiled_agree():
-    rng = np.random.default_rng(3)
-    t = rng.choice(np.array([0, 127, 255], np.uint8), size=(40, 50))
-    a = _quads._union_find.__wrapped__(t, np.arange(2001, dtype=np.int64))
-    b = _quads._union_find(t, np.arange(2001, dtype=np.int64))
-    assert np.array_equal(_quads._roots(a), _quads._roots(b))
 
 
 def test_bresenham_visits_the_firmware_points():
@@ -92,10 +93,12 @@ def test_bresenham_visits_the_firmware_points():
     assert list(zip(xs, ys)) == [(3, 4), (3, 3), (3, 2), (3, 1), (3, 0)]
 
 
-def test_fast_exp_and_log_are_the_firmware_approximations():
-    # fast_expf(0) is not 1: the Schraudolph constant lands at 0.971
-    assert abs(float(_quads.fast_expf(np.float32(0))) - 0.9710083) < 1e-6
-    assert abs(float(_quads.fast_log(np.float32(0.05))) + 2.9957736) < 1e-5
+def test_the_segment_filter_uses_the_firmware_approximations():
+    # fmath.c's fast_expf(0) is not 1: the Schraudolph constant lands at 0.971
+    from maixemu.firmware.image import _fmath
+
+    assert abs(float(_fmath.fast_expf_1(np.float32(0))) - 0.9710083) < 1e-6
+    assert abs(float(_fmath.fast_log_1(np.float32(0.05))) + 2.9957736) < 1e-5
     assert list(_quads._filter_taps().round(4)) == [0.0113, 0.1321, 0.6103, 0.971, 0.6103, 0.1321, 0.0113]
 
 
@@ -123,19 +126,3 @@ def test_find_lines_halves_the_accumulator_for_large_rois():
     y, x = np.mgrid[0:240, 0:320]
     small = gray(np.where(x + y > 200, 255, 0)).find_lines(threshold=1000)
     assert [(l.theta(), l.rho()) for l in small] == [(45, 141)]
-
-
-def test_the_scalar_line_fit_equals_the_array_one():
-    """``fit_line_1`` (the per-quad path) and ``fit_line`` (the vectorised maxima path) agree bit for bit."""
-    from maixemu.firmware.image import _quads
-
-    rng = np.random.default_rng(11)
-    n = 60
-    cols = [np.cumsum(rng.random(n).astype(np.float32) * s, dtype=np.float32) for s in (50, 40, 2500, 1600, 2000, 3)]
-    mom = _quads._Moments(*cols)
-    pairs = [(int(a), int(b)) for a, b in rng.integers(0, n, (200, 2))] + [(0, 5), (5, 0), (n - 1, 0), (0, n - 1)]
-    for a, b in pairs:
-        (ex, ey, nx, ny), err, mse = _quads.fit_line(mom, np.array([a]), np.array([b]))
-        (ex1, ey1, nx1, ny1), err1, mse1 = _quads.fit_line_1(mom, a, b)
-        for u, v in ((ex, ex1), (ey, ey1), (nx, nx1), (ny, ny1), (err, err1), (mse, mse1)):
-            assert np.float32(u[0]).tobytes() == np.float32(v).tobytes(), (a, b)

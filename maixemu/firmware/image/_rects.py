@@ -85,8 +85,7 @@ def find_rects(gray_full: np.ndarray, roi, threshold: int) -> list[dict]:
     rx, ry, rw, rh = roi
     im = np.ascontiguousarray(gray_full[ry:ry + rh, rx:rx + rw])
     quads = _quads.detect_quads(im, override_mode=True)
-    quads = [_quads.refine_edges(im, q) for q in quads]
-    quads = _quads.drop_overlapping(quads)
+    quads = _quads.drop_overlapping(_quads.refine_edges(im, quads))
     out = []
     for q in quads:
         rect, corners, _ = quad_box_and_corners(q, rx, ry)
