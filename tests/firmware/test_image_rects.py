@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from maixemu.firmware import image
+from firmware_c import needs_firmware_c
 from maixemu.firmware.image import _quads, _rects
 
 
@@ -126,3 +127,70 @@ def test_find_lines_halves_the_accumulator_for_large_rois():
     y, x = np.mgrid[0:240, 0:320]
     small = gray(np.where(x + y > 200, 255, 0)).find_lines(threshold=1000)
     assert [(l.theta(), l.rho()) for l in small] == [(45, 141)]
+
+
+# ---------------------------------------------------------------------- live: the mirror's C
+_RECTS_DRIVER = r"""
+int main(void) {
+    int w, h, thr;
+    while (scanf("%d %d %d", &w, &h, &thr) == 3) {
+        uint8_t *buf = malloc(w * h);
+        for (int i = 0; i < w * h; i++) { int v; if (scanf("%d", &v) != 1) return 2; buf[i] = v; }
+        image_t img; img.w = w; img.h = h; img.bpp = IMAGE_BPP_GRAYSCALE; img.data = buf;
+        rectangle_t roi = { 0, 0, w, h };
+        list_t out;
+        imlib_find_rects(&out, &img, &roi, thr);
+        printf("%d\n", (int) list_size(&out));
+        while (list_size(&out)) {
+            find_rects_list_lnk_data_t d; list_pop_front(&out, &d);
+            printf("%d %d %d %d %u", d.rect.x, d.rect.y, d.rect.w, d.rect.h, (unsigned) d.magnitude);
+            for (int i = 0; i < 4; i++) printf(" %d %d", d.corners[i].x, d.corners[i].y);
+            printf("\n");
+        }
+        free(buf);
+    }
+    return 0;
+}
+"""
+
+
+def _cluttered(rng, w: int, h: int) -> np.ndarray:
+    """Filled random quadrilaterals (overlapping, some inside others) on a gradient, blurred, noisy."""
+    import cv2
+
+    yy, xx = np.mgrid[0:h, 0:w]
+    a = (rng.uniform(0, 200) + rng.uniform(-1, 1) * xx + rng.uniform(-1, 1) * yy).clip(0, 255).astype(np.uint8)
+    for _ in range(int(rng.integers(2, 9))):
+        cx, cy, s, ang = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(8, w / 2), rng.uniform(0, np.pi)
+        pts = np.array([[np.cos(ang + k * np.pi / 2 + rng.normal(0, 0.15)),
+                         np.sin(ang + k * np.pi / 2 + rng.normal(0, 0.15))] for k in range(4)]) * s / 1.4 + [cx, cy]
+        cv2.fillPoly(a, [pts.astype(np.int32)], int(rng.integers(0, 256)))
+    if rng.random() < 0.5:
+        a = cv2.GaussianBlur(a, (3, 3), rng.uniform(0.3, 1.2))
+    return np.clip(a.astype(int) + rng.normal(0, rng.uniform(0, 8), a.shape), 0, 255).astype(np.uint8)
+
+
+@needs_firmware_c
+def test_find_rects_equals_the_firmwares_build(tmp_path):
+    """Every rect, its magnitude, corners and the order, as the mirror's imlib_find_rects gives them.
+    The order comes from the cluster hash table (700 KiB of buckets) and from the reconciliation,
+    whose ``zarray_remove_index(..., 1)`` moves the last quad into the removed one's slot."""
+    import subprocess
+
+    from firmware_c import apriltag_program
+
+    exe = apriltag_program(tmp_path, "find_rects", _RECTS_DRIVER)
+    rng = np.random.default_rng(7)
+    scenes = [_cluttered(rng, *[(160, 120), (100, 90), (320, 240), (80, 60)][i % 4]) for i in range(40)]
+    text = "\n".join(f"{g.shape[1]} {g.shape[0]} 1000 " + " ".join(map(str, g.ravel().tolist())) for g in scenes)
+    out = subprocess.run([str(exe)], input=(text + "\n").encode(), capture_output=True, check=True,
+                         timeout=300).stdout.decode().splitlines()
+    theirs, i = [], 0
+    while i < len(out):
+        n = int(out[i])
+        theirs.append([tuple(map(int, line.split())) for line in out[i + 1:i + 1 + n]])
+        i += 1 + n
+    ours = [[(*r.rect(), r.magnitude(), *[c for p in r.corners() for c in p]) for r in gray(g).find_rects(threshold=1000)]
+            for g in scenes]
+    assert ours == theirs
+    assert sum(map(len, theirs)) > 60

@@ -991,7 +991,9 @@ def polygons_overlap(pa, pb):
 def reconcile(keys, corners, groups):
     """The firmware's reconciliation of overlapping detections: of two overlapping polygons of the
     same group keep the one whose ``keys`` row compares smaller first (``prefer_smaller`` in
-    order), with the loop's index retries. Returns the kept indices, in order."""
+    order), with the loop's index retries. A removal is ``zarray_remove_index(za, i, 1)``: the
+    *last* entry moves into the freed slot, which is what orders the survivors. Returns the kept
+    indices, in order."""
     n = keys.shape[0]
     nk = keys.shape[1]
     idx = np.arange(n)
@@ -1013,14 +1015,11 @@ def reconcile(keys, corners, groups):
                         pref = -1
                     elif keys[b, k] < keys[a, k]:
                         pref = 1
-            if pref < 0:  # keep a, drop b and retry the same index
-                for j in range(i1, m - 1):
-                    idx[j] = idx[j + 1]
-                m -= 1
-                continue
-            for j in range(i0, m - 1):  # drop a, retry the same index with the next one
-                idx[j] = idx[j + 1]
             m -= 1
+            if pref < 0:  # keep a; the last entry takes b's place and is compared next
+                idx[i1] = idx[m]
+                continue
+            idx[i0] = idx[m]  # drop a; the last entry takes its place and starts over
             restart = True
             break
         if not restart:
