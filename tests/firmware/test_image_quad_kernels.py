@@ -3,6 +3,7 @@ Python form (the same statements, run with numpy float32 scalars), the cluster o
 model of the firmware's hash table, ``ptsort`` equals its recursion, and the polygon overlap and
 the singularity test equal the mirror's apriltag.c.
 
+``find_rects``' edge magnitude (``_rects.trace_magnitude``) is compared with its plain form too.
 The whole pipeline is compared with the firmware's C in ``test_image_apriltag_decode.py``
 (find_apriltags) and ``test_image_rects.py`` (find_rects).
 """
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from firmware_c import apriltag_program, needs_firmware_c
-from maixemu.firmware.image import _apriltag, _jit, _quads
+from maixemu.firmware.image import _apriltag, _jit, _quads, _rects
 
 F = np.float32
 needs_numba = pytest.mark.skipif(not _jit.compiled(), reason="numba is not installed (or MAIXEMU_NO_JIT is set): "
@@ -73,6 +74,8 @@ def test_each_kernel_equals_its_python_form():
         decoded = k.decode_quads(*[a.copy() if isinstance(a, np.ndarray) else a for a in decode_args])
         assert decoded[1].tolist() == [7]  # the marker, decoded: the comparison below is of real work
         steps.append(("tag_poses", k.tag_poses, (decoded[4], F(-100), F(90), F(32), F(24), _quads.sin_table())))
+        for line in ((0, 0, w - 1, h - 1), (5, 40, 60, 2), (10, 3, 12, 47), (63, 0, 0, 0), (0, 0, w, 0)):
+            steps.append((f"trace_magnitude{line}", _rects.trace_magnitude, (im, *line)))
         for name, kernel, args in steps:
             compiled = kernel(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
             plain = kernel.__wrapped__(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
