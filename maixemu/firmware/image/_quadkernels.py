@@ -330,33 +330,29 @@ def union_find(t, parent):
 # ---------------------------------------------------------------------------------- clusters
 @kernel
 def gather_clusters(t, parent, nbuckets, min_size, max_size):
-    """The boundary points of ``apriltag_quad_thresh`` grouped into clusters, as the firmware lists
-    them: its hash table of ``nbuckets`` buckets read bucket by bucket, newest cluster first in a
-    bucket (each new cluster is pushed at the head of its bucket's list); in a cluster, points in
-    scan order ((1, 0) before (0, 1) at each pixel). Clusters of fewer than ``min_size`` or more than
-    ``max_size`` points are left out, as the firmware skips them.
+    """The boundary points of ``apriltag_quad_thresh`` grouped into clusters through the firmware's
+    hash table: ``nbuckets`` buckets of ``u64hash_2(id) % nbuckets``, each a list a new cluster is
+    pushed at the head of; read bucket by bucket, newest cluster first. In a cluster, points in
+    scan order ((1, 0) before (0, 1) at each pixel). Clusters of fewer than ``min_size`` or more
+    than ``max_size`` points are left out, as the firmware skips them.
 
     A point is twice the position half-way between a white and a black pixel, with (gx, gy)
     towards the white one (+-255). Returns ``(x, y, gx, gy, offsets)``: cluster ``i`` is
     ``[offsets[i], offsets[i + 1])``.
     """
     h, w = t.shape
+    cap = max(2 * (w - 2) * (h - 2), 1)
+    heads = np.full(nbuckets, -1, np.int64)
+    entry_id = np.empty(cap, np.int64)
+    entry_next = np.empty(cap, np.int64)
+    entry_size = np.zeros(cap, np.int64)
+    point_entry = np.empty(cap, np.int64)
+    px = np.empty(cap, np.int32)
+    py = np.empty(cap, np.int32)
+    pgx = np.empty(cap, np.int32)
+    pgy = np.empty(cap, np.int32)
     n = 0
-    for y in range(1, h - 1):
-        for x in range(1, w - 1):
-            v0 = int(t[y, x])
-            if v0 == 127:
-                continue
-            if v0 + int(t[y, x + 1]) == 255:
-                n += 1
-            if v0 + int(t[y + 1, x]) == 255:
-                n += 1
-    ids = np.empty(n, np.int64)
-    px = np.empty(n, np.int32)
-    py = np.empty(n, np.int32)
-    pgx = np.empty(n, np.int32)
-    pgy = np.empty(n, np.int32)
-    k = 0
+    entries = 0
     for y in range(1, h - 1):
         for x in range(1, w - 1):
             v0 = int(t[y, x])
@@ -372,59 +368,60 @@ def gather_clusters(t, parent, nbuckets, min_size, max_size):
                 if rep0 < 0:
                     rep0 = _representative(parent, (y * w + x) & 0xFFFF)
                 rep1 = _representative(parent, ((y + dy) * w + x + dx) & 0xFFFF)
-                ids[k] = (rep1 << 16) + rep0 if rep0 < rep1 else (rep0 << 16) + rep1
-                px[k] = 2 * x + dx
-                py[k] = 2 * y + dy
-                pgx[k] = dx * (v1 - v0)
-                pgy[k] = dy * (v1 - v0)
-                k += 1
-    by_id = np.argsort(ids, kind="mergesort")  # stable: a cluster's points stay in scan order
-    ngroups = 0
-    for i in range(n):
-        if i == 0 or ids[by_id[i]] != ids[by_id[i - 1]]:
-            ngroups += 1
-    gstart = np.empty(ngroups + 1, np.int64)
-    key = np.empty(ngroups, np.int64)
-    g = 0
-    for i in range(n):
-        if i == 0 or ids[by_id[i]] != ids[by_id[i - 1]]:
-            gstart[g] = i
-            first = by_id[i]  # the point that created the cluster
-            # u64hash_2: (2654435761 * id) >> 32, then % nbuckets
-            bucket = ((np.uint64(2654435761) * np.uint64(ids[first])) >> np.uint64(32)) % np.uint64(nbuckets)
-            key[g] = np.int64(bucket) * (n + 1) + (n - first)
-            g += 1
-    gstart[ngroups] = n
-    order = np.argsort(key)
+                cid = (rep1 << 16) + rep0 if rep0 < rep1 else (rep0 << 16) + rep1
+                # u64hash_2: (2654435761 * id) >> 32
+                bucket = np.int64(((np.uint64(2654435761) * np.uint64(cid)) >> np.uint64(32)) % np.uint64(nbuckets))
+                e = heads[bucket]
+                while e >= 0 and entry_id[e] != cid:
+                    e = entry_next[e]
+                if e < 0:
+                    e = entries
+                    entries += 1
+                    entry_id[e] = cid
+                    entry_next[e] = heads[bucket]
+                    heads[bucket] = e
+                entry_size[e] += 1
+                point_entry[n] = e
+                px[n] = 2 * x + dx
+                py[n] = 2 * y + dy
+                pgx[n] = dx * (v1 - v0)
+                pgy[n] = dy * (v1 - v0)
+                n += 1
+    start = np.full(max(entries, 1), -1, np.int64)  # where each kept cluster's points go
     total = 0
     kept = 0
-    for j in range(ngroups):
-        size = gstart[order[j] + 1] - gstart[order[j]]
-        if min_size <= size <= max_size:
-            total += size
-            kept += 1
+    for b in range(nbuckets):
+        e = heads[b]
+        while e >= 0:
+            if min_size <= entry_size[e] <= max_size:
+                start[e] = total
+                total += entry_size[e]
+                kept += 1
+            e = entry_next[e]
+    offsets = np.empty(kept + 1, np.int64)
+    c = 0
+    for b in range(nbuckets):
+        e = heads[b]
+        while e >= 0:
+            if start[e] >= 0:
+                offsets[c] = start[e]
+                c += 1
+            e = entry_next[e]
+    offsets[kept] = total
     ox = np.empty(total, np.int32)
     oy = np.empty(total, np.int32)
     ogx = np.empty(total, np.int32)
     ogy = np.empty(total, np.int32)
-    offsets = np.empty(kept + 1, np.int64)
-    pos = 0
-    c = 0
-    for j in range(ngroups):
-        s = gstart[order[j]]
-        e = gstart[order[j] + 1]
-        if not (min_size <= e - s <= max_size):
+    for k in range(n):  # in scan order: each cluster's points stay in the order they were added
+        e = point_entry[k]
+        if start[e] < 0:
             continue
-        offsets[c] = pos
-        for i in range(s, e):
-            p = by_id[i]
-            ox[pos] = px[p]
-            oy[pos] = py[p]
-            ogx[pos] = pgx[p]
-            ogy[pos] = pgy[p]
-            pos += 1
-        c += 1
-    offsets[kept] = pos
+        j = start[e]
+        start[e] = j + 1
+        ox[j] = px[k]
+        oy[j] = py[k]
+        ogx[j] = pgx[k]
+        ogy[j] = pgy[k]
     return ox, oy, ogx, ogy, offsets
 
 
@@ -592,7 +589,22 @@ def segment_maxima(mom, sz, taps, max_dot, errs, filt, maxima, maxima_errs):
     if nm < 4:
         return -1, -1, -1, -1
     if nm > MAX_NMAXIMA:
-        thresh = np.sort(maxima_errs[:nm])[nm - 1 - MAX_NMAXIMA]  # the 11th largest
+        # the 11th largest error (``maxima_errs_copy[max_nmaxima]`` after the descending qsort)
+        top = np.empty(MAX_NMAXIMA + 1, np.float32)
+        ntop = 0
+        for k in range(nm):
+            v = maxima_errs[k]
+            if ntop == MAX_NMAXIMA + 1 and not v > top[MAX_NMAXIMA]:
+                continue
+            j = ntop if ntop < MAX_NMAXIMA + 1 else MAX_NMAXIMA
+            while j > 0 and top[j - 1] < v:
+                if j < MAX_NMAXIMA + 1:
+                    top[j] = top[j - 1]
+                j -= 1
+            top[j] = v
+            if ntop < MAX_NMAXIMA + 1:
+                ntop += 1
+        thresh = top[MAX_NMAXIMA]
         out = 0
         for k in range(nm):
             if maxima_errs[k] > thresh:
