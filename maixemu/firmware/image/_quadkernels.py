@@ -426,39 +426,25 @@ def gather_clusters(t, parent, nbuckets, min_size, max_size):
 
 
 # ---------------------------------------------------------------------------------- ptsort
-@jitable
-def _maybe_swap(theta, idx, lo, a, b):
-    if theta[idx[lo + a]] > theta[idx[lo + b]]:
-        tmp = idx[lo + a]
-        idx[lo + a] = idx[lo + b]
-        idx[lo + b] = tmp
+#: ``ptsort``'s sorting networks (its MAYBE_SWAP pairs) for 2, 3, 4 and 5 points, one after the
+#: other; the network of ``sz`` points is the pairs ``_NET_START[sz] .. _NET_START[sz + 1]``
+_NET_PAIRS = (0, 1,
+              0, 1, 1, 2, 0, 1,
+              0, 1, 2, 3, 0, 2, 1, 3, 1, 2,
+              0, 1, 3, 4, 1, 2, 0, 1, 0, 3, 2, 4, 1, 2, 2, 3, 1, 2)
+_NET_START = (0, 0, 0, 1, 4, 9, 18)
 
 
 @jitable
 def _sort_network(theta, idx, lo, sz):
-    """``ptsort``'s sorting networks for 2 to 5 points."""
-    if sz == 2:
-        _maybe_swap(theta, idx, lo, 0, 1)
-    elif sz == 3:
-        _maybe_swap(theta, idx, lo, 0, 1)
-        _maybe_swap(theta, idx, lo, 1, 2)
-        _maybe_swap(theta, idx, lo, 0, 1)
-    elif sz == 4:
-        _maybe_swap(theta, idx, lo, 0, 1)
-        _maybe_swap(theta, idx, lo, 2, 3)
-        _maybe_swap(theta, idx, lo, 0, 2)
-        _maybe_swap(theta, idx, lo, 1, 3)
-        _maybe_swap(theta, idx, lo, 1, 2)
-    elif sz == 5:
-        _maybe_swap(theta, idx, lo, 0, 1)
-        _maybe_swap(theta, idx, lo, 3, 4)
-        _maybe_swap(theta, idx, lo, 1, 2)
-        _maybe_swap(theta, idx, lo, 0, 1)
-        _maybe_swap(theta, idx, lo, 0, 3)
-        _maybe_swap(theta, idx, lo, 2, 4)
-        _maybe_swap(theta, idx, lo, 1, 2)
-        _maybe_swap(theta, idx, lo, 2, 3)
-        _maybe_swap(theta, idx, lo, 1, 2)
+    """``ptsort``'s sorting networks for 2 to 5 points: swap each pair that is out of order."""
+    for k in range(_NET_START[sz], _NET_START[sz + 1]):
+        a = lo + _NET_PAIRS[2 * k]
+        b = lo + _NET_PAIRS[2 * k + 1]
+        if theta[idx[a]] > theta[idx[b]]:
+            tmp = idx[a]
+            idx[a] = idx[b]
+            idx[b] = tmp
 
 
 @jitable

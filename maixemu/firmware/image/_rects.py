@@ -69,31 +69,25 @@ def trace_magnitude(gray, x1, y1, x2, y2):
 
     dx = x2 - x1
     dy = y2 - y1
-    dxabs = abs(dx)
-    dyabs = abs(dy)
     sdx = -1 if dx < 0 else (1 if dx > 0 else 0)
     sdy = -1 if dy < 0 else (1 if dy > 0 else 0)
-    ax = dyabs >> 1
-    ay = dxabs >> 1
+    if abs(dx) >= abs(dy):  # one step along x each point, along y when the accumulator overflows
+        steps, minor, mx, my, nx, ny = abs(dx), abs(dy), sdx, 0, 0, sdy
+    else:
+        steps, minor, mx, my, nx, ny = abs(dy), abs(dx), 0, sdy, sdx, 0
+    acc = steps >> 1
     px = x1
     py = y1
     total = magnitude(px, py)
-    if dxabs >= dyabs:
-        for _ in range(dxabs):
-            ay += dyabs
-            if ay >= dxabs:
-                ay -= dxabs
-                py += sdy
-            px += sdx
-            total += magnitude(px, py)
-    else:
-        for _ in range(dyabs):
-            ax += dxabs
-            if ax >= dyabs:
-                ax -= dyabs
-                px += sdx
-            py += sdy
-            total += magnitude(px, py)
+    for _ in range(steps):
+        acc += minor
+        if acc >= steps:
+            acc -= steps
+            px += nx
+            py += ny
+        px += mx
+        py += my
+        total += magnitude(px, py)
     return total
 
 
