@@ -214,12 +214,12 @@ def detect(im: np.ndarray, families: int) -> list[dict]:
 _INV_255 = F(1) / F(255)
 
 
-def find_apriltags(gray_full: np.ndarray, roi, families: int, fx, fy, cx, cy) -> list[dict]:
+def find_apriltags(gray_roi: np.ndarray, roi, families: int, fx, fy, cx, cy) -> list[dict]:
+    """``imlib_find_apriltags`` on the roi's gray pixels (``gray_roi``), positions in the image's."""
     from . import _quads
 
-    rx, ry, rw, rh = roi
-    im = np.ascontiguousarray(gray_full[ry:ry + rh, rx:rx + rw])
-    dets = detect(im, families)
+    rx, ry = roi[0], roi[1]
+    dets = detect(gray_roi, families)
     if not dets:
         return []
     with np.errstate(all="ignore"):
@@ -294,5 +294,5 @@ class AprilTagMixin:
         fy = _args.to_float(_args.pick(args, 3, kwargs, "fy", float(F(F(2.8 / 2.952) * F(h)))))
         cx = _args.to_float(_args.pick(args, 4, kwargs, "cx", float(F(w) * F(0.5))))
         cy = _args.to_float(_args.pick(args, 5, kwargs, "cy", float(F(h) * F(0.5))))
-        found = find_apriltags(_gray8(self), roi, families, F(fx), F(fy), F(cx), F(cy))
+        found = find_apriltags(_gray8(self, roi), roi, families, F(fx), F(fy), F(cx), F(cy))
         return [AprilTag(**d) for d in found]
