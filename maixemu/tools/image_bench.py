@@ -17,7 +17,8 @@ which stays comparable across machines), then the peer and the K210:
 
 The frame is ``../shared/images/dog.bmp`` (a 320x240 photo) when the shared folder is there, else a
 deterministic synthetic scene (gradients, shapes, a checkerboard and noise), so finders see edges
-and blobs; the ``qrcode`` scene is the same frame with a QR code (made by OpenCV's encoder) on it.
+and blobs; the ``qrcode`` scene is the same frame with a QR code (made by OpenCV's encoder) on it,
+the ``apriltag`` scene with three tag36h11 markers (``apriltag_peer.tag_scene``).
 Methods that change the image run on a fresh copy each call (the copy is not timed).
 ``tests/firmware/test_image_bench.py`` runs the same cases under pytest-benchmark and checks that
 every method of the firmware's table has a case.
@@ -45,6 +46,7 @@ JPEG_QVGA = SHARED_DIR / "images" / "face_20.jpg"
 JPEG_LARGE = SHARED_DIR / "images" / "coco_436511.jpg"
 
 RGB, GRAY = "rgb565", "gray"
+APRILTAG_ROI = (0, 0, 240, 240)  # the firmware takes at most 64K pixels: a QVGA frame's AprilTag roi
 
 
 @dataclass(frozen=True)
@@ -79,10 +81,12 @@ class Fixtures:
             self.source = "synthetic scene"
             rgb = synthetic_scene(320, 240)
         self.frames = {RGB: _snapshot(image, rgb, image.RGB565), GRAY: _snapshot(image, rgb, image.GRAYSCALE)}
-        with_code = qrcode_scene(rgb)
-        self.scenes = {"photo": self.frames,
-                       "qrcode": {RGB: _snapshot(image, with_code, image.RGB565),
-                                  GRAY: _snapshot(image, with_code, image.GRAYSCALE)}}
+        from .apriltag_peer import tag_scene
+
+        self.scenes = {"photo": self.frames}
+        for scene, scene_rgb in (("qrcode", qrcode_scene(rgb)), ("apriltag", tag_scene(rgb))):
+            self.scenes[scene] = {RGB: _snapshot(image, scene_rgb, image.RGB565),
+                                  GRAY: _snapshot(image, scene_rgb, image.GRAYSCALE)}
         self.ai_dst = {f: _snapshot(image, rgb, self.frames[f]._fmt) for f in (RGB, GRAY)}
         shifted = np.roll(rgb, (3, 5), axis=(0, 1))
         self.others = {RGB: image.Image._from_rgb888(shifted),
@@ -291,6 +295,7 @@ def _cases() -> list[Case]:
     add("find_qrcodes()", lambda i, fx: i.find_qrcodes(), ["find_qrcodes"])
     add("find_qrcodes(code)", lambda i, fx: i.find_qrcodes(), ["find_qrcodes"], scene="qrcode")
     add("find_apriltags()", lambda i, fx: i.find_apriltags(roi=(0, 0, 240, 240)), ["find_apriltags"])
+    add("find_apriltags(tags)", lambda i, fx: i.find_apriltags(roi=APRILTAG_ROI), ["find_apriltags"], scene="apriltag")
     add("find_barcodes()", lambda i, fx: i.find_barcodes(), ["find_barcodes"])
     add("find_template(40x30, SEARCH_EX)", lambda i, fx: i.find_template(fx.templates[GRAY], 0.7, step=4, search=fx.image.SEARCH_EX), ["find_template"], [GRAY])
     add("find_template(40x30, SEARCH_DS)", lambda i, fx: i.find_template(fx.templates[GRAY], 0.7, search=fx.image.SEARCH_DS), ["find_template"], [GRAY])

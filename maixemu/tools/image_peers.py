@@ -10,8 +10,8 @@ Peers do the job a user would do with the library, not the firmware's arithmetic
 ``cv2.GaussianBlur``, a QR code is ``cv2.QRCodeDetector``. For finders, ``count`` gives the number
 of findings of the peer's result, shown next to ours so a reader sees both found the same things
 (or why the times differ). Cases without an equivalent have no peer. Another library joins with
-one entry here (for example AprilTag 3 for ``find_apriltags``): a ``Peer`` whose ``prepare``
-imports it and raises :class:`PeerUnavailable` when it is not installed.
+one entry here, as AprilTag 3 does for ``find_apriltags`` (``apriltag_peer``): a ``Peer`` whose
+``prepare`` imports it and raises :class:`PeerUnavailable` when it is not installed.
 """
 
 from __future__ import annotations
@@ -480,6 +480,22 @@ def _blobs_and_draw(frame: Frame, fx, fmt: str) -> Call:
         return found
 
     return run
+
+
+def _apriltag3(frame: Frame, fx, fmt: str) -> Call:
+    """AprilTag 3 (``apriltag_peer``: pupil-apriltags, set up as the firmware's detector) on the case's roi."""
+    from .apriltag_peer import prepare
+    from .image_bench import APRILTAG_ROI
+
+    try:
+        return prepare(APRILTAG_ROI)(frame, fx, fmt)
+    except ImportError as exc:
+        raise PeerUnavailable(str(exc)) from None
+
+
+PEERS["find_apriltags(tags)"] = Peer("AprilTag 3 (pupil-apriltags): tag36h11, no decimation or blur, refined edges, "
+                                     "one thread, same roi", _apriltag3, len)
+PEERS["find_apriltags()"] = PEERS["find_apriltags(tags)"]
 
 
 def peer_of(case_name: str) -> Peer | None:
