@@ -620,7 +620,8 @@ def machine() -> str:
 
     import cv2
 
-    model, flags = platform.processor() or platform.machine(), set()
+    model = platform.processor() or platform.machine()
+    flags: set[str] = set()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name") and model in ("", platform.machine(), platform.processor()):
