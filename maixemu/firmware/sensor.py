@@ -12,7 +12,7 @@ Device rules kept on purpose (scripts and teaching material depend on them):
 
 * ``set_windowing`` on the usual OV2640 boards keeps the **top-left** w×h corner and ignores the
   offsets (sipeed/MaixPy-v1 issue #191). A board whose sensor state has ``windowing="centred"``
-  (``BoardConfig(windowing="centred")``) gives the GC0328 behaviour, which honours ``(x, y)`` and the centring of the ``(w, h)`` form.
+  (``maixemu run --sensor gc0328``) gives the GC0328 behaviour, which honours ``(x, y)`` and the centring of the ``(w, h)`` form.
 * ``sensor.width()/height()`` report the frame size, never the window.
 * Error types and texts are the firmware's (``TypeError("not found sensor")``, ``RuntimeError("Not
   init!")``, ``OSError`` for OpenMV assertions, ``ValueError("Sensor control failed!")`` ...).

@@ -1,5 +1,7 @@
 """The session layer: what boots a board and runs a script on it (see ``docs/DESIGN.md``).
 
+* :mod:`.spec` — :class:`RunSpec`: every user-facing run option once (command line, project file,
+  plugin keywords and the merge rule come from it); :mod:`.project` — the project file;
 * :mod:`.board` — :class:`BoardConfig` → :class:`Board`: the one place a board is built, activated
   and switched off (every host adapter closed);
 * :mod:`.importer` — the ``__import__`` a script sees (device names, ``/sd`` and ``/flash``);
@@ -10,11 +12,12 @@
 * services composed onto a board: :mod:`.ide` (the IDE page), :mod:`.show_ai` (``--show-ai``).
 """
 
-from .board import DEMO_MODEL, DEMO_MODEL_ADDRESS, Board, BoardConfig
+from .board import DEMO_MODEL, DEMO_MODEL_ADDRESS, Board, BoardConfig, Plugs
 from .budget import FrameBudget
 from .outcome import Outcome, SetupError
-from .run import RunOptions, run_options, run_script
+from .run import run_options, run_script
+from .spec import RunSpec
 from .summary import RunSummary
 
-__all__ = ["Board", "BoardConfig", "DEMO_MODEL", "DEMO_MODEL_ADDRESS", "FrameBudget", "Outcome", "RunOptions",
+__all__ = ["Board", "BoardConfig", "DEMO_MODEL", "DEMO_MODEL_ADDRESS", "FrameBudget", "Outcome", "Plugs", "RunSpec",
            "RunSummary", "SetupError", "run_options", "run_script"]

@@ -23,18 +23,18 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..firmware import state as state_mod
 from ..firmware.state import RunEnded
-from .board import PACKAGE_DIR, Board, BoardConfig, Service
+from .board import PACKAGE_DIR, Board, BoardConfig, Plugs, Service
 from .budget import FrameBudget
 from .importer import ScriptImporter, compile_source, read_source
 from .outcome import (Outcome, SetupError, clean_end_types, device_fault,
                       format_script_error, system_exit_code)
 from .signals import RunGuard
+from .spec import RunSpec
 from .summary import RunSummary, RunTally
 
 #: Seconds the run waits for the script's threads to end after its main code returned.
@@ -44,41 +44,6 @@ THREAD_INTERRUPT_S = 2.0
 
 #: ``error_hook(exc)``: a service's view of the script's exception; may return the exit code.
 ErrorHook = Callable[[BaseException], "int | None"]
-
-
-@dataclass
-class RunOptions:
-    """Everything ``maixemu run`` can be told; the defaults are what a user gets with no flags."""
-
-    script: Path
-    camera: str | None = None
-    lcd: str | None = None
-    sd_dir: Path | None = None
-    flash_dir: Path | None = None
-    #: write into the script's folder itself instead of its ``.maixemu`` copy-on-write layer
-    writable: bool = False
-    flash: dict[int, Path] = field(default_factory=dict)
-    flash_image: Path | None = None
-    frames: int | None = None
-    #: ``--board NAME``: the board profile (``maixemu.firmware.board_profiles``)
-    board: str | None = None
-    #: ``--uart-loop TX:RX`` (repeatable): a UART's TX wired to a UART's RX
-    uart_loop: list[str] = field(default_factory=list)
-    timeout: float | None = None
-    ai_memory: str = "device"
-    firmware: str = "full"
-    debug: bool = False
-    quiet: bool = False
-    kpu_log: Path | None = None
-    show_ai: str | None = None
-    #: ``--ide [PORT]``: serve the IDE page on this port (0: any free one); None: no page.
-    ide: int | None = None
-    #: ``--ide-host ADDR``: where the IDE page listens (default 127.0.0.1; others need the URL's token).
-    ide_host: str | None = None
-    #: ``--audio-out SINK`` / ``--audio-in SOURCE``: where I2S sound goes and what the microphone hears.
-    audio_out: str | None = None
-    audio_in: str | None = None
-    argv: list[str] = field(default_factory=list)
 
 
 def default_sample() -> Path:
@@ -305,16 +270,11 @@ def _report(board: Board, outcome: Outcome) -> Outcome:
 
 
 # ---------------------------------------------------------------------------------- maixemu run
-def board_config(options: RunOptions, *, stdout: Any = None, stderr: Any = None) -> BoardConfig:
+def board_config(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdout: Any = None,
+                 stderr: Any = None) -> BoardConfig:
     """The board ``maixemu run`` builds from its options."""
-    return BoardConfig(
-        project=Path(options.script).resolve().parent, sd_dir=options.sd_dir, flash_dir=options.flash_dir,
-        writable=options.writable, flash=dict(options.flash), flash_image=options.flash_image,
-        camera=options.camera, lcd=options.lcd, ai_memory=options.ai_memory, firmware=options.firmware,
-        kpu_log=options.kpu_log, argv=[str(options.script), *options.argv], stdout=stdout, stderr=stderr,
-        quiet=options.quiet, audio_out=options.audio_out, audio_in=options.audio_in, board=options.board,
-        uart_loop=list(options.uart_loop),
-    )
+    return BoardConfig(spec, project=Path(script).resolve().parent, argv=[str(script), *argv],
+                       plugs=Plugs(stdout=stdout, stderr=stderr))
 
 
 def announce_storage(board: Board, *, how: str) -> None:
@@ -329,14 +289,15 @@ def announce_storage(board: Board, *, how: str) -> None:
         board.notice(earlier)
 
 
-def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, services: Iterable[Service] = (),
-                error_hook: ErrorHook | None = None, notice_listeners: Iterable[Callable[[str], None]] = ()) -> int:
-    """``maixemu run``: build the board from ``options``, run the script, close everything; exit code.
+def run_options(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdout: Any = None, stderr: Any = None,
+                services: Iterable[Service] = (), error_hook: ErrorHook | None = None,
+                notice_listeners: Iterable[Callable[[str], None]] = ()) -> int:
+    """``maixemu run``: build the board from ``spec``, run the script, close everything; exit code.
 
     ``services`` are attached after the board's own set-up (the IDE page); ``notice_listeners``
     get every notice.
     """
-    board = Board(board_config(options, stdout=stdout, stderr=stderr))
+    board = Board(board_config(spec, script, argv=argv, stdout=stdout, stderr=stderr))
     board.notice_listeners.extend(notice_listeners)
     closing_done = False
 
@@ -372,7 +333,7 @@ def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, 
         finally:
             os._exit(exit_code)
 
-    guard = RunGuard(board.state.run, timeout=options.timeout, owns_process=True, stop_now=stop_now,
+    guard = RunGuard(board.state.run, timeout=spec.timeout, owns_process=True, stop_now=stop_now,
                      notice=board.notice)
     exit_code = 0
     setup_started = time.monotonic()
@@ -388,13 +349,13 @@ def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, 
             try:
                 board.open()
                 board.activate()
-                announce_storage(board, how="--writable" if options.writable else "--sd/--flash-dir")
+                announce_storage(board, how="--writable" if spec.writable else "--sd/--flash-dir")
                 board.state.display.on_close_ignored = lambda: stop_now(
                     board.state.display.close_reason or "the LCD window was closed", 0)
-                if options.show_ai:  # --show-ai: a second view with the AI buffers the KPU read
+                if spec.show_ai:  # --show-ai: a second view with the AI buffers the KPU read
                     from .show_ai import ai_view_service
 
-                    board.attach(ai_view_service(options.show_ai))
+                    board.attach(ai_view_service(spec.show_ai))
                 for service in services:
                     board.attach(service)
             except SetupError as exc:
@@ -404,8 +365,8 @@ def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, 
                 return ended_in_setup(f"{end.reason}; run ended", end.exit_code)
             except KeyboardInterrupt:
                 return ended_in_setup("interrupted (Ctrl-C)", 130)
-            outcome = run_script(options.script, board, budget=FrameBudget(options.frames), guard=guard,
-                                 debug=options.debug, error_hook=error_hook)
+            outcome = run_script(script, board, budget=FrameBudget(spec.frames), guard=guard,
+                                 debug=spec.debug, error_hook=error_hook)
             exit_code = outcome.exit_code
             if outcome.summary is not None and outcome.summary.writes:
                 closing_done = True  # the summary line said where the writes went
@@ -415,15 +376,16 @@ def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, 
     return exit_code
 
 
-def run_command(options: RunOptions, *, stdout: Any = None, stderr: Any = None) -> int:
-    """``maixemu run`` as the command line runs it: with ``options.ide``, through the IDE page (which
+def run_command(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdout: Any = None,
+                stderr: Any = None) -> int:
+    """``maixemu run`` as the command line runs it: with ``spec.ide``, through the IDE page (which
     waits for the next Run after each run), else once; returns the exit code."""
-    if options.ide is not None:
+    if spec.ide is not None:
         from .ide import run_with_ide
 
-        return run_with_ide(options, stdout=stdout, stderr=stderr)
-    return run_options(options, stdout=stdout, stderr=stderr)
+        return run_with_ide(spec, Path(script), argv=argv, stdout=stdout, stderr=stderr)
+    return run_options(spec, Path(script), argv=argv, stdout=stdout, stderr=stderr)
 
 
-__all__ = ["RunOptions", "THREAD_END_WAIT_S", "stray_script_threads", "announce_storage", "board_config", "default_sample",
+__all__ = ["RunSpec", "THREAD_END_WAIT_S", "stray_script_threads", "announce_storage", "board_config", "default_sample",
            "run_command", "run_options", "run_script"]

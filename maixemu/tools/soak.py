@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..session import Board, BoardConfig, FrameBudget, run_script
+from ..session import Board, BoardConfig, FrameBudget, Plugs, RunSpec, run_script
 from ..session.run import default_sample
 from ..session.signals import RunGuard
 
@@ -109,8 +109,8 @@ def soak(frames: int, *, every: int = 250, warmup: int = 500, notice=print) -> S
         script, flash, folder = choose_workload(Path(tmp), notice)
         # the sample prints nothing, but a script's print must not flood the report
         out, err = io.StringIO(), io.StringIO()
-        board = Board(BoardConfig(project=script.parent, camera=str(folder), lcd="none", flash=flash, quiet=True,
-                                  argv=[str(script)], stdout=out, stderr=err))
+        board = Board(BoardConfig(RunSpec(camera=str(folder), lcd="none", flash=flash, quiet=True),
+                                  project=script.parent, argv=[str(script)], plugs=Plugs(stdout=out, stderr=err)))
         budget = FrameBudget(frames)
         result = SoakResult(script=script, frames=frames, warmup=warmup, exit_code=0)
         started = time.perf_counter()

@@ -79,9 +79,8 @@ def test_a_long_start_up_sleep_is_one_idle_frame(maixpy):
 
 @pytest.mark.parametrize("frames", [1, 2])
 def test_cli_frames_ends_an_lcd_loop_after_one_snapshot(tmp_path, frames):
-    from maixemu.session import RunOptions, run_options
+    from maixemu.runner import RunSpec, run_script
 
     script = tmp_path / "main.py"
     script.write_text(CAMERA_THEN_LCD)
-    assert run_options(RunOptions(script=script, frames=frames, camera="synthetic", lcd="none", quiet=True,
-                                  timeout=60)) == 0
+    assert run_script(RunSpec(frames=frames, camera="synthetic", lcd="none", quiet=True, timeout=60), script) == 0
