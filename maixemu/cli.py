@@ -29,7 +29,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from .session.run import default_sample, run_command
+    from .session.lifecycle import run_command
+    from .session.run import default_sample
     from .session.spec import OptionError, RunSpec, given_by_cli
 
     own_script = args.script is not None  # a bundled sample belongs to no project

@@ -12,8 +12,8 @@ from .session.board import DEMO_MODEL, DEMO_MODEL_ADDRESS, PACKAGE_DIR, Board, B
 from .session.budget import FrameBudget
 from .session.importer import MICROPYTHON_ALIASES, ScriptImporter, compile_source, read_source
 from .session.outcome import NOT_EMULATED_MODULES, SetupError, format_script_error
+from .session.lifecycle import run_command as run_script
 from .session.run import default_sample
-from .session.run import run_command as run_script
 from .session.spec import RunSpec
 from .session.signals import END_GRACE_S, FATAL_SIGNALS
 

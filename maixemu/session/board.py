@@ -28,6 +28,7 @@ from typing import Any, TextIO
 from ..firmware import state as state_mod
 from ..firmware.state import BoardState, Console
 from ..host import storage as storage_mod
+from .budget import FrameBudget
 from .outcome import SetupError
 from .spec import RunSpec
 
@@ -107,6 +108,8 @@ class Board:
         self.notice_listeners: list[Callable[[str], None]] = []
         self._cleanup: list[Callable[[], None]] = []
         self._detach: list[Callable[[], None]] = []
+        #: the run's frame budget (set by ``maixemu.session.lifecycle.execute`` before services attach)
+        self.budget: FrameBudget | None = None
         self._opened = False
         self._active = False
         self._notice_stream: TextIO | None = None
@@ -298,6 +301,11 @@ class Board:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def opened(self) -> bool:
+        """:meth:`open` was called (the adapters exist, also when it failed half-way)."""
+        return self._opened
 
     def close(self) -> None:
         """Switch the board off: services detached, the LCD's last picture shown, display, camera and

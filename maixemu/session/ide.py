@@ -53,8 +53,8 @@ from ..firmware.tracebacks import format_exception
 from ..host.ide import IdeChannel
 from ..host.ide.terminal import ChannelInput, ConsoleReader, TerminalTee
 from . import ide_analysis
-from .board import Board
-from .run import run_options
+from .board import Board, Plugs
+from .lifecycle import execute
 from .spec import DEFAULT_IDE_PORT, RunSpec
 from .summary import ModelTimes
 
@@ -506,9 +506,10 @@ def run_with_ide(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdou
     try:
         run = 1
         while True:
-            exit_code = run_options(spec if run == 1 else rerun_spec(spec, run), script, argv=argv, stdout=stdout,
-                                    stderr=stderr, services=[link.attach], error_hook=link.on_script_error,
-                                    notice_listeners=[link.on_notice])
+            exit_code = execute(spec if run == 1 else rerun_spec(spec, run), script, argv=argv,
+                                plugs=Plugs(stdout=stdout, stderr=stderr), services=[link.attach],
+                                listeners=[link.on_notice], error_hook=link.on_script_error,
+                                owns_process=True).exit_code
             link.run_ended(exit_code)
             if exit_code in (130, 143) and not link.stopped_by_page:
                 break  # Ctrl-C or SIGTERM in maixemu's own terminal: the user wants to quit

@@ -1,5 +1,5 @@
-"""Run a MaixPy script unchanged on a board: :func:`run_script` (the one place a script is executed)
-and :func:`run_options` (``maixemu run``: board, signals, budget and closing line from the options).
+"""Run a MaixPy script unchanged on an opened board: :func:`run_script`, the one place a script is
+executed (the run's lifecycle around it — guard, board, closing line — is ``maixemu.session.lifecycle``).
 
 The script is executed with its own ``__builtins__`` whose ``__import__`` serves MaixPy module names
 (``sensor``, ``image``, ``time`` with MicroPython extras, ``os`` with device paths, ``_thread`` ...)
@@ -22,20 +22,19 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..firmware import state as state_mod
 from ..firmware.state import RunEnded
-from .board import PACKAGE_DIR, Board, BoardConfig, Plugs, Service
+from .board import PACKAGE_DIR, Board
 from .budget import FrameBudget
 from .importer import ScriptImporter, compile_source, read_source
-from .outcome import (Outcome, SetupError, clean_end_types, device_fault,
+from .outcome import (Outcome, clean_end_types, device_fault,
                       format_script_error, system_exit_code)
 from .signals import RunGuard
-from .spec import RunSpec
-from .summary import RunSummary, RunTally
+from .summary import RunTally
 
 #: Seconds the run waits for the script's threads to end after its main code returned.
 THREAD_END_WAIT_S = 2.0
@@ -179,8 +178,6 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
     if budget.limit is not None:
         frames = min(frames, budget.limit)  # the request past the budget ended the run, it got no frame
     outcome.summary = tally.summary(_ended_text(outcome), outcome.exit_code, frames, _writes_line(board))
-    if outcome.reason != "device fault":
-        board.notice(outcome.summary.line())
     return outcome
 
 
@@ -269,123 +266,4 @@ def _report(board: Board, outcome: Outcome) -> Outcome:
     return outcome
 
 
-# ---------------------------------------------------------------------------------- maixemu run
-def board_config(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdout: Any = None,
-                 stderr: Any = None) -> BoardConfig:
-    """The board ``maixemu run`` builds from its options."""
-    return BoardConfig(spec, project=Path(script).resolve().parent, argv=[str(script), *argv],
-                       plugs=Plugs(stdout=stdout, stderr=stderr))
-
-
-def announce_storage(board: Board, *, how: str) -> None:
-    """Say once which folders the script writes into for real, and that earlier runs left changes."""
-    store = board.state.storage
-    real = [(name, store.mount(name)) for name in ("sd", "flash") if not store.mount(name).copy_on_write]
-    if real:
-        where = " and ".join(f"/{name} is {mount.root}" for name, mount in real)
-        board.notice(f"{where} ({how}): the script's writes and deletions change the files there")
-    earlier = store.earlier_changes_line()
-    if earlier:
-        board.notice(earlier)
-
-
-def run_options(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdout: Any = None, stderr: Any = None,
-                services: Iterable[Service] = (), error_hook: ErrorHook | None = None,
-                notice_listeners: Iterable[Callable[[str], None]] = ()) -> int:
-    """``maixemu run``: build the board from ``spec``, run the script, close everything; exit code.
-
-    ``services`` are attached after the board's own set-up (the IDE page); ``notice_listeners``
-    get every notice.
-    """
-    board = Board(board_config(spec, script, argv=argv, stdout=stdout, stderr=stderr))
-    board.notice_listeners.extend(notice_listeners)
-    closing_done = False
-
-    def close_and_say_where() -> None:
-        nonlocal closing_done
-        board.close()
-        if not closing_done:
-            closing_done = True
-            try:
-                closing = board.state.storage.closing_line() if board._opened else None
-            except Exception:  # noqa: BLE001 - the closing line must never hide the result
-                closing = None
-            if closing:
-                board.notice(closing)  # the run's last line: where the script's writes went
-
-    stopping = False
-
-    def stop_now(why: str, exit_code: int) -> None:
-        """The script caught an end request and kept running: finalise for it and leave the process.
-
-        Once only: a second Ctrl-C arriving while this finalises (its signal handler runs on the same
-        thread) must neither repeat the notice nor cut the recording short.
-        """
-        nonlocal stopping
-        if stopping:
-            return
-        stopping = True
-        board.notice(f"{why} and the script caught the end request; stopping it")
-        try:
-            close_and_say_where()
-            for stream in (board.state.console.stdout, board.state.console.stderr):
-                stream.flush()
-        finally:
-            os._exit(exit_code)
-
-    guard = RunGuard(board.state.run, timeout=spec.timeout, owns_process=True, stop_now=stop_now,
-                     notice=board.notice)
-    exit_code = 0
-    setup_started = time.monotonic()
-
-    def ended_in_setup(ended: str, code: int) -> int:
-        """The closing line of a run that ended before its script started (0 frames)."""
-        board.notice(RunSummary(ended=ended, exit_code=code, frames=0,
-                                seconds=time.monotonic() - setup_started).line())
-        return code
-
-    with guard:  # --timeout and SIGTERM hold during set-up too (a stuck FIFO, a webcam)
-        try:
-            try:
-                board.open()
-                board.activate()
-                announce_storage(board, how="--writable" if spec.writable else "--sd/--flash-dir")
-                board.state.display.on_close_ignored = lambda: stop_now(
-                    board.state.display.close_reason or "the LCD window was closed", 0)
-                if spec.show_ai:  # --show-ai: a second view with the AI buffers the KPU read
-                    from .show_ai import ai_view_service
-
-                    board.attach(ai_view_service(spec.show_ai))
-                for service in services:
-                    board.attach(service)
-            except SetupError as exc:
-                print(f"maixemu: {exc}", file=board.state.console.stderr)
-                return 2
-            except RunEnded as end:  # --timeout or a signal during set-up
-                return ended_in_setup(f"{end.reason}; run ended", end.exit_code)
-            except KeyboardInterrupt:
-                return ended_in_setup("interrupted (Ctrl-C)", 130)
-            outcome = run_script(script, board, budget=FrameBudget(spec.frames), guard=guard,
-                                 debug=spec.debug, error_hook=error_hook)
-            exit_code = outcome.exit_code
-            if outcome.summary is not None and outcome.summary.writes:
-                closing_done = True  # the summary line said where the writes went
-        finally:
-            guard.script_returned()
-            close_and_say_where()
-    return exit_code
-
-
-def run_command(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdout: Any = None,
-                stderr: Any = None) -> int:
-    """``maixemu run`` as the command line runs it: with ``spec.ide``, through the IDE page (which
-    waits for the next Run after each run), else once; returns the exit code."""
-    if spec.ide is not None:
-        from .ide import run_with_ide
-
-        return run_with_ide(spec, Path(script), argv=argv, stdout=stdout, stderr=stderr)
-    return run_options(spec, Path(script), argv=argv, stdout=stdout, stderr=stderr)
-
-
-__all__ = ["RunSpec", "THREAD_END_WAIT_S", "stray_script_threads", "announce_storage", "board_config", "default_sample",
-           "run_command", "run_options", "run_script"]
+__all__ = ["ErrorHook", "THREAD_END_WAIT_S", "default_sample", "run_script", "stray_script_threads"]

@@ -19,13 +19,10 @@ import numpy as np
 
 from ..host import camera as camera_mod
 from ..host.display import DisplaySink
-from ..session.board import Board, BoardConfig, Plugs
-from ..session.budget import FrameBudget
+from ..session.board import Board, Plugs
 from ..session.keys import KeyPresses, KeySpec, LedWatch
-from ..session.outcome import SetupError
+from ..session.lifecycle import execute
 from ..session.project import load_project
-from ..session.run import run_script
-from ..session.signals import RunGuard
 from ..session.spec import RunSpec, given_by_plugin, inherited_by_tests, plugin_help, with_plugin_signature
 from ..session.summary import RunSummary
 
@@ -146,7 +143,8 @@ def _one_pass(camera: CameraSpec) -> int | None:
     frames = _frame_list(camera)
     if frames is not None:
         return len(frames)
-    if camera is None or (isinstance(camera, str) and camera.strip().lower() in ("synthetic", "auto", "")):
+    if not isinstance(camera, (str, os.PathLike)) or (isinstance(camera, str)
+                                                      and camera.strip().lower() in ("synthetic", "auto", "")):
         return None
     path = Path(camera)
     if path.is_dir():
@@ -320,49 +318,32 @@ class MaixPyRunner:
         _copy_files(files or {}, sd_dir, flash_path)
         sink = MemorySink(keep_lcd)
         presses = KeyPresses(keys) if keys else None
-        given_folders = frozenset(name for name, value in (("sd", spec.sd_dir), ("flash", spec.flash_dir))
-                                  if value is not None)
-        out, err = io.StringIO(), io.StringIO()
-        notices: list[str] = []
+        leds: list[LedWatch] = []
         kpu_inputs: list[np.ndarray] = []
         audio_sink = MemoryAudioSink()
-        board = Board(BoardConfig(spec, project=script_path.resolve().parent, argv=[str(script_path), *argv],
-                                  plugs=Plugs(stdout=out, stderr=err, display=sink, audio_out=lambda: audio_sink,
-                                              sd_dir=sd_dir, flash_dir=flash_path, keep_kpu_calls=True,
-                                              clock=clock, uart_input=dict(uart or {}))))
+        out, err = io.StringIO(), io.StringIO()
+        notices: list[str] = []
+
+        def watch(board: Board) -> None:
+            """The test's own views of the run: scripted keys, LED writes, the AI buffers the KPU read."""
+            budget = board.budget
+            assert budget is not None
+            if presses is not None:
+                presses.attach(board.state, budget)
+            leds.append(LedWatch(board.state, budget))
+            if keep_ai:
+                board.state.events.kpu_input.append(lambda ai, call: kpu_inputs.append(np.array(ai, copy=True)))
+
+        plugs = Plugs(stdout=out, stderr=err, display=sink, audio_out=lambda: audio_sink, sd_dir=sd_dir,
+                      flash_dir=flash_path, keep_kpu_calls=True, clock=clock, uart_input=dict(uart or {}))
         if scripted is not None:
-            board.plugs.camera = _source_factory(scripted, board.notice)
-        board.notice_listeners.append(notices.append)
-        budget = FrameBudget(spec.frames)
-        guard = RunGuard(board.state.run, timeout=spec.timeout, owns_process=False, notice=board.notice)
-        exit_code = 2
-        outcome = None
-        leds: LedWatch | None = None
-        with guard:
-            try:
-                try:
-                    board.open()
-                except SetupError as exc:
-                    print(f"maixemu: {exc}", file=err)
-                else:
-                    board.activate()
-                    _announce_given(board, given_folders)
-                    events = board.state.events
-                    budget.attach(board.state)
-                    if presses is not None:
-                        presses.attach(board.state, budget)
-                    leds = LedWatch(board.state, budget)
-                    if keep_ai:
-                        events.kpu_input.append(lambda ai, call: kpu_inputs.append(np.array(ai, copy=True)))
-                    outcome = run_script(script_path, board, guard=guard, debug=spec.debug)
-                    exit_code = outcome.exit_code
-            finally:
-                guard.script_returned()
-                board.close()
-        if guard.interrupted or (outcome is not None and outcome.interrupted):
+            plugs.camera = _source_factory(scripted, notices.append)
+        record = execute(spec, script_path, argv=argv, plugs=plugs, services=[watch], listeners=[notices.append])
+        if record.interrupted:
             raise KeyboardInterrupt  # Ctrl-C belongs to pytest: the session stops, as without the plugin
+        board, budget = record.board, record.budget
         return RunResult(
-            exit_code=exit_code,
+            exit_code=record.exit_code,
             stdout=out.getvalue(),
             stderr=err.getvalue(),
             lcd_frames=sink.frames,
@@ -377,10 +358,10 @@ class MaixPyRunner:
             audio_rate=audio_sink.rate,
             key_presses=list(presses.pressed) if presses else [],
             board=board.state.pins.profile,
-            leds=leds.levels() if leds is not None else {},
+            leds=leds[0].levels() if leds else {},
             uart_sent=_uart_sent(board),
-            led_changes=list(leds.changes) if leds is not None else [],
-            summary=outcome.summary if outcome is not None else None,
+            led_changes=list(leds[0].changes) if leds else [],
+            summary=record.summary,
         )
 
     if run.__doc__:
@@ -393,14 +374,6 @@ def _uart_sent(board: Board) -> dict[str, bytes]:
     names = {0: "UART1", 1: "UART2", 2: "UART3", 4: "UARTHS"}  # the firmware's numbers (firmware.uart_bus.UART_IDS)
     return {names.get(device, str(device)): bytes(data) for device, data in sorted(board.state.uart.sent.items())
             if data}
-
-
-def _announce_given(board: Board, given: frozenset[str]) -> None:
-    """Fresh per-run folders are the test's own: only folders the test passed are worth a notice."""
-    store = board.state.storage
-    shown = [f"/{name} is {store.mount(name).root}" for name in ("sd", "flash") if name in given]
-    if shown:
-        board.notice(" and ".join(shown) + ": the script's writes and deletions change the files there")
 
 
 def _copy_files(files: Mapping[str, str | bytes | os.PathLike], sd_dir: Path, flash_dir: Path) -> None:
