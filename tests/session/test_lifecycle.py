@@ -86,3 +86,33 @@ def test_a_functions_exception_comes_back_once_the_board_is_off():
     with pytest.raises(LookupError, match="the caller's own"):
         execute(RunSpec(lcd="none", camera="synthetic", quiet=True), body)
     assert seen[0].run.reason == "the board was switched off"  # before the exception came back
+
+
+TRACED_RUN = """
+import sys
+from pathlib import Path
+from maixemu.session import Plugs, RunSpec, execute
+calls = [0]
+def tracer(frame, event, arg):
+    calls[0] += 1
+    return None
+script = Path(sys.argv[1])
+for _ in range(2):  # the second run starts after the first one's script thread withdrew its interrupts
+    sys.settrace(tracer)
+    code = execute(RunSpec(lcd="none", camera="synthetic", quiet=True), script).exit_code
+    sys.settrace(None)
+    print(code, calls[0] > 0)
+"""
+
+
+def test_runs_end_under_a_tracer_as_under_pdb_or_coverage(tmp_path):
+    """Withdrawing a script thread's interrupt once left CPython's pending-exception signal set for
+    good, and a thread under a tracer or profiler then spun at its next call (a run never ended)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "main.py"
+    script.write_text("import time\ntime.sleep_ms(1)\nprint('done')\n")
+    proc = subprocess.run([sys.executable, "-c", TRACED_RUN, str(script)], capture_output=True, text=True,
+                          timeout=180, stdin=subprocess.DEVNULL)
+    assert proc.stdout.split() == ["done", "0", "True", "done", "0", "True"], proc.stderr
