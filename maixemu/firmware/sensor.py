@@ -34,7 +34,9 @@ Emulator choices:
 
 Board state: :class:`SensorState` (``current().sensor``) and the camera connector
 :class:`CameraPort` (``current().camera``, the PC source); ``snapshot()`` fires the board's
-``before_capture`` and ``snapshot`` events (recordings, the frame budget, scripted keys).
+``before_capture`` (the frame boundary) and ``snapshot`` events (the frame budget, scripted keys);
+what listens to them — the display's frame boundary among them — the session wires, so this module
+never calls the LCD.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ class Board:
             return self
         self._opened = True
         spec, plugs = self.spec, self.plugs
-        from ..firmware import board_profiles, lcd
+        from ..firmware import board_profiles, lcd  # lcd: the stock boot's panel
         from ..firmware.kpu.state import KpuState
         from ..firmware.kpu.calls import KpuCallLog
         from ..firmware.sensor import CameraPort, SensorState
@@ -165,15 +165,30 @@ class Board:
             lcd.boot()  # what the stock _boot.py leaves: the panel initialised (lcd.width() works)
         self._wire_uarts()
         board.audio = self._audio_device()
-        board.display = self._open_display()
+        self._wire_display(self._open_display())
+        return self
+
+    def _wire_display(self, sink: Any) -> None:
+        """The board's display around ``sink``, wired to the board: every picture the sink gets is an
+        ``lcd_shown`` event; a camera frame boundary and the script's idle time (``time.sleep``) end
+        the picture being composed, and idle time lets a window react to ESC and its close button.
+        So the camera and the clock never call the LCD."""
+        from ..host.display import BoardDisplay
         from .keys import window_controls
 
-        set_controls = getattr(board.display, "set_controls", None)  # a sink of the caller's may lack it
+        board, events = self.state, self.state.events
+
+        def shown(rgb: Any) -> None:
+            if events.lcd_shown:
+                events.fire(events.lcd_shown, rgb)
+
+        display = BoardDisplay(sink, on_shown=shown)
+        board.display = display
+        set_controls = getattr(sink, "set_controls", None)  # a sink of the caller's may lack it
         if set_controls is not None:
             set_controls(window_controls(board))  # keyboard keys and the LED strip of the window
-        board.events.idle.append(lcd.pump)  # a script sleeping in time.sleep() still reacts to ESC / the close button
-        board.events.before_capture.append(lcd.flush)  # a recording gets the finished picture at the next frame
-        return self
+        events.idle.append(display.idle)
+        events.before_capture.append(display.frame_boundary)
 
     def _wire_uarts(self) -> None:
         """``--uart-loop`` wires and scripted UART peers, on the board's UART lines."""
@@ -334,15 +349,10 @@ class Board:
             self._active = False
 
     def _flush_lcd(self) -> None:
-        from ..firmware import lcd
-
-        if "panel" in vars(self.state):
-            with state_mod.bind(self.state):
-                lcd.flush()
+        self.state.display.flush()
 
     def _close_display(self) -> None:
-        with self.state.display_lock:  # never while a script thread is inside show()
-            self.state.display.close()
+        self.state.display.close()  # never while a script thread is inside show()
 
     def _cleanup_failed(self, exc: Exception) -> None:
         try:

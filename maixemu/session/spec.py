@@ -203,56 +203,37 @@ class Flag(Kind):
         return value
 
 
-class Count(Kind):
-    """A whole number >= 0 (``--frames``)."""
+class Number(Kind):
+    """A number of one type within bounds (``--frames N``, ``--timeout S``, ``--ide [PORT]``); a bool is
+    never one. ``const``: the value of the flag given alone."""
 
-    allowed = "a whole number >= 0"
-
-    def arguments(self) -> dict[str, Any]:
-        return {"type": int, "metavar": "N"}
-
-    def from_plugin(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError
-        return value
-
-    def check(self, value: Any) -> None:
-        if value < 0:
-            raise ValueError
-
-
-class Seconds(Kind):
-    """A number of seconds > 0 (``--timeout``): below a billion, never NaN."""
-
-    allowed = "a number of seconds > 0"
+    def __init__(self, kind: type[int] | type[float], allowed: str, metavar: str, within: Callable[[Any], bool],
+                 *, const: int | None = None) -> None:
+        self.kind, self.allowed, self.metavar, self.within, self.const = kind, allowed, metavar, within, const
 
     def arguments(self) -> dict[str, Any]:
-        return {"type": float, "metavar": "S"}
+        found: dict[str, Any] = {"type": self.kind, "metavar": self.metavar}
+        if self.const is not None:
+            found.update(nargs="?", const=self.const)
+        return found
 
-    def from_plugin(self, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+    def from_plugin(self, value: Any) -> int | float:
+        accepted = (int, float) if self.kind is float else (int,)
+        if isinstance(value, bool) or not isinstance(value, accepted):
             raise ValueError
-        return float(value)
+        return self.kind(value)
 
     def check(self, value: Any) -> None:
-        if math.isnan(value) or not 0 < value < 1e9:
+        if math.isnan(value) or not self.within(value):
             raise ValueError
 
 
-class Port(Kind):
-    """A TCP port, 0 for any free one (``--ide [PORT]``)."""
-
-    allowed = "a port number 0..65535"
-
-    def arguments(self) -> dict[str, Any]:
-        return {"nargs": "?", "const": DEFAULT_IDE_PORT, "type": int, "metavar": "PORT"}
-
-    def from_plugin(self, value: Any) -> int:
-        return Count().from_plugin(value)
-
-    def check(self, value: Any) -> None:
-        if not 0 <= value <= 65535:
-            raise ValueError
+#: ``--frames N``: a whole number >= 0
+COUNT = Number(int, "a whole number >= 0", "N", lambda n: n >= 0)
+#: ``--timeout S``: seconds > 0, below a billion (NaN never)
+SECONDS = Number(float, "a number of seconds > 0", "S", lambda s: 0 < s < 1e9)
+#: ``--ide [PORT]``: a TCP port, 0 for any free one
+PORT = Number(int, "a port number 0..65535", "PORT", lambda p: 0 <= p <= 65535, const=DEFAULT_IDE_PORT)
 
 
 def parse_flash_mapping(text: str) -> tuple[int, Path]:
@@ -413,10 +394,10 @@ class RunSpec:
         "1:1 (repeatable)", Words("TX:RX", "a list of \"TX:RX\" wires, e.g. [\"1:2\"]"),
         cli="--uart-loop", project="uart-loop", plugin="uart_loop")
     frames: int | None = opt(
-        None, "end cleanly after N camera frames (LCD frames for scripts without a camera)", Count(),
+        None, "end cleanly after N camera frames (LCD frames for scripts without a camera)", COUNT,
         cli="--frames", project="frames", plugin="frames", tests_inherit=False)
     timeout: float | None = opt(
-        None, "end cleanly after S seconds", Seconds(), cli="--timeout", project="timeout", plugin="timeout")
+        None, "end cleanly after S seconds", SECONDS, cli="--timeout", project="timeout", plugin="timeout")
     ai_memory: str = opt(
         "device", "what happens when the KPU reads AI memory older than the pixels (default: device)",
         Choice(("device", "warn", "strict")), cli="--ai-memory", project="ai-memory", plugin="ai_memory")
@@ -433,7 +414,7 @@ class RunSpec:
         plugin=Not("a view for people: keep_ai=True keeps the buffers in result.kpu_inputs"), tests_inherit=False)
     ide: int | None = opt(
         None, "serve an IDE page (frame buffer, terminal, histogram, thresholds, buttons) at http://127.0.0.1:PORT/ "
-        f"(default {DEFAULT_IDE_PORT}; 0: any free port)", Port(), cli="--ide",
+        f"(default {DEFAULT_IDE_PORT}; 0: any free port)", PORT, cli="--ide",
         project=Not("the IDE page belongs to one session at the terminal, not to every run of the project"),
         plugin=Not("a test runs without a person at the page"))
     ide_host: str | None = opt(
@@ -489,6 +470,14 @@ def options() -> list[tuple[str, Option]]:
     return [(item.name, item.metadata["option"]) for item in fields(RunSpec)]
 
 
+def _named(word: str, names: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """The field a surface's ``word`` names (``names``: word -> field), else None and the nearest word."""
+    if word in names:
+        return names[word], None
+    close = difflib.get_close_matches(word, list(names), n=1)
+    return None, close[0] if close else None
+
+
 # ---------------------------------------------------------------------------------- the command line
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``maixemu run``'s option flags: one per field with a command-line name (an unset flag is None)."""
@@ -537,10 +526,9 @@ def read_project_table(table: Mapping[str, Any], base: Path, *, prefix: str = ""
     keys = project_keys()
     values: dict[str, Any] = {}
     for key, value in table.items():
-        name = keys.get(key)
+        name, close = _named(key, keys)
         if name is None:
-            close = difflib.get_close_matches(key, list(keys), n=1)
-            hint = f"did you mean {close[0]}? " if close else ""
+            hint = f"did you mean {close}? " if close else ""
             raise ProjectValueError(f"{prefix}{key}: not a maixemu option ({hint}allowed: {', '.join(keys)})")
         kind = option_of(name).kind
         try:
@@ -577,14 +565,13 @@ def given_by_plugin(keywords: Mapping[str, Any], *, call: str = "maixpy.run") ->
     names = plugin_keywords()
     given: dict[str, Any] = {}
     for keyword, value in keywords.items():
-        name = names.get(keyword)
+        name, close = _named(keyword, names)
         if name is None:
-            close = difflib.get_close_matches(keyword, list(names), n=1)
             raise TypeError(f"{call}() got an unexpected keyword argument {keyword!r}"
-                            + (f"; did you mean {close[0]!r}?" if close else ""))
+                            + (f"; did you mean {close!r}?" if close else ""))
         kind = option_of(name).kind
         if value is None:
-            if isinstance(kind, Seconds):
+            if kind is SECONDS:  # timeout=None: no time limit
                 given[name] = None
             continue
         try:
