@@ -139,7 +139,7 @@ class CameraSource(Text):
     """``--camera``: a webcam index, ``synthetic``, or a video, image or folder."""
 
     def __init__(self) -> None:
-        super().__init__("a webcam index, \"synthetic\", or a path to a video, image or folder")
+        super().__init__("a webcam index, \"synthetic\", or a path to a video, image or folder", metavar="SRC")
 
     def from_project(self, value: Any, base: Path) -> str:
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -165,12 +165,12 @@ class PathKind(Kind):
     """A file or folder (``--sd DIR``, ``--flash-image PKG``); a project file's must exist when ``exists``
     says so (``"file"`` or ``"folder"``)."""
 
-    def __init__(self, exists: str | None = None) -> None:
-        self.exists = exists
+    def __init__(self, metavar: str, exists: str | None = None) -> None:
+        self.metavar, self.exists = metavar, exists
         self.allowed = {"file": "a path to a file", "folder": "a path to a folder"}.get(exists or "", "a path")
 
     def arguments(self) -> dict[str, Any]:
-        return {"type": Path}
+        return {"type": Path, "metavar": self.metavar}
 
     def from_project(self, value: Any, base: Path) -> Path:
         path = _relative(_text(value), base)
@@ -362,15 +362,15 @@ class RunSpec:
         CameraSource(), cli="--camera", project="camera", plugin="camera")
     lcd: str | None = opt(
         None, "window | none | record:PATH (.mp4/.avi or a folder of PNGs) (default: window if a display exists)",
-        Output("\"window\", \"none\" or \"record:PATH\""), cli="--lcd", project="lcd",
+        Output("\"window\", \"none\" or \"record:PATH\"", metavar="SINK"), cli="--lcd", project="lcd",
         plugin=Not("the plugin keeps every LCD frame in result.lcd_frames"))
     sd_dir: Path | None = opt(
         None, "local folder mounted as /sd; the script's writes change it (default: the script's folder, "
-        "copy-on-write into .maixemu/sd)", PathKind("folder"), cli="--sd", project="sd", plugin="sd",
+        "copy-on-write into .maixemu/sd)", PathKind("DIR", "folder"), cli="--sd", project="sd", plugin="sd",
         tests_inherit=False)
     flash_dir: Path | None = opt(
         None, "local folder mounted as /flash; the script's writes change it (default: the script's folder, "
-        "copy-on-write into .maixemu/flash)", PathKind("folder"), cli="--flash-dir", project="flash-dir",
+        "copy-on-write into .maixemu/flash)", PathKind("DIR", "folder"), cli="--flash-dir", project="flash-dir",
         plugin="flash_dir", tests_inherit=False)
     writable: bool = opt(
         False, "let the script write into its own folder for real (no .maixemu copy-on-write layer)", Flag(),
@@ -379,7 +379,7 @@ class RunSpec:
         {}, "map a flash address to a model file, e.g. 0x300000=face.kmodel (repeatable)", FlashMap(),
         cli="--flash", project="flash", plugin="flash", mutable=True)
     flash_image: Path | None = opt(
-        None, "a .kfpkg flash package; its flash-list.json gives the addresses", PathKind("file"),
+        None, "a .kfpkg flash package; its flash-list.json gives the addresses", PathKind("PKG", "file"),
         cli="--flash-image", project="flash-image", plugin="flash_image")
     board: str | None = opt(
         None, "board profile: default | bit | dock | go | duino | cube | amigo | m5stickv | unitv (its board_info "
@@ -405,7 +405,7 @@ class RunSpec:
         "full", "memory budget of the emulated firmware for models (default: full)",
         Choice(("full", "minimum", "none")), cli="--firmware", project="firmware", plugin="firmware")
     kpu_log: Path | None = opt(
-        None, "write one JSON line per kpu.forward/run_yolo2 call (model, shapes, boxes)", PathKind(),
+        None, "write one JSON line per kpu.forward/run_yolo2 call (model, shapes, boxes)", PathKind("FILE"),
         cli="--kpu-log", project="kpu-log", plugin=Not("result.kpu_calls holds every call"), tests_inherit=False)
     show_ai: str | None = opt(
         None, "a second view with the AI buffers the KPU read, next to the LCD: window (default) | record:PATH | none",
