@@ -22,6 +22,7 @@ from ..host.display import DisplaySink
 from ..session.board import Board, Plugs
 from ..session.keys import KeyPresses, KeySpec, LedWatch
 from ..session.lifecycle import execute
+from ..session.motion import ImuScript
 from ..session.project import load_project
 from ..session.spec import RunSpec, given_by_plugin, inherited_by_tests, plugin_help, with_plugin_signature
 from ..session.summary import RunSummary
@@ -257,6 +258,8 @@ class MaixPyRunner:
         keys: Mapping[int, KeySpec] | None = None,
         clock: tuple[Callable[[], int], Callable[[int], None]] | None = None,
         uart: Mapping[Any, Any] | None = None,
+        imu: Mapping[int, Mapping[str, Any]] | None = None,
+        i2c: Mapping[tuple[int, int], str] | None = None,
         **options: Any,
     ) -> RunResult:
         """Run ``script`` (a path) or ``code`` (script text) once and return what happened.
@@ -285,6 +288,10 @@ class MaixPyRunner:
         * ``uart``: what is on the other end of UARTs: ``{1: b"AT\\r\\n"}`` (bytes waiting on
           ``UART.UART1`` from power-on) or ``{1: callable}`` (called with every write, may answer
           bytes). Written bytes: ``result.uart_sent``.
+        * ``imu``: what the board's motion sensors feel from camera frame N on (0: from power-on):
+          ``{0: {"accel": (0, 0, 1), "gyro": (0, 0, 0), "temperature": 25.0}}`` in g, °/s and °C
+          (default: at rest); ``i2c``: chips plugged into SCL/SDA pins, ``{(10, 11): "MPU6050"}``
+          (``"MPU6886"``, ``"SH200Q"`` too; see :mod:`maixemu.firmware.imu`).
         * ``quiet``: no ``[maixemu]`` hints after device messages (``--quiet``); notices still reach
           ``result.notices``.
         * ``timeout``: default :data:`DEFAULT_TIMEOUT_S`; ``None``: no limit.
@@ -318,6 +325,7 @@ class MaixPyRunner:
         _copy_files(files or {}, sd_dir, flash_path)
         sink = MemorySink(keep_lcd)
         presses = KeyPresses(keys) if keys else None
+        motion = ImuScript(imu, i2c) if imu or i2c else None
         leds: list[LedWatch] = []
         kpu_inputs: list[np.ndarray] = []
         audio_sink = MemoryAudioSink()
@@ -325,11 +333,13 @@ class MaixPyRunner:
         notices: list[str] = []
 
         def watch(board: Board) -> None:
-            """The test's own views of the run: scripted keys, LED writes, the AI buffers the KPU read."""
+            """The test's own views of the run: scripted keys and motion, LED writes, the AI buffers the KPU read."""
             budget = board.budget
             assert budget is not None
             if presses is not None:
                 presses.attach(board.state, budget)
+            if motion is not None:
+                motion.attach(board.state, budget)
             leds.append(LedWatch(board.state, budget))
             if keep_ai:
                 board.state.events.kpu_input.append(lambda ai, call: kpu_inputs.append(np.array(ai, copy=True)))
