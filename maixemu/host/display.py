@@ -424,22 +424,28 @@ class VideoFileSink(DisplaySink):
 
 class SinkWrapper(DisplaySink):
     """Another sink behind a wrapper: the inner sink keeps the state (closed, why, frames shown, the
-    hook for a swallowed close), and the wrapper reads and forwards it."""
+    hook for a swallowed close), and the wrapper reads and forwards it. A caller's own sink needs
+    only the methods that are used (``show``; a window's ``pointer`` ...): what it lacks reads as a
+    live sink's default."""
 
     def __init__(self, inner: DisplaySink):
         super().__init__()
         self.inner = inner
-        self.name = inner.name
-        self.records = inner.records
+        self.name = getattr(inner, "name", type(inner).__name__)
+        self.records = bool(getattr(inner, "records", False))
 
     def show(self, rgb: np.ndarray) -> None:
         self.inner.show(rgb)
 
     def pump(self, delay_ms: int = 1) -> None:
-        self.inner.pump(delay_ms)
+        pump = getattr(self.inner, "pump", None)
+        if pump is not None:
+            pump(delay_ms)
 
     def set_controls(self, controls: BoardControls | None) -> None:
-        self.inner.set_controls(controls)
+        set_controls = getattr(self.inner, "set_controls", None)
+        if set_controls is not None:
+            set_controls(controls)
 
     def pointer(self) -> tuple[int, int] | None:
         """The inner sink's pointer (a window's held mouse button), if it has one."""
@@ -448,7 +454,7 @@ class SinkWrapper(DisplaySink):
 
     @property
     def frames_shown(self) -> int:  # type: ignore[override]
-        return self.inner.frames_shown
+        return int(getattr(self.inner, "frames_shown", 0))
 
     @frames_shown.setter
     def frames_shown(self, value: int) -> None:
@@ -456,7 +462,7 @@ class SinkWrapper(DisplaySink):
 
     @property
     def closed(self) -> bool:  # type: ignore[override]
-        return self.inner.closed
+        return bool(getattr(self.inner, "closed", False))
 
     @closed.setter
     def closed(self, value: bool) -> None:
@@ -464,7 +470,7 @@ class SinkWrapper(DisplaySink):
 
     @property
     def close_reason(self) -> str:  # type: ignore[override]
-        return self.inner.close_reason
+        return str(getattr(self.inner, "close_reason", ""))
 
     @close_reason.setter
     def close_reason(self, value: str) -> None:
@@ -472,7 +478,7 @@ class SinkWrapper(DisplaySink):
 
     @property
     def on_close_ignored(self) -> Callable[[], None] | None:  # type: ignore[override]
-        return self.inner.on_close_ignored
+        return getattr(self.inner, "on_close_ignored", None)
 
     @on_close_ignored.setter
     def on_close_ignored(self, hook: Callable[[], None] | None) -> None:
@@ -480,10 +486,13 @@ class SinkWrapper(DisplaySink):
             self.inner.on_close_ignored = hook
 
     def closed_error(self) -> WindowClosed:
-        return self.inner.closed_error()
+        closed_error = getattr(self.inner, "closed_error", None)
+        return closed_error() if closed_error is not None else WindowClosed(f"the LCD output {self.name} is closed")
 
     def close(self) -> None:
-        self.inner.close()
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
 
 
 class TeeSink(SinkWrapper):
@@ -506,7 +515,7 @@ class TeeSink(SinkWrapper):
             self._after_show(rgb)
 
     def pump(self, delay_ms: int = 1) -> None:
-        self.inner.pump(delay_ms)
+        super().pump(delay_ms)
         if self._on_pump is not None:
             self._on_pump()
 
@@ -536,7 +545,7 @@ class BoardDisplay(SinkWrapper):
 
     def show(self, rgb: np.ndarray, *, new_picture: bool = False) -> None:
         """One change of the panel (``rgb`` is the panel's buffer: copied when it is kept)."""
-        if not self.inner.records:
+        if not self.records:
             with self._lock:
                 self.inner.show(rgb)
             self._shown(rgb)
@@ -573,9 +582,9 @@ class BoardDisplay(SinkWrapper):
         """The script sleeps: its picture is finished, and a window processes its events (ESC, the
         close button) — :class:`WindowClosed` when the user closed it."""
         self.flush()
-        self.inner.pump(delay_ms)
-        if self.inner.closed:
-            raise self.inner.closed_error()
+        self.pump(delay_ms)
+        if self.closed:
+            raise self.closed_error()
 
     def close(self) -> None:
         """The last picture, then the sink's own close (never while another thread shows)."""
@@ -583,7 +592,7 @@ class BoardDisplay(SinkWrapper):
             try:
                 self.flush()
             finally:
-                self.inner.close()
+                super().close()
 
     def _shown(self, rgb: np.ndarray) -> None:
         if self.on_shown is not None:
