@@ -39,6 +39,9 @@ NOT_RUN = {
     'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[dev]"':
         "creates the venv and installs from the package index: .ci/run runs this line as written",
     ". .venv/bin/activate && python -m pytest": "the whole test suite, which this test is part of",
+    "python -m maixemu.tools.image_bench --markdown docs/image-speed.md":
+        "rewrites docs/image-speed.md of a checkout (the scratch project has no docs/): the same table "
+        "without --markdown runs here, and tests/firmware/test_bench_image.py times the same cases",
     "maixemu bench": "benchmarks for minutes; tests/kmodel/test_bench_kmodel.py runs the command",
     "python -m maixemu.tools.soak --frames 5000":
         "5000 frames take minutes; tests/session/test_hardening_soak.py runs the soak on a few frames",
