@@ -46,7 +46,11 @@ _ALL565 = np.arange(1 << 16, dtype=np.uint16)
 _RGB_OF_565 = np.stack([T5TO8[(_ALL565 >> 3) & 31], T6TO8[((_ALL565 & 7) << 3) | (_ALL565 >> 13)], T5TO8[(_ALL565 >> 8) & 31]],
                        axis=-1)
 _PLANES_OF_565 = np.ascontiguousarray(_RGB_OF_565.T)
-for _table in (_R565, _G565, _B565, _RGB_OF_565, _PLANES_OF_565):
+#: the compiled kernels' forms: [65536, 3] RGB888 of each RGB565 value (``COLOR_RGB565_TO_R8/G8/B8``)
+#: and [3, 256] R, G, B parts of ``COLOR_R8_G8_B8_TO_RGB565``
+RGB888_OF_565 = _RGB_OF_565
+PACK888 = np.stack([_R565, _G565, _B565])
+for _table in (_R565, _G565, _B565, _RGB_OF_565, _PLANES_OF_565, PACK888):
     _table.flags.writeable = False
 del _ALL565, _table
 

@@ -205,7 +205,7 @@ def _libm():
 _LIBM = _libm()
 
 
-def sinf(x: float) -> np.float32:
+def sinf(x: float | np.floating) -> np.float32:
     """libm ``sinf`` of a float32 (correctly rounded double ``sin`` where no C library is found)."""
     if _LIBM is not None:
         return F32(_LIBM.sinf(float(F32(x))))
@@ -214,7 +214,7 @@ def sinf(x: float) -> np.float32:
     return F32(math.sin(float(F32(x))))
 
 
-def cosf(x: float) -> np.float32:
+def cosf(x: float | np.floating) -> np.float32:
     """libm ``cosf`` of a float32 (see :func:`sinf`)."""
     if _LIBM is not None:
         return F32(_LIBM.cosf(float(F32(x))))
@@ -223,7 +223,7 @@ def cosf(x: float) -> np.float32:
     return F32(math.cos(float(F32(x))))
 
 
-def tanf(x: float) -> np.float32:
+def tanf(x: float | np.floating) -> np.float32:
     """libm ``tanf`` of a float32 (see :func:`sinf`)."""
     if _LIBM is not None:
         return F32(_LIBM.tanf(float(F32(x))))

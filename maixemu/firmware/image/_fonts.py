@@ -39,6 +39,7 @@ from typing import BinaryIO
 import numpy as np
 
 from . import _args
+from ._draw import scaled_index
 
 _F = np.float32
 
@@ -251,7 +252,7 @@ def utf8_to_unicode(data: bytes, i: int) -> tuple[int, int]:
 def glyph_pixels(glyph: bytes, font_w: int, font_h: int, scale) -> tuple[np.ndarray, np.ndarray]:
     """(ys, xs) offsets of the lit pixels of ``imlib_draw_font(glyph, font_h, font_w, scale)``.
 
-    Output row ``y`` shows glyph row ``uint8(int(y / scale))`` built from ``font_h // 8`` bytes
+    Output row ``y`` shows glyph row ``uint8(int(y / scale))`` (as :func:`_draw.scaled_index`) built from ``font_h // 8`` bytes
     ``font_h`` apart; output column ``x`` (a uint8 counter up to ``uint8(int(font_w * scale))``)
     tests bit ``font_w - 1 - int(x / scale)``. Bytes past the glyph read as 0.
     """
@@ -261,7 +262,7 @@ def glyph_pixels(glyph: bytes, font_w: int, font_h: int, scale) -> tuple[np.ndar
     if rows <= 0 or cols <= 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     buf = np.frombuffer(bytes(glyph), np.uint8)
-    pos = (np.arange(rows, dtype=_F) / s).astype(np.int64) & 0xFF
+    pos = scaled_index(0, rows, s) & 0xFF
     joins = max(font_h // 8, 1)
     need = int(pos.max()) + (joins - 1) * font_h + 1
     table = np.zeros(max(need, buf.size), np.uint64)
@@ -269,7 +270,7 @@ def glyph_pixels(glyph: bytes, font_w: int, font_h: int, scale) -> tuple[np.ndar
     tmp = table[pos]
     for i in range(1, font_h // 8):
         tmp = ((tmp << np.uint64(8)) | table[pos + i * font_h]) & np.uint64(0xFFFFFFFF)
-    shift = font_w - 1 - (np.arange(cols, dtype=_F) / s).astype(np.int64)
+    shift = font_w - 1 - scaled_index(0, cols, s)
     valid = (shift >= 0) & (shift < 32)
     bits = (tmp[:, None] >> np.where(valid, shift, 0).astype(np.uint64)[None, :]) & np.uint64(1)
     ys, xs = np.nonzero((bits == 1) & valid[None, :])
