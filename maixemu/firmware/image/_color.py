@@ -49,6 +49,7 @@ _PLANES_OF_565 = np.ascontiguousarray(_RGB_OF_565.T)
 #: the compiled kernels' forms: [65536, 3] RGB888 of each RGB565 value (``COLOR_RGB565_TO_R8/G8/B8``)
 #: and [3, 256] R, G, B parts of ``COLOR_R8_G8_B8_TO_RGB565``
 RGB888_OF_565 = _RGB_OF_565
+_R565_LIST, _G565_LIST, _B565_LIST = _R565.tolist(), _G565.tolist(), _B565.tolist()
 PACK888 = np.stack([_R565, _G565, _B565])
 for _table in (_R565, _G565, _B565, _RGB_OF_565, _PLANES_OF_565, PACK888):
     _table.flags.writeable = False
@@ -140,13 +141,13 @@ def color_value(color, fmt: int):
         if len(color) != 3:
             raise ValueError(f"requested length 3 but object has length {len(color)}")
         r, g, b = (_clamp8(_to_int(c)) for c in color)
-        p = int(rgb888_to_565(np.array([r, g, b], dtype=np.uint8)))
-        if fmt == pixformat.GRAYSCALE:
-            return int(rgb565_to_gray(np.array(p, dtype=np.uint16)))
-        if fmt == pixformat.BINARY:
-            from ._kinds import binary_of_rgb565
+        p = _R565_LIST[r] | _G565_LIST[g] | _B565_LIST[b]  # rgb888_to_565 of one colour
+        if fmt == pixformat.GRAYSCALE or fmt == pixformat.BINARY:
+            from ._tables import gray_table
 
-            return int(binary_of_rgb565(np.array(p, dtype=np.uint16)))
+            gray = int(gray_table()[p])  # rgb565_to_gray
+            # BINARY: COLOR_RGB565_TO_BINARY, Y > -1 of the YUV table, i.e. gray >= 128
+            return gray if fmt == pixformat.GRAYSCALE else int(gray >= 128)
         return p
     raise TypeError(f"object '{type(color).__name__}' isn't a tuple or list")
 

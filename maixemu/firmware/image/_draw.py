@@ -12,7 +12,7 @@ advances, arrow heads and ``draw_image`` sampling all *truncate* (``int(8*1.9) =
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -404,54 +404,67 @@ class DrawMixin:
         self._draw_ascii(x, y, data.split(b"\0", 1)[0], c, scale, x_spacing, y_spacing, mono)
 
     def _draw_ascii(self, x_off, y_off, data: bytes, c, scale, x_spacing, y_spacing, mono) -> None:
-        """``imlib_draw_ascii_string``: the pen walk in Python, the glyphs' pixels in one kernel call
-        (numba) or one ``_plot`` per glyph (numpy); every pixel gets ``c``, so the order is free."""
-        W, H = _font8x12.WIDTH, _font8x12.HEIGHT
+        """``imlib_draw_ascii_string``: the pen walk in Python (integer steps from :func:`_ascii_metrics`),
+        the glyphs' pixels in one kernel call (numba) or one ``_plot`` per glyph (numpy); every
+        pixel gets ``c``, so the order is free."""
+        m = _ascii_metrics(float(scale))
         anchor = x_off
         last = 0
-        s3 = _ftrunc(scale * _F(3))
         fast = compiled()
         table = _glyph_table(float(scale))
         codes: list[int] = []
         xs: list[int] = []
         ys: list[int] = []
+        first = _font8x12.FIRST
         for ch in data:
             prev, last = last, ch
             if prev == 0x0D and ch == 0x0A:
                 continue
-            if ch in (0x0A, 0x0D):
+            if ch == 0x0A or ch == 0x0D:
                 x_off = anchor
-                y_off += _ftrunc(_F(H) * scale) + y_spacing
+                y_off += m.line + y_spacing
                 continue
             if ch < 0x20 or ch > 0x7E:
                 # unknown character: outlined box, width/height swapped as in the firmware, no advance
-                inset = s3 // 2
-                self._rect(x_off + inset, y_off + inset,
-                           _ftrunc(_F(H) * scale) - inset * 2, _ftrunc(_F(W) * scale) - inset * 2,
-                           c, _ftrunc(scale), False)
+                self._rect(x_off + m.inset, y_off + m.inset, m.box_w, m.box_h, c, m.box_t, False)
                 continue
-            first, lastcol = _glyph_extent(ch)
-            if not mono and first is not None:
-                x_off -= _ftrunc(_F(first) * scale)
+            i = ch - first
+            if not mono:
+                x_off -= m.lead[i]
             if table is None:
-                self._big_glyph(ch - _font8x12.FIRST, x_off, y_off, c, scale)
+                self._big_glyph(i, x_off, y_off, c, scale)
             elif fast:
-                codes.append(ch - _font8x12.FIRST)
+                codes.append(i)
                 xs.append(x_off)
                 ys.append(y_off)
             else:
-                gy, gx = np.nonzero(table[ch - _font8x12.FIRST])
+                gy, gx = np.nonzero(table[i])
                 if gx.size:
                     self._plot(gx + x_off, gy + y_off, c)
             if mono:
-                x_off += _ftrunc(_F(W) * scale) + x_spacing
-            elif lastcol is not None:
-                x_off += _ftrunc(_F(lastcol + 2) * scale) + x_spacing
+                x_off += m.mono + x_spacing
+            elif m.advance[i] is None:
+                x_off += m.space  # space: no x_spacing added
             else:
-                x_off += s3  # space: no x_spacing added
+                x_off += m.advance[i] + x_spacing
         if codes and table is not None and table.size:
             _draw_kernels.blit_glyphs(self._pix, table, np.array(codes, np.int64), np.array(xs, np.int64),
                                       np.array(ys, np.int64), c)
+
+    def _font(self, glyph: bytes, font_w: int, font_h: int, scale, x: int, y: int, c) -> None:
+        """``imlib_draw_font``: the rows of the glyph that land on the image (:func:`font_bits`)."""
+        y0 = max(-y, 0)
+        bits = font_bits(glyph, font_w, font_h, scale, y0, self.height() - y)
+        if bits.size:
+            self._blit(bits, x, y + y0, c)
+
+    def _blit(self, bits: np.ndarray, x: int, y: int, c) -> None:
+        """Set ``c`` where the (rows, cols) uint8 ``bits`` are set, placed at (x, y), clipped."""
+        if compiled():
+            _draw_kernels.blit_bits(self._pix, bits, int(x), int(y), c)
+        else:
+            ys, xs = np.nonzero(bits)
+            self._plot(xs + x, ys + y, c)
 
     def _big_glyph(self, index: int, x_off: int, y_off: int, c, scale) -> None:
         """One glyph too big for a table: only its rows and columns that land on the image."""
@@ -485,26 +498,7 @@ class DrawMixin:
         scale = _F(_args.to_float(_args.pick(rest, 1, kwargs, "scale", 1.0)))
         if not scale > 0:
             raise OSError("Error: 0 < scale!")
-        buf = np.frombuffer(font, np.uint8)
-        rows = _ftrunc(_F(fh) * scale)
-        cols = _ftrunc(_F(fw) * scale) & 0xFF  # uint8_t xx
-        y0, y1 = max(-y, 0), min(rows, self.height() - y)  # only the rows that land on the image
-        if y1 > y0 and cols > 0:
-            pos = scaled_index(y0, y1, scale) & 0xFF  # uint8_t pos
-            padded = np.concatenate([buf, np.zeros(4 * 256 + 64, np.uint8)]).astype(np.uint64)
-            tmp = padded[pos]
-            for i in range(1, fh // 8):
-                tmp = ((tmp << np.uint64(8)) | padded[pos + i * fh]) & np.uint64(0xFFFFFFFF)
-            col = scaled_index(0, cols, scale)
-            shift = fw - 1 - col
-            valid = (shift >= 0) & (shift < 32)
-            bits = (tmp[:, None] >> np.where(valid, shift, 0).astype(np.uint64)[None, :]) & np.uint64(1)
-            on = (bits == 1) & valid[None, :]
-            if compiled():
-                _draw_kernels.blit_bits(self._pix, on.view(np.uint8), x, y + y0, c)
-            else:
-                ys, xs = np.nonzero(on)
-                self._plot(xs + x, ys + y + y0, c)
+        self._font(font, fw, fh, scale, x, y, c)
         self._touch()
         return self
 
@@ -600,6 +594,33 @@ class DrawMixin:
 _NO_MASK = np.zeros((1, 1), np.uint8)
 
 
+def font_bits(glyph: bytes, font_w: int, font_h: int, scale, y0: int = 0, y1: int | None = None) -> np.ndarray:
+    """(rows, cols) uint8: the pixels ``imlib_draw_font(glyph, font_h, font_w, scale)`` sets, or
+    only its rows y0..y1-1 (the others fall off the image).
+
+    ``int(font_h * scale)`` rows and ``int(font_w * scale)`` columns (counted in a ``uint8_t``); row
+    ``y`` shows glyph row ``uint8(int(y / scale))`` built from ``font_h // 8`` bytes ``font_h``
+    apart, column ``x`` tests bit ``font_w - 1 - int(x / scale)`` of it (both as
+    :func:`scaled_index`). Bytes past the glyph read as 0.
+    """
+    rows = _ftrunc(_F(font_h) * _F(scale))
+    cols = _ftrunc(_F(font_w) * _F(scale)) & 0xFF
+    y1 = rows if y1 is None else min(y1, rows)
+    if y1 <= y0 or cols <= 0:
+        return np.zeros((0, 0), np.uint8)
+    pos = scaled_index(y0, y1, scale) & 0xFF  # uint8_t pos
+    table = np.zeros(256 + max(font_h // 8, 1) * max(font_h, 0) + 1, np.uint64)  # every index read
+    buf = np.frombuffer(bytes(glyph), np.uint8)[: table.size]
+    table[: buf.size] = buf
+    tmp = table[pos]
+    for i in range(1, font_h // 8):
+        tmp = ((tmp << np.uint64(8)) | table[pos + i * font_h]) & np.uint64(0xFFFFFFFF)
+    shift = font_w - 1 - scaled_index(0, cols, scale)
+    valid = (shift >= 0) & (shift < 32)
+    bits = (tmp[:, None] >> np.where(valid, shift, 0).astype(np.uint64)[None, :]) & np.uint64(1)
+    return ((bits == 1) & valid[None, :]).astype(np.uint8)
+
+
 def _ellipse_walk(width: int, height: int) -> list[tuple[int, int]]:
     """One half of scratch_draw_sheared_ellipse's midpoint walk: (x, y) from (0, height) while the
     slope is below 1, in integer arithmetic exactly as draw.c steps it."""
@@ -623,6 +644,37 @@ def _mask_bits(mask, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
     inside = (sx[None, :] < mask.width()) & (sy[:, None] < mask.height())
     p = mask._pix[np.minimum(sy, mask.height() - 1)[:, None], np.minimum(sx, mask.width() - 1)[None, :]]
     return inside & to_binary(p, mask._fmt)
+
+
+class _AsciiMetrics(NamedTuple):
+    """The integer steps of ``imlib_draw_ascii_string`` at one scale (each a ``fast_roundf`` of a
+    float32 product, as font.c computes them)."""
+
+    lead: list[int]  # per glyph: the shift left to its first lit column (0 for a blank glyph)
+    advance: list[int | None]  # per glyph: (last lit column + 2) * scale; None for a blank glyph
+    space: int  # a blank glyph's advance: scale * 3 (no x_spacing)
+    mono: int  # mono_space advance: 8 * scale
+    line: int  # the newline step: 12 * scale
+    inset: int  # the unknown-character box: inset, width, height, thickness
+    box_w: int
+    box_h: int
+    box_t: int
+
+
+@lru_cache(maxsize=64)
+def _ascii_metrics(scale: float) -> _AsciiMetrics:
+    s = _F(scale)
+    lead: list[int] = []
+    advance: list[int | None] = []
+    for code in range(_font8x12.FIRST, _font8x12.LAST + 1):
+        first, last = _glyph_extent(code)
+        lead.append(0 if first is None else _ftrunc(_F(first) * s))
+        advance.append(None if last is None else _ftrunc(_F(last + 2) * s))
+    s3 = _ftrunc(s * _F(3))
+    inset = s3 // 2
+    line = _ftrunc(_F(_font8x12.HEIGHT) * s)
+    mono = _ftrunc(_F(_font8x12.WIDTH) * s)
+    return _AsciiMetrics(lead, advance, s3, mono, line, inset, line - inset * 2, mono - inset * 2, _ftrunc(s))
 
 
 @lru_cache(maxsize=None)
