@@ -50,7 +50,9 @@ def to_binary(pix: np.ndarray, fmt: int) -> np.ndarray:
         return pix != 0
     if fmt == GRAYSCALE:
         return pix > 127
-    return _color.rgb565_to_gray(pix) >= 128
+    from ._tables import binary_table
+
+    return _color.lut16(pix, binary_table()).view(bool)
 
 
 def binary_max(fmt: int) -> int:
