@@ -11,82 +11,51 @@ mirror or gcc.
 
 from __future__ import annotations
 
-import struct
-import subprocess
-
 import numpy as np
 import pytest
 
-from firmware_c import FIRMWARE_FLAGS, IMG_DIR, MIRROR, firmware_source, needs_firmware_c
+from firmware_c import IMG_DIR, ImlibProcess, build_imlib, firmware_source, have_firmware_c, image_bytes, needs_firmware_c
 
 from maixemu.firmware import image, pixformat
-from maixemu.firmware.image import _draw, _kinds
-
-#: the headers imlib.h pulls in that the drawing code does not need (MicroPython, FatFs, allocators)
-_EMPTY_HEADERS = ("ff.h", "fb_alloc.h", "umm_malloc.h", "xalloc.h", "py/mpconfig.h")
+from maixemu.firmware.image import _draw
 
 _MAIN = r"""
 #include <stdio.h>
 #include "font.h"
 #include "imlib.h"
+size_t io_nbytes(image_t *i); int io_int(void); float io_float(void);
+void io_read_image(image_t *i); void io_write_image(image_t *i);
 void imlib_draw_ascii_string(image_t *img, int x_off, int y_off, const char *str, int c, float scale,
                              int x_spacing, int y_spacing, bool mono_space);
 void imlib_draw_font(image_t *img, int x_off, int y_off, int c, float scale, uint8_t font_h, uint8_t font_w,
                      const uint8_t *font);
-bool image_get_mask_pixel(image_t *ptr, int x, int y)
-{
-    if ((0 <= x) && (x < ptr->w) && (0 <= y) && (y < ptr->h)) {
-        switch (ptr->bpp) {
-            case IMAGE_BPP_BINARY: return IMAGE_GET_BINARY_PIXEL(ptr, x, y);
-            case IMAGE_BPP_GRAYSCALE: return COLOR_GRAYSCALE_TO_BINARY(IMAGE_GET_GRAYSCALE_PIXEL(ptr, x, y));
-            case IMAGE_BPP_RGB565: return COLOR_RGB565_TO_BINARY(IMAGE_GET_RGB565_PIXEL(ptr, x, y));
-            default: return false;
-        }
-    }
-    return false;
-}
-/* draw.c's flood fill links against these; the tests never call it */
-size_t image_size(image_t *ptr) { (void) ptr; abort(); }
-void *fb_alloc0(uint32_t size) { (void) size; abort(); }
-void fb_free(void) { }
-size_t imlib_flood_fill_int(image_t *out, image_t *img, int x, int y, int seed_threshold, int floating_threshold,
-                            flood_fill_call_back_t cb, void *data) { abort(); }
-static size_t nbytes(image_t *i) {
-    return i->bpp == 0 ? ((i->w + 31) / 32) * 4 * i->h : (size_t) i->w * i->h * i->bpp; }
-static int geti(void) { int v; if (fread(&v, 4, 1, stdin) != 1) exit(0); return v; }
-static float getf(void) { float v; if (fread(&v, 4, 1, stdin) != 1) exit(1); return v; }
-static void read_image(image_t *i) {
-    i->bpp = geti(); i->w = geti(); i->h = geti();
-    i->data = malloc(nbytes(i) + 4);
-    if (fread(i->data, 1, nbytes(i), stdin) != nbytes(i)) exit(1);
-}
 int main(void) {
     for (;;) {
         image_t img, other, mask;
-        read_image(&img);
-        int op = geti();
-        if (op == 0) { int a = geti(), b = geti(), c = geti(), d = geti(), col = geti(), t = geti();
+        io_read_image(&img);
+        int op = io_int();
+        if (op == 0) { int a = io_int(), b = io_int(), c = io_int(), d = io_int(), col = io_int(), t = io_int();
             imlib_draw_line(&img, a, b, c, d, col, t); }
-        else if (op == 1) { int a = geti(), b = geti(), c = geti(), d = geti(), col = geti(), t = geti(), f = geti();
-            imlib_draw_rectangle(&img, a, b, c, d, col, t, f); }
-        else if (op == 2) { int a = geti(), b = geti(), r = geti(), col = geti(), t = geti(), f = geti();
+        else if (op == 1) { int a = io_int(), b = io_int(), c = io_int(), d = io_int(), col = io_int(), t = io_int(),
+            f = io_int(); imlib_draw_rectangle(&img, a, b, c, d, col, t, f); }
+        else if (op == 2) { int a = io_int(), b = io_int(), r = io_int(), col = io_int(), t = io_int(), f = io_int();
             imlib_draw_circle(&img, a, b, r, col, t, f); }
-        else if (op == 3) { int a = geti(), b = geti(), rx = geti(), ry = geti(), rot = geti(), col = geti(),
-            t = geti(), f = geti(); imlib_draw_ellipse(&img, a, b, rx, ry, rot, col, t, f); }
-        else if (op == 4) { int a = geti(), b = geti(), col = geti(); float s = getf();
-            int xs = geti(), ys = geti(), mono = geti(), n = geti();
+        else if (op == 3) { int a = io_int(), b = io_int(), rx = io_int(), ry = io_int(), rot = io_int(), col = io_int(),
+            t = io_int(), f = io_int(); imlib_draw_ellipse(&img, a, b, rx, ry, rot, col, t, f); }
+        else if (op == 4) { int a = io_int(), b = io_int(), col = io_int(); float s = io_float();
+            int xs = io_int(), ys = io_int(), mono = io_int(), n = io_int();
             char *text = calloc(n + 1, 1); if (fread(text, 1, n, stdin) != (size_t) n) exit(1);
             imlib_draw_ascii_string(&img, a, b, text, col, s, xs, ys, mono); free(text); }
-        else if (op == 5) { int a = geti(), b = geti(), col = geti(); float s = getf(); int fh = geti(), fw = geti(), n = geti();
+        else if (op == 5) { int a = io_int(), b = io_int(), col = io_int(); float s = io_float(); int fh = io_int(),
+            fw = io_int(), n = io_int();
             uint8_t *glyph = calloc(n + 4 * 256 + 64, 1); if (fread(glyph, 1, n, stdin) != (size_t) n) exit(1);
             imlib_draw_font(&img, a, b, col, s, fh, fw, glyph); free(glyph); }
-        else if (op == 6) { read_image(&other); int has_mask = geti(); if (has_mask) read_image(&mask);
-            int a = geti(), b = geti(); float xs = getf(), ys = getf(), alpha = getf();
+        else if (op == 6) { io_read_image(&other); int has_mask = io_int(); if (has_mask) io_read_image(&mask);
+            int a = io_int(), b = io_int(); float xs = io_float(), ys = io_float(), alpha = io_float();
             imlib_draw_image(&img, &other, a, b, xs, ys, alpha, has_mask ? &mask : NULL); }
-        else if (op == 7) { int a = geti(), b = geti(); float xs = getf(), ys = getf(), alpha = getf();
+        else if (op == 7) { int a = io_int(), b = io_int(); float xs = io_float(), ys = io_float(), alpha = io_float();
             imlib_draw_image(&img, &img, a, b, xs, ys, alpha, NULL); }
-        fwrite(img.data, 1, nbytes(&img), stdout);
-        fflush(stdout);
+        io_write_image(&img);
     }
 }
 """
@@ -104,65 +73,17 @@ def _font_c() -> str:
 
 @pytest.fixture(scope="module")
 def firmware_draw(tmp_path_factory):
-    """A running draw.c/font.c program: ``call(img_bytes_header..., op, args) -> pixel bytes``."""
-    if not (MIRROR.is_dir() and subprocess.run(["which", "gcc"], capture_output=True).returncode == 0):
+    """The firmware's draw.c and font.c drawing: ``call(img, op, *fields) -> pixels after the call``."""
+    if not have_firmware_c():
         pytest.skip("needs the MaixPy-v1 mirror (../.mirror, developer machines) and gcc")
-    tmp = tmp_path_factory.mktemp("draw")
-    inc = tmp / "inc"
-    (inc / "py").mkdir(parents=True)
-    (inc / "include").mkdir()
-    omv = "components/micropython/port/src/omv"
-    for name in ("imlib.h", "fmath.h", "imdefs.h", "font.h", "collections.h"):
-        (inc / name).write_text(firmware_source(f"{IMG_DIR}/include/{name}"))
-    (inc / "include" / "font.h").write_text(firmware_source(f"{IMG_DIR}/include/font.h"))
-    (inc / "array.h").write_text(firmware_source(f"{omv}/include/array.h"))
-    (inc / "imlib_config.h").write_text(firmware_source(f"{omv}/boards/MAIX/imlib_config.h"))
-    for name in _EMPTY_HEADERS:
-        (inc / name).write_text("")
-    (inc / "py" / "obj.h").write_text("typedef void *mp_obj_t;\n")
-    # the default build's configuration (config_defaults.mk): full imlib, the RGB565 -> YUV/LAB tables
-    (inc / "global_config.h").write_text("#define CONFIG_MAIXPY_OMV_MINIMUM 0\n#define CONFIG_MAIXPY_OMV_CONV_YUV_FAST 1\n")
-    sources = {"draw.c": firmware_source(f"{IMG_DIR}/draw.c"), "font_part.c": _font_c(),
-               "fmath.c": firmware_source(f"{IMG_DIR}/fmath.c"), "rgb2rgb_tab.c": firmware_source(f"{IMG_DIR}/rgb2rgb_tab.c"),
-               "yuv_tab.c": firmware_source(f"{IMG_DIR}/yuv_tab.c"), "main.c": _MAIN}
-    for name, text in sources.items():
-        (tmp / name).write_text(text)
-    exe = tmp / "draw"
-    subprocess.run(["gcc", *FIRMWARE_FLAGS, f"-I{inc}", "-o", str(exe), *(str(tmp / n) for n in sources), "-lm"],
-                   check=True, capture_output=True, text=True)
-    proc = subprocess.Popen([str(exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-
-    def call(img, op: int, *fields) -> np.ndarray:
-        data = _image_bytes(img) + struct.pack("<i", op)
-        for f in fields:
-            if isinstance(f, bytes):
-                data += f
-            elif isinstance(f, (float, np.floating)):
-                data += struct.pack("<f", float(f))
-            else:
-                data += struct.pack("<i", int(f))
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(data)
-        proc.stdin.flush()
-        out = proc.stdout.read(_kinds.memory_size(img._fmt, img.width(), img.height(), 0))
-        return _from_memory(img._fmt, img.width(), img.height(), out)
-
-    yield call
-    proc.stdin.close()
-    proc.wait(timeout=10)
+    sources = {name: firmware_source(f"{IMG_DIR}/{name}") for name in ("draw.c", "fmath.c", "rgb2rgb_tab.c", "yuv_tab.c")}
+    exe = build_imlib(tmp_path_factory.mktemp("draw"), "draw", {**sources, "font_part.c": _font_c(), "main.c": _MAIN})
+    proc = ImlibProcess(exe)
+    yield proc
+    proc.close()
 
 
-_BPP = {pixformat.BINARY: 0, pixformat.GRAYSCALE: 1, pixformat.RGB565: 2}
-
-
-def _image_bytes(img) -> bytes:
-    return struct.pack("<iii", _BPP[img._fmt], img.width(), img.height()) + _kinds.memory_bytes(img)
-
-
-def _from_memory(fmt: int, w: int, h: int, data: bytes) -> np.ndarray:
-    if fmt == pixformat.BINARY:
-        return _kinds.unpack_bits(data, w, h)
-    return np.frombuffer(data, np.uint16 if fmt == pixformat.RGB565 else np.uint8).reshape(h, w)
+_image_bytes = image_bytes
 
 
 def _random_image(rng, fmt: int, w: int, h: int):

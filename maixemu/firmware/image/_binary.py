@@ -30,7 +30,7 @@ from . import _args, _color
 from ._core import GRAYSCALE, RGB565
 from ..pixformat import BINARY
 from ._lab import Threshold, any_threshold, parse_thresholds
-from ._pixels import Window, binary_max, keyword_mask, ksize, mask_pixels, operand, to_binary
+from ._pixels import binary_max, box_sum, keyword_mask, ksize, mask_pixels, operand, to_binary
 
 
 def _lookup(pix: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -132,7 +132,7 @@ class BinaryMixin:
     def _erode_dilate(self, k: int, threshold: int, dilate: bool, mask) -> None:
         pix = self._pix
         on = to_binary(pix, self._fmt)
-        acc = Window(on.astype(np.int64), k).box_sum()
+        acc = box_sum(on.view(np.uint8), k)
         if dilate:
             change = ~on & (acc > threshold)
         else:

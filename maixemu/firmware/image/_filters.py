@@ -5,7 +5,8 @@ Every window filter works on the native channels (gray, or R5/G6/B5 of RGB565) o
 original image (the firmware buffers ``size + 1`` output rows before writing back). Shared options:
 
 * ``threshold=True``: the pixel becomes white (0xFF / 0xFFFF) when ``(filtered - offset) < original``
-  (compared on the YUV table's Y for RGB565), else black; ``invert`` flips the test;
+  (compared on the YUV table's Y for RGB565; on a bitmap as unsigned 32-bit numbers, so a
+  negative difference never passes), else black; ``invert`` flips the test;
 * ``mask``: pixels outside the mask keep their value.
 
 Per filter (integer / float32 arithmetic and truncations exactly as in C):
@@ -32,8 +33,9 @@ from . import _fmath as fm
 from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
 from ..pixformat import BINARY
+from ._filter_kernels import rank_filter, weighted_sums
 from ._jit import compiled, kernel
-from ._pixels import MAXES, Window, binary_max, channels, keyword_mask, ksize, mask_pixels, offsets, pack
+from ._pixels import MAXES, Window, binary_max, box_sum, channels, keyword_mask, ksize, mask_pixels, offsets, pack, planes
 from ._tables import yuv_table
 
 F = np.float32
@@ -46,7 +48,12 @@ def _finish(img, new_chans: list[np.ndarray], threshold: bool, offset: int, inve
     orig = img._pix
     new = pack(new_chans, fmt)
     if threshold:
-        if fmt == GRAYSCALE or fmt == BINARY:  # a bitmap compares its 0/1 values as gray does
+        if fmt == BINARY:
+            # IMAGE_GET_BINARY_PIXEL_FAST is a uint32_t, so C compares ``pixel - offset`` unsigned:
+            # a negative difference is a huge number, never below the original bit
+            diff = new.astype(np.int64) - offset
+            test = (diff >= 0) & (diff < orig)
+        elif fmt == GRAYSCALE:
             test = (new.astype(np.int64) - offset) < orig
         else:
             y = yuv_table()[:, 0].astype(np.int64)
@@ -77,13 +84,19 @@ def _pascal_kernel(k: int) -> list[int]:
 
 
 def _morph_channels(chans, k: int, krn: list[int], mul: np.float32, add: int, fmt: int):
+    """``clamp((int)(acc * m) + b)`` per channel, ``acc`` the kernel's exact integer sum (the
+    compiled kernel, or one shifted view per tap)."""
     out = []
+    weights = np.array(krn, np.int64)
     for ch, hi in zip(chans, MAXES[fmt]):
-        win = Window(ch, k)
         acc = np.zeros(ch.shape, np.int64)
-        for w, (dy, dx) in zip(krn, offsets(k)):
-            if w:
-                acc += w * win.at(dy, dx)
+        if compiled():
+            weighted_sums(np.pad(ch, k, mode="edge"), weights, k, acc)
+        else:
+            win = Window(ch.astype(np.int64), k)
+            for w, (dy, dx) in zip(krn, offsets(k)):
+                if w:
+                    acc += w * win.at(dy, dx)
         v = fm.to_int(acc.astype(F) * mul) + add
         out.append(np.clip(v, 0, hi))
     return out
@@ -102,6 +115,10 @@ def _rank_filter(chan: np.ndarray, k: int, idx: int) -> np.ndarray:
         import cv2
 
         return cv2.medianBlur(np.ascontiguousarray(chan), n)
+    if compiled():
+        out = np.empty(chan.shape, np.uint8)
+        rank_filter(np.pad(chan, k, mode="edge"), k, idx, out)
+        return out
     return np.partition(Window(chan, k).stack(), idx, axis=2)[:, :, idx]
 
 
@@ -215,7 +232,7 @@ class FilterMixin:
         k = ksize(size)
         th, off, inv, mask = _common(args, kwargs, 0)
         over_n = F(1.0) / F((2 * k + 1) ** 2)
-        out = [fm.to_int(Window(c, k).box_sum().astype(F) * over_n) for c in channels(self._pix, self._fmt)]
+        out = [fm.to_int(box_sum(c, k).astype(F) * over_n) for c in planes(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -229,7 +246,7 @@ class FilterMixin:
         th, off, inv, mask = _common(args, kwargs, 1)
         n = (2 * k + 1) ** 2
         idx = int(fm.to_int(p * F(n - 1)))
-        out = [_rank_filter(c.astype(np.uint8), k, idx).astype(np.int64) for c in channels(self._pix, self._fmt)]
+        out = [_rank_filter(c, k, idx) for c in planes(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -238,7 +255,7 @@ class FilterMixin:
         self._mutable()
         k = ksize(size)
         th, off, inv, mask = _common(args, kwargs, 0)
-        out = [_mode_filter(c.astype(np.uint8), k).astype(np.int64) for c in channels(self._pix, self._fmt)]
+        out = [_mode_filter(c, k) for c in planes(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -252,8 +269,8 @@ class FilterMixin:
         th, off, inv, mask = _common(args, kwargs, 1)
         min_bias = F(1.0) - bias
         out = []
-        for c in channels(self._pix, self._fmt):
-            lo, hi = _window_min_max(c.astype(np.uint8), k)
+        for c in planes(self._pix, self._fmt):
+            lo, hi = _window_min_max(c, k)
             out.append(fm.to_int(lo.astype(F) * min_bias + hi.astype(F) * bias))
         _finish(self, out, th, off, inv, mask)
         return self
@@ -262,7 +279,7 @@ class FilterMixin:
         mul = F(_args.to_float(_args.pick(args, first, kwargs, "mul", m_default)))
         add = _args.to_float(_args.pick(args, first + 1, kwargs, "add", 0.0))
         th, off, inv, mask = _common(args, kwargs, first + 2)
-        out = _morph_channels(channels(self._pix, self._fmt), k, krn, mul, int(fm.to_int(F(add))), self._fmt)
+        out = _morph_channels(planes(self._pix, self._fmt), k, krn, mul, int(fm.to_int(F(add))), self._fmt)
         _finish(self, out, th, off, inv, mask)
         return self
 

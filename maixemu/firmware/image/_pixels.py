@@ -135,6 +135,23 @@ def offsets(k: int) -> Iterator[tuple[int, int]]:
             yield j, i
 
 
+def planes(pix: np.ndarray, fmt: int) -> list[np.ndarray]:
+    """Native channels as uint8 arrays (what the window kernels read): [bit], [gray], [R5, G6, B5]."""
+    if fmt == GRAYSCALE or fmt == BINARY:
+        return [pix]
+    return [c.astype(np.uint8) for c in _color.split565(pix)]
+
+
+def box_sum(chan: np.ndarray, k: int) -> np.ndarray:
+    """int32 sum over each pixel's clamp-to-edge (2k+1)^2 window of a uint8 channel (OpenCV's
+    unnormalised box filter with the edge repeated: integer sums, exact)."""
+    import cv2
+
+    n = 2 * k + 1
+    return cv2.boxFilter(np.ascontiguousarray(chan, dtype=np.uint8), cv2.CV_32S, (n, n), normalize=False,
+                         borderType=cv2.BORDER_REPLICATE)
+
+
 class Window:
     """Clamp-to-edge shifted views of a channel, for vectorised neighbourhood loops."""
 
@@ -153,12 +170,6 @@ class Window:
         v = np.lib.stride_tricks.sliding_window_view(self.padded, (n, n))
         return v.reshape(self.h, self.w, n * n)
 
-    def box_sum(self) -> np.ndarray:
-        """Sum over the window (exact integers)."""
-        n = 2 * self.k + 1
-        c = np.cumsum(np.cumsum(self.padded.astype(np.int64), axis=0), axis=1)
-        c = np.pad(c, ((1, 0), (1, 0)))
-        return c[n:, n:] - c[:-n, n:] - c[n:, :-n] + c[:-n, :-n]
 
 
 class ChannelHelpers:

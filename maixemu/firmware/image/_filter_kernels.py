@@ -1,0 +1,68 @@
+"""Compiled kernels of the window filters (``filter.c``) over one uint8 channel.
+
+Each kernel reads a channel padded by ``k`` pixels on every side with its edge pixels repeated
+(``np.pad(..., mode="edge")``: the C's ``IM_MIN(IM_MAX(y + j, 0), h - 1)`` reads), so pixel (y, x)'s
+window is ``padded[y:y + 2k + 1, x:x + 2k + 1]``. One specialisation each (uint8 in, fixed
+output types). Without numba they run as Python; ``_filters`` then takes its numpy paths, and the
+tests compare the two.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+
+
+@kernel
+def weighted_sums(padded, krn, k, out):
+    """``out[y, x] += sum(krn[j*n + i] * padded[y + j, x + i])``: ``imlib_morph``'s accumulators in
+    exact integers (int64 ``out``, zeroed by the caller), one kernel tap at a time over whole rows."""
+    h, w = out.shape
+    n = 2 * k + 1
+    for j in range(n):
+        for i in range(n):
+            wt = krn[j * n + i]
+            if wt == 0:
+                continue
+            for y in range(h):
+                for x in range(w):
+                    out[y, x] += wt * padded[y + j, x + i]
+
+
+@kernel
+def rank_filter(padded, k, rank, out):
+    """The ``rank``-th smallest value (0-based) of each (2k+1)^2 window: ``imlib_median_filter``'s
+    ``fsort`` then ``data[int_percentile]``, as a histogram that slides along each row (Huang's
+    algorithm: per step one column leaves and one enters, and the answer moves from the last one)."""
+    h, w = out.shape
+    n = 2 * k + 1
+    hist = np.zeros(256, np.int32)
+    for y in range(h):
+        hist[:] = 0
+        for j in range(n):
+            for i in range(n):
+                hist[padded[y + j, i]] += 1
+        m = 0
+        below = 0  # how many window values are < m
+        while below + hist[m] <= rank:
+            below += hist[m]
+            m += 1
+        out[y, 0] = m
+        for x in range(1, w):
+            for j in range(n):
+                v = padded[y + j, x - 1]
+                hist[v] -= 1
+                if v < m:
+                    below -= 1
+                v = padded[y + j, x + n - 1]
+                hist[v] += 1
+                if v < m:
+                    below += 1
+            while below > rank:
+                m -= 1
+                below -= hist[m]
+            while below + hist[m] <= rank:
+                below += hist[m]
+                m += 1
+            out[y, x] = m
