@@ -66,3 +66,22 @@ def rank_filter(padded, k, rank, out):
                 below += hist[m]
                 m += 1
             out[y, x] = m
+
+
+@kernel
+def bilateral_sums(padded, k, gi, gs, i_acc, w_acc):
+    """``imlib_bilateral_filter``'s weighted sums: for every pixel, over its window in scan order,
+    ``w = gi[|centre - v|] * gs[tap]``, ``i_acc += v * w``, ``w_acc += w``, each in float32. The taps
+    are the outer loop and the pixels of a row the inner one, so many pixels' sums advance together
+    while each pixel still adds its taps in the C's order (the same bits)."""
+    h, w = i_acc.shape
+    n = 2 * k + 1
+    for j in range(n):
+        for i in range(n):
+            g = gs[j * n + i]
+            for y in range(h):
+                for x in range(w):
+                    v = padded[y + j, x + i]
+                    wt = gi[abs(padded[y + k, x + k] - v)] * g
+                    i_acc[y, x] = i_acc[y, x] + np.float32(v) * wt
+                    w_acc[y, x] = w_acc[y, x] + wt

@@ -33,7 +33,7 @@ from . import _fmath as fm
 from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
 from ..pixformat import BINARY
-from ._filter_kernels import rank_filter, weighted_sums
+from ._filter_kernels import bilateral_sums, rank_filter, weighted_sums
 from ._jit import compiled, kernel
 from ._pixels import MAXES, Window, binary_max, box_sum, channels, keyword_mask, ksize, mask_pixels, offsets, pack, planes
 from ._tables import yuv_table
@@ -56,8 +56,8 @@ def _finish(img, new_chans: list[np.ndarray], threshold: bool, offset: int, inve
         elif fmt == GRAYSCALE:
             test = (new.astype(np.int64) - offset) < orig
         else:
-            y = yuv_table()[:, 0].astype(np.int64)
-            test = (y[new] - offset) < y[orig]
+            y = yuv_table()[:, 0]  # int8 Y, compared as ints
+            test = (np.take(y, new).astype(np.int64) - offset) < np.take(y, orig)
         new = np.where(test ^ invert, binary_max(fmt), 0).astype(orig.dtype)
     if mask is not None:
         new = np.where(mask_pixels(mask, orig.shape), new, orig)
@@ -98,7 +98,7 @@ def _morph_channels(chans, k: int, krn: list[int], mul: np.float32, add: int, fm
                 if w:
                     acc += w * win.at(dy, dx)
         v = fm.to_int(acc.astype(F) * mul) + add
-        out.append(np.clip(v, 0, hi))
+        out.append(np.clip(v, 0, hi).astype(np.uint8))
     return out
 
 
@@ -172,27 +172,6 @@ def _mode_kernel(padded, k, out):
             out[y, x] = best
 
 
-@kernel
-def _bilateral_sums(padded, k, gi, gs, i_acc, w_acc):
-    """bilateral's weighted sums per pixel, window in scan order, every product and sum in float32
-    (as the vectorised loop over window offsets computes them)."""
-    h, w = i_acc.shape
-    n = 2 * k + 1
-    for y in range(h):
-        for x in range(w):
-            c = padded[y + k, x + k]
-            si = i_acc[y, x]
-            sw = w_acc[y, x]
-            for j in range(n):
-                for i in range(n):
-                    v = padded[y + j, x + i]
-                    wt = gi[abs(c - v)] * gs[j * n + i]
-                    si = si + np.float32(v) * wt
-                    sw = sw + wt
-            i_acc[y, x] = si
-            w_acc[y, x] = sw
-
-
 def _mode(win: Window) -> np.ndarray:
     """For each pixel: the value whose running count first reaches the window's maximum count."""
     vals = [win.at(dy, dx) for dy, dx in offsets(win.k)]
@@ -232,7 +211,7 @@ class FilterMixin:
         k = ksize(size)
         th, off, inv, mask = _common(args, kwargs, 0)
         over_n = F(1.0) / F((2 * k + 1) ** 2)
-        out = [fm.to_int(box_sum(c, k).astype(F) * over_n) for c in planes(self._pix, self._fmt)]
+        out = [fm.to_int(box_sum(c, k).astype(F) * over_n).astype(np.uint8) for c in planes(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -336,7 +315,7 @@ class FilterMixin:
             i_acc = np.zeros(c.shape, F)
             w_acc = np.zeros(c.shape, F)
             if compiled():
-                _bilateral_sums(win.padded, k, gi, gs, i_acc, w_acc)
+                bilateral_sums(win.padded, k, gi, gs, i_acc, w_acc)
             else:
                 for t, (dy, dx) in enumerate(offsets(k)):
                     v = win.at(dy, dx)

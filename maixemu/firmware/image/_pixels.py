@@ -39,6 +39,8 @@ def pack(chans: list[np.ndarray], fmt: int) -> np.ndarray:
         return (np.asarray(chans[0], dtype=np.int64) & 1).astype(np.uint8)
     if fmt == GRAYSCALE:
         return (np.asarray(chans[0], dtype=np.int64) & 0xFF).astype(np.uint8)
+    if all(isinstance(c, np.ndarray) and c.dtype == np.uint8 for c in chans):
+        return _color.pack565(*chans)  # fields known to be 0..255: the same bits in uint16 arithmetic
     r, g, b = (np.asarray(c, dtype=np.int64) for c in chans)
     # COLOR_R5_G6_B5_TO_RGB565 with ints: (r << 3) | (g >> 3) | ((g & 7) << 13) | (b << 8), stored as uint16
     return (((r << 3) | (g >> 3) | ((g & 7) << 13) | (b << 8)) & 0xFFFF).astype(np.uint16)
