@@ -202,8 +202,8 @@ def match_ds(f: np.ndarray, t: np.ndarray) -> tuple[float, tuple]:
         half = step // 2
         pts = ((cx, cy), (cx + step, cy), (cx + half, cy + half), (cx, cy + step), (cx - half, cy + half),
                (cx - step, cy), (cx - half, cy - half), (cx, cy - step), (cx + half, cy - half))
-        pts = tuple((x, y) for x, y in pts if x < fw and y < fh)
-        for (x, y), xc in zip(pts, block_nccs(pts)):
+        inside = [(x, y) for x, y in pts if x < fw and y < fh]
+        for (x, y), xc in zip(inside, block_nccs(inside)):
             if xc > max_xc:
                 px, py, max_xc = x, y, xc
         if px == cx and py == cy:
