@@ -15,19 +15,34 @@ from ._jit import kernel
 
 
 @kernel
-def weighted_sums(padded, krn, k, out):
-    """``out[y, x] += sum(krn[j*n + i] * padded[y + j, x + i])``: ``imlib_morph``'s accumulators in
-    exact integers (int64 ``out``, zeroed by the caller), one kernel tap at a time over whole rows."""
+def morph_channel(padded, krn, k, mul, add, hi, out):
+    """``imlib_morph`` on one channel: ``acc = sum(krn[j*n + i] * padded[y + j, x + i])`` in exact
+    integers, then ``clamp((int)(acc * mul) + add, 0, hi)`` with the float32 product truncated as the
+    K210 converts (NaN -> INT32_MAX, saturating). A row of sums at a time, one tap over the whole
+    row (row slices: plain indices, which vectorise)."""
     h, w = out.shape
     n = 2 * k + 1
-    for j in range(n):
-        for i in range(n):
-            wt = krn[j * n + i]
-            if wt == 0:
-                continue
-            for y in range(h):
-                for x in range(w):
-                    out[y, x] += wt * padded[y + j, x + i]
+    acc = np.zeros(w, np.int64)
+    for y in range(h):
+        acc[:] = 0
+        for j in range(n):
+            for i in range(n):
+                wt = krn[j * n + i]
+                if wt != 0:
+                    src = padded[y + j, i:i + w]
+                    for x in range(w):
+                        acc[x] += wt * src[x]
+        dst = out[y]
+        for x in range(w):
+            v = np.float32(acc[x]) * mul
+            if v != v or v >= 2147483648.0:
+                q = 2147483647
+            elif v <= -2147483649.0:
+                q = -2147483648
+            else:
+                q = int(v)
+            q += add
+            dst[x] = 0 if q < 0 else hi if q > hi else q
 
 
 @kernel
@@ -80,8 +95,12 @@ def bilateral_sums(padded, k, gi, gs, i_acc, w_acc):
         for i in range(n):
             g = gs[j * n + i]
             for y in range(h):
+                src = padded[y + j, i:i + w]
+                centre = padded[y + k, k:k + w]
+                si = i_acc[y]
+                sw = w_acc[y]
                 for x in range(w):
-                    v = padded[y + j, x + i]
-                    wt = gi[abs(padded[y + k, x + k] - v)] * g
-                    i_acc[y, x] = i_acc[y, x] + np.float32(v) * wt
-                    w_acc[y, x] = w_acc[y, x] + wt
+                    v = src[x]
+                    wt = gi[abs(centre[x] - v)] * g
+                    si[x] = si[x] + np.float32(v) * wt
+                    sw[x] = sw[x] + wt

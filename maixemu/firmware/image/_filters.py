@@ -33,7 +33,7 @@ from . import _fmath as fm
 from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
 from ..pixformat import BINARY
-from ._filter_kernels import bilateral_sums, rank_filter, weighted_sums
+from ._filter_kernels import bilateral_sums, morph_channel, rank_filter
 from ._jit import compiled, kernel
 from ._pixels import MAXES, Window, binary_max, box_sum, channels, keyword_mask, ksize, mask_pixels, offsets, pack, planes
 from ._tables import yuv_table
@@ -89,14 +89,16 @@ def _morph_channels(chans, k: int, krn: list[int], mul: np.float32, add: int, fm
     out = []
     weights = np.array(krn, np.int64)
     for ch, hi in zip(chans, MAXES[fmt]):
-        acc = np.zeros(ch.shape, np.int64)
         if compiled():
-            weighted_sums(np.pad(ch, k, mode="edge"), weights, k, acc)
-        else:
-            win = Window(ch.astype(np.int64), k)
-            for w, (dy, dx) in zip(krn, offsets(k)):
-                if w:
-                    acc += w * win.at(dy, dx)
+            res = np.empty(ch.shape, np.uint8)
+            morph_channel(np.pad(ch, k, mode="edge"), weights, k, F(mul), int(add), hi, res)
+            out.append(res)
+            continue
+        acc = np.zeros(ch.shape, np.int64)
+        win = Window(ch.astype(np.int64), k)
+        for w, (dy, dx) in zip(krn, offsets(k)):
+            if w:
+                acc += w * win.at(dy, dx)
         v = fm.to_int(acc.astype(F) * mul) + add
         out.append(np.clip(v, 0, hi).astype(np.uint8))
     return out
