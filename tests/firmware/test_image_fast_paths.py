@@ -204,3 +204,58 @@ def test_binary_lookup_tables_are_cached_per_thresholds():
     for _ in range(3):
         img.binary([(10, 60, -20, 20, -20, 20)])
     assert _binary._binary_table.cache_info().hits == 2
+
+
+# ---------------------------------------------------------------------- geometric corrections: kept source maps
+def _remap_reference(pix: np.ndarray, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
+    h, w = pix.shape
+    ok = (sx >= 0) & (sx < w) & (sy >= 0) & (sy < h)
+    out = np.zeros_like(pix)
+    out[ok] = pix[sy[ok], sx[ok]]
+    return out
+
+
+def test_kept_correction_maps_give_the_pixels_of_freshly_computed_ones():
+    from maixemu.firmware.image import _polar, _rotation
+
+    rng = np.random.default_rng(8)
+    for trial in range(12):
+        fmt = FORMATS[1 + trial % 2]
+        w, h = int(rng.integers(5, 60)), int(rng.integers(5, 50))
+        for call in range(2):  # the second call reads the kept map
+            img = _image(rng, fmt, w, h)
+            before = img._pix.copy()
+            reverse = bool(trial % 3 == 0)
+            img.logpolar(reverse=reverse)
+            sx, sy = _polar.polar_map(w, h, False, reverse, reverse and fmt == pixformat.RGB565)
+            assert np.array_equal(img._pix, _remap_reference(before, sx, sy)), (trial, call)
+            img = image.Image._wrap(fmt, before.copy())
+            zr = float(rng.choice([0.0, 30.0, 90.0, 180.0]))
+            img.rotation_corr(x_rotation=5.0, z_rotation=zr, zoom=0.9)
+            F = np.float32
+            rad = lambda v: F(F(F(v) * F(np.pi)) / F(180))  # noqa: E731
+            T4 = _rotation.transform(w, h, rad(5.0), rad(0.0), rad(zr), F(0), F(0), F(0.9), rad(60.0))
+            assert np.array_equal(img._pix, _remap_reference(before, *_rotation.source_map(T4, w, h))), (trial, call)
+
+
+def test_lens_corr_kept_map_equals_the_per_call_formula():
+    rng = np.random.default_rng(9)
+    F = np.float32
+    for trial in range(8):
+        w, h = int(rng.integers(4, 50)), int(rng.integers(4, 40))
+        strength, zoom = float(rng.choice([1.8, 0.5, 3.0])), float(rng.choice([1.0, 0.7, 2.0]))
+        img = _image(rng, FORMATS[1 + trial % 2], w, h)
+        before = img._pix.copy()
+        for _ in range(2):
+            img = image.Image._wrap(img._fmt, before.copy())
+            img.lens_corr(strength, zoom)
+            hw, hh = w // 2, h // 2
+            yy, xx = np.mgrid[0:h, 0:w]
+            nx, ny = xx - hw, yy - hh
+            r = (F(strength) / np.sqrt(F(w * w + h * h))) * np.sqrt((nx * nx + ny * ny).astype(F))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                theta = np.where(r < F(1e-7), F(1.0), image._fmath.fast_atanf(r) / np.where(r == 0, F(1), r)).astype(F)
+            z = F(1.0) / F(zoom)
+            sx = hw + np.trunc(theta * (nx.astype(F) * z)).astype(np.int64)
+            sy = hh + np.trunc(theta * (ny.astype(F) * z)).astype(np.int64)
+            assert np.array_equal(img._pix, _remap_reference(before, sx, sy)), trial
