@@ -31,14 +31,13 @@ def _lens_sources(w: int, h: int, strength: float, zoom: float) -> np.ndarray:
     from . import _fmath
 
     F = np.float32
-    strength, zoom = F(strength), F(zoom)
     hw, hh = w // 2, h // 2
-    radius = strength / np.sqrt(F(w * w + h * h))
+    radius = F(strength) / np.sqrt(F(w * w + h * h))
     yy, xx = np.mgrid[0:h, 0:w]
     nx, ny = xx - hw, yy - hh
     r = radius * np.sqrt((nx * nx + ny * ny).astype(F))
     with np.errstate(divide="ignore", invalid="ignore"):
         theta = np.where(r < F(1e-7), F(1.0), _fmath.fast_atanf(r) / np.where(r == 0, F(1), r)).astype(F)
-    sx = hw + np.trunc(theta * (nx.astype(F) * zoom)).astype(np.int64)
-    sy = hh + np.trunc(theta * (ny.astype(F) * zoom)).astype(np.int64)
+    sx = hw + np.trunc(theta * (nx.astype(F) * F(zoom))).astype(np.int64)
+    sy = hh + np.trunc(theta * (ny.astype(F) * F(zoom))).astype(np.int64)
     return flat_sources(sx, sy, w, h)

@@ -41,8 +41,9 @@ def _cdiv2(v: int) -> int:
     return int(v / 2) if v < 0 else v // 2  # C integer division by 2 (toward zero)
 
 
-def transform(w: int, h: int, xr: float, yr: float, zr: float, xt: float, yt: float,
-              zoom: float, fov: float) -> np.ndarray | None:
+def transform(w: int, h: int, xr: float | np.floating, yr: float | np.floating, zr: float | np.floating,
+              xt: float | np.floating, yt: float | np.floating, zoom: float | np.floating,
+              fov: float | np.floating) -> np.ndarray | None:
     """T4 of imlib_rotation_corr (angles in radians, float32), or None for a singular model."""
     z = F(F(np.sqrt(F(w * w + h * h))) / F(2)) / _fmath.tanf(F(fov / F(2)))
     z_z = F(z * F(zoom))
