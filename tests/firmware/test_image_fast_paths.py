@@ -259,3 +259,40 @@ def test_lens_corr_kept_map_equals_the_per_call_formula():
             sx = hw + np.trunc(theta * (nx.astype(F) * z)).astype(np.int64)
             sy = hh + np.trunc(theta * (ny.astype(F) * z)).astype(np.int64)
             assert np.array_equal(img._pix, _remap_reference(before, sx, sy)), trial
+
+
+# ---------------------------------------------------------------------- window filters: kernels and numpy paths
+def test_box_sums_equal_the_integral_image():
+    rng = np.random.default_rng(10)
+    for _ in range(300):
+        h, w, k = int(rng.integers(1, 30)), int(rng.integers(1, 30)), int(rng.integers(0, 12))
+        c = rng.integers(0, 256, (h, w)).astype(np.uint8)
+        n = 2 * k + 1
+        cum = np.pad(np.pad(c.astype(np.int64), k, mode="edge").cumsum(0).cumsum(1), ((1, 0), (1, 0)))
+        ref = cum[n:, n:] - cum[:-n, n:] - cum[n:, :-n] + cum[:-n, :-n]
+        assert np.array_equal(_pixels.box_sum(c, k), ref), (h, w, k)
+
+
+@pytest.mark.skipif(not _jit.compiled(), reason="numba is not installed: only the numpy paths exist here")
+@pytest.mark.parametrize("call", [
+    lambda i: i.morph(1, [3, -1, 0, 7, -9, 2, 1, 1, -4], mul=0.3, add=2.5), lambda i: i.gaussian(2, unsharp=True),
+    lambda i: i.laplacian(1, sharpen=True), lambda i: i.median(1, percentile=0.2), lambda i: i.median(2, percentile=0.9),
+    lambda i: i.median(3, percentile=0.0), lambda i: i.mean_pooled(3, 2), lambda i: i.midpoint_pooled(2, 3, bias=0.3),
+    lambda i: i.morph(1, [1] * 9, mul=1e30), lambda i: i.bilateral(2, 0.2, 2.0),
+], ids=["morph", "unsharp", "sharpen", "rank_low", "rank_high", "rank_min", "mean_pool", "midpoint_pool",
+        "morph_saturating", "bilateral"])
+def test_filter_kernels_equal_the_numpy_paths(call, monkeypatch, request):
+    from maixemu.firmware.image import _filters, _pool
+
+    rng = np.random.default_rng(11)
+    for trial in range(24):
+        fmt = FORMATS[trial % 3]
+        if fmt == pixformat.BINARY and "pool" in request.node.callspec.id:
+            continue  # pool.c has no BINARY case (not emulated)
+        base = _image(rng, fmt, int(rng.integers(4, 45)), int(rng.integers(4, 35)))
+        fast = call(image.Image._wrap(fmt, base._pix.copy()))._pix
+        for module in (_filters, _pool):
+            monkeypatch.setattr(module, "compiled", lambda: False)
+        plain = call(image.Image._wrap(fmt, base._pix.copy()))._pix
+        monkeypatch.undo()
+        assert np.array_equal(fast, plain), (trial, fmt)

@@ -104,3 +104,24 @@ def bilateral_sums(padded, k, gi, gs, i_acc, w_acc):
                     wt = gi[abs(centre[x] - v)] * g
                     si[x] = si[x] + np.float32(v) * wt
                     sw[x] = sw[x] + wt
+
+
+@kernel
+def block_pool(plane, x_div, y_div, midpoint, bias, out):
+    """pool.c for one channel: per x_div x y_div block, ``sum // n`` (mean) or
+    ``(min * (256 - bias) + max * bias) >> 8`` (midpoint)."""
+    oh, ow = out.shape
+    n = x_div * y_div
+    for by in range(oh):
+        for bx in range(ow):
+            total = 0
+            lo = 255
+            hi = 0
+            for j in range(y_div):
+                seg = plane[by * y_div + j, bx * x_div:(bx + 1) * x_div]
+                for i in range(x_div):
+                    v = seg[i]
+                    total += v
+                    lo = min(lo, v)
+                    hi = max(hi, v)
+            out[by, bx] = ((lo * (256 - bias) + hi * bias) >> 8) if midpoint else total // n
