@@ -292,9 +292,10 @@ class ImlibProcess:
     image (``image_t`` as the device holds it), then int32/float32 fields; it writes the image back."""
 
     def __init__(self, exe: Path):
+        self.exe = exe
         self.proc = subprocess.Popen([str(exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
-    def __call__(self, img, op: int, *fields):
+    def __call__(self, img, op: int, *fields, timeout: float = 60.0):
         import struct
 
         import numpy as np
@@ -312,8 +313,19 @@ class ImlibProcess:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
+        self.wait_for_answer(timeout)
         out = self.proc.stdout.read(_kinds.memory_size(img._fmt, img.width(), img.height(), 0))
         return from_memory(img._fmt, img.width(), img.height(), out)
+
+    def wait_for_answer(self, timeout: float = 60.0) -> None:
+        """Fail (instead of waiting forever) when the firmware's code does not answer: some of
+        its functions loop forever on some inputs, as on the device."""
+        import select
+
+        assert self.proc.stdout is not None
+        if not select.select([self.proc.stdout], [], [], timeout)[0]:
+            self.proc.kill()
+            raise TimeoutError(f"the firmware's C gave no answer within {timeout} s (it may loop forever here)")
 
     def close(self) -> None:
         assert self.proc.stdin is not None

@@ -62,6 +62,7 @@ int main(void) {
         else if (op == 10) imlib_top_hat(&img, k, io_int(), m);
         else if (op == 11) imlib_black_hat(&img, k, io_int(), m);
         else if (op == 12) imlib_histeq(&img, m);
+        else if (op == 13) imlib_clahe_histeq(&img, io_float(), m);
         io_write_image(&img);
     }
 }
@@ -75,7 +76,7 @@ def firmware_filters(tmp_path_factory):
     """The firmware's filter.c/binary.c/mathop.c: ``call(img, op, has_mask, [mask], k, *fields)``."""
     if not have_firmware_c():
         pytest.skip("needs the MaixPy-v1 mirror (../.mirror, developer machines) and gcc")
-    names = ("filter.c", "binary.c", "mathop.c", "fsort.c", "fmath.c", "rgb2rgb_tab.c", "yuv_tab.c", "lab_tab.c")
+    names = ("filter.c", "binary.c", "mathop.c", "clahe.c", "fsort.c", "fmath.c", "rgb2rgb_tab.c", "yuv_tab.c", "lab_tab.c")
     sources = {name: firmware_source(f"{IMG_DIR}/{name}") for name in names}
     # imlib.c does not build here (MicroPython's file system); histeq needs its YUV -> RGB565
     yuv = '#include "imlib.h"\n' + firmware_function(f"{IMG_DIR}/imlib.c", "imlib_yuv_to_rgb").replace("ALWAYS_INLINE ", "")
@@ -233,3 +234,37 @@ def test_histeq_equals_filter_c(firmware_filters, jit):
         want = firmware_filters(img, 12, *_mask_fields(mask), 0)
         img.histeq(mask=mask)
         assert np.array_equal(img._pix, want), (trial, img._fmt)
+
+
+@needs_firmware_c
+def test_adaptive_histeq_equals_clahe_c(firmware_filters, jit):
+    for trial, rng, img, mask, _ in _cases(6, 90):
+        if img.width() < 4 or img.height() < 4:
+            continue  # tiles of one row or column: clahe.c steps its pointer by (0 - 1) * width, unsigned
+        clip = np.float32(rng.choice([-1.0, 1.0, 1.5, 2.0, 3.0, 10.0, float(rng.uniform(1, 6))]))
+        want = firmware_filters(img, 13, *_mask_fields(mask), 0, clip)
+        img.histeq(adaptive=True, clip_limit=float(clip), mask=mask)
+        assert np.array_equal(img._pix, want), (trial, img._fmt, img._pix.shape, float(clip))
+
+
+@needs_firmware_c
+def test_adaptive_histeq_that_never_returns_on_the_device_is_an_error(firmware_filters, jit):
+    # clip limits below 1 (and small tiles just above it): ClipHistogram cannot place the excess
+    # below the limit and loops forever; the emulator says so instead of returning a picture
+    rng = np.random.default_rng(7)
+    seen = 0
+    for trial in range(40):
+        img = _random_image(rng, FORMATS[1 + trial % 2], int(rng.integers(8, 48)), int(rng.integers(8, 48)))
+        clip = np.float32(rng.choice([0.2, 0.5, 0.9, 1.1, 1.3]))
+        try:
+            got = image.Image._wrap(img._fmt, img._pix.copy()).histeq(adaptive=True, clip_limit=float(clip))._pix
+        except OSError as exc:
+            assert "never returns on the device" in str(exc)
+            seen += 1
+            if seen <= 3:  # the firmware's CLAHE indeed does not return (a program of its own, killed)
+                alone = ImlibProcess(firmware_filters.exe)
+                with pytest.raises(TimeoutError):
+                    alone(img, 13, 0, 0, clip, timeout=5)
+            continue
+        assert np.array_equal(got, firmware_filters(img, 13, 0, 0, clip)), (trial, float(clip))
+    assert seen  # some of these do hang the firmware

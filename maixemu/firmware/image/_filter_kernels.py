@@ -125,3 +125,87 @@ def block_pool(plane, x_div, y_div, midpoint, bias, out):
                     lo = min(lo, v)
                     hi = max(hi, v)
             out[by, bx] = ((lo * (256 - bias) + hi * bias) >> 8) if midpoint else total // n
+
+
+@kernel
+def clip_histogram(hist, limit):
+    """clahe.c's ``ClipHistogram`` in place on a 256-bin int64 histogram, its unsigned long
+    arithmetic included (``limit - incr`` wraps when the average excess exceeds the limit).
+
+    Returns False when the C never returns: its redistribution loop runs while excess pixels
+    remain and only places them in bins below the limit, so once the excess outgrows the room
+    below the limit it loops forever (a tile of more than 256 * limit pixels). The histogram is
+    then left as the second pass made it."""
+    n = hist.shape[0]
+    excess = 0
+    for i in range(n):
+        if hist[i] > limit:
+            excess += hist[i] - limit
+    incr = excess // n
+    upper = limit - incr  # a negative value is a huge unsigned one: no bin is above it
+    wrapped = upper < 0
+    for i in range(n):
+        if hist[i] > limit:
+            hist[i] = limit
+        elif not wrapped and hist[i] > upper:
+            excess -= hist[i] - upper
+            hist[i] = limit
+        else:
+            excess -= incr
+            hist[i] += incr
+    room = 0
+    for i in range(n):
+        if hist[i] < limit:
+            room += limit - hist[i]
+    if excess < 0 or excess > room:  # a negative count is a huge unsigned one
+        return False
+    while excess:
+        start = 0
+        while excess and start < n:
+            step = max(n // excess, 1)
+            i = start
+            while i < n and excess:
+                if hist[i] < limit:
+                    hist[i] += 1
+                    excess -= 1
+                i += step
+            start += 1
+    return True
+
+
+@kernel
+def clahe_interpolate(img, maps, nx, ny, out):
+    """clahe.c's interpolation loop: the padded image in (ny + 1) x (nx + 1) bands (half tiles at
+    the borders, the far ones rounded up), each pixel the bilinear mix of its band's four tile
+    maps, ``(yi * (xi * LU + xc * RU) + yc * (xi * LB + xc * RB)) / (sub_x * sub_y)`` in integers."""
+    ph, pw = img.shape
+    xs, ys = pw // nx, ph // ny
+    y = 0
+    for gy in range(ny + 1):
+        if gy == 0:
+            sub_y, yu, yb = ys >> 1, 0, 0
+        elif gy == ny:
+            sub_y, yu, yb = (ys + 1) >> 1, ny - 1, ny - 1
+        else:
+            sub_y, yu, yb = ys, gy - 1, gy
+        x = 0
+        for gx in range(nx + 1):
+            if gx == 0:
+                sub_x, xl, xr = xs >> 1, 0, 0
+            elif gx == nx:
+                sub_x, xl, xr = (xs + 1) >> 1, nx - 1, nx - 1
+            else:
+                sub_x, xl, xr = xs, gx - 1, gx
+            num = sub_x * sub_y
+            for yc in range(sub_y):
+                yi = sub_y - yc
+                src = img[y + yc, x:x + sub_x]
+                dst = out[y + yc, x:x + sub_x]
+                for xc in range(sub_x):
+                    g = src[xc]
+                    xi = sub_x - xc
+                    v = (yi * (xi * maps[yu, xl, g] + xc * maps[yu, xr, g])
+                         + yc * (xi * maps[yb, xl, g] + xc * maps[yb, xr, g])) // num
+                    dst[xc] = v & 0xFF
+            x += sub_x
+        y += sub_y

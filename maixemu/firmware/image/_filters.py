@@ -33,10 +33,10 @@ from . import _fmath as fm
 from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
 from ..pixformat import BINARY
-from ._filter_kernels import bilateral_sums, morph_channel, rank_filter
+from ._filter_kernels import bilateral_sums, clahe_interpolate, clip_histogram, morph_channel, rank_filter
 from ._jit import compiled, kernel
 from ._pixels import MAXES, Window, binary_max, box_sum, channels, keyword_mask, ksize, mask_pixels, offsets, pack, planes
-from ._tables import yuv_table
+from ._tables import gray_table, yuv_columns
 
 F = np.float32
 
@@ -56,7 +56,7 @@ def _finish(img, new_chans: list[np.ndarray], threshold: bool, offset: int, inve
         elif fmt == GRAYSCALE:
             test = (new.astype(np.int64) - offset) < orig
         else:
-            y = yuv_table()[:, 0]  # int8 Y, compared as ints
+            y = yuv_columns()[0]  # int8 Y, compared as ints
             test = (np.take(y, new).astype(np.int64) - offset) < np.take(y, orig)
         new = np.where(test ^ invert, binary_max(fmt), 0).astype(orig.dtype)
     if mask is not None:
@@ -342,7 +342,7 @@ class FilterMixin:
             # clahe.c: the bits go in as 0/255 (COLOR_BINARY_TO_GRAYSCALE), come out as gray > 127
             new = (_clahe((pix * 255).astype(np.uint8), clip_limit) > 127).astype(np.uint8)
         elif adaptive:
-            gray = pix if self._fmt == GRAYSCALE else (yuv_table()[pix, 0].astype(np.int64) + 128).astype(np.uint8)
+            gray = pix if self._fmt == GRAYSCALE else gray_table()[pix]  # Y + 128
             new_gray = _clahe(gray, clip_limit)
             new = new_gray if self._fmt == GRAYSCALE else yuv_to_rgb565(new_gray, pix)
         elif self._fmt == BINARY:
@@ -355,10 +355,10 @@ class FilterMixin:
             s = F(255) / F(pix.size)
             new = (fm.to_int(s * hist[pix].astype(F)) & 0xFF).astype(np.uint8)
         else:
-            y = yuv_table()[pix, 0].astype(np.int64)
-            hist = np.cumsum(np.bincount((y + 128).ravel(), minlength=256)).astype(np.int64)
+            gray = np.take(gray_table(), pix)  # Y + 128
+            hist = np.cumsum(np.bincount(gray.ravel(), minlength=256)).astype(np.int64)
             s = F(255) / F(pix.size)
-            ynew = fm.to_int(s * hist[y + 128].astype(F)) & 0xFF
+            ynew = fm.to_int(s * np.take(hist, gray).astype(F)) & 0xFF
             new = yuv_to_rgb565(ynew, pix)
         if mask is not None:
             new = np.where(mask_pixels(mask, pix.shape), new, pix)
@@ -369,14 +369,14 @@ class FilterMixin:
 
 def yuv_to_rgb565(y8: np.ndarray, pix565: np.ndarray) -> np.ndarray:
     """``imlib_yuv_to_rgb(y, U(pixel), V(pixel))`` for every pixel (integer BT.601 inverse)."""
-    t = yuv_table()
-    u = t[pix565, 1].astype(np.int64)
-    v = t[pix565, 2].astype(np.int64)
-    y = np.asarray(y8, np.int64) & 0xFF
-    r = np.clip(y + ((91881 * v) >> 16), 0, 255)
-    g = np.clip(y - (((22554 * u) + (46802 * v)) >> 16), 0, 255)
-    b = np.clip(y + ((116130 * u) >> 16), 0, 255)
-    return pack565(T8TO5[r], T8TO6[g], T8TO5[b])
+    _, u_table, v_table = yuv_columns()
+    u = np.take(u_table, pix565).astype(np.int32)
+    v = np.take(v_table, pix565).astype(np.int32)
+    y = np.asarray(y8).astype(np.int32) & 0xFF
+    r = np.clip(y + ((91881 * v) >> 16), 0, 255).astype(np.uint8)
+    g = np.clip(y - (((22554 * u) + (46802 * v)) >> 16), 0, 255).astype(np.uint8)
+    b = np.clip(y + ((116130 * u) >> 16), 0, 255).astype(np.uint8)
+    return pack565(np.take(T8TO5, r), np.take(T8TO6, g), np.take(T8TO5, b))
 
 
 # ---------------------------------------------------------------------- CLAHE (clahe.c)
@@ -400,35 +400,6 @@ def _clahe(gray: np.ndarray, clip_limit: np.float32) -> np.ndarray:
     if clip_limit != F(1.0):
         buf = _clahe_core(buf, x_tiles, y_tiles, clip_limit)
     return (buf.reshape(-1)[rows] & 0xFF).astype(np.uint8)
-
-
-def _clip_histogram(hist: np.ndarray, limit: int) -> np.ndarray:
-    n = hist.size
-    hist = hist.copy()
-    excess = int(np.maximum(hist - limit, 0).sum())
-    incr = excess // n
-    upper = limit - incr
-    for i in range(n):
-        if hist[i] > limit:
-            hist[i] = limit
-        elif hist[i] > upper:
-            excess -= int(hist[i]) - upper
-            hist[i] = limit
-        else:
-            excess -= incr
-            hist[i] += incr
-    while excess:
-        start = 0
-        while excess and start < n:
-            step = max(n // excess, 1)
-            i = start
-            while i < n and excess:
-                if hist[i] < limit:
-                    hist[i] += 1
-                    excess -= 1
-                i += step
-            start += 1
-    return hist
 
 
 def _interpolation_band(g: int, n: int, size: int) -> tuple[int, int, int]:
@@ -457,9 +428,17 @@ def _clahe_core(img: np.ndarray, nx: int, ny: int, clip: np.float32) -> np.ndarr
     for ty in range(ny):
         for tx in range(nx):
             tile = img[ty * ys:(ty + 1) * ys, tx * xs:(tx + 1) * xs]
-            hist = _clip_histogram(np.bincount(tile.ravel(), minlength=bins)[:bins].astype(np.int64), limit)
+            hist = np.bincount(tile.ravel(), minlength=bins)[:bins].astype(np.int64)
+            if not clip_histogram(hist, limit):
+                raise OSError(f"histeq(adaptive=True, clip_limit={float(clip):g}) never returns on the device: clahe.c "
+                              f"cannot place a {xs}x{ys} tile's excess pixels below its clip limit ({limit} per bin) and "
+                              f"loops forever. Use a larger clip_limit (about 256 * {limit + 1} / {npix} or more) or -1")
             m = fm.to_uint32(np.cumsum(hist).astype(F) * scale + F(0))
             maps[ty, tx] = np.minimum(m, 255)
+    if compiled():
+        out = np.empty_like(img)
+        clahe_interpolate(img, maps, nx, ny, out)
+        return out
     out = img.copy()
     y = 0
     for gy in range(ny + 1):
