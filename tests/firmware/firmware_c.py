@@ -275,6 +275,24 @@ def build_imlib(root: Path, name: str, sources: dict[str, str]) -> Path:
     return exe
 
 
+#: the two forms a differential test runs the emulator in (the ``jit`` fixtures' parameters)
+FORMS = ("compiled", "numpy")
+
+
+def both_forms(request, monkeypatch, *modules) -> str:
+    """The body of a test's ``jit`` fixture (``params=FORMS``): "compiled" runs the compiled kernels
+    (skipped without numba), "numpy" the numpy paths, each module's ``compiled()`` made False."""
+    from maixemu.firmware.image import _jit
+
+    if request.param == "compiled":
+        if not _jit.compiled():
+            pytest.skip("numba is not installed: only the numpy paths run")
+    else:
+        for module in modules:
+            monkeypatch.setattr(module, "compiled", lambda: False)
+    return request.param
+
+
 def firmware_function(path: str, name: str) -> str:
     """The definition of function ``name`` cut from a firmware source (its line up to the closing
     brace at the start of a line), for tests that need one function of a file that does not build."""

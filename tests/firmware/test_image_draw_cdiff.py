@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from firmware_c import IMG_DIR, ImlibProcess, build_imlib, firmware_source, have_firmware_c, image_bytes, needs_firmware_c
+from firmware_c import (FORMS, IMG_DIR, ImlibProcess, both_forms, build_imlib, firmware_source, have_firmware_c, image_bytes,
+                        needs_firmware_c)
 
 from maixemu.firmware import image, pixformat
 from maixemu.firmware.image import _draw
@@ -95,15 +96,10 @@ def _random_image(rng, fmt: int, w: int, h: int):
 FORMATS = (pixformat.BINARY, pixformat.GRAYSCALE, pixformat.RGB565)
 
 
-@pytest.fixture(params=["compiled", "numpy"])
+@pytest.fixture(params=FORMS)
 def jit(request, monkeypatch):
     """Both forms of the drawing code: the compiled kernels (when numba is there) and the numpy paths."""
-    if request.param == "compiled":
-        if not _draw.compiled():
-            pytest.skip("numba is not installed: only the numpy paths run")
-    else:
-        monkeypatch.setattr(_draw, "compiled", lambda: False)
-    return request.param
+    return both_forms(request, monkeypatch, _draw)
 
 
 def _colour(rng, fmt: int) -> int:

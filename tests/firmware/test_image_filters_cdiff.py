@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from firmware_c import (IMG_DIR, ImlibProcess, build_imlib, firmware_function, firmware_source, have_firmware_c, image_bytes,
-                        needs_firmware_c)
+from firmware_c import (FORMS, IMG_DIR, ImlibProcess, both_forms, build_imlib, firmware_function, firmware_source, have_firmware_c,
+                        image_bytes, needs_firmware_c)
 
 from maixemu.firmware import image, pixformat
-from maixemu.firmware.image import _filters, _jit, _resize
+from maixemu.firmware.image import _filters, _resize
 
 _MAIN = r"""
 #include <stdio.h>
@@ -86,16 +86,10 @@ def firmware_filters(tmp_path_factory):
     proc.close()
 
 
-@pytest.fixture(params=["compiled", "numpy"])
+@pytest.fixture(params=FORMS)
 def jit(request, monkeypatch):
     """Both forms of the filters: the compiled kernels (when numba is there) and the numpy paths."""
-    if request.param == "compiled":
-        if not _jit.compiled():
-            pytest.skip("numba is not installed: only the numpy paths run")
-    else:
-        for module in (_filters, _resize):
-            monkeypatch.setattr(module, "compiled", lambda: False)
-    return request.param
+    return both_forms(request, monkeypatch, _filters, _resize)
 
 
 def _random_image(rng, fmt: int, w: int, h: int):

@@ -13,11 +13,11 @@ import struct
 import numpy as np
 import pytest
 
-from firmware_c import (IMG_DIR, ImlibProcess, build_imlib, firmware_function, firmware_source, have_firmware_c,
+from firmware_c import (FORMS, IMG_DIR, ImlibProcess, both_forms, build_imlib, firmware_function, firmware_source, have_firmware_c,
                         image_bytes, needs_firmware_c)
 
 from maixemu.firmware import image, pixformat
-from maixemu.firmware.image import _jit, _template
+from maixemu.firmware.image import _template
 
 _MAIN = r"""
 #include <stdio.h>
@@ -66,14 +66,9 @@ def firmware_template(tmp_path_factory):
     proc.close()
 
 
-@pytest.fixture(params=["compiled", "numpy"])
+@pytest.fixture(params=FORMS)
 def jit(request, monkeypatch):
-    if request.param == "compiled":
-        if not _jit.compiled():
-            pytest.skip("numba is not installed: only the numpy path runs")
-    else:
-        monkeypatch.setattr(_template, "compiled", lambda: False)
-    return request.param
+    return both_forms(request, monkeypatch, _template)
 
 
 def _scene(rng, h: int, w: int) -> np.ndarray:

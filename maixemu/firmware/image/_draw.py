@@ -178,49 +178,14 @@ class DrawMixin:
 
     def _circle(self, cx: int, cy: int, r: int, c, thickness: int, fill: bool) -> None:
         if fill:
-            if compiled():
-                _draw_kernels.fill_disc(self._pix, int(cx), int(cy), int(r), c)
+            if compiled():  # point_fill(cx, cy, -r, r): the line kernel from the centre to itself
+                _draw_kernels.point_fill_line(self._pix, int(cx), int(cy), int(cx), int(cy), -int(r), int(r), c)
                 return
             ox, oy = self._disc_offsets(-r, r)
             self._plot(cx + ox, cy + oy, c)
             return
-        if thickness <= 0:
-            return
-        t0 = thickness // 2
-        t1 = (thickness - 1) // 2
-        if compiled():
-            _draw_kernels.thick_circle(self._pix, int(cx), int(cy), int(r), t0, t1, c)
-            return
-        xo = r + t0
-        xi = max(r - t1, 0)
-        xi_tmp = xi
-        y = 0
-        erro = 1 - xo
-        erri = 1 - xi
-        while xo >= y:
-            # xLine(x1, x2, row) / yLine(col, y1, y2) spans of the firmware's thick-circle loop
-            self._fill(cx + xi, cx + xo, cy + y, cy + y, c)
-            self._fill(cx + y, cx + y, cy + xi, cy + xo, c)
-            self._fill(cx - xo, cx - xi, cy + y, cy + y, c)
-            self._fill(cx - y, cx - y, cy + xi, cy + xo, c)
-            self._fill(cx - xo, cx - xi, cy - y, cy - y, c)
-            self._fill(cx - y, cx - y, cy - xo, cy - xi, c)
-            self._fill(cx + xi, cx + xo, cy - y, cy - y, c)
-            self._fill(cx + y, cx + y, cy - xo, cy - xi, c)
-            y += 1
-            if erro < 0:
-                erro += 2 * y + 1
-            else:
-                xo -= 1
-                erro += 2 * (y - xo + 1)
-            if y > xi_tmp:
-                xi = y
-            else:
-                if erri < 0:
-                    erri += 2 * y + 1
-                else:
-                    xi -= 1
-                    erri += 2 * (y - xi + 1)
+        if thickness > 0:  # the spans of the thick-circle loop (few pixels: quick as Python too)
+            _draw_kernels.thick_circle(self._pix, int(cx), int(cy), int(r), thickness // 2, (thickness - 1) // 2, c)
 
     # ------------------------------------------------------------------ public drawing
     def draw_line(self, *args, **kwargs):
@@ -329,40 +294,13 @@ class DrawMixin:
                                   filled, shear_dx, shear_dy, c, t)
 
     def _sheared_ellipse(self, x0, y0, width, height, filled, shear_dx, shear_dy, c, thickness):
-        """``scratch_draw_sheared_ellipse``: the midpoint ellipse walk, points or columns per step."""
-        from . import _fmath as fm
-
+        """``scratch_draw_sheared_ellipse``: the midpoint ellipse walk, points or columns per step
+        (its kernel; as Python it writes whole columns at once and allocates nothing, so a very thin
+        ellipse costs what it costs on the device, no more)."""
         t0, t1 = thickness // 2, (thickness - 1) // 2  # thickness >= 0 when used
-        if not ((thickness > 0 or filled) and shear_dx != 0):
-            return
-        if compiled():
+        if (thickness > 0 or filled) and shear_dx != 0:
             _draw_kernels.sheared_ellipse(self._pix, int(x0), int(y0), int(width), int(height), bool(filled),
                                           _F(shear_dx), _F(shear_dy), c, t0, t1)
-            return
-        # the two octant walks: the second is the first with the axes swapped
-        steps = _ellipse_walk(width, height) + [(x, y) for y, x in _ellipse_walk(height, width)]
-        if not steps:
-            return
-        sx = np.array([s[0] for s in steps], np.int64)
-        sy = np.array([s[1] for s in steps], np.int64)
-
-        def shift(dx):
-            return fm.to_int((dx.astype(_F) * _F(shear_dy)) / _F(shear_dx))
-
-        if filled:
-            for dx in (sx, -sx):
-                top = y0 + shift(dx) - sy
-                for col, y_lo, n in zip(x0 + dx, top, 2 * sy + 1):
-                    self._fill(int(col), int(col), int(y_lo), int(y_lo + n - 1), c)
-        else:
-            ox, oy = self._disc_offsets(-t0, t1)
-            pts_x, pts_y = [], []
-            for dx, dy in ((sx, sy), (-sx, sy), (sx, -sy), (-sx, -sy)):
-                pts_x.append(x0 + dx)
-                pts_y.append(y0 + dy + shift(dx))
-            px = np.concatenate(pts_x)[:, None] + ox[None, :]
-            py = np.concatenate(pts_y)[:, None] + oy[None, :]
-            self._plot(px, py, c)
 
     # ------------------------------------------------------------------ text
     def draw_string(self, *args, **kwargs):
@@ -619,23 +557,6 @@ def font_bits(glyph: bytes, font_w: int, font_h: int, scale, y0: int = 0, y1: in
     valid = (shift >= 0) & (shift < 32)
     bits = (tmp[:, None] >> np.where(valid, shift, 0).astype(np.uint64)[None, :]) & np.uint64(1)
     return ((bits == 1) & valid[None, :]).astype(np.uint8)
-
-
-def _ellipse_walk(width: int, height: int) -> list[tuple[int, int]]:
-    """One half of scratch_draw_sheared_ellipse's midpoint walk: (x, y) from (0, height) while the
-    slope is below 1, in integer arithmetic exactly as draw.c steps it."""
-    a2, b2 = width * width, height * height
-    out = []
-    x, y = 0, height
-    sigma = 2 * b2 + a2 * (1 - 2 * height)
-    while b2 * x <= a2 * y:
-        out.append((x, y))
-        if sigma >= 0:
-            sigma += 4 * a2 * (1 - y)
-            y -= 1
-        sigma += b2 * (4 * x + 6)
-        x += 1
-    return out
 
 
 def _mask_bits(mask, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:

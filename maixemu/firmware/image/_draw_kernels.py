@@ -7,8 +7,9 @@ the C (Bresenham steps, ``point_fill`` discs, the thick-circle spans, the sheare
 ``draw_image`` samples, masks and blends each destination pixel once, in float32 as the C.
 
 The pixel array is the image's own (uint8 for grayscale and bitmaps, uint16 for RGB565): two
-specialisations per kernel. Without numba (``_jit``) these run as Python; the drawing methods then
-take their numpy paths instead (``_draw``), and the tests compare the two.
+specialisations per kernel. Without numba (``_jit``) these run as Python: the methods whose kernels
+touch many pixels then take numpy paths instead (``_draw``; the tests compare the two), the
+circle and ellipse walks (few pixels, none allocated) run as they are.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ _I32_MIN = -2147483648
 @kernel
 def point_fill_line(pix, x0, y0, x1, y1, r0, r1, c):
     """``imlib_draw_line``: the Bresenham walk from (x0, y0) to (x1, y1), a ``point_fill`` disc
-    (offsets r0..r1, radius |r0|) at every step."""
+    (offsets r0..r1, radius |r0|) at every step. From a point to itself it is one disc: the filled
+    circle of ``imlib_draw_circle`` (``point_fill(img, cx, cy, -r, r, c)``)."""
     h, w = pix.shape
     dx = abs(x1 - x0)
     dy = abs(y1 - y0)
@@ -50,20 +52,6 @@ def point_fill_line(pix, x0, y0, x1, y1, r0, r1, c):
         if e2 < dy:
             err += dx
             y0 += sy
-
-
-@kernel
-def fill_disc(pix, cx, cy, r, c):
-    """``point_fill(img, cx, cy, -r, r, c)``: the filled circle of ``imlib_draw_circle``."""
-    h, w = pix.shape
-    rr = r * r
-    for y in range(-r, r + 1):
-        py = cy + y
-        if 0 <= py < h:
-            for x in range(-r, r + 1):
-                px = cx + x
-                if 0 <= px < w and x * x + y * y <= rr:
-                    pix[py, px] = c
 
 
 @kernel
@@ -147,8 +135,8 @@ def sheared_ellipse(pix, x0, y0, width, height, filled, shear_dx, shear_dy, c, t
                     if 0 <= px0 < w:
                         top = max(y0 + shift - y, 0)
                         bottom = min(y0 + shift + y, h - 1)
-                        for py in range(top, bottom + 1):
-                            pix[py, px0] = c
+                        if bottom >= top:
+                            pix[top:bottom + 1, px0] = c
                 else:
                     for dy in (y, -y):
                         cy = y0 + dy + shift

@@ -174,28 +174,17 @@ def clip_histogram(hist, limit):
 
 
 @kernel
-def clahe_interpolate(img, maps, nx, ny, out):
-    """clahe.c's interpolation loop: the padded image in (ny + 1) x (nx + 1) bands (half tiles at
-    the borders, the far ones rounded up), each pixel the bilinear mix of its band's four tile
-    maps, ``(yi * (xi * LU + xc * RU) + yc * (xi * LB + xc * RB)) / (sub_x * sub_y)`` in integers."""
-    ph, pw = img.shape
-    xs, ys = pw // nx, ph // ny
+def clahe_interpolate(img, maps, bands_y, bands_x, out):
+    """clahe.c's interpolation loop: the padded image in bands (``bands_y``/``bands_x`` rows of
+    (size, first tile, second tile): half tiles at the borders), each pixel the bilinear mix of its
+    band's four tile maps, ``(yi * (xi * LU + xc * RU) + yc * (xi * LB + xc * RB)) / (sub_x * sub_y)``
+    in integers."""
     y = 0
-    for gy in range(ny + 1):
-        if gy == 0:
-            sub_y, yu, yb = ys >> 1, 0, 0
-        elif gy == ny:
-            sub_y, yu, yb = (ys + 1) >> 1, ny - 1, ny - 1
-        else:
-            sub_y, yu, yb = ys, gy - 1, gy
+    for gy in range(bands_y.shape[0]):
+        sub_y, yu, yb = bands_y[gy, 0], bands_y[gy, 1], bands_y[gy, 2]
         x = 0
-        for gx in range(nx + 1):
-            if gx == 0:
-                sub_x, xl, xr = xs >> 1, 0, 0
-            elif gx == nx:
-                sub_x, xl, xr = (xs + 1) >> 1, nx - 1, nx - 1
-            else:
-                sub_x, xl, xr = xs, gx - 1, gx
+        for gx in range(bands_x.shape[0]):
+            sub_x, xl, xr = bands_x[gx, 0], bands_x[gx, 1], bands_x[gx, 2]
             num = sub_x * sub_y
             for yc in range(sub_y):
                 yi = sub_y - yc

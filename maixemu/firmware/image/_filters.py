@@ -437,7 +437,9 @@ def _clahe_core(img: np.ndarray, nx: int, ny: int, clip: np.float32) -> np.ndarr
             maps[ty, tx] = np.minimum(m, 255)
     if compiled():
         out = np.empty_like(img)
-        clahe_interpolate(img, maps, nx, ny, out)
+        bands_y = np.array([_interpolation_band(g, ny, ys) for g in range(ny + 1)], np.int64)
+        bands_x = np.array([_interpolation_band(g, nx, xs) for g in range(nx + 1)], np.int64)
+        clahe_interpolate(img, maps, bands_y, bands_x, out)
         return out
     out = img.copy()
     y = 0
