@@ -2,7 +2,12 @@
 ``font.c`` geometry.
 
 All drawing writes only the pixel buffer (the AI buffer goes stale, §0) and returns the image.
-Loops run over shapes (line points, circle rows, characters), never over all pixels.
+The per-pixel loops (lines with their ``point_fill`` discs, circles, ellipses, glyphs,
+``draw_image``) are compiled kernels (``_draw_kernels``) with numpy forms for when numba is missing;
+the Python around them walks only the shape (the pen of a string, the arguments). Nothing is
+allocated for pixels that fall off the image (``draw_image`` and glyphs compute only the part on
+it), however large a scale or shape is asked for.
+``tests/firmware/test_image_draw_cdiff.py`` compares every method with the firmware's own C.
 
 Note on rounding: in MaixPy v0.6.2 ``fast_roundf``/``fast_floorf`` (``omv/img/include/fmath.h``)
 are plain ``(int)x`` truncations, so glyph sizes, source rows/columns of scaled glyphs, proportional
