@@ -497,7 +497,7 @@ class DrawMixin:
         """``imlib_draw_image``'s loop in the compiled kernel (its Python twin without numba, where
         the source is this very image: the C then reads pixels it has already drawn)."""
         src = other._pix
-        if not np.shares_memory(self._pix, src):
+        if src.dtype != np.uint16 and not np.shares_memory(self._pix, src):
             src = src.astype(np.uint16)  # the C reads every source pixel as an int RGB565 value
         bits = _NO_MASK if mask is None else to_binary(mask._pix, mask._fmt).view(np.uint8)
         out_mask = 0xFF if self._fmt == GRAYSCALE else 1 if self._fmt == BINARY else 0xFFFF
