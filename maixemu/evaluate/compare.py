@@ -30,6 +30,12 @@ def rows(values: np.ndarray) -> np.ndarray:
     return squeezed.reshape(1, -1) if squeezed.ndim == 1 else squeezed.reshape(-1, squeezed.shape[-1])
 
 
+def row_count(shape: tuple[int, ...]) -> int:
+    """How many rows of scores :func:`rows` makes of an output of ``shape`` (1 for a class vector)."""
+    squeezed = [int(s) for s in shape if s != 1] or [1]
+    return 1 if len(squeezed) == 1 else int(np.prod(squeezed[:-1]))
+
+
 def agreement(k: np.ndarray, r: np.ndarray) -> float:
     """Share of rows whose arg-max agrees (1.0/0.0 for a classifier's single row)."""
     kr, rr = rows(k), rows(r)
