@@ -60,3 +60,10 @@ def default_class_output(shapes: list[tuple[int, ...]]) -> int:
         return 0
     widths = [(s[-1] if len(s) and s[-1] >= 2 else 1 << 30, i) for i, s in enumerate(shapes)]
     return min(widths)[1]
+
+
+def prediction_pairs(reference: np.ndarray, kmodel: np.ndarray) -> list[list[int]]:
+    """``[float class, kmodel class, rows]`` for every pair of arg-maxes the rows give (sorted)."""
+    rr, kr = rows(reference).argmax(axis=1), rows(kmodel).argmax(axis=1)
+    pairs, counts = np.unique(np.stack([rr, kr], axis=1), axis=0, return_counts=True)
+    return [[int(a), int(b), int(n)] for (a, b), n in zip(pairs, counts)]

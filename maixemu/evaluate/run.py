@@ -55,6 +55,8 @@ class EvalOptions:
     limit: int | None = None
     worst: int = 12
     quiet: bool = False
+    #: compare every kmodel layer with the float tensor it computes (needs ``reference``)
+    layers: bool = False
 
 
 @dataclass
@@ -141,6 +143,9 @@ def prepare(options: EvalOptions):
     model = _load_model(Path(options.model))
     chw = model_chw(model)
     task = detect_task(data) if options.task == "auto" else options.task
+    if options.layers and options.reference is None:
+        raise EvalError("--layers compares the kmodel's layers with the float model's: give --reference FLOAT_MODEL "
+                        "(the .tflite or .onnx it was compiled from)")
     if task == "compare" and options.reference is None:
         raise EvalError(
             f"{data}: no labels found (no class folders, CSV or .xml/.txt annotations next to the images): "
@@ -200,6 +205,18 @@ def prepare(options: EvalOptions):
     if reference:
         header["reference"] = {"file": Path(reference).name, "sha256": file_sha256(reference),
                                "mean": list(spec.mean), "std": list(spec.std), "normalisation": normalisation}
+    if options.layers:
+        from .layer_probe import probe_matches
+
+        spec, unmatched, probes = probe_matches(spec, dataset.samples)
+        header["layer_mapping"] = {
+            "method": f"by values on the first {probes} image(s): each layer's output against the float tensors of its "
+                      "size (same or channels-last arrangement), best Pearson correlation first, each tensor once",
+            "probe_images": probes,
+            "layers": len(model.layers),
+            "matched": len(spec.layer_matches),
+            "unmatched": [{"index": u.index, "kind": u.kind, "shape": list(u.shape), "reason": u.reason} for u in unmatched],
+        }
     return spec, dataset, header, shapes
 
 
@@ -256,7 +273,8 @@ def evaluate(options: EvalOptions) -> EvalOutcome:
         return outcome
     ordered = [records[s.index] for s in dataset.samples]
     results = build_results(task=spec.task, records=ordered, names=dataset.class_names, header=header,
-                            output_shapes=shapes, class_output=spec.output, worst=options.worst)
+                            output_shapes=shapes, class_output=spec.output, worst=options.worst,
+                            layer_matches=spec.layer_matches if spec.per_layer else None)
     outcome.results = results
     report.mkdir(parents=True, exist_ok=True)
     outcome.files.append(write_results(report, results))
