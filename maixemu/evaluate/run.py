@@ -287,6 +287,8 @@ def evaluate(options: EvalOptions) -> EvalOutcome:
             "confusion": plots.confusion_matrix(results, folder),
             "per_class": plots.per_class_bars(results, folder),
             "error_histogram": plots.error_histogram(results, folder),
+            "layers": plots.layer_errors(results, folder),
+            "agreement": plots.agreement_matrix(results, folder),
             "worst": plots.worst_images(results, by_path, dataset.root, folder, dataset.class_names),
         }
     outcome.files.append(write_html(report, results, figures, not plots.available()))
