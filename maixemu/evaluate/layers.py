@@ -139,12 +139,12 @@ def match_layers(layers, tapped, probes: list[tuple[list[np.ndarray], dict[str, 
         shape = tuple(int(s) for s in layer.output_shapes[0]) if layer.output_shapes else ()
         k_all = np.concatenate([np.asarray(p[0][layer.index], dtype=np.float64).reshape(-1) for p in probes])
         quantised = np.dtype(probes[0][0][layer.index].dtype) == np.uint8
-        best = -1.0
+        best: float | None = None
         for t in tapped:
             for arrangement in arrangements(shape, t.shape):
                 f_all = np.concatenate([arrange(p[1][t.key], shape, arrangement) for p in probes])
                 score = _pearson(k_all, f_all)
-                best = max(best, score)
+                best = score if best is None else max(best, score)
                 if score < MATCH_MIN:
                     continue
                 if quantised:
@@ -158,7 +158,7 @@ def match_layers(layers, tapped, probes: list[tuple[list[np.ndarray], dict[str, 
                 rank = (layer.kind in CONVERSIONS, -round(score, 6), distance, layer.index, t.position)
                 candidates.append((rank, LayerMatch(layer.index, layer.kind, shape, t.key, t.name, t.op, arrangement,
                                                     a, b, bool(quantised), round(score, 6), tolerance)))
-        if best < 0:
+        if best is None:
             reasons[layer.index] = f"the float model has no tensor of {int(np.prod(shape or (1,)))} values in this arrangement"
         elif best < MATCH_MIN:
             reasons[layer.index] = f"no float tensor of this shape agrees (best correlation {best:.2f} < {MATCH_MIN})"
