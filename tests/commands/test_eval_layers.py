@@ -199,3 +199,25 @@ def test_an_onnx_reference_exposes_every_node_output(tmp_path):
     outputs, tensors = ref.run_tensors(np.full((1, 4, 4), 2, np.uint8), ["c"])
     assert len(outputs) == 1 and outputs[0].shape == (1, 2, 4, 4)
     assert tensors["c"][0, 0, 1, 1] == 18.0 and tensors["c"][0, 0, 0, 0] == 8.0
+
+
+def test_a_v3_classifier_maps_its_layers_to_the_onnx_ops_it_fused(tmp_path):
+    """V3 layers map to the float ops by shape and values: each KPU conv (pool fused) is the float pool's
+    output, the DEQUANTIZE the flatten, then the FC and softmax; the classifier's numbers follow."""
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from _classifier_pair import make_pair
+
+    kmodel, onnx_model = make_pair(tmp_path / "pair")
+    data = make_digits(tmp_path / "digits", 3, seed=5)
+    report = tmp_path / "report"
+    assert main(["eval", str(kmodel), str(data), "--reference", str(onnx_model), "--mean", "0", "--std", "255", "--layers",
+                 "--report", str(report), "--jobs", "1", "-q"]) == 0
+    r = results(report)
+    assert [(e["index"], e["kind"], e["float_tensor"]) for e in r["layers"]] == [
+        (0, "K210_CONV", "pool1"), (1, "K210_CONV", "pool2"), (2, "DEQUANTIZE", "flat"), (3, "FULLY_CONNECTED", "logits"),
+        (4, "SOFTMAX", "scores")]
+    assert r["layers"][0]["sqnr_db"] > 30 and r["layers"][0]["rmse_steps"] < 1.0  # little more than its own rounding
+    assert r["reference"]["float_accuracy"] is not None and r["accuracy"] is not None
+    assert r["reference"]["agreement_matrix"]["rows"] == 30
+    assert "top-1 agrees with the float model" in r["verdict"]["text"]
