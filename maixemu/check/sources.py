@@ -2,8 +2,9 @@
 
 Paths are in nncase's repository (github.com/kendryte/nncase) at the tags of the last releases of
 each series: ``v0.1.0-rc5`` (the C# compiler, kmodel V3) and ``v0.2.0-beta4`` (the C++ compiler,
-kmodel V4); MaixPy's are in sipeed/MaixPy-v1. The check prints the rule ids it used and
-``maixemu check --sources`` lists them all, so a verdict can always be traced to the code it follows.
+kmodel V4); MaixPy's are in sipeed/MaixPy-v1. The check prints the rule ids in every table cell and
+lists the rules it applied with these sources, so a verdict can always be traced to the code it
+follows (``docs/check.md`` has the whole table).
 """
 
 from __future__ import annotations
@@ -34,12 +35,12 @@ RULES: dict[str, Rule] = {r.id: r for r in (
     Rule("v01-pad", "PAD: only paddings [[0,0],[1,1],[1,1],[0,0]]",
          f"{V01} src/NnCase.Converter/Converters/TfLiteToGraphConverter.cs:127-128"),
     Rule("v01-dw-mult", "DEPTHWISE_CONV_2D: depth_multiplier must be 1 (unless the input has one channel)",
-         f"{V01} src/NnCase.Converter/Converters/TfLiteToGraphConverter.cs:157-168"),
-    Rule("v01-mul", "MUL: only by a scalar", f"{V01} src/NnCase.Converter/Converters/TfLiteToGraphConverter.cs:242-263"),
+         f"{V01} src/NnCase.Converter/Converters/TfLiteToGraphConverter.cs:149-168"),
+    Rule("v01-mul", "MUL: only by a scalar", f"{V01} src/NnCase.Converter/Converters/TfLiteToGraphConverter.cs:241-263"),
     Rule("v01-concat", "CONCATENATION: axis must be 3 (channels)",
          f"{V01} src/NnCase.Converter/Converters/TfLiteToGraphConverter.cs:335-336"),
     Rule("v01-mean", "MEAN: only over axes [1, 2] (a global average pool)",
-         f"{V01} src/NnCase.Converter/Converters/TfLiteToGraphConverter.cs:390-401"),
+         f"{V01} src/NnCase.Converter/Converters/TfLiteToGraphConverter.cs:383-401"),
     Rule("v01-same-conv", "KPU conv: 1x1 or 3x3 square kernel, stride 1, input and output at least 4x4, 3x3 with SAME padding",
          f"{V01} src/NnCase.Converter.K210/Transforms/K210SameConv2dTransform.cs:18-38"),
     Rule("v01-stride2-conv", "KPU conv: 3x3 stride 2 SAME (not depthwise) on an even-sized input, as a conv + left-top pool",
@@ -71,8 +72,8 @@ RULES: dict[str, Rule] = {r.id: r for r in (
     Rule("v02-onnx-ops", "the ONNX importer knows 36 ops (opcode.def); others: 'Not supported ONNX opcode'",
          f"{V02} src/importer/onnx/opcode.def:1-37; src/importer/onnx/onnx_importer.cpp:171"),
     Rule("v02-float", "model inputs and outputs must be FLOAT32; constants FLOAT32 (or INT8/UINT8 with a scale, dequantised)",
-         f"{V02} src/importer/tflite/tflite_importer.h:114-138,186-195"),
-    Rule("v02-act", "fused activations: NONE, RELU, RELU_N1_TO_1, RELU6", f"{V02} src/importer/tflite/tflite_importer.h:216-231"),
+         f"{V02} src/importer/tflite/tflite_importer.h:114-138,187-195"),
+    Rule("v02-act", "fused activations: NONE, RELU, RELU_N1_TO_1, RELU6", f"{V02} src/importer/tflite/tflite_importer.h:218-231"),
     Rule("v02-dw-mult", "DEPTHWISE_CONV_2D: depth_multiplier must be 1 (unless the input has one channel)",
          f"{V02} src/importer/tflite/ops/conv2d.cpp:80-88"),
     Rule("v02-kpu-conv", "KPU conv: groups 1 or depthwise, dilation 1, 1x1 or 3x3 square kernel",
