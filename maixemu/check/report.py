@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..kmodel.k210 import K210_KPU_RAM_BYTES, MAIXPY_BUILD_NAMES, MAIXPY_MODEL_BUDGETS, MIB
+from ..kmodel.inspect import size_text
+from ..kmodel.k210 import K210_KPU_RAM_BYTES, MAIXPY_BUILD_NAMES, MAIXPY_MODEL_BUDGETS
 from .sources import RULES, cite
 
 
@@ -27,12 +28,7 @@ class CheckResult:
         return "\n".join(out)
 
 
-def size(n: int) -> str:
-    if n >= MIB:
-        return f"{n / MIB:.2f} MiB"
-    if n >= 1024:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n} B"
+size = size_text
 
 
 def table(headers: list[str], rows: list[list[str]], right: frozenset[int] = frozenset({0})) -> list[str]:
