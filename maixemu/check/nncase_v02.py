@@ -130,6 +130,12 @@ def _decide(op: FloatOp, graph: FloatGraph, verdict: CompilerVerdict, consumers,
                    else f"weights {w.shape[0]}x{w.shape[1]} beyond 1024")
             return OpVerdict(op.index, "CPU", f"matmul on the CPU ({why})", ("v02-matmul", "v02-cpu"))
         return OpVerdict(op.index, "KPU", f"{w.shape[0]}x{w.shape[1]} matmul as a 1x1 KPU conv", ("v02-matmul",))
+    if op.op == "RELU6" and op.activations:
+        source = producers.get(op.activations[0].name)
+        if source is not None and source.op in CONV_OPS and len(consumers.get(source.outputs[0].name, [])) == 1:
+            if source.index in kpu_convs:
+                kpu_convs[op.index] = kpu_convs[source.index]  # a pool after it sees the conv
+            return OpVerdict(op.index, "fused", f"into conv {source.index}'s activation", ("v02-clamp-fuse",), into=source.index)
     if op.op in PAD_OPS and op.op != "SPACE_TO_BATCH_ND" and len(consumers.get(op.outputs[0].name, [])) == 1:
         nxt = consumers[op.outputs[0].name][0]
         if nxt.op in CONV_OPS:
@@ -147,6 +153,8 @@ def _pool_fusion(op: FloatOp, graph: FloatGraph, consumers, producers, kpu_convs
     conv = kpu_convs[source.index]
     if conv.depthwise or conv.stride != (1, 1) or len(consumers.get(source.outputs[0].name, [])) != 1:
         return None
+    while source.op not in CONV_OPS:  # a clamp fused into the conv: the pool follows the conv itself
+        source = producers[source.activations[0].name]
     win = window(op, graph)
     if win is None or win.kernel[0] != win.kernel[1] or win.stride[0] != win.stride[1] or win.dilation != (1, 1):
         return None

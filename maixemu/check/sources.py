@@ -94,6 +94,9 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "src/common/include/runtime/k210/k210_runtime_op_utility.h:83-104"),
     Rule("v02-pad-fold", "a PAD before a conv is folded into its padding (then the KPU's own padding, the rest a CPU pad)",
          f"{V02} src/transforms/include/hlir/transforms/neutral/fuse_pad.h:20-30; src/transforms/hlir/k210/fake_kpu_conv2d.cpp:34-41"),
+    Rule("v02-clamp-fuse", "RELU6 (a clamp) right after a conv is fused into the conv's activation; RELU and ONNX Relu are "
+         "a binary max on the CPU", f"{V02} src/importer/tflite/ops/activations.cpp:26-47; "
+         "src/transforms/hlir/neutral/fuse_clamp.cpp:38-66; src/importer/onnx/ops/activations.cpp:35-51"),
     Rule("v02-cpu", "every other imported op runs on the CPU (float, or quantised where nncase quantises it)",
          f"{V02} src/cli/targets/k210/target.cpp:83-130"),
     Rule("v02-kpu-ram", "the KPU allocator has 2 MiB in 64-byte rows; maps take the KPU's row layout",

@@ -121,7 +121,7 @@ class Evaluator:
     def _run(self, prepared) -> list[np.ndarray]:
         return [np.asarray(o) for o in self.model.run(prepared.chw.reshape(self.input_shape))]
 
-    def _per_layer(self, sample: Sample, prepared, file_input_, outputs, aligned, tapped) -> dict:
+    def _per_layer(self, sample: Sample, prepared, file_prepared, outputs, aligned, tapped) -> dict:
         """``--layers``: every matched layer on the file's input, and the output error split in two.
 
         The layers run on the file's RGB888, the bytes the float model gets, so what they show is
@@ -133,11 +133,11 @@ class Evaluator:
         matches = self.spec.layer_matches
         wanted = {m.index: i for i, m in enumerate(matches)}
         sums: list = [None] * len(matches)
-        for step in self.model.trace(file_input_.chw.reshape(self.input_shape)):
+        for step in self.model.trace(file_prepared.chw.reshape(self.input_shape)):
             position = wanted.get(step.index)
             if position is not None:
                 sums[position] = layer_sums(matches[position], step.output, tapped[matches[position].tensor_key])
-        on_file = outputs if self.spec.recipe.mode == "file" else self._run(file_input_)
+        on_file = outputs if self.spec.recipe.mode == "file" else self._run(file_prepared)
         try:
             on_device = outputs if self.spec.recipe.mode == "device" else self._run(self._prepare(sample.path, self.device_recipe))
         except (Undecodable, EvalError):

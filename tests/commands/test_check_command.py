@@ -108,6 +108,28 @@ def test_onnx_has_no_v01_importer_and_goes_through_v02(tmp_path, capsys):
     assert code == 0
     assert "nncase v0.1 has no ONNX importer" in out and "src/NnCase.Cli/Program.cs:91-119" in out
     assert "KPU: 3x3 conv" in out and "nncase v0.2 → kmodel V4 converts it" in verdict(out)
+    # ONNX's Relu is imported as a binary max on the CPU, so the pool after it stays on the CPU too
+    assert "CPU: reduce_window2d on the CPU" in next(line for line in out.splitlines() if "MaxPool" in line)
+
+
+def test_relu6_after_a_conv_is_its_activation_and_the_pool_after_it_fuses(tmp_path, capsys):
+    b = TFLiteBuilder()
+    S = b.schema
+    x = b.tensor("input", (1, 16, 16, 3))
+    b.inputs = [x]
+    y = b.conv(x, "c", 8, 3, act="NONE")
+    r = b.tensor("r6", (1, 16, 16, 8))
+    b.op("RELU6", [y], [r])
+    p = b.tensor("p", (1, 8, 8, 8))
+    b.op("MAX_POOL_2D", [r], [p], "Pool2DOptions", padding=S.Padding.VALID, strideW=2, strideH=2, filterWidth=2,
+         filterHeight=2, fusedActivationFunction=S.ActivationFunctionType.NONE)
+    b.outputs = [p]
+    code, out, _ = run_check(capsys, b.write(tmp_path / "r6.tflite"))
+    rows = {line.split()[0]: line for line in out.splitlines() if line.strip()[:1].isdigit()}
+    assert "fused: into conv 0's activation [v02-clamp-fuse]" in rows["1"] and "fuse_clamp.cpp:38-66" in out
+    assert "fused: into the KPU conv 0 as its pool [v02-pool-fuse]" in rows["2"]
+    assert "refused: LayerNotSupportedException: RELU6" in rows["1"]  # not in v0.1's TFLite importer
+    assert code == 0
 
 
 def test_ulffd_tflite_puts_on_the_kpu_what_nncase_v02_put_there():
