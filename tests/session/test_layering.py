@@ -26,8 +26,10 @@ ALLOWED: dict[str, set[str]] = {
     "firmware": {"kmodel", "host"},
     "session": {"firmware", "kmodel", "host", "micropython_source"},
     "testing": {"session", "host"},
-    "evaluate": {"session", "firmware", "kmodel", "host", "progress"},  # its device path runs on a board
-    "commands": {"session", "firmware", "kmodel", "host", "evaluate", "progress"},
+    "evaluate": {"session", "firmware", "kmodel", "host", "progress", "floatmodel"},  # its device path runs on a board
+    "floatmodel": set(),  # TFLite/ONNX operator lists (maixemu check, eval --layers): a leaf like kmodel
+    "check": {"floatmodel", "kmodel"},  # nncase's rules over a float model or a kmodel: no firmware, no session
+    "commands": {"session", "firmware", "kmodel", "host", "evaluate", "progress", "check", "floatmodel"},
     "tools": {"session", "firmware", "kmodel", "host", "progress"},
     "progress": set(),  # the long commands' progress bars (tqdm): a leaf every command may use
     "micropython_source": set(),
