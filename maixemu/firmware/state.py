@@ -481,7 +481,10 @@ class BoardState:
             self.console.stdout.write(format_exception(exc))
             self.console.stdout.flush()
         except (OSError, ValueError):
-            pass
+            return
+        from .notices import report_advice
+
+        report_advice(self, exc)  # maixemu's advice on its own line, after the device's report
 
     @cached_property
     def uart(self) -> UartBus:

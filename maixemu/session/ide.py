@@ -47,6 +47,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+from ..firmware.notices import advice_line, report_advice
 from ..firmware.state import RunEnded
 from ..firmware.threads import raise_in_thread
 from ..firmware.tracebacks import format_exception
@@ -227,6 +228,9 @@ class IdeLink:
         """Show the script's exception on the page as the IDE's terminal does (MicroPython's format)."""
         text = format_exception(exc)
         self.channel.write(text, "err")
+        advice = advice_line(exc, not self.quiet)
+        if advice:  # maixemu's advice, on its own line after the device's traceback (grey)
+            self.channel.write(advice, "notice")
         lines = text.strip().splitlines()
         where = [line for line in lines if line.lstrip().startswith("File ")]
         match = re.search(r'File "([^"]*)", line (\d+)', where[-1]) if where else None
@@ -373,6 +377,8 @@ class IdeLink:
                     gpio.set_input(int(entry["pin"]), level, deliver=True)
                 except Exception as exc:  # MicroPython prints an IRQ handler's exception and goes on
                     sys.stderr.write(format_exception(exc))
+                    if self._board is not None:
+                        report_advice(self._board.state, exc)
         finally:
             self._in_irq.active = False
             self._irq_lock.release()

@@ -314,7 +314,7 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
         fault = device_fault(exc, script_files, board.state.display)
         if fault is not None:  # one line says it all (the camera or LCD of the PC failed): no closing line
             return Outcome(fault[1], error=exc, messages=[fault[0] + "\n"], reason="device fault")
-    messages = [format_script_error(exc, script_files, debug, device_name)]
+    messages = [format_script_error(exc, script_files, debug, device_name, hints=board.state.notices.enabled)]
     return Outcome(1, error=exc, messages=messages)
 
 
