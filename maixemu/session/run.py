@@ -186,7 +186,9 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
     path = Path(script).resolve()
     shown = shown_as if shown_as is not None else script
     if not path.is_file():
-        return _report(board, Outcome(2, messages=[f"maixemu: no such script: {shown}\n"]))
+        from .script_hint import missing_script_message
+
+        return _report(board, Outcome(2, messages=[f"maixemu: {missing_script_message(Path(script), str(shown))}\n"]))
     device_name = _device_names(board, path)
     board.state.run.device_name = device_name  # sys.print_exception and thread tracebacks name files so too
     code, failed = _compile(path, shown, device_name, debug)
