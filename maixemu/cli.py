@@ -145,9 +145,21 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, script_args = argv[:cut], argv[cut + 1 :]
     parser, commands = build_parser()
+    if argv and not argv[0].startswith("-") and argv[0] != "run" and argv[0] not in commands:
+        from .session.script_hint import not_a_command_hint
+
+        hint = not_a_command_hint(argv[0])  # `maixemu main.py`: the user meant `maixemu run main.py`
+        if hint is not None:
+            print(f"maixemu: {hint}", file=sys.stderr)
+            return 2
     args = parser.parse_args(argv or ["run"])
     if args.command == "run":
         args.script_args = script_args
+        if args.script is not None and not Path(args.script).is_file():
+            from .session.script_hint import missing_script_message
+
+            print(f"maixemu: {missing_script_message(Path(args.script), str(args.script))}", file=sys.stderr)
+            return 2
         return command_run(args)
     return int(commands[args.command].run(args) or 0)
 

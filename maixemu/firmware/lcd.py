@@ -416,8 +416,8 @@ def display(img, roi=None, oft=None) -> None:
     """
     fmt = _image_format(img)
     if fmt not in (_pf.RGB565, _pf.GRAYSCALE):
-        raise OSError(notices.with_advice("Image format is not supported.",
-                                          "the LCD shows RGB565 or grayscale images: img.to_rgb565() first"))
+        raise notices.advised(OSError("Image format is not supported."),
+                              "the LCD shows RGB565 or grayscale images: img.to_rgb565() first")
     iw, ih = img.width(), img.height()
     rx, ry, rw, rh = _roi(roi, iw, ih)
     ox, oy = (-1, -1) if oft is None else (_int(v) for v in _array(oft, 2))
@@ -468,7 +468,7 @@ def draw_string(*args, **kwargs) -> None:
         raise TypeError(f"function expected 3 to 5 arguments, got {len(args)}")
     p = _panel()
     if p.para_w == 0 or p.para_h == 0:
-        raise ValueError(notices.with_advice("not init", "call lcd.init() first"))
+        raise notices.advised(ValueError("not init"), "call lcd.init() first")
     x0 = _int(args[0]) & 0xFFFF
     y0 = _int(args[1]) & 0xFFFF
     text = args[2]
@@ -499,7 +499,7 @@ def fill_rectangle(*args) -> None:
         raise TypeError(f"function expected 5 arguments (x, y, w, h, color), got {len(args)}")
     p = _panel()
     if p.para_w == 0 or p.para_h == 0:
-        raise ValueError(notices.with_advice("not init", "call lcd.init() first"))
+        raise notices.advised(ValueError("not init"), "call lcd.init() first")
     x0 = _int(args[0]) & 0xFFFF
     y0 = _int(args[1]) & 0xFFFF
     x1 = (_int(args[2]) + x0) & 0xFFFF

@@ -85,6 +85,9 @@ class BoardEvents:
         self.lcd_shown: list[Callable[[Any], None]] = []
         #: ``listener(image)``: the firmware's ``fb_update_jpeg_buffer`` (the IDE's frame-buffer copy).
         self.framebuffer: list[Callable[[Any], None]] = []
+        #: ``JPEG_FB()->enabled``: the IDE's frame-buffer view is on (``USBDBG_FB_ENABLE``; the IDE
+        #: page's "Disable preview" turns it off, and then no copy is made, as on the board).
+        self.framebuffer_enabled = True
         #: ``listener(value)`` with every value ``clock.fps()`` returned to the script.
         self.clock_fps: list[Callable[[float], None]] = []
         #: ``listener(call, model)`` before the KPU runs ``model`` (a ``maixemu.kmodel`` model).
@@ -491,7 +494,10 @@ class BoardState:
             self.console.stdout.write(format_exception(exc))
             self.console.stdout.flush()
         except (OSError, ValueError):
-            pass
+            return
+        from .notices import report_advice
+
+        report_advice(self, exc)  # maixemu's advice on its own line, after the device's report
 
     @cached_property
     def uart(self) -> UartBus:

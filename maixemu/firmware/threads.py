@@ -159,7 +159,10 @@ def _report(board: BoardState, target: Any, exc: BaseException) -> None:
         stream.write(text)
         stream.flush()
     except Exception:  # noqa: BLE001 - a closed console must not turn into a second error
-        pass
+        return
+    from .notices import report_advice
+
+    report_advice(board, exc)  # maixemu's advice on its own line, after the device's report
 
 
 __all__ = ["BoardThreads", "raise_in_thread", "script_threads_alive", "stubborn_end"]

@@ -7,8 +7,12 @@ This module connects a run to it: :meth:`IdeLink.attach` is a service of the run
 =============================  ==============================================================
 ``on_framebuffer(image)``      ``events.framebuffer`` — the firmware's ``fb_update_jpeg_buffer``
                                (start of ``snapshot()``, ``sensor.flush()``, ``copy_to_fb``;
-                               never ``lcd.display``)
-``on_lcd_frame(rgb)``          ``events.lcd_shown``: every picture the LCD sink shows
+                               never ``lcd.display``); only while the page's preview is on or
+                               a recording runs (``events.framebuffer_enabled``, as the IDE's
+                               Disable button switches the firmware's copy off)
+``on_snapshot()``              ``events.snapshot``: the frame clock (PC frames/s, KPU per frame)
+``on_lcd_frame(rgb)``          ``events.lcd_shown``: every picture the LCD sink shows (copied for
+                               the page only while its preview is on)
 ``on_output_level(pin, lvl)``  ``events.gpio_output``: the board's LEDs
 ``on_clock_fps(value)``        ``events.clock_fps``: what ``clock.fps()`` returned
 ``on_kpu_call(call, model)``   ``events.kpu_call``: for the device-time estimate
@@ -47,6 +51,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ..firmware.notices import advice_line, report_advice
 from ..firmware.state import RunEnded
 from ..firmware.threads import raise_in_thread
 from ..firmware.tracebacks import format_exception
@@ -126,6 +131,7 @@ class IdeLink:
         self._stop_pending: tuple[float, type[BaseException]] | None = None
         self._fps_script: float | None = None
         self._frame_times: deque[float] = deque(maxlen=61)
+        self._snapshots = 0
         self._kpu_frame: dict[str, list[float]] = {}  # call -> [count, estimated ms] since the last frame
         self._kpu_last: dict[str, Any] = {"ms": None, "calls": []}
         self._estimates = ModelTimes()
@@ -138,7 +144,8 @@ class IdeLink:
         self.stopped_by_page = False
         #: Exit code when maixemu was told to quit while it waited for Run (SIGTERM: 143).
         self.quit_code: int | None = None
-        channel.set_handlers(stop=self.stop, run=self.run_again, button=self.button, analyze=ide_analysis.analyze)
+        channel.set_handlers(stop=self.stop, run=self.run_again, button=self.button, analyze=ide_analysis.analyze,
+                             picture=ide_analysis.picture)
 
     # ------------------------------------------------------------------ one run
     def attach(self, board: Board) -> Callable[[], None]:
@@ -151,6 +158,7 @@ class IdeLink:
         self._stop_pending = None
         self._events.clear()
         self._frame_times.clear()
+        self._snapshots = 0
         self._kpu_frame = {}
         self._kpu_last = {"ms": None, "calls": []}
         self._estimates.clear()
@@ -176,7 +184,10 @@ class IdeLink:
             self.channel.write(f"\n[maixemu] run {self.runs} of {name}\n", "notice")
 
         events = board.state.events
-        hooks = ((events.framebuffer, self.on_framebuffer), (events.clock_fps, self.on_clock_fps),
+        events.framebuffer_enabled = self.channel.frames_wanted()
+        hooks: tuple[tuple[list[Any], Callable[..., None]], ...] = (
+                 (events.framebuffer, self.on_framebuffer), (events.snapshot, self.on_snapshot),
+                 (events.clock_fps, self.on_clock_fps),
                  (events.kpu_call, self.on_kpu_call), (events.gpio_output, self.on_output_level),
                  (events.lcd_shown, self.on_lcd_frame), (events.checkpoint, self.checkpoint),
                  (events.idle, self.checkpoint))
@@ -228,6 +239,9 @@ class IdeLink:
         """Show the script's exception on the page as the IDE's terminal does (MicroPython's format)."""
         text = format_exception(exc)
         self.channel.write(text, "err")
+        advice = advice_line(exc, not self.quiet)
+        if advice:  # maixemu's advice, on its own line after the device's traceback (grey)
+            self.channel.write(advice, "notice")
         lines = text.strip().splitlines()
         where = [line for line in lines if line.lstrip().startswith("File ")]
         match = re.search(r'File "([^"]*)", line (\d+)', where[-1]) if where else None
@@ -242,16 +256,20 @@ class IdeLink:
 
     # ------------------------------------------------------------------ hook points
     def on_framebuffer(self, img: Any) -> None:
-        """``fb_update_jpeg_buffer``: the IDE's copy of the frame buffer (also the frame clock)."""
-        now = time.monotonic()
-        self._frame_times.append(now)
-        self._finish_kpu_frame()
+        """``fb_update_jpeg_buffer``: the IDE's copy of the frame buffer."""
         self.channel.publish_framebuffer(ide_analysis.FrameBufferCopy(img))  # kept, encoded only when looked at
-        self._publish_stats()
         self.checkpoint()
 
+    def on_snapshot(self) -> None:
+        """A frame was captured: the frame clock (PC frames/s, the KPU time of the frame before)."""
+        self._snapshots += 1
+        self._frame_times.append(time.monotonic())
+        self._finish_kpu_frame()
+        self._publish_stats()
+
     def on_lcd_frame(self, rgb: Any) -> None:
-        self.channel.publish_lcd(rgb)
+        if self.channel.frames_wanted():
+            self.channel.publish_lcd(rgb)
         self.checkpoint()
 
     def on_output_level(self, pin: int, level: int) -> None:
@@ -320,7 +338,7 @@ class IdeLink:
             "pc_fps": round(pc_fps, 2) if pc_fps else None,
             "kpu_ms": self._kpu_last["ms"], "kpu_calls": self._kpu_last["calls"],
             "kpu_fps": round(1000.0 / self._kpu_last["ms"], 1) if self._kpu_last["ms"] else None,
-            "frames": len(times),
+            "frames": len(times), "snapshots": self._snapshots,
         })
 
     # ------------------------------------------------------------------ page requests (server thread)
@@ -374,12 +392,16 @@ class IdeLink:
                     gpio.set_input(int(entry["pin"]), level, deliver=True)
                 except Exception as exc:  # MicroPython prints an IRQ handler's exception and goes on
                     sys.stderr.write(format_exception(exc))
+                    if self._board is not None:
+                        report_advice(self._board.state, exc)
         finally:
             self._in_irq.active = False
             self._irq_lock.release()
 
     def _watch(self) -> None:
-        """Helper thread of one run: late button events and Stops that reached no checkpoint."""
+        """Helper thread of one run: late button events and Stops that reached no checkpoint, and the
+        page's preview toggle passed on to the board (the firmware's ``JPEG_FB()->enabled``)."""
+        events = self._board.state.events if self._board is not None else None
         while True:
             with self._lock:
                 if not self._attached:
@@ -387,6 +409,8 @@ class IdeLink:
                 self._wake.wait(timeout=0.05)
                 if not self._attached:
                     return
+                if events is not None:
+                    events.framebuffer_enabled = self.channel.frames_wanted()
                 now = time.monotonic()
                 late_button = (bool(self._events) and now - self._events[0][0] >= IRQ_FALLBACK_S
                                and now - self._checkpoint_at >= IRQ_FALLBACK_S)

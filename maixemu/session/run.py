@@ -150,7 +150,9 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
     path = Path(script).resolve()
     shown = shown_as if shown_as is not None else script
     if not path.is_file():
-        return _report(board, Outcome(2, messages=[f"maixemu: no such script: {shown}\n"]))
+        from .script_hint import missing_script_message
+
+        return _report(board, Outcome(2, messages=[f"maixemu: {missing_script_message(Path(script), str(shown))}\n"]))
     device_name = _device_names(board, path)
     board.state.run.device_name = device_name  # sys.print_exception and thread tracebacks name files so too
     code, failed = _compile(path, shown, device_name, debug)
@@ -276,7 +278,7 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
         fault = device_fault(exc, script_files, board.state.display)
         if fault is not None:  # one line says it all (the camera or LCD of the PC failed): no closing line
             return Outcome(fault[1], error=exc, messages=[fault[0] + "\n"], reason="device fault")
-    messages = [format_script_error(exc, script_files, debug, device_name)]
+    messages = [format_script_error(exc, script_files, debug, device_name, hints=board.state.notices.enabled)]
     return Outcome(1, error=exc, messages=messages)
 
 

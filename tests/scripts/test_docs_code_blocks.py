@@ -260,3 +260,13 @@ def test_the_example_project_passes_its_tests(world: Path, tmp_path):
     tests = sum(unit.text.count("\ndef test_") + unit.text.startswith("def test_") for unit in UNITS
                 if (_project_file(unit) or "").startswith("test_"))
     assert f"{tests} passed" in proc.stdout, proc.stdout[-1000:]
+
+
+def test_the_readme_states_the_input_shape_load_kmodel_gives():
+    """The README's ``load_kmodel`` example says which shape its face model's input has: the one it has."""
+    from maixemu.kmodel import load_kmodel
+
+    line = next(line for line in (REPO_ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+                if line.startswith("print(m.inputs[0].shape)"))
+    stated = tuple(int(v) for v in re.search(r"# \(([\d, ]+)\)", line).group(1).split(","))
+    assert load_kmodel(SHARED_DIR / "models" / "v3" / "face_detect_320x240.kmodel").inputs[0].shape == stated
