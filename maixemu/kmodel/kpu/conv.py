@@ -29,6 +29,7 @@ from .blas import blas_threads
 from .fast import compiled_available
 from .hwc import HwcPath
 from .parallel import _pool, _scratch, _workers
+from .products import ProductsInexact, chunks_for_bound
 from .pool import _MAX_POOLS, _POOL_COMMUTES_MONOTONE, _SELECTION_POOLS, POOL_GEOMETRY, POOL_NAMES, pool
 from .ram import from_centered, from_native, row_addr, to_centered, to_native
 from .registers import KpuRegisters
@@ -37,27 +38,6 @@ from .registers import KpuRegisters
 LUT_MAX_ENTRIES = 1 << 22
 _F32_EXACT = 1 << 24
 _F64_EXACT = 1 << 53
-
-
-def _chunks_for_bound(absw: np.ndarray, xmax: int, limit: int) -> list[tuple[int, int]] | None:
-    """Split the K axis so that ``xmax * Σ|w|`` over every chunk and row stays below ``limit``."""
-    oc, k = absw.shape
-    if k == 0:
-        return [(0, 0)]
-    per_tap = absw.max(axis=0).astype(np.int64) * xmax
-    if (per_tap >= limit).any():
-        return None
-    cs = np.concatenate([np.zeros((oc, 1), dtype=np.int64), np.cumsum(absw.astype(np.int64), axis=1)], axis=1)
-    chunks = []
-    start = 0
-    while start < k:
-        # largest end with max_o (cs[o,end]-cs[o,start]) * xmax < limit
-        span = (cs[:, start + 1 :] - cs[:, start : start + 1]).max(axis=0) * xmax
-        ok = np.nonzero(span < limit)[0]
-        end = start + 1 + int(ok[-1])
-        chunks.append((start, end))
-        start = end
-    return chunks
 
 
 @dataclass
@@ -179,7 +159,7 @@ class KpuConv:
                     self._hwc = HwcPath.prepare(self, bounds, lut_max_entries=self._lut_max_entries, threads=_workers())
                 else:
                     self._prepare_fast(bounds)
-            except _NoFastPath as why:
+            except (_NoFastPath, ProductsInexact) as why:
                 self.notes.append(f"exact int64 path: {why}")
         if (self.act.y_mul < 0).any():
             self.notes.append("negative activation y_mul: nncase's rounding quirk for negative products is reproduced (unverified on silicon)")
@@ -250,7 +230,7 @@ class KpuConv:
         batch-norm folded into one table index per value (or the segments when no table fits)."""
         wf, C, gmin, gmax = b.wf, b.C, b.gmin, b.gmax
         absw = np.abs(wf)
-        chunks = _chunks_for_bound(absw, 128, _F32_EXACT)
+        chunks = chunks_for_bound(absw, 128, _F32_EXACT)
         if chunks is None or len(chunks) > 4 or (self.depthwise and len(chunks) > 1):
             # (depthwise sums run as one batched product, so they cannot be split into chunks)
             bound64 = int(absw.sum(axis=1).max(initial=0)) * 128
@@ -338,7 +318,8 @@ class KpuConv:
 
     @property
     def path(self) -> str:
-        """How the layer runs, e.g. ``int8+lut HWC``, ``dw+segments HWC``, ``f32+lut CHW``, ``int64``."""
+        """How the layer runs, e.g. ``u8s8+linear HWC``, ``u8u8-rgbx+linear HWC``, ``dw+segments HWC``,
+        ``f32+lut CHW``, ``int64`` (products: ``kpu.products``)."""
         if self._hwc is not None:
             return f"{self._hwc.products}+{self._hwc.activation} HWC"
         plan = self._fast
@@ -347,6 +328,12 @@ class KpuConv:
         products = "f32" if self._gemm_dtype == np.float32 else "f64"
         act = "segments" if plan.segments is not None else "buckets" if plan.buckets is not None else "lut"
         return f"{products}+{act} CHW"
+
+    @property
+    def refused(self) -> list[str]:
+        """Why faster products were refused for this layer (e.g. ``u8s8: not exact on this CPU,
+        23 of 640 proof sums``): what ``maixemu bench --layers`` prints next to the path."""
+        return list(self._hwc.refused) if self._hwc is not None else []
 
     @property
     def table_entries(self) -> int:

@@ -261,6 +261,7 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
         "batches": batches,
         "fast_path": conv.fast,
         "path": conv.path,
+        "refused": conv.refused,
         "kpu_end": max(src + batches * in_step, dst + batches * out_step),
         "notes": list(conv.notes),
     }
