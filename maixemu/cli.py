@@ -206,10 +206,16 @@ def main(argv: list[str] | None = None) -> int:
         argv, script_args = argv[:cut], argv[cut + 1 :]
     parser, commands = build_parser()
     args = parser.parse_args(argv or ["run"])
-    if args.command == "run":
-        args.script_args = script_args
-        return command_run(args)
-    return int(commands[args.command].run(args) or 0)
+    from .kmodel.kpu.blas import process_threads
+    from .kmodel.kpu.parallel import workers
+
+    # one BLAS thread (MAIXEMU_THREADS for more): the KPU engine and the firmware make many small
+    # products, for which a pool of BLAS threads only spins
+    with process_threads(workers()):
+        if args.command == "run":
+            args.script_args = script_args
+            return command_run(args)
+        return int(commands[args.command].run(args) or 0)
 
 
 def console_main() -> int:

@@ -520,6 +520,8 @@ def test_threaded_work_items_give_the_same_bytes(monkeypatch):
                                      spec.activation.encode())
             if threads == "2":
                 assert conv._worth_threads() and len(conv.work_items(2)) > 1
+                if conv._hwc is not None and not dw:  # the compiled path: row tiles for the pool
+                    assert conv._hwc.threads == 2 and len(conv._hwc.tiles) >= 2
             results.append(conv.run(x))
     for a, b in zip(results[:3], results[3:]):
         np.testing.assert_array_equal(a, b)
@@ -541,7 +543,7 @@ def test_sixteen_bit_depthwise(kernel, pool_type):
         return  # the compiled depthwise kernel sums in int64: nothing to widen
     # the sums themselves, before batch-norm could hide a lost bit, are exact
     ax = conv.regs.arg_x >> conv.regs.shr_x
-    const = 128 * (conv.weights + ax).sum(axis=1) + conv.const_w
+    const = 128 * (conv.weights.astype(np.int64) + ax).sum(axis=1) + conv.const_w
     exact = conv.accumulate_reference(x) - const[:, None, None]
     g = conv._conv_rows(conv._conv_source(K.to_centered(x)), 0, conv._g_geometry()[1])
     want = exact if conv._sample is None else K.pool(exact, pool_type)

@@ -32,7 +32,7 @@ from ..errors import KmodelRuntimeError
 from .activation import _activate_scalar, activation_lut, segment_table, step_buckets
 from . import fast
 from .blas import blas_threads
-from .parallel import _scratch
+from .parallel import _pool, _scratch
 from .int8 import Int8Gemm
 from .products import choose, choose_int8, product_order, switched_off
 
@@ -41,6 +41,10 @@ _F64_EXACT = 1 << 53
 #: Largest activation table the compiled path builds (uint8 entries). Beyond it the segments
 #: are evaluated directly: a multi-MiB table misses the cache on every lookup and costs load time.
 HWC_LUT_MAX_ENTRIES = 1 << 20
+
+#: Layers of at least this many MACs hand their row tiles to the thread pool when
+#: ``MAIXEMU_THREADS`` > 1 (below it a hand-off costs more than the work; as ``KpuConv``)
+PARALLEL_MIN_MACS = 4_000_000
 
 #: 3×3 layers with at most this many input channels (the camera image) take their GEMM rows from
 #: 32-bit pixel words (``kernels.pack_rgbx``): nine word copies per output pixel instead of 27
@@ -248,6 +252,8 @@ class HwcPath:
         self.pool = (1, 1, 0, 0, 0)
         #: (g0, g1, o0, o1) row tiles (``_grid_tiles``)
         self.tiles: list[tuple[int, int, int, int]] = []
+        #: ``MAIXEMU_THREADS`` when the layer was prepared: big layers' tiles go to the thread pool
+        self.threads = 1
 
     @classmethod
     def prepare(cls, conv, bounds, *, lut_max_entries: int, threads: int = 1) -> "HwcPath":
@@ -255,6 +261,7 @@ class HwcPath:
         kernels in the background and ``run`` binds them)."""
         self = cls()
         self.conv = conv
+        self.threads = max(1, threads)
         ic, h, w = conv.in_shape
         oc, oh, ow = conv.out_shape
         self.in_hw = (h, w)
@@ -324,16 +331,17 @@ class HwcPath:
 
     def _finish_prepare(self) -> "HwcPath":
         """The row tiles of the GEMM grid (``tiles``), then the kernels' warm-up."""
-        self.tiles = self._grid_tiles()
+        self.tiles = self._grid_tiles(self.threads if self.conv.macs >= PARALLEL_MIN_MACS else 1)
         return self._schedule_warm_up()
 
-    def _grid_tiles(self) -> list[tuple[int, int, int, int]]:
+    def _grid_tiles(self, parts: int = 1) -> list[tuple[int, int, int, int]]:
         """``(g0, g1, o0, o1)``: grid rows ``g0:g1`` give output rows ``o0:o1``, each tile's GEMM
         source and sums at most about ``TILE_BYTES`` (the int8 domain: a uint8 source, int32 sums),
         so a layer's scratch is a few hundred KiB whatever its map and the sums are finished
         while they are in cache. Tiles of windowed pools hold every row their windows read
         (pools 8 and 9 overlap by one row; the last tile clamps at the map's edge as the
-        whole map does)."""
+        whole map does). With ``parts`` > 1 (``MAIXEMU_THREADS``) there are at least that many,
+        for the thread pool."""
         s_grid, _, _, gh, gw = self.grid
         oh = self.out_shape_hwc[0]
         k, s, oy0, _, _ = self.pool
@@ -348,6 +356,8 @@ class HwcPath:
         per_grid_row = gw * (a_row + n * g_item)
         grid_rows = max(1, self.TILE_BYTES // max(per_grid_row, 1))
         step = max(1, grid_rows // max(s, 1))  # output rows per tile
+        if parts > 1:
+            step = min(step, max(1, -(-oh // parts)))
         tiles = []
         for o0 in range(0, oh, step):
             o1 = min(oh, o0 + step)
@@ -386,12 +396,19 @@ class HwcPath:
             bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self.pool, *self.bn, *self.act.args())
         else:
             src = self._source(x)
-            bad = 0
             k, s, _, ox0, reduce = self.pool
-            with blas_threads(1):
-                for g0, g1, o0, o1 in self.tiles:
-                    g = self._sums(x, src, g0, g1)
-                    bad += kn.epilogue(g, out[o0:o1], k, s, 0, ox0, reduce, *self.bn, *self.act.args())
+            args = (*self.bn, *self.act.args())
+
+            def tile(bounds: tuple[int, int, int, int]) -> int:
+                g0, g1, o0, o1 = bounds
+                with blas_threads(1):  # (the f32/f64 products; one thread per work item)
+                    return kn.epilogue(self._sums(x, src, g0, g1), out[o0:o1], k, s, 0, ox0, reduce, *args)
+
+            if self.threads > 1 and len(self.tiles) > 1:
+                # (the kernels release the GIL, onnxruntime too; scratch buffers are per thread)
+                bad = sum(_pool().map(tile, self.tiles))
+            else:
+                bad = sum(tile(t) for t in self.tiles)
         if bad:
             offset, fld = self.conv.act_where
             raise KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start", offset=offset, field=fld)

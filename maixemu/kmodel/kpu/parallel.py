@@ -13,7 +13,7 @@ _POOL = None
 _POOL_LOCK = threading.Lock()
 
 
-def _workers() -> int:
+def workers() -> int:
     """Threads used per layer: ``MAIXEMU_THREADS`` (default 1, at most 8).
 
     Measured on the 2-core development machine: the layers' numpy work is short calls whose
@@ -33,8 +33,14 @@ def _pool():
         if _POOL is None:
             from concurrent.futures import ThreadPoolExecutor
 
-            _POOL = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="maixemu-kpu")
+            _POOL = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="maixemu-kpu")
         return _POOL
+
+
+def release_scratch() -> None:
+    """Free this thread's scratch buffers (they are otherwise kept for the next run; benchmarks
+    measuring a model's memory start from none)."""
+    _SCRATCH.buffers = {}
 
 
 def _scratch(name: str, size: int, dtype) -> np.ndarray:
