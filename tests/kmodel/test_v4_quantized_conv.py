@@ -183,3 +183,33 @@ def test_cpu_quantized_conv2d_on_hwc_maps(depthwise, kpu_engine, monkeypatch):
     (got,) = m.run(x)
     assert len(np.unique(want)) > 40
     assert np.array_equal(got.reshape(want.shape), want)
+
+
+@pytest.mark.parametrize("rows,cols,bcols", [(3, 5, 4), (37, 130, 19)])
+def test_quantized_matmul_with_constant_weights(rows, cols, bcols, kpu_engine, monkeypatch):
+    rng = np.random.default_rng(rows)
+    a = rng.integers(0, 256, (rows, cols)).astype(np.uint8)
+    b = rng.integers(0, 256, (cols, bcols)).astype(np.uint8)
+    bias = rng.integers(-100000, 100000, bcols).astype(np.int32)
+    a_off, b_off, shift, out_off = -128, -3, 26, 100
+    acc = (a.astype(np.int64) + a_off) @ (b.astype(np.int64) + b_off) + bias
+    mul = int(250 * (1 << shift) / max(int(np.ptp(acc)), 1))
+    want = np.empty((rows, bcols), np.uint8)
+    for r, c in itertools.product(range(rows), range(bcols)):
+        v = int(bias[c]) + sum((int(a[r, i]) + a_off) * (int(b[i, c]) + b_off) for i in range(cols))
+        want[r, c] = min(max(wrap32(wrap32(rshift_round(v * mul, shift)) + out_off), 0), 255)
+    n_a, n_o = rows * cols, rows * bcols
+    body = (mr(MAIN, DU, 0, n_a) + mr(0, DU, 0, cols * bcols) + mr(MAIN, DU, n_a, n_o)
+            + struct.pack("<8i", rows, cols, bcols, a_off, b_off, mul, shift, out_off) + i32b(bias))
+    m = single_op(0x10, body, n_a + n_o, [(mr(MAIN, DU, 0, n_a), (1, 1, rows, cols))], [mr(MAIN, DU, n_a, n_o)], b.tobytes())
+    path = m.layers[0].details["path"]
+    if kpu_engine == "numpy":
+        assert path == "int64"
+    else:
+        fast.kernels()
+        fast.wait_for_warm_up()
+        forced = kpu_engine.removeprefix("fast-")
+        assert path == forced or (path == "f64" and any(r.startswith(forced) for r in m.layers[0].details["refused"]))
+        monkeypatch.setattr(quantized_conv.vq, "quantized_matmul", None)  # the int64 form must not run
+    (got,) = m.run(a.reshape(1, 1, rows, cols))
+    assert np.array_equal(got.reshape(rows, bcols), want)

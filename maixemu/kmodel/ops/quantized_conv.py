@@ -1,6 +1,6 @@
 """nncase v0.2's quantized convolutions (``quantized_conv2d``, NCHW; ``cpu_quantized_conv2d`` and
-``cpu_quantized_depthwise_conv2d``, NHWC) prepared once and run on the KPU engine's exact fast
-paths.
+``cpu_quantized_depthwise_conv2d``, NHWC) and ``quantized_matmul``, prepared once and run on the
+KPU engine's exact fast paths.
 
 ``acc = bias + Σ (x + in_add)·(w + w_add)`` over the taps inside the map, wrapped to int32, then
 ``requantize``. nncase's offsets are minus zero points in 0..255, so with ``a0 = −in_add`` and
@@ -211,3 +211,54 @@ def _compiled_engine() -> bool:
         return fast.compiled_available()
     except (ValueError, fast.FastEngineUnavailable):
         return False
+
+
+class QuantizedMatmul:
+    """nncase v0.2's ``quantized_matmul``, ``clamp(requant(bias[c] + Σ (a + a_off)(b + b_off)))``,
+    with a constant B: the exact product ``kpu.products`` proves for B on this CPU (as a
+    convolution's weights), then ``kernels.requantize_rows``. A B that lives in main memory (a
+    runtime tensor), offsets that are no zero points and the numpy engine use the exact int64
+    form (``ops.v4_quant.quantized_matmul``)."""
+
+    def __init__(self, b: np.ndarray, constant: bool, bias: np.ndarray, a_off: int, b_off: int, mul: int, shift: int,
+                 out_off: int):
+        self.b, self.bias, self.a_off, self.b_off = b, bias, a_off, b_off
+        self.mul, self.shift, self.out_off = mul, shift, out_off
+        self.path, self.refused = "int64", []
+        self.plan: ProductPlan | None = None
+        a0, b0 = -a_off, -b_off
+        if not _compiled_engine():
+            self.refused.append("fast paths: the numpy engine (MAIXEMU_KPU_ENGINE=numpy, or numba missing)")
+        elif not constant:
+            self.refused.append("fast paths: B is a runtime tensor (nothing to prepare)")
+        elif not (0 <= a0 <= 255 and 0 <= b0 <= 255):
+            self.refused.append("fast paths: the offsets are not zero points in 0..255")
+        else:
+            try:
+                w_kn = np.ascontiguousarray(b, dtype=np.uint8)
+                self.plan = choose(w_kn, w_kn.astype(I64) - b0, b_zero=b0, a_zero=a0, xmax=max(a0, 255 - a0))
+            except ProductsInexact as why:
+                self.refused.append(f"fast paths: {why}")
+        if self.plan is not None:
+            self.path, self.refused, self.a0 = self.plan.kind, list(self.plan.refused), a0
+            self.bias64 = bias.astype(I64)
+            self.wmat = None if self.plan.gemm is not None else (w_kn.astype(I64) - b0).astype(self.plan.dtype)
+            n = b.shape[1]
+            fast.schedule_kernel_warm_up("requantize_rows", (np.zeros((1, n), np.int32 if self.plan.gemm is not None else self.plan.dtype),
+                                                             self.bias64, I64(1), 0, I64(0), np.zeros((1, n), np.uint8), 0, 0, False))
+
+    def run(self, a: np.ndarray, out: np.ndarray) -> None:
+        kn = fast.loaded_kernels() if self.plan is not None else None
+        if kn is None or self.plan is None:
+            out[...] = vq.quantized_matmul(a, self.b, self.bias, self.a_off, self.b_off, self.mul, self.shift, self.out_off)
+            return
+        plan = self.plan
+        if plan.gemm is not None:
+            s = plan.gemm(np.ascontiguousarray(a), _scratch("qmm_sums", a.shape[0] * self.b.shape[1], np.int32).reshape(a.shape[0], -1))
+        else:
+            assert self.wmat is not None
+            with blas_threads(1):
+                s = (a.astype(self.wmat.dtype) - self.a0) @ self.wmat
+        if np.shares_memory(out, a):
+            s = s.copy()
+        kn.requantize_rows(s, self.bias64, I64(self.mul), self.shift, I64(self.out_off), out, 0, 0, False)

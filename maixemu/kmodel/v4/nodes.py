@@ -21,11 +21,12 @@ from .nnil import compile_nnil
 from ..ops import v4_float as vf
 from ..ops import v4_layout as vl
 from ..ops import v4_quant as vq
-from ..ops.quantized_conv import QuantizedConv
+from ..ops.quantized_conv import QuantizedConv, QuantizedMatmul
 from .format import (
     DT_FLOAT32,
     DT_UINT8,
     MAX_ELEMENTS,
+    MEM_CONST,
     MEM_KPU,
     BodyReader,
     MemoryRange,
@@ -714,11 +715,13 @@ def decode_quantized_matmul(r: BodyReader, ctx: DecodeContext) -> Node:
     bm = b.src(rb, "input_b", cols * bcols, U8).reshape(cols, bcols)
     o = b.dst(ro, "output", rows * bcols, U8).reshape(rows, bcols)
 
+    mm = QuantizedMatmul(bm, rb.memory_type == MEM_CONST, bias, a_off, b_off, mul, shift, out_off)
+
     def run():
-        o[...] = vq.quantized_matmul(a, bm, bias, a_off, b_off, mul, shift, out_off)
+        mm.run(a, o)
 
     return b.make((ra, rb), ro, ((rows, cols), (cols, bcols)), (rows, bcols), run, U8,
-                  param_bytes=4 * bcols, macs=rows * cols * bcols)
+                  param_bytes=4 * bcols, macs=rows * cols * bcols, details={"path": mm.path, "refused": mm.refused})
 
 
 def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
