@@ -32,7 +32,7 @@ from ..errors import KmodelRuntimeError
 from .activation import _activate_scalar, activation_lut, segment_table, step_buckets
 from . import fast
 from .blas import blas_threads
-from .parallel import _pool, _scratch
+from .parallel import _pool, _scratch, scratch_array
 from .int8 import Int8Gemm
 from .products import choose, choose_int8, product_order, switched_off
 
@@ -401,8 +401,7 @@ class HwcPath:
 
             def tile(bounds: tuple[int, int, int, int]) -> int:
                 g0, g1, o0, o1 = bounds
-                with blas_threads(1):  # (the f32/f64 products; one thread per work item)
-                    return kn.epilogue(self._sums(x, src, g0, g1), out[o0:o1], k, s, 0, ox0, reduce, *args)
+                return kn.epilogue(self._sums(x, src, g0, g1), out[o0:o1], k, s, 0, ox0, reduce, *args)
 
             if self.threads > 1 and len(self.tiles) > 1:
                 # (the kernels release the GIL, onnxruntime too; scratch buffers are per thread)
@@ -434,26 +433,25 @@ class HwcPath:
         n = self.out_shape_hwc[2]
         kcols = self.kk * self.kk * ic
         if self.gemm is not None:
-            g = _scratch("hwc_sums", p * n, np.int32).reshape(p, n)
             if self.products.endswith("-rgbx"):
                 group = self.group
-                a32 = _scratch("hwc_cols_rgbx", (p // group) * 3 * (group + 2), np.uint32).reshape(p // group, 3 * (group + 2))
+                a32 = scratch_array("hwc_cols_rgbx", (p // group, 3 * (group + 2)), np.uint32)
                 kn.im2col_rgbx(src, group, s, g0 * s + oy0, ox0, rows, gw, a32)
-                a = a32.view(np.uint8)
-                self.gemm(a, g.reshape(p // group, group * n))
+                g = self.gemm(a32.view(np.uint8), scratch_array("hwc_sums", (p // group, group * n), np.int32))
             elif self.kk == 1 and s == 1:
-                self.gemm(x.reshape(-1, ic)[g0 * gw : g1 * gw], g)
+                g = self.gemm(x.reshape(-1, ic)[g0 * gw : g1 * gw], scratch_array("hwc_sums", (p, n), np.int32))
             else:
-                a = _scratch("hwc_cols", p * kcols, np.uint8).reshape(p, kcols)
+                a = scratch_array("hwc_cols", (p, kcols), np.uint8)
                 kn.im2col(x, self.kk, self.pad, s, g0 * s + oy0, ox0, rows, gw, a, 0)
-                self.gemm(a, g)
+                g = self.gemm(a, scratch_array("hwc_sums", (p, n), np.int32))
             return g.reshape(rows, gw, n)
-        a = _scratch("hwc_cols", p * kcols, self.dtype).reshape(p, kcols)
+        a = scratch_array("hwc_cols", (p, kcols), self.dtype)
         kn.im2col(x, self.kk, self.pad, s, g0 * s + oy0, ox0, rows, gw, a, 128)
-        if len(self.chunks) == 1:
-            g = np.matmul(a, self.wmat, out=_scratch("hwc_sums", p * n, self.dtype).reshape(p, n))
-        else:
-            g = np.zeros((p, n), dtype=np.float64)
-            for k0, k1 in self.chunks:
-                g += a[:, k0:k1] @ self.wmat[k0:k1]
+        with blas_threads(1):  # (one BLAS thread per work item)
+            if len(self.chunks) == 1:
+                g = np.matmul(a, self.wmat, out=scratch_array("hwc_sums", (p, n), self.dtype))
+            else:
+                g = np.zeros((p, n), dtype=np.float64)
+                for k0, k1 in self.chunks:
+                    g += a[:, k0:k1] @ self.wmat[k0:k1]
         return g.reshape(rows, gw, n)

@@ -202,8 +202,9 @@ class _PlainRun:
 
 
 class _BoundRun:
-    """``run(a, out)`` through an IO binding per thread that points onnxruntime at ``a`` and
-    ``out`` directly; a binding is redone only when a buffer moves or changes shape."""
+    """``run(a, out)`` through an IO binding per thread: the input bound by reference on every
+    call (the cheapest way in: no feed dict, no output array made), the output rebound only when
+    ``out`` is another array than last time (``parallel.scratch_array`` hands out the same one)."""
 
     def __init__(self, session, n: int):
         from onnxruntime.capi import _pybind_state as C
@@ -223,15 +224,11 @@ class _BoundRun:
         binding = getattr(local, "binding", None)
         if binding is None:
             binding = local.binding = self._new_binding()
-            local.a = local.out = None
-        a_key = (a.ctypes.data, a.shape)
-        if a_key != local.a:
-            binding.bind_input("A", self._device, np.uint8, a.shape, a_key[0])
-            local.a = a_key
-        out_key = (out.ctypes.data, out.shape)
-        if out_key != local.out:
-            binding.bind_output("Y", self._device, np.int32, out.shape, out_key[0])
-            local.out = out_key
+            local.out = None
+        binding.bind_input("A", a)
+        if out is not local.out:
+            binding.bind_output("Y", self._device, np.int32, out.shape, out.ctypes.data)
+            local.out = out  # (held: the bound memory cannot be freed and reused under us)
         self._inner.run_with_iobinding(binding, self._options)
         return out
 

@@ -41,6 +41,29 @@ def release_scratch() -> None:
     """Free this thread's scratch buffers (they are otherwise kept for the next run; benchmarks
     measuring a model's memory start from none)."""
     _SCRATCH.buffers = {}
+    _SCRATCH.views = {}
+
+
+def scratch_array(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """``_scratch`` as an array of ``shape``, the *same object* for the same name, shape and
+    dtype until the buffer grows: onnxruntime's IO binding of an output is then redone only when
+    the array changes (``kpu.int8``), not on every call."""
+    dtype = np.dtype(dtype)
+    views = getattr(_SCRATCH, "views", None)
+    if views is None:
+        views = _SCRATCH.views = {}
+    key = (name, dtype.str, shape)
+    size = 1
+    for d in shape:
+        size *= d
+    view = views.get(key)
+    buffers = getattr(_SCRATCH, "buffers", None)
+    if view is not None and buffers is not None and buffers.get((name, dtype.str)) is view.base:
+        return view
+    flat = _scratch(name, size, dtype)
+    view = flat.reshape(shape)
+    views[key] = view
+    return view
 
 
 def _scratch(name: str, size: int, dtype) -> np.ndarray:
@@ -54,4 +77,8 @@ def _scratch(name: str, size: int, dtype) -> np.ndarray:
     if buf is None or buf.size < size:
         buf = np.empty(max(size, 1), dtype=dtype)
         pool_[key] = buf
+        views = getattr(_SCRATCH, "views", None)
+        if views:  # (views of the old buffer would keep it alive)
+            for stale in [k for k in views if k[:2] == key]:
+                del views[stale]
     return buf[:size]

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..kpu import fast
 from ..kpu.blas import blas_threads
-from ..kpu.parallel import _scratch
+from ..kpu.parallel import _scratch, scratch_array
 from ..kpu.products import ProductPlan, ProductsInexact, choose
 from . import v4_quant as vq
 
@@ -177,31 +177,31 @@ class QuantizedConv:
         k = kh * kw * self.gic
         n = self.goc
         mul, off = I64(self.mul), I64(self.out_off)
-        with blas_threads(1):  # (the float kinds' products)
-            for g, (plan, wmat) in enumerate(zip(self.plans, self.wmats)):
-                bias = self.bias64[g * n : (g + 1) * n]
-                for y0, y1 in self.tiles:
-                    p = (y1 - y0) * ow
-                    if plan.gemm is not None:
-                        if self._unpadded_pointwise():
-                            a = xb.reshape(h * wd, self.channels)[y0 * ow : y1 * ow]
-                        else:
-                            a = _scratch("qconv_cols", p * k, np.uint8).reshape(p, k)
-                            kn.im2col_taps(xb, g * self.gic, self.gic, kh, kw, sh, sw, dh, dw, self.pads[0][0], self.pads[1][0],
-                                           self.a0, 0, y0, y1 - y0, a)
-                        s = plan.gemm(a, _scratch("qconv_sums", p * n, np.int32).reshape(p, n))
+        for g, (plan, wmat) in enumerate(zip(self.plans, self.wmats)):
+            bias = self.bias64[g * n : (g + 1) * n]
+            for y0, y1 in self.tiles:
+                p = (y1 - y0) * ow
+                if plan.gemm is not None:
+                    if self._unpadded_pointwise():
+                        a = xb.reshape(h * wd, self.channels)[y0 * ow : y1 * ow]
                     else:
-                        assert wmat is not None  # (the float kinds' centred weights)
-                        a = _scratch("qconv_cols", p * k, plan.dtype).reshape(p, k)
+                        a = scratch_array("qconv_cols", (p, k), np.uint8)
                         kn.im2col_taps(xb, g * self.gic, self.gic, kh, kw, sh, sw, dh, dw, self.pads[0][0], self.pads[1][0],
-                                       self.a0, self.a0, y0, y1 - y0, a)
+                                       self.a0, 0, y0, y1 - y0, a)
+                    s = plan.gemm(a, scratch_array("qconv_sums", (p, n), np.int32))
+                else:
+                    assert wmat is not None  # (the float kinds' centred weights)
+                    a = scratch_array("qconv_cols", (p, k), plan.dtype)
+                    kn.im2col_taps(xb, g * self.gic, self.gic, kh, kw, sh, sw, dh, dw, self.pads[0][0], self.pads[1][0],
+                                   self.a0, self.a0, y0, y1 - y0, a)
+                    with blas_threads(1):  # (one BLAS thread per work item)
                         if len(plan.chunks) == 1:
-                            s = np.matmul(a, wmat, out=_scratch("qconv_sums", p * n, plan.dtype).reshape(p, n))
+                            s = np.matmul(a, wmat, out=scratch_array("qconv_sums", (p, n), plan.dtype))
                         else:
                             s = np.zeros((p, n), np.float64)
                             for k0, k1 in plan.chunks:
                                 s += a[:, k0:k1] @ wmat[k0:k1]
-                    kn.requantize_rows(s, bias, mul, self.shift, off, flat, y0 * ow, g * n, nchw)
+                kn.requantize_rows(s, bias, mul, self.shift, off, flat, y0 * ow, g * n, nchw)
 
 
 def _compiled_engine() -> bool:
@@ -254,7 +254,7 @@ class QuantizedMatmul:
             return
         plan = self.plan
         if plan.gemm is not None:
-            s = plan.gemm(np.ascontiguousarray(a), _scratch("qmm_sums", a.shape[0] * self.b.shape[1], np.int32).reshape(a.shape[0], -1))
+            s = plan.gemm(np.ascontiguousarray(a), scratch_array("qmm_sums", (a.shape[0], self.b.shape[1]), np.int32))
         else:
             assert self.wmat is not None
             with blas_threads(1):
