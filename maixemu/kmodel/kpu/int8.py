@@ -36,6 +36,7 @@ import threading
 import numpy as np
 
 from . import onnx_graph
+from .blas import blas_threads
 
 _LOCK = threading.Lock()
 _ORT = None
@@ -176,8 +177,9 @@ def exact_sums(rows: np.ndarray, a_zero: int, w_kn: np.ndarray, b_zero: int) -> 
     at a time so that the float64 copy of the weights stays small."""
     a = rows.astype(np.float64) - a_zero
     out = np.empty((rows.shape[0], w_kn.shape[1]), np.float64)
-    for c0 in range(0, w_kn.shape[1], _EXACT_COLUMNS):
-        out[:, c0 : c0 + _EXACT_COLUMNS] = a @ (w_kn[:, c0 : c0 + _EXACT_COLUMNS].astype(np.float64) - b_zero)
+    with blas_threads(1):  # (a load in a process that left BLAS at a thread per core: 14x the CPU)
+        for c0 in range(0, w_kn.shape[1], _EXACT_COLUMNS):
+            out[:, c0 : c0 + _EXACT_COLUMNS] = a @ (w_kn[:, c0 : c0 + _EXACT_COLUMNS].astype(np.float64) - b_zero)
     return out
 
 
