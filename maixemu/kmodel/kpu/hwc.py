@@ -4,10 +4,12 @@ Chosen per layer at load (``HwcPath.prepare``), each piece exact:
 
 * products — depthwise layers: one numba kernel that computes, pools and finishes the layer row
   by row (``dw``); layers with at most four input channels (the camera image): each pixel one
-  32-bit word and one GEMM row per pair of output pixels (``int8rgbx``); other layers: an
-  im2col matrix (none for 1×1) and a GEMM, ``int8`` (onnxruntime ``MatMulInteger`` u8×s8 with
-  the weights prepacked, proven exact for these weights at load, see ``kpu.int8``), else ``f32``
-  (BLAS sgemm, K split so that every partial sum stays below 2**24) or ``f64`` (below 2**53);
+  32-bit word and one GEMM row per pair of output pixels (``u8s8-rgbx`` / ``u8u8-rgbx``); other
+  layers: an im2col matrix in uint8 (none for 1×1) and a GEMM — the first product
+  ``kpu.products`` proves exact for the layer's weights on this CPU: ``u8s8`` or ``u8u8``
+  (onnxruntime ``MatMulInteger``, weights prepacked, see ``kpu.int8``), else ``f32`` (BLAS
+  sgemm, K split so that every partial sum stays below 2**24) or ``f64`` (below 2**53) —, row
+  tile by row tile (``TILE_BYTES``) under one BLAS thread;
 * batch-norm + activation + pool — ``kernels.epilogue``: pools that commute with the activation
   on the sums first, then a float64 batch-norm (exact per layer, else int64) and the activation:
   ``linear`` (one or two ReLU-like segments, arithmetic), a table (``lut``), step buckets
