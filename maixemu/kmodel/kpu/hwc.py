@@ -395,17 +395,19 @@ class HwcPath:
         kn = self._kn if self._kn is not None else self.kernels
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
         if self.products == "dw":
-            bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self.pool, *self.bn, *self.act.args())
+            bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self._finish_args)
+        elif len(self.tiles) == 1:  # (most layers: no per-tile bookkeeping)
+            g0, g1 = self.tiles[0][:2]
+            bad = kn.epilogue(self._sums(x, self._source(x), g0, g1), out, *self._epilogue_args)
         else:
             src = self._source(x)
-            k, s, _, ox0, reduce = self.pool
-            args = (*self.bn, *self.act.args())
+            args = self._epilogue_args
 
             def tile(bounds: tuple[int, int, int, int]) -> int:
                 g0, g1, o0, o1 = bounds
-                return kn.epilogue(self._sums(x, src, g0, g1), out[o0:o1], k, s, 0, ox0, reduce, *args)
+                return kn.epilogue(self._sums(x, src, g0, g1), out[o0:o1], *args)
 
-            if self.threads > 1 and len(self.tiles) > 1:
+            if self.threads > 1:
                 # (the kernels release the GIL, onnxruntime too; scratch buffers are per thread)
                 bad = sum(_pool().map(tile, self.tiles))
             else:
@@ -414,6 +416,23 @@ class HwcPath:
             offset, fld = self.conv.act_where
             raise KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start", offset=offset, field=fld)
         return out
+
+    @property
+    def _finish_args(self) -> tuple:
+        """The pool, batch-norm and activation arguments of ``depthwise`` (made once)."""
+        args = self.__dict__.get("_finish_args_")
+        if args is None:
+            args = self.__dict__["_finish_args_"] = (*self.pool, *self.bn, *self.act.args())
+        return args
+
+    @property
+    def _epilogue_args(self) -> tuple:
+        """``epilogue``'s arguments after its two arrays, for a tile (oy0 0: tiles start at a window)."""
+        args = self.__dict__.get("_epilogue_args_")
+        if args is None:
+            k, s, _, ox0, reduce = self.pool
+            args = self.__dict__["_epilogue_args_"] = (k, s, 0, ox0, reduce, *self.bn, *self.act.args())
+        return args
 
     def _source(self, x: np.ndarray):
         """What every tile's GEMM source comes from: the packed pixel words (rgbx), else the map."""
