@@ -206,12 +206,9 @@ def main(argv: list[str] | None = None) -> int:
         argv, script_args = argv[:cut], argv[cut + 1 :]
     parser, commands = build_parser()
     args = parser.parse_args(argv or ["run"])
-    from .kmodel.kpu.blas import process_threads
-    from .kmodel.kpu.parallel import workers
+    from .session.compute import limited_threads
 
-    # one BLAS thread (MAIXEMU_THREADS for more): the KPU engine and the firmware make many small
-    # products, for which a pool of BLAS threads only spins
-    with process_threads(workers()):
+    with limited_threads():  # one BLAS thread (MAIXEMU_THREADS for more), see session.compute
         if args.command == "run":
             args.script_args = script_args
             return command_run(args)

@@ -86,8 +86,7 @@ def process_threads(n: int) -> Iterator[None]:
     """Every BLAS numpy links (OpenBLAS, MKL, BLIS, Accelerate) limited to ``n`` threads for the
     whole process inside the block, through threadpoolctl (the maintained way to reach every
     vendor; it only sees libraries already loaded, so numpy is imported first). The commands run
-    in it with ``MAIXEMU_THREADS`` (default 1): an idle BLAS pool of one thread per core spins on
-    every small product a script or a CPU layer makes (measured: 4x the CPU time per frame)."""
+    in it with ``MAIXEMU_THREADS`` (default 1, ``session.compute``)."""
     import numpy  # noqa: F401  (loads the BLAS library threadpoolctl then finds)
 
     try:
