@@ -153,15 +153,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"maixemu: {hint}", file=sys.stderr)
             return 2
     args = parser.parse_args(argv or ["run"])
-    if args.command == "run":
-        args.script_args = script_args
-        if args.script is not None and not Path(args.script).is_file():
-            from .session.script_hint import missing_script_message
+    from .session.compute import limited_threads
 
-            print(f"maixemu: {missing_script_message(Path(args.script), str(args.script))}", file=sys.stderr)
-            return 2
-        return command_run(args)
-    return int(commands[args.command].run(args) or 0)
+    with limited_threads():  # one BLAS thread (MAIXEMU_THREADS for more), see session.compute
+        if args.command == "run":
+            args.script_args = script_args
+            if args.script is not None and not Path(args.script).is_file():
+                from .session.script_hint import missing_script_message
+
+                print(f"maixemu: {missing_script_message(Path(args.script), str(args.script))}", file=sys.stderr)
+                return 2
+            return command_run(args)
+        return int(commands[args.command].run(args) or 0)
 
 
 def console_main() -> int:

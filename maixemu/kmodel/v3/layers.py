@@ -152,6 +152,7 @@ def read_k210_conv(b: Body, step: Step, ctx: LoadContext) -> None:
         "dst_row": regs.image_dst_addr,
         "main_out": main_out if flags & 1 else None,
         "path": conv.path,
+        "refused": conv.refused,
     }
     for name, row, shape in (("image_src_addr", regs.image_src_addr, regs.in_shape), ("image_dst_addr", regs.image_dst_addr, regs.out_shape)):
         if row * 64 + K.kpu_bytes(*shape) > K.KPU_RAM_BYTES:

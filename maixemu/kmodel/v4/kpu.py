@@ -236,14 +236,16 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
                     kn.hwc_to_chw(yn, main_view[0])
                 else:
                     main_view[0] = kpu_engine.from_native(yn, layout)
-            last["yn"] = yn
+            if state.tracing:  # (what ``result`` shows; a plain run holds no layer's map past its readers)
+                last["yn"] = yn
         else:
             x = state.download(src, in_shape)
             y = conv.run(x)
             state.upload(y, dst)
             if main_view is not None:
                 main_view[...] = y
-            last["y"] = y
+            if state.tracing:
+                last["y"] = y
 
     def result() -> np.ndarray:
         if single:
@@ -261,6 +263,7 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
         "batches": batches,
         "fast_path": conv.fast,
         "path": conv.path,
+        "refused": conv.refused,
         "kpu_end": max(src + batches * in_step, dst + batches * out_step),
         "notes": list(conv.notes),
     }

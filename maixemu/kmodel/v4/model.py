@@ -15,7 +15,8 @@ round-half-to-even quantize).
 
 from __future__ import annotations
 
-from typing import Iterator
+import time
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -112,6 +113,18 @@ class V4Model(Model):
             for key in drops:  # a cached conv output no later node takes
                 cache.pop(key, None)
         return self._fetch()
+
+    def layer_times(self, *inputs: np.ndarray, clock: Callable[[], float] = time.process_time) -> list[tuple[int, float]]:
+        self._feed(inputs)
+        cache = self._kpu.cache
+        times = []
+        for node, (run, drops) in zip(self._nodes, self._schedule()):
+            start = clock()
+            run()
+            times.append((node.index, clock() - start))
+            for key in drops:
+                cache.pop(key, None)
+        return times
 
     def _schedule(self) -> list:
         """(node.run, cache keys to drop after it) per node, made once (the plan is fixed at load)."""

@@ -21,10 +21,12 @@ from .nnil import compile_nnil
 from ..ops import v4_float as vf
 from ..ops import v4_layout as vl
 from ..ops import v4_quant as vq
+from ..ops.quantized_conv import QuantizedConv, QuantizedMatmul
 from .format import (
     DT_FLOAT32,
     DT_UINT8,
     MAX_ELEMENTS,
+    MEM_CONST,
     MEM_KPU,
     BodyReader,
     MemoryRange,
@@ -689,11 +691,14 @@ def decode_quantized_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     x = b.src(ri, "input", vl.shape_size(s), U8).reshape(s)
     o = b.dst(ro, "output", vl.shape_size(out_shape), U8).reshape(out_shape)
 
+    conv = QuantizedConv(w, bias, groups, (sh, sw), (dh, dw), (pad_h, pad_w), in_off, w_off, mul, shift, out_off, s, "NCHW")
+
     def run():
-        o[...] = vq.quantized_conv2d(x, w, bias, groups, sh, sw, dh, dw, pad_h, pad_w, in_off, w_off, mul, shift, out_off)
+        conv.run(x, o)
 
     return b.make((ri,), ro, (s,), out_shape, run, U8, param_bytes=w.size + 4 * oc,
-                  macs=vl.shape_size(out_shape) * gic * kh * kw, details={"kernel": (kh, kw), "groups": groups})
+                  macs=vl.shape_size(out_shape) * gic * kh * kw,
+                  details={"kernel": (kh, kw), "groups": groups, "path": conv.path, "refused": conv.refused})
 
 
 def decode_quantized_matmul(r: BodyReader, ctx: DecodeContext) -> Node:
@@ -710,11 +715,13 @@ def decode_quantized_matmul(r: BodyReader, ctx: DecodeContext) -> Node:
     bm = b.src(rb, "input_b", cols * bcols, U8).reshape(cols, bcols)
     o = b.dst(ro, "output", rows * bcols, U8).reshape(rows, bcols)
 
+    mm = QuantizedMatmul(bm, rb.memory_type == MEM_CONST, bias, a_off, b_off, mul, shift, out_off)
+
     def run():
-        o[...] = vq.quantized_matmul(a, bm, bias, a_off, b_off, mul, shift, out_off)
+        mm.run(a, o)
 
     return b.make((ra, rb), ro, ((rows, cols), (cols, bcols)), (rows, bcols), run, U8,
-                  param_bytes=4 * bcols, macs=rows * cols * bcols)
+                  param_bytes=4 * bcols, macs=rows * cols * bcols, details={"path": mm.path, "refused": mm.refused})
 
 
 def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
@@ -845,12 +852,15 @@ def _cpu_conv(r: BodyReader, ctx: DecodeContext, depthwise: bool, quantized: boo
     x = b.src(ri, "input", es * vl.shape_size(s), dt).reshape(s)
     o = b.dst(ro, "output", es * vl.shape_size(out_shape), dt).reshape(out_shape)
 
+    details = {"kernel": (kh, kw), "stride": (sh, sw), "layout": "NHWC", "depthwise": depthwise}
     if quantized:
+        # cpu ops subtract their offsets: (x - in_off)(w - w_off)
+        conv = QuantizedConv(w, bias, groups, (sh, sw), (dh, dw), (pad_h, pad_w), -in_off, -w_off, mul, shift, out_off,
+                             (n, c, h, wd), "NHWC")
+        details.update(path=conv.path, refused=conv.refused)
+
         def run():
-            xc = np.transpose(x, (0, 3, 1, 2))
-            # cpu ops subtract their offsets: (x - in_off)(w - w_off)
-            y = vq.quantized_conv2d(xc, w, bias, groups, sh, sw, dh, dw, pad_h, pad_w, -in_off, -w_off, mul, shift, out_off)
-            o[...] = np.transpose(y, (0, 2, 3, 1))
+            conv.run(x, o)
     else:
         def run():
             xc = np.transpose(x, (0, 3, 1, 2))
@@ -860,8 +870,7 @@ def _cpu_conv(r: BodyReader, ctx: DecodeContext, depthwise: bool, quantized: boo
         _warm_float_conv()
 
     return b.make((ri,), ro, (s,), out_shape, run, dt, param_bytes=w_raw.nbytes + bias.nbytes,
-                  macs=vl.shape_size(out_shape) * kh * kw * (1 if depthwise else c),
-                  details={"kernel": (kh, kw), "stride": (sh, sw), "layout": "NHWC", "depthwise": depthwise})
+                  macs=vl.shape_size(out_shape) * kh * kw * (1 if depthwise else c), details=details)
 
 
 def decode_cpu_conv2d(r, ctx):
