@@ -10,15 +10,39 @@ A kernel that only indexes its 1-D arrays element by element can name them in ``
 Python path then receives them as lists (indexing a list is several times faster than indexing
 a numpy array from Python) and copies the ones named in ``writes=`` back into the caller's arrays;
 an argument that is a list already passes as it is.
+
+No call waits for numba (the KPU engine's rule, ``kmodel.kpu.warmup``; the same cache folder,
+loader thread and compile worker): in the default ``MAIXEMU_KERNELS=background`` mode a kernel
+runs its Python path until the compiled engine has started (the Python paths' CPU time counts
+towards starting it), then its compiled code when numba's disk cache has it (a load of
+milliseconds), else its Python path again while the compile worker compiles it. ``compiled()``
+says whether kernels are being served compiled now, so a caller with a vectorised numpy
+alternative takes that one until then (a slow Python path should have one). Under
+``MAIXEMU_KERNELS=wait`` the first call compiles (numba's own behaviour: tests, benchmarks).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import time
+from typing import Any
+
+from ...kmodel.kpu import warmup
+
+_INSTALLED: bool | None = None
+
+
+def _installed() -> bool:
+    """numba can be found (without importing it: see ``kpu.warmup`` for what that costs)."""
+    global _INSTALLED
+    if _INSTALLED is None:
+        _INSTALLED = importlib.util.find_spec("numba") is not None
+    return _INSTALLED
 
 
 def _numba():
-    if os.environ.get("MAIXEMU_NO_JIT"):
+    if os.environ.get("MAIXEMU_NO_JIT") or not _installed():
         return None
     try:
         import numba
@@ -28,8 +52,13 @@ def _numba():
 
 
 def compiled() -> bool:
-    """Whether kernels run compiled in this process (numba importable, ``MAIXEMU_NO_JIT`` unset)."""
-    return _numba() is not None
+    """Whether kernels run compiled now: numba importable, ``MAIXEMU_NO_JIT`` unset, and the
+    compiled engine started (at once under ``MAIXEMU_KERNELS=wait``; see the module docstring)."""
+    if os.environ.get("MAIXEMU_NO_JIT") or not _installed():
+        return False
+    if warmup.mode() == "wait":
+        return _numba() is not None
+    return warmup.active()
 
 
 def _as_lists(fn, lists: tuple[int, ...], writes: tuple[int, ...]):
@@ -50,29 +79,66 @@ def _as_lists(fn, lists: tuple[int, ...], writes: tuple[int, ...]):
 
 
 def kernel(fn=None, *, lists: tuple[int, ...] = (), writes: tuple[int, ...] = ()):
-    """Compile ``fn`` with ``numba.njit`` on first call when numba is available; plain Python otherwise.
+    """Compile ``fn`` with ``numba.njit`` when numba is available; plain Python otherwise (and,
+    in the background mode, until its compiled code is in memory: see the module docstring).
 
-    ``run.__wrapped__`` is the Python path (with the ``lists=`` conversion), for tests.
+    ``run.__wrapped__`` is the Python path (with the ``lists=`` conversion), for tests;
+    ``run.dispatcher()`` numba's dispatcher of ``fn`` (the compile worker calls it).
     """
     if fn is None:
         return lambda f: kernel(f, lists=lists, writes=writes)
     python = _as_lists(fn, lists, writes) if lists else fn
-    compiled_fn = None
+    made: list[Any] = []
+    #: argument-type keys (``warmup.arg_key``) that ran compiled / that the worker is compiling
+    ready: set = set()
+    pending: set = set()
 
-    def run(*args):
-        nonlocal compiled_fn
-        if compiled_fn is None:
+    def dispatcher():
+        if not made:
             nb = _numba()
             if nb is None:
-                compiled_fn = python
-            else:
-                from ...kmodel.kpu.fast import numba_cache_in
+                raise RuntimeError(f"numba is not available for {fn.__qualname__}")
+            from ...kmodel.kpu.fast import numba_cache_in
 
-                with numba_cache_in():  # the user's cache folder, as the KPU kernels
-                    compiled_fn = nb.njit(cache=True, nogil=True)(fn)
-        return compiled_fn(*args)
+            with numba_cache_in():  # the user's cache folder, as the KPU kernels
+                compiled_fn = nb.njit(cache=True, nogil=True)(fn)
+            warmup.install_guard()
+            made.append(compiled_fn)
+        return made[0]
+
+    def plain(*args):
+        """The Python path; its CPU time counts towards starting the compiled engine."""
+        t0 = time.thread_time()
+        try:
+            return python(*args)
+        finally:
+            warmup.account(time.thread_time() - t0)
+
+    def run(*args):
+        if os.environ.get("MAIXEMU_NO_JIT") or not _installed():
+            return python(*args)
+        if warmup.mode() == "wait":
+            if _numba() is None:
+                return python(*args)
+            return dispatcher()(*args)
+        if not warmup.active():
+            return plain(*args)
+        key = warmup.arg_key(args)
+        if key in pending or (key not in ready and warmup.compiling_here()):
+            return plain(*args)  # (a compile in this process holds numba's lock: do not queue on it)
+        try:
+            with warmup.CACHE_ONLY:
+                out = dispatcher()(*args)
+        except warmup.NotCached as miss:
+            pending.add(key)
+            warmup.compile_later(miss, lambda: pending.discard(key))
+            return plain(*args)
+        ready.add(key)
+        return out
 
     run.__name__ = fn.__name__
+    run.__qualname__ = fn.__qualname__
     run.__doc__ = fn.__doc__
-    run.__wrapped__ = python  # the Python version, for tests
+    setattr(run, "__wrapped__", plain)  # the Python version, for tests
+    setattr(run, "dispatcher", dispatcher)
     return run

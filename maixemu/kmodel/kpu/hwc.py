@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import KmodelRuntimeError
 from .activation import _activate_scalar, activation_lut, segment_table, step_buckets
-from . import fast
+from . import fast, warmup
 from .int8 import Int8Gemm, int8_enabled
 from .parallel import _scratch
 
@@ -218,6 +218,8 @@ class HwcPath:
     def __init__(self) -> None:  # use prepare()
         self.products = ""
         self.activation = ""
+        #: the warm-up that brings this path's kernels into memory (``kpu.warmup``)
+        self.warm: warmup.WarmUp | None = None
 
     @classmethod
     def prepare(cls, conv, bounds, *, lut_max_entries: int, threads: int = 1) -> "HwcPath":
@@ -311,9 +313,14 @@ class HwcPath:
         return (self.products, self.act.mode, bool(self.bn[0].size), g, wt, self.pool[4], self.kk)
 
     def _schedule_warm_up(self) -> "HwcPath":
+        """Queue a run on zeros (``kpu.warmup``), which brings every kernel this layer calls into
+        memory; ``self.warm`` says when it has. Shared by layers with the same kernels and types in
+        the ``wait`` mode; one per layer in the background mode, where the layer switches to this
+        path only once its own run did (nothing a key might miss is left for a frame to compile)."""
         h, w = self.in_hw
         ic = self.conv.in_shape[0]
-        fast.schedule_warm_up(self._warm_up_key(), lambda: self.run(np.zeros((h, w, ic), np.uint8)))
+        key = self._warm_up_key() if warmup.mode() == "wait" else None
+        self.warm = fast.schedule_warm_up(key, lambda: self.run(np.zeros((h, w, ic), np.uint8)))
         return self
 
     @property
