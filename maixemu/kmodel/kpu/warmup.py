@@ -209,6 +209,8 @@ def schedule(fn: Callable[[], object], key: Any = None, *, holds_helpers: bool =
             _holding += 1
             fast._SERVING = None  # loaded_kernels(): not until this warm-up is done too
         _COND.notify_all()
+    if waits and fast._KERNELS is not None:
+        start()  # (the wait mode: kernels in use already, so load these at once too)
     return job
 
 
