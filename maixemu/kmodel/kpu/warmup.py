@@ -21,13 +21,15 @@ numpy plan (``KpuConv._prepare_fast``), a CPU layer its numpy op, an image kerne
   from the first call and compile in this process when they must, as numba does by default:
   what tests and benchmarks use, to know which path they measure.
 
-Why wait ``START_AFTER_S`` before starting (a rent-or-buy rule): from a warm cache, starting costs
-about 0.5 s of CPU and 110 MB (importing numba and llvmlite, LLVM's first use, loading a face
-detector's kernels) and saves ~80 % of each numpy run after it, so a run that ends before the
-numpy forms have spent about that much was cheaper without it (a 3-frame face-detection run stays
-at ~0.8 s CPU and 115 MB either way); a longer run pays at most that start-up once more than the
-best choice made in hindsight. Compiling (an empty cache) costs far more — 15–40 s of CPU for a
-face detector — and is paid once per installed version, in the worker, while frames go on.
+Why wait ``START_AFTER_S`` before starting (a rent-or-buy rule): from a warm cache, starting
+costs 0.4–0.7 s of CPU and ~150 MB (importing numba, llvmlite and onnxruntime, LLVM's first use,
+preparing and loading the layers' kernels: measured on the bundled sample's model and a face
+detector) and the compiled paths then save 60–80 % of each run (1.2 against 3.0 ms, 6.6 against
+31.8 ms CPU), so starting pays once the numpy forms have spent about 1 s; a run that ends sooner
+was cheaper without it (a 3-frame face-detection run stays at ~0.8 s CPU and 110 MB), and a
+longer one pays at most that start-up once more than the best choice made in hindsight.
+Compiling (an empty cache) costs far more — 15–40 s of CPU for a face detector — and is paid once
+per installed version, in the worker, while frames go on.
 
 Why a worker process for compiling, not a thread: numba's compiler is mostly Python and holds the
 GIL, so frames served next to a compiling thread took 3x their wall time (measured, face
@@ -55,7 +57,7 @@ from . import fast
 
 MODES = ("background", "wait")
 #: CPU seconds the plain forms may spend before the compiled engine starts (see the docstring)
-START_AFTER_S = 0.5
+START_AFTER_S = 1.0
 
 _TLS = threading.local()
 _COND = threading.Condition()
