@@ -223,7 +223,7 @@ class HwcPath:
 
     @classmethod
     def prepare(cls, conv, bounds, *, lut_max_entries: int, threads: int = 1) -> "HwcPath":
-        """Choose and prepare every piece; numba is not needed yet (``kpu.fast`` loads the
+        """Choose and prepare every piece; numba is not needed yet (``kpu.warmup`` loads the
         kernels in the background and ``run`` binds them)."""
         self = cls()
         self._kn = None
