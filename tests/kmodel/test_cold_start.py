@@ -358,3 +358,22 @@ def test_the_compile_worker_fills_the_cache_folder(tmp_path):
     assert code == 0
     cached = {p.name.split("-")[0] for p in (tmp_path / "numba").rglob("*.nbi")}
     assert {"kernels.chw_to_hwc", "_qrcode._threshold"} <= cached, cached
+
+
+def test_a_dropped_model_is_not_kept_for_its_queued_compiled_paths(background):
+    """``del task; gc.collect()`` frees a model whose compiled paths are still queued (the
+    firmware's model budget counts on it), and the engine started later skips its layers."""
+    import gc
+    import weakref
+
+    from maixemu.kmodel import load_kmodel
+
+    warmup = background
+    model = load_kmodel(shared_path(*FACE.split("/")))
+    convs = [weakref.ref(step.conv) for step in model.steps if step.conv is not None]
+    assert convs and warmup.holding()
+    del model
+    gc.collect()
+    assert all(ref() is None for ref in convs)
+    warmup.start()
+    assert warmup.wait(HANG_S) and not warmup.holding()

@@ -3,6 +3,7 @@ and activation into an exact fast plan, and the conv → batch-norm → activati
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Callable
 
@@ -187,8 +188,10 @@ class KpuConv:
                 else:
                     if compiled_available():
                         # the numpy plan serves until the compiled path is prepared and its kernels
-                        # are in memory (kpu.warmup: in the background, never waited for)
-                        warmup.schedule(self._upgrade)
+                        # are in memory (kpu.warmup: in the background, never waited for); a layer
+                        # dropped before then is not kept alive for it
+                        ref = weakref.ref(self)
+                        warmup.schedule(lambda: (conv := ref()) is not None and conv._upgrade())
                     self._prepare_fast(bounds)
             except _NoFastPath as why:
                 self.notes.append(f"exact int64 path: {why}")

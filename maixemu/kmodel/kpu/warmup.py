@@ -358,11 +358,16 @@ def _run(job: WarmUp) -> None:
     _finish(job, None)
 
 
+def _done() -> None:
+    pass
+
+
 def _finish(job: WarmUp, failed: str | None) -> None:
     global _holding
     with _COND:
         job.failed = failed
         job.ready = failed is None
+        job.fn = _done  # (what it held — a layer, stand-in arrays — may go)
         callbacks, job._callbacks = (job._callbacks if job.ready else []), []
         if job.holds:
             job.holds = False
