@@ -542,6 +542,21 @@ def _stop_worker() -> None:
         worker.close()
 
 
+def _after_fork() -> None:
+    """A forked child has neither the loader thread nor the worker (the parent's): it starts its
+    own when its own runs call for them; warm-ups parked on the parent's worker queue again."""
+    global _COND, _thread, _worker, _worker_unusable, _started, _spent, _busy, _compiling_here
+    _COND = threading.Condition()
+    _thread, _worker, _worker_unusable = None, None, None
+    _started, _spent, _busy, _compiling_here = False, 0.0, 0, False
+    _jobs.extend(j for waiting in _parked.values() for j in waiting)
+    _parked.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
 def _reset() -> None:
     """Forget the queue and stop the worker (tests switching modes; not for production use)."""
     global _started, _spent, _worker, _worker_unusable, _holding
