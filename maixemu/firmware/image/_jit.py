@@ -23,22 +23,24 @@ alternative takes that one until then (a slow Python path should have one). Unde
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
+from types import ModuleType
 from typing import Any
 
-from ...kmodel.kpu import warmup
 
-_INSTALLED: bool | None = None
+def _warmup() -> ModuleType:
+    """``kmodel.kpu.warmup``, imported on the first kernel call, not with the image module (the
+    KPU package costs ~70 ms to import, which a script that calls no kernel need not pay)."""
+    from ...kmodel.kpu import warmup
+
+    return warmup
 
 
 def _installed() -> bool:
-    """numba can be found (without importing it: see ``kpu.warmup`` for what that costs)."""
-    global _INSTALLED
-    if _INSTALLED is None:
-        _INSTALLED = importlib.util.find_spec("numba") is not None
-    return _INSTALLED
+    from ...kmodel.kpu.fast import numba_installed
+
+    return numba_installed()
 
 
 def _numba():
@@ -56,6 +58,7 @@ def compiled() -> bool:
     compiled engine started (at once under ``MAIXEMU_KERNELS=wait``; see the module docstring)."""
     if os.environ.get("MAIXEMU_NO_JIT") or not _installed():
         return False
+    warmup = _warmup()
     if warmup.mode() == "wait":
         return _numba() is not None
     return warmup.active()
@@ -102,7 +105,7 @@ def kernel(fn=None, *, lists: tuple[int, ...] = (), writes: tuple[int, ...] = ()
 
             with numba_cache_in():  # the user's cache folder, as the KPU kernels
                 compiled_fn = nb.njit(cache=True, nogil=True)(fn)
-            warmup.install_guard()
+            _warmup().install_guard()
             made.append(compiled_fn)
         return made[0]
 
@@ -112,11 +115,12 @@ def kernel(fn=None, *, lists: tuple[int, ...] = (), writes: tuple[int, ...] = ()
         try:
             return python(*args)
         finally:
-            warmup.account(time.thread_time() - t0)
+            _warmup().account(time.thread_time() - t0)
 
     def run(*args):
         if os.environ.get("MAIXEMU_NO_JIT") or not _installed():
             return python(*args)
+        warmup = _warmup()
         if warmup.mode() == "wait":
             if _numba() is None:
                 return python(*args)
