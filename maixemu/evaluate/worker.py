@@ -1,6 +1,7 @@
 """Evaluating images: the function every executor (in-process, processes, Dask) calls.
 
-``evaluate_batch(spec, samples)`` returns one JSON-ready record per sample. The loaded kmodel and
+``evaluate_batch(spec, samples)`` returns one JSON-ready record per sample (``--input device``
+batches on a board of their own: ``maixemu.session.lifecycle.execute``). The loaded kmodel and
 float model are cached per thread and per spec: a process or Dask worker loads them once, and
 threads (a ``processes=False`` Dask cluster) never share one model's scratch memory.
 """
@@ -153,6 +154,17 @@ def _evaluator(spec: WorkSpec) -> Evaluator:
 
 
 def evaluate_batch(spec: WorkSpec, samples: list[Sample]) -> list[dict]:
-    """Records for ``samples`` (the unit of work sent to a process or a Dask worker)."""
+    """Records for ``samples`` (the unit of work sent to a process or a Dask worker). The device
+    path runs on a board of its own, opened and closed by the run lifecycle like a script's."""
     evaluator = _evaluator(spec)
-    return [evaluator.evaluate(sample) for sample in samples]
+
+    def batch() -> list[dict]:
+        return [evaluator.evaluate(sample) for sample in samples]
+
+    if spec.recipe.mode != "device":
+        return batch()
+    from ..session import Plugs, RunSpec, execute  # the file path needs no board (nor its imports)
+
+    # no window, no camera, no sound, no notices: the firmware's camera and image code only
+    board = RunSpec(camera="synthetic", lcd="none", audio_out="none", audio_in="silence", quiet=True)
+    return execute(board, batch, plugs=Plugs(demo_model=False)).value

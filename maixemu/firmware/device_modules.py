@@ -6,7 +6,7 @@ catch names the device's module, never maixemu's or a host path::
 
     >>> print(kpu)                      # <module 'KPU'>            (as MicroPython prints it)
     >>> kpu.__file__                    # AttributeError, as for the firmware's built-in modules
-    >>> kpu.lod("/sd/m.kmodel")         # AttributeError: module 'KPU' has no attribute 'lod'
+    >>> kpu.lod("/sd/m.kmodel")         # AttributeError: 'module' object has no attribute 'lod'
 
 The AttributeError carries ``name`` and ``obj``, so CPython's suggestion machinery (and the
 runner's traceback on Python < 3.12) adds ``Did you mean: 'load'?``. Reading and writing go to the
@@ -35,14 +35,14 @@ class DeviceModule(types.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         target = _targets[id(self)]
         if attr in HIDDEN:
-            raise AttributeError(f"module '{self.__name__}' has no attribute '{attr}'", name=attr, obj=self)
+            raise AttributeError(f"'module' object has no attribute '{attr}'", name=attr, obj=self)
         if attr == "__all__" and not hasattr(target, "__all__"):  # ``from sensor import *``
             return [n for n in dir(target) if not n.startswith("_")
                     and not (isinstance(getattr(target, n), types.ModuleType) and not getattr(target, n).__name__.startswith(_FIRMWARE))]
         try:
             value = getattr(target, attr)
         except AttributeError:
-            raise AttributeError(f"module '{self.__name__}' has no attribute '{attr}'", name=attr, obj=self) from None
+            raise AttributeError(f"'module' object has no attribute '{attr}'", name=attr, obj=self) from None
         if isinstance(value, types.ModuleType) and not isinstance(value, DeviceModule) \
                 and value.__name__.startswith(_FIRMWARE):
             return view(f"{self.__name__}.{attr}", value)

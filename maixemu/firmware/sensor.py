@@ -12,7 +12,7 @@ Device rules kept on purpose (scripts and teaching material depend on them):
 
 * ``set_windowing`` on the usual OV2640 boards keeps the **top-left** w×h corner and ignores the
   offsets (sipeed/MaixPy-v1 issue #191). A board whose sensor state has ``windowing="centred"``
-  (``BoardConfig(windowing="centred")``) gives the GC0328 behaviour, which honours ``(x, y)`` and the centring of the ``(w, h)`` form.
+  (``maixemu run --sensor gc0328``) gives the GC0328 behaviour, which honours ``(x, y)`` and the centring of the ``(w, h)`` form.
 * ``sensor.width()/height()`` report the frame size, never the window.
 * Error types and texts are the firmware's (``TypeError("not found sensor")``, ``RuntimeError("Not
   init!")``, ``OSError`` for OpenMV assertions, ``ValueError("Sensor control failed!")`` ...).
@@ -34,7 +34,9 @@ Emulator choices:
 
 Board state: :class:`SensorState` (``current().sensor``) and the camera connector
 :class:`CameraPort` (``current().camera``, the PC source); ``snapshot()`` fires the board's
-``before_capture`` and ``snapshot`` events (recordings, the frame budget, scripted keys).
+``before_capture`` (the frame boundary) and ``snapshot`` events (the frame budget, scripted keys);
+what listens to them — the display's frame boundary among them — the session wires, so this module
+never calls the LCD.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ import time
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..firmware.state import RunEnded
 from ..firmware.threads import raise_in_thread
@@ -53,8 +53,9 @@ from ..firmware.tracebacks import format_exception
 from ..host.ide import IdeChannel
 from ..host.ide.terminal import ChannelInput, ConsoleReader, TerminalTee
 from . import ide_analysis
-from .board import Board
-from .run import RunOptions, run_options
+from .board import Board, Plugs
+from .lifecycle import execute
+from .spec import DEFAULT_IDE_PORT, RunSpec
 from .summary import ModelTimes
 
 #: Seconds a button event waits for the script's next checkpoint before a helper thread delivers it
@@ -462,15 +463,16 @@ def _numbered(spec: str | None, run: int) -> str | None:
     return f"record:{path.with_name(f'{path.stem}-run{run}{path.suffix}')}"
 
 
-def rerun_options(options: RunOptions, run: int) -> RunOptions:
+def rerun_spec(spec: RunSpec, run: int) -> RunSpec:
     """The options of run number ``run`` (>= 2): its recordings and logs go to files of their own."""
-    kpu_log = options.kpu_log
+    kpu_log = spec.kpu_log
     if kpu_log is not None:
         kpu_log = kpu_log.with_name(f"{kpu_log.stem}-run{run}{kpu_log.suffix}")
-    return replace(options, lcd=_numbered(options.lcd, run), show_ai=_numbered(options.show_ai, run), kpu_log=kpu_log)
+    return replace(spec, lcd=_numbered(spec.lcd, run), show_ai=_numbered(spec.show_ai, run), kpu_log=kpu_log)
 
 
-def run_with_ide(options: RunOptions, *, stdout: Any = None, stderr: Any = None) -> int:
+def run_with_ide(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdout: Any = None,
+                 stderr: Any = None) -> int:
     """``maixemu run --ide``: serve the page, run the script (again, as often as the page asks)."""
     err = stderr or sys.stderr
     try:
@@ -480,8 +482,8 @@ def run_with_ide(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
               file=err)
         return 2
     channel = IdeChannel()
-    host = options.ide_host or "127.0.0.1"
-    server = IdeServer(channel, host=host, port=options.ide if options.ide is not None else 8210,
+    host = spec.ide_host or "127.0.0.1"
+    server = IdeServer(channel, host=host, port=spec.ide if spec.ide is not None else DEFAULT_IDE_PORT,
                        record_dir=Path.cwd(), on_notice=lambda text: channel.write(f"[maixemu] {text}\n", "notice"))
     try:
         url = server.start()
@@ -493,10 +495,10 @@ def run_with_ide(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
         print(f"[maixemu] the IDE page is reachable from other machines on {host}; it answers only requests "
               "carrying the token in that address: share it only with people who may control this run",
               file=err, flush=True)
-    link = IdeLink(channel, options.script, quiet=options.quiet)
+    link = IdeLink(channel, script, quiet=spec.quiet)
 
     def notice(text: str) -> None:
-        if not options.quiet:
+        if not spec.quiet:
             print(f"[maixemu] {text}", file=err, flush=True)
         link.on_notice(text)
 
@@ -504,9 +506,10 @@ def run_with_ide(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
     try:
         run = 1
         while True:
-            exit_code = run_options(options if run == 1 else rerun_options(options, run), stdout=stdout, stderr=stderr,
-                                    services=[link.attach], error_hook=link.on_script_error,
-                                    notice_listeners=[link.on_notice])
+            exit_code = execute(spec if run == 1 else rerun_spec(spec, run), script, argv=argv,
+                                plugs=Plugs(stdout=stdout, stderr=stderr), services=[link.attach],
+                                listeners=[link.on_notice], error_hook=link.on_script_error,
+                                owns_process=True).exit_code
             link.run_ended(exit_code)
             if exit_code in (130, 143) and not link.stopped_by_page:
                 break  # Ctrl-C or SIGTERM in maixemu's own terminal: the user wants to quit

@@ -13,19 +13,21 @@ So ``maixemu run main.py`` needs no options in a configured project::
 The file is looked for from the script's folder upwards; in one folder ``maixemu.toml`` wins over a
 ``pyproject.toml`` with a ``[tool.maixemu]`` table, and a ``pyproject.toml`` without one is passed
 over. Options given on the command line override the file. The pytest plugin reads the same file
-for its run options (``flash``, ``flash-image``, ``firmware``, ``ai-memory``, ``camera``, ``timeout``,
-``quiet``): a test's own arguments override it, and a test's ``/sd`` and ``/flash`` stay its own
-fresh folders. A mistake in the file is one line naming the file, the key and what is allowed
-(:class:`ProjectFileError`; ``maixemu run`` exits 2).
+for the options a test inherits (``maixemu.session.spec.inherited_by_tests``: the models, firmware,
+camera, board, wiring, timeout and quietness): a test's own arguments override it, and a test's
+``/sd`` and ``/flash``, outputs and frame budget stay its own. The keys, what each allows and how
+values merge are :class:`maixemu.session.spec.RunSpec`'s. A mistake in the file is one line naming
+the file, the key and what is allowed (:class:`ProjectFileError`; ``maixemu run`` exits 2).
 """
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .spec import ProjectValueError, read_project_table
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,114 +37,18 @@ else:  # Python 3.10: the same parser, as the ``tomli`` package (a dependency th
 PROJECT_FILE = "maixemu.toml"
 PYPROJECT = "pyproject.toml"
 
-AI_MEMORY_MODES = ("device", "warn", "strict")
-FIRMWARES = ("full", "minimum", "none")
-
 
 class ProjectFileError(Exception):
     """A project file that cannot be used: ``FILE: key: what is allowed`` (one line)."""
 
 
 @dataclass
-class ProjectOptions:
-    """The options a project file sets (None: not set). Paths are absolute."""
+class ProjectFile:
+    """A project file and the run options it sets, by :class:`~maixemu.session.spec.RunSpec` field
+    name (paths absolute)."""
 
     file: Path
-    flash: dict[int, Path] = field(default_factory=dict)
-    flash_image: Path | None = None
-    firmware: str | None = None
-    camera: str | None = None
-    lcd: str | None = None
-    ai_memory: str | None = None
-    sd_dir: Path | None = None
-    flash_dir: Path | None = None
-    writable: bool | None = None
-    frames: int | None = None
-    timeout: float | None = None
-    quiet: bool | None = None
-    audio_out: str | None = None
-    audio_in: str | None = None
-
-
-#: key in the file -> (field, what is allowed, how to read it)
-def _text(choices: tuple[str, ...] | None = None):
-    def read(value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError
-        if choices is not None and value not in choices:
-            raise ValueError
-        return value
-    return read
-
-
-def _path(base: Path):
-    def read(value: Any) -> Path:
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError
-        path = Path(value).expanduser()
-        return path if path.is_absolute() else (base / path)
-    return read
-
-
-def _camera(base: Path):
-    def read(value: Any) -> str:
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            return str(value)  # a webcam index
-        text = _text()(value)
-        if text.isdigit() or text.lower() in ("synthetic", "auto"):
-            return text
-        path = Path(text).expanduser()
-        return str(path if path.is_absolute() else base / path)
-    return read
-
-
-def _lcd(base: Path):
-    def read(value: Any) -> str:
-        text = _text()(value)
-        if text.startswith("record:"):
-            target = Path(text.removeprefix("record:")).expanduser()
-            return "record:" + str(target if target.is_absolute() else base / target)
-        return text
-    return read
-
-
-def _boolean(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError
-    return value
-
-
-def _frames(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError
-    return value
-
-
-def _seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e9 or math.isnan(value):
-        raise ValueError
-    return float(value)
-
-
-def _keys(base: Path) -> dict[str, tuple[str, str, Any]]:
-    return {
-        "flash-image": ("flash_image", "a path to a .kfpkg file", _path(base)),
-        "firmware": ("firmware", f"one of {', '.join(map(repr, FIRMWARES))}", _text(FIRMWARES)),
-        "camera": ("camera", "a webcam index, \"synthetic\", or a path to a video, image or folder", _camera(base)),
-        "lcd": ("lcd", "\"window\", \"none\" or \"record:PATH\"", _lcd(base)),
-        "ai-memory": ("ai_memory", f"one of {', '.join(map(repr, AI_MEMORY_MODES))}", _text(AI_MEMORY_MODES)),
-        "sd": ("sd_dir", "a path to a folder", _path(base)),
-        "flash-dir": ("flash_dir", "a path to a folder", _path(base)),
-        "writable": ("writable", "true or false", _boolean),
-        "frames": ("frames", "a whole number >= 0", _frames),
-        "timeout": ("timeout", "a number of seconds > 0", _seconds),
-        "quiet": ("quiet", "true or false", _boolean),
-        "audio-out": ("audio_out", "a sink as --audio-out takes it (wav:PATH, speaker, none)", _text()),
-        "audio-in": ("audio_in", "a source as --audio-in takes it (silence, tone:HZ, FILE.wav, mic)", _text()),
-    }
-
-
-ALLOWED_KEYS = ("flash", *_keys(Path(".")))
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 def find_project_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
@@ -178,91 +84,22 @@ def _read(path: Path) -> dict[str, Any]:
         raise ProjectFileError(f"{path}: not valid TOML: {exc}") from None
 
 
-def parse(file: Path, table: dict[str, Any]) -> ProjectOptions:
+def parse(file: Path, table: dict[str, Any]) -> ProjectFile:
     """Check every key of a project file's table; :class:`ProjectFileError` on the first mistake."""
-    base = file.resolve().parent
     prefix = "tool.maixemu." if file.name == PYPROJECT else ""
-    options = ProjectOptions(file=file)
-    keys = _keys(base)
-    for key, value in table.items():
-        if key == "flash":
-            options.flash = _flash_map(file, f"{prefix}flash", value, base)
-            continue
-        known = keys.get(key)
-        if known is None:
-            allowed = ", ".join(ALLOWED_KEYS)
-            raise ProjectFileError(f"{file}: {prefix}{key}: not a maixemu option (allowed: {allowed})")
-        name, allowed_text, read = known
-        try:
-            setattr(options, name, read(value))
-        except ValueError:
-            raise ProjectFileError(f"{file}: {prefix}{key} = {value!r}: must be {allowed_text}") from None
-    for key, path in (("flash-image", options.flash_image),):
-        if path is not None and not path.is_file():
-            raise ProjectFileError(f"{file}: {prefix}{key}: no such file {path}")
-    for key, path in (("sd", options.sd_dir), ("flash-dir", options.flash_dir)):
-        if path is not None and not path.is_dir():
-            raise ProjectFileError(f"{file}: {prefix}{key}: no such folder {path}")
-    return options
+    try:
+        values = read_project_table(table, file.resolve().parent, prefix=prefix)
+    except ProjectValueError as exc:
+        raise ProjectFileError(f"{file}: {exc}") from None
+    return ProjectFile(file, values)
 
 
-def _flash_map(file: Path, key: str, value: Any, base: Path) -> dict[int, Path]:
-    if not isinstance(value, dict):
-        raise ProjectFileError(f"{file}: {key}: must be a table of address = \"file\", e.g. "
-                               "flash = { 0x300000 = \"face.kmodel\" }")
-    mapping: dict[int, Path] = {}
-    for address_text, path_text in value.items():
-        try:
-            address = int(address_text, 0)
-        except ValueError:
-            address = -1
-        if address <= 0:
-            raise ProjectFileError(f"{file}: {key}.{address_text}: the address must be a number > 0 (e.g. 0x300000)")
-        if not isinstance(path_text, str) or not path_text:
-            raise ProjectFileError(f"{file}: {key}.{address_text}: must be a path to a model file")
-        path = Path(path_text).expanduser()
-        path = path if path.is_absolute() else base / path
-        if not path.is_file():
-            raise ProjectFileError(f"{file}: {key}.{address_text}: no such file {path}")
-        mapping[address] = path
-    return mapping
-
-
-def load_project(start: Path) -> ProjectOptions | None:
-    """The project options for a script in (or below) ``start``, or None when there is no file."""
+def load_project(start: Path) -> ProjectFile | None:
+    """The project file for a script in (or below) ``start``, or None when there is none."""
     found = find_project_file(start)
     if found is None:
         return None
     return parse(*found)
 
 
-#: fields a project file fills in ``maixemu run``'s parsed options when the command line left them unset
-RUN_FIELDS = ("flash_image", "firmware", "camera", "lcd", "ai_memory", "sd_dir", "flash_dir", "frames", "timeout",
-              "audio_out", "audio_in")
-#: ... and the ones the pytest plugin takes as its defaults (a test's folders stay its own)
-PLUGIN_FIELDS = ("flash_image", "firmware", "camera", "ai_memory", "timeout", "quiet")
-
-
-def apply_project(args: Any, start: Path) -> Path | None:
-    """Fill ``maixemu run``'s parsed ``args`` from the project file above ``start``; the file's path.
-
-    A value given on the command line wins; ``flash`` maps merge (the command line's addresses win);
-    ``--quiet`` and ``--writable`` are on when either sets them.
-    """
-    project = load_project(start)
-    if project is None:
-        return None
-    for name in RUN_FIELDS:
-        if getattr(args, name, None) is None and getattr(project, name) is not None:
-            setattr(args, name, getattr(project, name))
-    for name in ("quiet", "writable"):
-        if getattr(project, name):
-            setattr(args, name, True)
-    merged = dict(project.flash)
-    merged.update(dict(getattr(args, "flash", None) or []))
-    args.flash = list(merged.items())
-    return project.file
-
-
-__all__ = ["ALLOWED_KEYS", "PLUGIN_FIELDS", "RUN_FIELDS", "apply_project", "PROJECT_FILE", "ProjectFileError", "ProjectOptions", "find_project_file", "load_project",
-           "parse"]
+__all__ = ["PROJECT_FILE", "ProjectFile", "ProjectFileError", "find_project_file", "load_project", "parse"]

@@ -167,3 +167,43 @@ def build(tmp_path: Path, name: str, source: str, extra_flags: tuple[str, ...] =
 
 def run(exe: Path, stdin: bytes) -> str:
     return subprocess.run([str(exe)], input=stdin, capture_output=True, check=True, timeout=120).stdout.decode("latin-1")
+
+
+#: What apriltag.c needs beyond the shim: grayscale rows, the family enum, its allocator hooks and
+#: ``fb_alloc0_all`` as MaixPy's: it always hands out OMV_FB_ALLOC_SIZE (700 KiB in the full build),
+#: which sizes the cluster hash table (89600 buckets) and so orders the clusters.
+_APRILTAG_SHIM = r"""
+#define IMAGE_COMPUTE_GRAYSCALE_PIXEL_ROW_PTR(img, y) ((img)->data + (y) * (img)->w)
+#define IMAGE_GET_GRAYSCALE_PIXEL_FAST(row, x) ((row)[x])
+#define IM_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define IM_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define UINT32_T_MASK 31
+#define UINT32_T_SHIFT 5
+typedef enum apriltag_families { TAG16H5 = 1, TAG25H7 = 2, TAG25H9 = 4, TAG36H10 = 8, TAG36H11 = 16,
+                                 ARTOOLKIT = 32 } apriltag_families_t;
+static void umm_alloc_fail(void) { abort(); }
+static int mp_plat_print;
+#define mp_printf(p, ...) printf(__VA_ARGS__)
+#define OMV_FB_ALLOC_SIZE (700 * 1024)
+static void *fb_alloc0_all(uint64_t *size) { *size = OMV_FB_ALLOC_SIZE; return calloc(1, OMV_FB_ALLOC_SIZE); }
+"""
+
+
+def apriltag_program(tmp_path: Path, name: str, driver: str) -> Path:
+    """The mirror's apriltag.c whole (``imlib_find_apriltags``, ``imlib_find_rects``) with line.c's
+    ``trace_line``/``pixel_magnitude`` and imlib.c's ``lb_clip_line`` (find_rects' edge magnitude),
+    plus ``driver`` (a ``main``), compiled with the firmware's flags. ``quad_segment_maxima`` reads a
+    buffer after freeing it, so freed bytes are kept intact, as the golden reference (and OpenMV's
+    allocator) does. The cluster heap never runs out here (see ``_quads``)."""
+    text = firmware_source(f"{IMG_DIR}/apriltag.c")
+    text = text.replace('#include "imlib.h"', "").replace("#ifdef IMLIB_ENABLE_APRILTAGS", "", 1)
+    text = text[:text.index("#ifdef IMLIB_ENABLE_ROTATION_CORR")]
+    text = text.replace("#ifdef IMLIB_ENABLE_FIND_RECTS", "").replace("#endif //IMLIB_ENABLE_FIND_RECTS", "")
+    line_c = firmware_source(f"{IMG_DIR}/line.c")
+    trace = (line_c[line_c.index("static void pixel_magnitude"):line_c.index("static bool merge_line")]
+             + line_c[line_c.index("size_t trace_line"):])
+    imlib_c = firmware_source(f"{IMG_DIR}/imlib.c")
+    clip = imlib_c[imlib_c.index("bool lb_clip_line"):imlib_c.index("/////////////////////\n// Rectangle Stuff")]
+    shim = imlib_shim("find_apriltags_list_lnk_data", "find_rects_list_lnk_data", "line").replace(
+        "static void umm_free(void *p) { free(p); }", "static void umm_free(void *p) { (void) p; }")
+    return build(tmp_path, name, shim + _APRILTAG_SHIM + trace + clip + text + driver)

@@ -20,8 +20,8 @@ pytest.importorskip("aiohttp", reason="the IDE server needs the 'ide' extra (aio
 
 from ide_harness import IdeProcess, PageClient, wait_until  # noqa: E402
 
-from maixemu.runner import RunOptions  # noqa: E402
-from maixemu.session.ide import board_controls, rerun_options  # noqa: E402
+from maixemu.runner import RunSpec  # noqa: E402
+from maixemu.session.ide import board_controls, rerun_spec  # noqa: E402
 
 
 def script(tmp_path: Path, body: str, name: str = "main.py") -> Path:
@@ -130,7 +130,7 @@ def test_a_script_can_catch_the_first_stop_as_on_the_board_and_the_second_ends_i
     assert status["exit_code"] == 130
 
 
-def test_script_error_shows_microPython_traceback_on_the_page_and_pythons_here(run):
+def test_script_error_shows_microPython_traceback_on_the_page_and_here(run):
     ide, page = run("""
         def helper():
             raise ValueError("boom")
@@ -142,7 +142,8 @@ def test_script_error_shows_microPython_traceback_on_the_page_and_pythons_here(r
     assert 'main.py", line 3, in helper\nValueError: boom' in page.terminal()
     page.close()
     assert ide.wait() == 1
-    assert "raise ValueError" in "".join(ide.stderr)  # the PC terminal keeps Python's traceback with source
+    here = "".join(ide.stderr)  # the PC terminal prints it as MicroPython does too (--debug: Python's)
+    assert '  File "/sd/main.py", line 3, in helper\nValueError: boom\n' in here and "raise ValueError" not in here
 
 
 BUTTONS = """
@@ -279,13 +280,12 @@ def test_port_in_use_is_exit_2(tmp_path):
 
 
 def test_second_runs_record_to_files_of_their_own(tmp_path):
-    options = RunOptions(script=tmp_path / "main.py", lcd="record:out/lcd.mp4", show_ai="record:ai",
-                         kpu_log=tmp_path / "calls.jsonl")
-    second = rerun_options(options, 2)
+    options = RunSpec(lcd="record:out/lcd.mp4", show_ai="record:ai", kpu_log=tmp_path / "calls.jsonl")
+    second = rerun_spec(options, 2)
     assert second.lcd == "record:out/lcd-run2.mp4"
     assert second.show_ai == "record:ai-run2"
     assert second.kpu_log == tmp_path / "calls-run2.jsonl"
-    assert rerun_options(RunOptions(script=Path("x.py"), lcd="window"), 3).lcd == "window"
+    assert rerun_spec(RunSpec(lcd="window"), 3).lcd == "window"
 
 
 def test_board_pane_buttons_and_leds_come_from_the_profile():

@@ -26,7 +26,6 @@ ALLOWED = {
     ("firmware/state.py", "_bound"): "the accessor: the board bound to each thread",
     ("firmware/state.py", "_default"): "the accessor: the board of firmware used outside any run",
     ("firmware/threads.py", "_stubborn"): "a cache of exception classes (types, not run state)",
-    ("firmware/image/_quads.py", "_SIN_TABLE"): "a constant table built on first use",
     ("firmware/lcd.py", "_GRAY_LUT"): "a constant table built on first use",
     ("firmware/device_modules.py", "_views"): "the scripts' views of firmware modules, one per module per process (no run state)",
     ("firmware/device_modules.py", "_targets"): "the module behind each view (the inverse of _views)",

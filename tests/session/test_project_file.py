@@ -3,7 +3,6 @@ upwards gives ``maixemu run`` and the plugin their options; the command line ove
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import textwrap
@@ -11,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from maixemu.session.project import ProjectFileError, apply_project, find_project_file, load_project
+from maixemu.session.project import ProjectFileError, find_project_file, load_project
+from maixemu.session.spec import RunSpec
 from maixemu.testing import MaixPyRunner
 from maixemu.session.board import DEMO_MODEL
 
@@ -80,14 +80,7 @@ def test_a_pyproject_without_the_table_is_passed_over(tmp_path):
 def test_maixemu_toml_wins_in_the_same_folder(tmp_path):
     _project(tmp_path, '[tool.maixemu]\nfirmware = "none"\n', name="pyproject.toml")
     (tmp_path / "maixemu.toml").write_text('firmware = "minimum"\n')
-    assert load_project(tmp_path / "app").firmware == "minimum"
-
-
-def _args(**given):
-    base = dict(flash=[], flash_image=None, firmware=None, camera=None, lcd=None, ai_memory=None, sd_dir=None,
-                flash_dir=None, frames=None, timeout=None, audio_out=None, audio_in=None, quiet=False, writable=False)
-    base.update(given)
-    return argparse.Namespace(**base)
+    assert load_project(tmp_path / "app").values["firmware"] == "minimum"
 
 
 def test_command_line_options_override_the_file(tmp_path):
@@ -100,10 +93,11 @@ def test_command_line_options_override_the_file(tmp_path):
     """)
     other = tmp_path / "other.kmodel"
     other.write_bytes(b"x")
-    args = _args(firmware="none", flash=[(0x300000, other)])
-    assert apply_project(args, tmp_path / "app") == tmp_path / "maixemu.toml"
-    assert args.firmware == "none" and args.frames == 10 and args.ai_memory == "warn" and args.quiet is True
-    assert dict(args.flash) == {0x300000: other, 0x400000: tmp_path / "models" / "demo.kmodel"}
+    project = load_project(tmp_path / "app")
+    assert project.file == tmp_path / "maixemu.toml"
+    spec = RunSpec().merged(project.values, {"firmware": "none", "flash": {0x300000: other}})
+    assert spec.firmware == "none" and spec.frames == 10 and spec.ai_memory == "warn" and spec.quiet is True
+    assert spec.flash == {0x300000: other, 0x400000: tmp_path / "models" / "demo.kmodel"}
 
 
 def test_the_cli_overrides_the_file_end_to_end(tmp_path):
@@ -116,7 +110,7 @@ def test_the_cli_overrides_the_file_end_to_end(tmp_path):
     ('firmware = "big"', "firmware = 'big': must be one of 'full', 'minimum', 'none'"),
     ("frames = -3", "frames = -3: must be a whole number >= 0"),
     ("quiet = 1", "quiet = 1: must be true or false"),
-    ('cameras = "0"', "cameras: not a maixemu option (allowed: flash, flash-image, firmware, camera"),
+    ('cameras = "0"', "cameras: not a maixemu option (did you mean camera? allowed: camera, lcd, sd, flash-dir"),
     ('flash = { 0x300000 = "nope.kmodel" }', "flash.0x300000: no such file"),
     ('flash = { banana = "models/demo.kmodel" }', "flash.banana: the address must be a number > 0"),
     ("flash = 3", "flash: must be a table of address = \"file\""),
@@ -151,7 +145,7 @@ def test_the_plugin_takes_its_defaults_from_the_file(tmp_path):
 
 def test_paths_in_the_file_are_relative_to_its_folder(tmp_path):
     _project(tmp_path, 'flash = { 0x300000 = "models/demo.kmodel" }\nlcd = "record:out/frames.mp4"\ncamera = "clip.mp4"\n')
-    project = load_project(tmp_path / "app")
-    assert project.flash == {0x300000: tmp_path / "models" / "demo.kmodel"}
-    assert project.lcd == f"record:{tmp_path / 'out' / 'frames.mp4'}"
-    assert project.camera == str(tmp_path / "clip.mp4")
+    project = load_project(tmp_path / "app").values
+    assert project["flash"] == {0x300000: tmp_path / "models" / "demo.kmodel"}
+    assert project["lcd"] == f"record:{tmp_path / 'out' / 'frames.mp4'}"
+    assert project["camera"] == str(tmp_path / "clip.mp4")
