@@ -191,7 +191,7 @@ from maixemu.firmware.image import _jit, _qrcode
 g = np.random.default_rng(5).integers(0, 256, (40, 50)).astype(np.int64)
 want = _qrcode._threshold.__wrapped__(g, np.zeros(g.shape, np.uint8))
 got = [_qrcode._threshold(g, np.zeros(g.shape, np.uint8)).tobytes() == want.tobytes() for _ in range(2)]
-print(json.dumps({"same": same, "paths": paths, "image": got, "compiled_now": _jit.compiled()}))
+print(json.dumps({"same": same, "paths": paths, "image": got, "compiled_now": _jit.compiled_now()}))
 sys.stdout.flush()
 warmup._stop_worker()
 os._exit(0)  # (the hung compile thread would keep a normal exit waiting on numba's lock)
@@ -227,7 +227,7 @@ case = dict(np.load(sys.argv[2]))
 same = [all(o.tobytes() == case[f"output_{i}"].tobytes() for i, o in enumerate(model.run(case["input"]))) for _ in range(3)]
 g = np.random.default_rng(5).integers(0, 256, (40, 50)).astype(np.int64)
 image = _qrcode._threshold(g, np.zeros(g.shape, np.uint8)).tobytes() == _qrcode._threshold.__wrapped__(g, np.zeros(g.shape, np.uint8)).tobytes()
-print(json.dumps({"same": same, "image": image, "compiled": _jit.compiled(), "started": warmup.started(),
+print(json.dumps({"same": same, "image": image, "compiled": _jit.compiled_now(), "started": warmup.started(),
                   "numba": "numba" in sys.modules, "onnxruntime": "onnxruntime" in sys.modules}))
 """
 
@@ -377,3 +377,39 @@ def test_a_dropped_model_is_not_kept_for_its_queued_compiled_paths(background):
     assert all(ref() is None for ref in convs)
     warmup.start()
     assert warmup.wait(HANG_S) and not warmup.holding()
+
+
+_APRILTAG_CHILD = r"""
+import json, sys
+import cv2
+import numpy as np
+from maixemu.firmware import image
+from maixemu.firmware.image import _jit, _quadkernels
+from maixemu.kmodel.kpu import warmup
+aruco = cv2.aruco
+m = aruco.generateImageMarker(aruco.getPredefinedDictionary(aruco.DICT_APRILTAG_36h11), 7, 64)
+a = np.full((120, 160), 255, np.uint8)
+a[28:92, 48:112] = m
+img = image.Image._wrap(image.GRAYSCALE, a)
+def find():
+    return [(t.id(), t.corners(), t.rotation(), t.decision_margin()) for t in img.find_apriltags()]
+first = find()
+served = [_jit.compiled_now()]
+while not warmup.started():  # the Python twins' time starts the compiled engine
+    assert find() == first
+warmup.wait()
+while not _quadkernels.threshold.dispatcher().signatures:  # the first call after the compile loads it
+    assert find() == first
+last = find()
+print(json.dumps({"tags": [t[0] for t in first], "same": last == first, "served": served + [_jit.compiled_now()]}))
+"""
+
+
+def test_image_kernels_switch_to_compiled_with_the_same_findings(tmp_path):
+    """An image pipeline (AprilTag: threshold, union-find, quad fitting, decoding kernels) in a
+    fresh process: its Python twins answer first, their time starts the compiled engine, and
+    once its kernels are in memory (loaded or compiled by the worker) the findings are the
+    same to the last bit."""
+    pytest.importorskip("cv2")
+    result = _run_child(_APRILTAG_CHILD, _child_env(), tmp_path)
+    assert result == {"tags": [7], "same": True, "served": [False, True]}

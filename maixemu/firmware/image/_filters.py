@@ -32,7 +32,7 @@ from . import _fmath as fm
 from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
 from ..pixformat import BINARY
-from ._jit import compiled, kernel
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 from ._pixels import MAXES, Window, binary_max, channels, keyword_mask, ksize, mask_pixels, offsets, pack
 from ._tables import yuv_table
 

@@ -15,10 +15,11 @@ No call waits for numba (the KPU engine's rule, ``kmodel.kpu.warmup``; the same 
 loader thread and compile worker): in the default ``MAIXEMU_KERNELS=background`` mode a kernel
 runs its Python path until the compiled engine has started (the Python paths' CPU time counts
 towards starting it), then its compiled code when numba's disk cache has it (a load of
-milliseconds), else its Python path again while the compile worker compiles it. ``compiled()``
-says whether kernels are being served compiled now, so a caller with a vectorised numpy
-alternative takes that one until then (a slow Python path should have one). Under
-``MAIXEMU_KERNELS=wait`` the first call compiles (numba's own behaviour: tests, benchmarks).
+milliseconds), else its Python path again while the compile worker compiles it.
+``compiled_now()`` says whether kernels are served compiled at this moment, so a caller with a
+vectorised numpy alternative takes that one until then (a slow Python path should have one);
+``compiled()`` whether they will be in this process at all. Under ``MAIXEMU_KERNELS=wait`` the
+first call compiles (numba's own behaviour: tests, benchmarks).
 """
 
 from __future__ import annotations
@@ -54,8 +55,17 @@ def _numba():
 
 
 def compiled() -> bool:
-    """Whether kernels run compiled now: numba importable, ``MAIXEMU_NO_JIT`` unset, and the
-    compiled engine started (at once under ``MAIXEMU_KERNELS=wait``; see the module docstring)."""
+    """Whether kernels run compiled in this process (numba importable, ``MAIXEMU_NO_JIT`` unset):
+    for decisions made once, such as registering helpers with numba. When they are served
+    compiled is ``compiled_now()``'s answer."""
+    return _numba() is not None
+
+
+def compiled_now() -> bool:
+    """Whether kernels are served compiled at this moment: at once under ``MAIXEMU_KERNELS=wait``,
+    once the compiled engine has started in the background mode (see the module docstring). A
+    caller with a vectorised numpy alternative takes that one while this is False, as a kernel's
+    Python twin is slower; it asks nothing of numba (no import) before then."""
     if os.environ.get("MAIXEMU_NO_JIT") or not _installed():
         return False
     warmup = _warmup()
