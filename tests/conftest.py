@@ -9,9 +9,16 @@ and switches it off after, so no test sees another's camera, panel, pins, models
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# Compiled kernels run from their first call in the tests (numba compiles on demand, as it does
+# by default), so that a test comparing a kernel with its plain twin really runs the kernel and
+# a path test sees the path it asks for; the default background mode (kpu.warmup) is what
+# tests/kmodel/test_cold_start.py exercises, and what subprocesses get when a test clears this.
+os.environ.setdefault("MAIXEMU_KERNELS", "wait")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"

@@ -3,7 +3,9 @@ and activation into an exact fast plan, and the conv → batch-norm → activati
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -26,13 +28,14 @@ from .activation import (
     unit_step_buckets,
 )
 from .blas import blas_threads
+from . import warmup
 from .fast import compiled_available
 from .hwc import HwcPath
 from . import parallel as _parallel
 from .parallel import _pool, _scratch
 from .products import ProductsInexact, chunks_for_bound
 from .pool import _MAX_POOLS, _POOL_COMMUTES_MONOTONE, _SELECTION_POOLS, POOL_GEOMETRY, POOL_NAMES, pool
-from .ram import from_centered, from_native, row_addr, to_centered, to_native
+from .ram import from_centered, from_native, row_addr, to_centered, to_native, warm_transposes
 from .registers import KpuRegisters
 
 #: Largest activation lookup table built for the fast path (entries).
@@ -89,6 +92,11 @@ class KpuConv:
     def __init__(self) -> None:  # use prepare()
         self.regs: KpuRegisters
         self.notes: list[str] = []
+        #: called after the compiled path takes over (``kpu.warmup``): e.g. the layer table's path
+        self.on_switch: list[Callable[[], None]] = []
+        #: the compiled HWC path (``kpu.hwc``) once it is in place
+        self._hwc: HwcPath | None = None
+        self._lut_max_entries = LUT_MAX_ENTRIES
 
     # ---------------------------------------------------------------- preparation
     @classmethod
@@ -159,10 +167,16 @@ class KpuConv:
         if fast:
             try:
                 bounds = self._bounds()
-                if compiled_available():
+                if compiled_available() and warmup.mode() == "wait":
                     self._hwc = HwcPath.prepare(self, bounds, lut_max_entries=self._lut_max_entries,
                                                 threads=_parallel.workers())
                 else:
+                    if compiled_available():
+                        # the numpy plan serves until the compiled path is prepared and its kernels
+                        # are in memory (kpu.warmup: in the background, never waited for); a layer
+                        # dropped before then is not kept alive for it
+                        ref = weakref.ref(self)
+                        warmup.schedule(lambda: (conv := ref()) is not None and conv._upgrade())
                     self._prepare_fast(bounds)
             except (_NoFastPath, ProductsInexact) as why:
                 self.notes.append(f"exact int64 path: {why}")
@@ -176,6 +190,27 @@ class KpuConv:
         if acc_bound >= 1 << 35:
             self.notes.append("accumulator may exceed 36 bits (silicon behaviour unknown)")
         return self
+
+    def _upgrade(self) -> None:
+        """(``kpu.warmup``'s loader thread) Prepare the compiled HWC path; it takes the layer's
+        runs over once its warm-up has run with every kernel in memory."""
+        path = HwcPath.prepare(self, self._bounds(), lut_max_entries=self._lut_max_entries, threads=_parallel.workers())
+        warm_transposes()
+        if path.warm is not None:
+            path.warm.when_ready(lambda: self._switch(path))
+
+    def _switch(self, path: HwcPath) -> None:
+        self._hwc = path  # one reference: a run reads it once (``native``), never half of each
+        for callback in self.on_switch:
+            callback()
+
+    def native(self) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:
+        """``(layout, run)`` of the path in place now, from one read: a run that converts its input
+        to ``layout`` and calls ``run`` cannot straddle a switch to the compiled path."""
+        hwc = self._hwc
+        if hwc is not None:
+            return "HWC", hwc.run
+        return "CHW", self.run_centered
 
     def _bounds(self) -> "_Bounds":
         """What every exact fast path needs: ``w' = w + ax``, the per-channel constant ``C`` of
@@ -351,9 +386,12 @@ class KpuConv:
         return 0
 
     def run_native(self, x: np.ndarray) -> np.ndarray:
-        """One map in the layer's native layout (``self.layout``) → the output in the same layout."""
-        if self._hwc is not None:
-            return self._hwc.run(x)
+        """One map in the layer's native layout (``self.layout``) → the output in the same layout.
+        A map taken in the numpy path's layout (centred int8) before the compiled path took over
+        is still run right (``run_centered`` converts); ``native()`` avoids the conversion."""
+        hwc = self._hwc
+        if hwc is not None and x.dtype == np.uint8:
+            return hwc.run(x)
         return self.run_centered(x)
 
     # ---------------------------------------------------------------- execution

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import KmodelRuntimeError
 from .activation import _activate_scalar, activation_lut, segment_table, step_buckets
-from . import fast
+from . import fast, warmup
 from .blas import blas_threads
 from .parallel import _pool, _scratch, scratch_array
 from .int8 import Int8Gemm
@@ -256,10 +256,12 @@ class HwcPath:
         self.tiles: list[tuple[int, int, int, int]] = []
         #: ``MAIXEMU_THREADS`` when the layer was prepared: big layers' tiles go to the thread pool
         self.threads = 1
+        #: the warm-up that brings this path's kernels into memory (``kpu.warmup``)
+        self.warm: warmup.WarmUp | None = None
 
     @classmethod
     def prepare(cls, conv, bounds, *, lut_max_entries: int, threads: int = 1) -> "HwcPath":
-        """Choose and prepare every piece; numba is not needed yet (``kpu.fast`` loads the
+        """Choose and prepare every piece; numba is not needed yet (``kpu.warmup`` loads the
         kernels in the background and ``run`` binds them)."""
         self = cls()
         self.conv = conv
@@ -375,9 +377,14 @@ class HwcPath:
         return (self.products, self.act.mode, bool(self.bn[0].size), g, wt, self.pool[4], self.kk)
 
     def _schedule_warm_up(self) -> "HwcPath":
+        """Queue a run on zeros (``kpu.warmup``), which brings every kernel this layer calls into
+        memory; ``self.warm`` says when it has. Shared by layers with the same kernels and types in
+        the ``wait`` mode; one per layer in the background mode, where the layer switches to this
+        path only once its own run did (nothing a key might miss is left for a frame to compile)."""
         h, w = self.in_hw
         ic = self.conv.in_shape[0]
-        fast.schedule_warm_up(self._warm_up_key(), lambda: self.run(np.zeros((h, w, ic), np.uint8)))
+        key = self._warm_up_key() if warmup.mode() == "wait" else None
+        self.warm = fast.schedule_warm_up(key, lambda: self.run(np.zeros((h, w, ic), np.uint8)))
         return self
 
     @property

@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import KmodelRuntimeError
 from ..k210 import K210_KPU_RAM_BYTES as KPU_RAM_BYTES
 from ..k210 import K210_KPU_ROW_BYTES as KPU_ROW_BYTES
-from .fast import loaded_kernels
+from .fast import loaded_kernels, schedule_kernel_warm_up
 
 KPU_ROWS = KPU_RAM_BYTES // KPU_ROW_BYTES
 
@@ -151,6 +151,13 @@ def to_centered(x: np.ndarray) -> np.ndarray:
 #: map placed in KPU RAM by the CPU — a model input, a V4 ``kpu_upload`` — kept for the conv that
 #: reads it). KPU→KPU chains pass them along unchanged.
 LAYOUTS = ("CHW", "HWC", "U8")
+
+
+def warm_transposes() -> None:
+    """Queue the compiled transposes for ``kpu.warmup`` (a layer's compiled path needs them at
+    its layout's edges; every map is a C-ordered uint8 [C,H,W] / [H,W,C], so one warm-up each)."""
+    schedule_kernel_warm_up("chw_to_hwc", (np.zeros((2, 2, 2), np.uint8), np.empty((2, 2, 2), np.uint8)))
+    schedule_kernel_warm_up("hwc_to_chw", (np.zeros((2, 2, 2), np.uint8), np.empty((2, 2, 2), np.uint8)))
 
 
 def chw_to_hwc(x: np.ndarray) -> np.ndarray:
