@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _args, _color, _draw_kernels, _fmath, _font8x12
 from ._core import GRAYSCALE
-from ._jit import compiled
+from ._jit import compiled_now as compiled  # (the vectorised form until kernels are served compiled)
 from ._pixels import to_binary
 from ..pixformat import BINARY
 

@@ -23,7 +23,7 @@ import struct
 
 import numpy as np
 
-from ._jit import compiled, kernel
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 _BUILTIN = {"frontalface": "haarcascade_frontalface_default.xml", "eye": "haarcascade_eye.xml"}
 M32 = 0xFFFFFFFF

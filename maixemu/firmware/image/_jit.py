@@ -25,6 +25,7 @@ first call compiles (numba's own behaviour: tests, benchmarks).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from types import ModuleType
 from typing import Any
@@ -71,7 +72,28 @@ def compiled_now() -> bool:
     warmup = _warmup()
     if warmup.mode() == "wait":
         return _numba() is not None
-    return warmup.active()
+    if warmup.active():
+        return True
+    _account_vectorised(warmup)
+    return False
+
+
+#: a thread's CPU clock at its last ``compiled_now()`` answer of False
+_LAST_ASKED = threading.local()
+#: most CPU time one interval between two such answers counts (the script's own work between two
+#: image calls of a frame loop is counted, but not a long pause in an image-free stretch)
+_MAX_INTERVAL_S = 0.1
+
+
+def _account_vectorised(warmup: ModuleType) -> None:
+    """Count the time since this thread last asked towards starting the compiled engine: a frame
+    loop on the vectorised forms is time a compiled kernel could take as well, so it starts the
+    engine as the Python twins' time does (without this an image-only script never would)."""
+    now = time.thread_time()
+    last = getattr(_LAST_ASKED, "t", None)
+    _LAST_ASKED.t = now
+    if last is not None:
+        warmup.account(min(max(now - last, 0.0), _MAX_INTERVAL_S))
 
 
 def _as_lists(fn, lists: tuple[int, ...], writes: tuple[int, ...]):

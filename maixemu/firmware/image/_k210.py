@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _args
 from ._core import GRAYSCALE, RGB565
-from ._jit import compiled, kernel
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 
 class K210Mixin:

@@ -22,7 +22,7 @@ import numpy as np
 from . import _args
 from . import _fmath as fm
 from ._fmath import F, fast_atan2f, ftoi, lb_clip_line, line_length
-from ._jit import compiled, kernel
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 PI = F(math.pi)
 NOTDEF = F(-512.0)

@@ -12,7 +12,7 @@ import numpy as np
 from . import _args
 from . import _fmath as fm
 from ._filter_kernels import block_pool
-from ._jit import compiled
+from ._jit import compiled_now as compiled  # (the vectorised form until kernels are served compiled)
 from ._pixels import pack, planes
 
 F = np.float32

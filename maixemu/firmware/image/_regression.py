@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _args, _lab
 from ._fmath import COS, SIN, F, cdiv, fast_atan2f, fsqrt, ftoi, i32, line_length, line_through_roi
-from ._jit import compiled, kernel
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 
 def sample_points(pix: np.ndarray, fmt: int, roi, x_stride: int, y_stride: int, thresholds,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _color
-from ._jit import compiled, kernel
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 _F = np.float32
 

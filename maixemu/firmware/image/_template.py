@@ -13,7 +13,7 @@ import numpy as np
 from . import _args
 from ._core import GRAYSCALE
 from ._fmath import F, fsqrt, ftou, i32, u32
-from ._jit import compiled, kernel
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 SEARCH_EX, SEARCH_DS = 0, 1
 _CHUNK = 1 << 22  # elements of the window matrix built at once
