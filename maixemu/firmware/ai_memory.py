@@ -11,37 +11,22 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import pixformat
 from .kpu.errors import CHECK_IMG_FORMAT_ERR, PIX_AI_NULL
+from .kpu.state import AIMemoryPolicy, KpuState
 from .script_paths import is_package_code
-
-MODES = ("device", "warn", "strict")
-
 
 class StaleAIMemoryError(RuntimeError):
     """``--ai-memory strict``: the KPU was about to read AI memory older than the image's pixels."""
 
 
-@dataclass
-class AIMemoryPolicy:
-    """``--ai-memory``: what happens when the KPU reads AI memory older than the pixels (one per board)."""
-
-    mode: str = "device"
-    warned_sites: set[tuple[str, int]] = field(default_factory=set)
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"--ai-memory must be one of {', '.join(MODES)}, not {self.mode!r}")
-
-
 def _policy() -> AIMemoryPolicy:
     from .state import current
 
-    return current().kpu.ai_memory
+    return current().part(KpuState).ai_memory
 
 
 def _stderr():

@@ -8,7 +8,7 @@ source that gives them. Without one nothing is played and the microphone hears s
 Timing is the DMA's: a transfer of N frames keeps its DMA channel busy for N / rate seconds, and
 the next transfer on that channel first waits for it (``dmac_wait_idle`` in the SDK), so a
 ``while True: tx.play(rx.record(1024))`` loop runs at the device's pace on the board clock
-(:mod:`~maixemu.firmware.utime`, virtual in tests that install one).
+(:mod:`~maixemu.firmware.board_time`, virtual in tests that install one).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..host import audio as host_audio
-from . import k210_clock, utime
+from . import board_time, k210_clock
 from . import state as _state
 
 #: DMA channels the firmware uses: I2S receive (and WAV recording) on 3, I2S/WAV/AVI playback on 4.
@@ -27,6 +27,16 @@ DMA_RECEIVE, DMA_SEND = 3, 4
 
 SinkFactory = Callable[[], host_audio.AudioSink]
 SourceFactory = Callable[[], host_audio.AudioSource]
+
+class I2sDevice:
+    """An I2S bus object of this chip (``Maix.I2S`` derives from it): what an ``audio.Audio`` plays
+    to and records from (``py_audio.c`` checks ``&Maix_i2s_type``). ``audio`` knows the bus by this
+    base, so ``audio`` and ``Maix.i2s``, which use each other's types, need not import each other."""
+
+    #: the DMA buffer's size in words and the buffer itself (``I2S(..., sample_points=...)``)
+    points_num: int
+    buf: Any
+
 
 class I2sRegisters:
     """The parts of one I2S block's registers that decide how it sounds; shared by every ``I2S``
@@ -41,6 +51,7 @@ class I2sRegisters:
         self.divide_16 = False  # DMA "divide by 16": one 32-bit word carries a whole stereo frame
 
 
+@_state.board_part("audio")
 class AudioDevice:
     """One board's audio hardware and its PC adapters (opened lazily, closed by :meth:`close`)."""
 
@@ -79,14 +90,14 @@ class AudioDevice:
     # -- DMA timing ------------------------------------------------------------------------------
     def wait_idle(self, channel: int) -> None:
         """Block until the last transfer on ``channel`` has finished (``dmac_wait_idle``)."""
-        left = self._busy_until_ns.get(channel, 0) - utime._now_ns()
+        left = self._busy_until_ns.get(channel, 0) - board_time.now_ns()
         if left > 0:
-            utime._hardware_wait_ns(left)
+            board_time.hardware_wait_ns(left)
 
     def _start(self, channel: int, frames: int, rate: int) -> None:
         self.wait_idle(channel)
         duration = int(frames * 1_000_000_000 / max(1, rate))
-        self._busy_until_ns[channel] = utime._now_ns() + duration
+        self._busy_until_ns[channel] = board_time.now_ns() + duration
 
     def i2s_rate(self, bus: int) -> int:
         """Frames per second I2S ``bus`` runs at with its current divider and word-select size."""
@@ -134,4 +145,4 @@ class AudioDevice:
 
 def current() -> AudioDevice:
     """The audio hardware of the running board (``maixemu.firmware.state.current().audio``)."""
-    return _state.current().audio
+    return _state.current().part(AudioDevice)

@@ -48,11 +48,10 @@ _P = TypeVar("_P")
 def for_profile(slot: str, make: Callable[[str], _P]) -> _P:
     """The current board's chips in ``BoardState.<slot>``, made by ``make(profile)`` at first use after
     power-on and again when a script switches the board profile (``board.use_profile``)."""
-    from . import board
     from .state import current
 
     state = current()
-    profile = board.current_profile()
+    profile = state.pins.profile  # board.current_profile(): the profile a script switched to last
     part: Any = getattr(state, slot)
     if part is None or part.profile != profile:
         part = make(profile)

@@ -137,6 +137,7 @@ def _gray_lut() -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ state
+@_state.board_part("panel")
 class PanelState:
     """The firmware's globals (lcd_para, width_curr/height_curr, rotation, mirror, direction)."""
 
@@ -171,7 +172,7 @@ class PanelState:
 
 
 def _panel() -> PanelState:
-    return _state.current().panel
+    return _state.current().part(PanelState)
 
 
 def screen() -> np.ndarray | None:

@@ -152,11 +152,11 @@ class ws2812:  # noqa: N801
 
     def display(self) -> bool:
         """Send the colours to the strip (3 ms on the device)."""
-        from . import utime
+        from . import board_time
 
         notices.not_emulated("modules.ws2812", "no LED strip is attached; display() keeps the colours in .colors")
         self.colors = list(self._pending)
-        utime._hardware_wait_ns(3_000_000)  # the strip's transfer: busy, not sleeping
+        board_time.hardware_wait_ns(3_000_000)  # the strip's transfer: busy, not sleeping
         return True
 
     def ws_num(self) -> int:

@@ -21,6 +21,7 @@ import threading as _threading
 from typing import Any
 
 from .state import current as _current
+from .threads import BoardThreads
 
 
 class LockType:
@@ -91,7 +92,7 @@ def start_new_thread(*args: Any) -> None:
         if type(args[2]) is not dict:
             raise TypeError("expecting a dict for keyword args")
         keywords = dict(args[2])
-    _current().threads.start(function, tuple(positional), keywords)
+    _current().part(BoardThreads).start(function, tuple(positional), keywords)
     return None
 
 

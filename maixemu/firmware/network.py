@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import notices
-from .state import current
+from .state import board_part, current
 
 #: the access point the emulated modules see: the PC's own network
 EMULATED_SSID = "maixemu-host"
@@ -29,6 +29,7 @@ ESP32_FIRMWARE_VERSION = "1.4.0"
 ESP32_ADC_CHANNELS = 6
 
 
+@board_part("network")
 @dataclass
 class NetworkState:
     """The NICs a script registered (the last one serves new sockets) and the sockets it opened
@@ -82,7 +83,7 @@ class _Nic:
     """A registered NIC: the one new sockets go through."""
 
     def __init__(self) -> None:
-        current().network.nics.append(self)
+        current().part(NetworkState).nics.append(self)
 
 
 class _WifiNic(_Nic):
@@ -286,7 +287,7 @@ STA_IF, AP_IF = 0, 1
 
 def route() -> list[Any]:
     """The registered NICs, oldest first."""
-    return list(current().network.nics)
+    return list(current().part(NetworkState).nics)
 
 
 __all__ = ["AP_IF", "ESP32C3", "ESP32_SPI", "ESP8285", "STA_IF", "WIZNET5K", "WLAN", "route"]

@@ -139,6 +139,7 @@ def _synthetic_source():
     return SyntheticSource()
 
 
+@_state_mod.board_part("camera")
 class CameraPort:
     """The board's camera connector: a factory for the PC frame source, opened at the first
     ``sensor.reset()`` (a script without camera never opens the webcam) and closed with the board."""
@@ -166,6 +167,7 @@ class CameraPort:
             source.close()
 
 
+@_state_mod.board_part("sensor")
 class SensorState:
     """Everything the firmware keeps about the camera (``sensor_t`` + the main frame buffer header).
 
@@ -211,7 +213,7 @@ def _board():
 
 
 def _st() -> SensorState:
-    return _state_mod.current().sensor
+    return _state_mod.current().part(SensorState)
 
 
 def _image_module():
@@ -224,7 +226,7 @@ def _open_source():
     from ..host.camera import CameraError
 
     try:
-        return _board().camera.open()
+        return _board().part(CameraPort).open()
     except CameraError as e:
         raise OSError(f"Reset Failed ({e})") from None
 

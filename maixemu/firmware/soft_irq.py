@@ -28,6 +28,11 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from . import board_time
+from .notices import report_advice
+from .state import BoardState, board_part
+from .tracebacks import format_exception
+
 #: ``MICROPY_SCHEDULER_DEPTH`` of MaixPy's port
 DEPTH = 8
 
@@ -42,6 +47,23 @@ class Alarm(Protocol):
         """The deadline passed: schedule what the ISR schedules (may raise a reset), set the next one."""
 
 
+def _on_board(board: BoardState) -> SoftIrq:
+    """The board's scheduler: alarms on the board's clock, a callback's exception printed on its console."""
+
+    def report(exc: BaseException) -> None:
+        try:
+            board.console.stdout.write(format_exception(exc))
+            board.console.stdout.flush()
+        except (OSError, ValueError):
+            return
+        report_advice(board, exc)  # maixemu's advice on its own line, after the device's report
+
+    scheduler = SoftIrq(lambda: board.part(board_time.ClockState).now_ns())
+    scheduler.report = report
+    return scheduler
+
+
+@board_part("irq", make=_on_board)
 class SoftIrq:
     """The schedule queue and the alarms of one board (see the module docstring)."""
 

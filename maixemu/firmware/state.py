@@ -11,10 +11,12 @@ A :class:`BoardState` is created for every run and thrown away at its end: **a n
 power-on reset**. Nothing else keeps run state, so two runs in one process (pytest, the IDE's Run
 again, soak) can never see each other's camera, panel, pins, models or ``sys.path``.
 
-Parts are created on first use (a script that never touches the KPU never builds its state) by
-the module that knows what they mean: ``sensor`` (``sensor.SensorState``), ``panel``
-(``lcd.PanelState``), ``clock`` (``utime.ClockState``), ``kpu`` (``kpu.state.KpuState``). The
-parts several modules share — pins, system, notices, events, the run's end — are defined here.
+Parts register themselves, as MicroPython modules declare their root pointers: the module that
+knows what a part means declares its slot (``@board_part("sensor") class SensorState``), and the
+board creates the part on first use (a script that never touches the KPU never builds its state)
+and closes it with the board (every part that has ``close()``). This module imports no part, so
+the firmware's modules can all read the board without importing each other. The parts several
+modules share — pins, system, notices, events, the run's end — are defined here.
 
 Host adapters (storage, camera, display, console) are plugged in by whoever builds the board
 (``maixemu.session.Board``); the defaults need no host at all: a private storage layer over the
@@ -32,29 +34,20 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-if TYPE_CHECKING:  # the parts' own modules import this one
+if TYPE_CHECKING:  # the host adapters' types (host imports nothing of firmware)
     from ..host.display import BoardDisplay, DisplaySink
     from ..host.storage import Storage
-    from .audio_device import AudioDevice
-    from .image._fonts import FontState
-    from .image._jpeg_encode import EncoderState
-    from .kpu.state import KpuState
-    from .lcd import PanelState
-    from .video import VideoState
-    from .sensor import CameraPort, SensorState
-    from .soft_irq import SoftIrq
-    from .uart_bus import UartBus
-    from .utime import ClockState
+
+P = TypeVar("P")
 
 
 class RunEnded(BaseException):
     """Raised inside the script to end the run; a BaseException so ``except Exception:`` can't swallow it.
 
     ``reason`` is printed in the closing line; ``exit_code`` is what ``maixemu run`` returns. Raised
-    into a busy loop from another thread (:meth:`RunControl.interrupt_scripts`) it has neither: the
+    into a busy loop from another thread (``maixemu.session.interrupt``) it has neither: the
     run's :class:`RunControl` knows them (:attr:`from_control`).
     """
 
@@ -123,7 +116,8 @@ class RunControl:
     runs keep raising).
 
     Script threads register here (:meth:`script_thread`) so that the session can also interrupt
-    them where no firmware call comes (a busy loop) and wait for them before the sinks close.
+    them where no firmware call comes (a busy loop: :mod:`maixemu.session.interrupt`, host-process
+    work that is no part of the board) and wait for them before the sinks close.
     """
 
     def __init__(self) -> None:
@@ -141,7 +135,8 @@ class RunControl:
         self.script_files: set[str] = set()
         #: how the device names a file of the script in a traceback (set by the session for a run)
         self.device_name: Callable[[str], str] | None = None
-        self._tracing: dict[int, Any] = {}
+        #: ``hook(ident)`` when a thread leaves script code (:mod:`maixemu.session.interrupt` withdraws there)
+        self.leaving: list[Callable[[int], None]] = []
 
     # -- the end -----------------------------------------------------------------------------
     @property
@@ -197,68 +192,29 @@ class RunControl:
             self.leave_script(ident)
 
     def leave_script(self, ident: int | None = None) -> None:
-        """The thread left script code: no interrupt may reach it any more (a pending one is withdrawn)."""
-        from .threads import raise_in_thread
-
+        """The thread left script code: nothing may be raised into it any more; the :attr:`leaving`
+        hooks run (the session withdraws an interrupt not yet raised there)."""
         ident = threading.get_ident() if ident is None else ident
         while True:  # an interrupt raised while we get here is absorbed, then withdrawn for good
             try:
                 with self._lock:
                     self._in_script.discard(ident)
-                raise_in_thread(ident, None)
-                if ident in self._tracing and ident == threading.get_ident():
-                    sys.settrace(self._tracing.pop(ident))
+                for hook in list(self.leaving):
+                    hook(ident)
                 return
             except BaseException:  # noqa: BLE001 - only the withdrawn interrupt can land here
                 continue
 
-    def interrupt_scripts(self, exc_type: type[BaseException] | None = None, *, stubborn: bool = False) -> int:
-        """Raise the end (or ``exc_type``) in every thread still running script code; returns how many.
-
-        ``stubborn``: for a script that swallowed its end already. The exception then also makes the
-        thread raise the end again at every line of the script's own code it reaches, its
-        ``except:`` handlers included (a trace function, removed when the thread leaves the script),
-        so that no ``except:`` can hold the run.
-        """
-        from .threads import raise_in_thread, stubborn_end
-
-        if exc_type is None:
-            exception = self.end_exception()
-            exc_type = type(exception) if exception is not None else RunEnded
-        if stubborn:
-            exc_type = stubborn_end(exc_type)
-        count = 0
+    def each_script_thread(self, action: Callable[[int], None]) -> int:
+        """``action(ident)`` for every thread running script code now, none of which can leave
+        meanwhile (the session raises the end into them there); each counts as delivered. Returns
+        how many."""
         with self._lock:
-            for ident in list(self._in_script):
-                raise_in_thread(ident, exc_type)
+            idents = list(self._in_script)
+            for ident in idents:
+                action(ident)
                 self._delivered.add(ident)
-                count += 1
-        return count
-
-    def trace_to_the_end(self) -> None:
-        """Make the calling script thread raise the end at every line of script code (see
-        :meth:`interrupt_scripts`); the thread's own trace function comes back when it leaves."""
-        ident = threading.get_ident()
-        if ident not in self._in_script:
-            return
-        files = self.script_files
-
-        def tracer(frame: Any, event: str, arg: Any) -> Any:
-            if frame.f_code.co_filename in files and event == "line" and self.ending:
-                exception = self.end_exception()
-                if exception is not None:
-                    raise exception
-            return tracer
-
-        if ident not in self._tracing:
-            self._tracing[ident] = sys.gettrace()
-        sys.settrace(tracer)
-        frame = sys._getframe(1)
-        while frame is not None:  # frames already running trace only with their own f_trace set
-            if frame.f_code.co_filename in files:
-                frame.f_trace = tracer
-                frame.f_trace_lines = True
-            frame = frame.f_back
+        return len(idents)
 
     def in_script(self) -> bool:
         """The calling thread is running script code of this run (soft-IRQ work may run on it)."""
@@ -363,18 +319,63 @@ class Console:
         self._stdin = stream
 
 
+# ------------------------------------------------------------------------------------ the part registry
+@dataclass(frozen=True)
+class PartSlot:
+    """A board part's declaration: the attribute it lives under, its class, and how a board makes it."""
+
+    name: str
+    cls: type
+    make: Callable[[BoardState], Any]
+
+
+_PARTS: dict[str, PartSlot] = {}
+_SLOTS: dict[type, str] = {}
+
+
+def board_part(name: str, *, make: Callable[[BoardState], Any] | None = None) -> Callable[[type[P]], type[P]]:
+    """Declare the decorated class as the board part ``board.<name>`` (``@board_part("sensor")``).
+
+    The board makes it at the first ``board.<name>`` (or :meth:`BoardState.part`) with
+    ``make(board)`` — by default the class called without arguments — and calls its ``close()`` when
+    the board's parts close. A caller may also set ``board.<name>`` itself (the session plugs in a
+    sensor built from the run's options) before the first use.
+    """
+
+    def register(cls: type[P]) -> type[P]:
+        known = _PARTS.get(name)
+        if known is not None and (known.cls.__module__, known.cls.__qualname__) != (cls.__module__, cls.__qualname__):
+            raise TypeError(f"board part {name!r} is declared twice: by {known.cls.__module__}.{known.cls.__qualname__} "
+                            f"and by {cls.__module__}.{cls.__qualname__}")
+        _PARTS[name] = PartSlot(name, cls, make if make is not None else (lambda board: cls()))
+        _SLOTS[cls] = name
+        return cls
+
+    return register
+
+
+def declared_parts() -> dict[str, type]:
+    """The parts declared so far, by slot name (the modules imported so far declare them)."""
+    return {name: slot.cls for name, slot in _PARTS.items()}
+
+
 # ------------------------------------------------------------------------------------ the board
 class BoardState:
-    """One powered-on K210 (see the module docstring). Every attribute is this board's own."""
+    """One powered-on K210 (see the module docstring). Every attribute is this board's own.
 
-    def __init__(self, *, storage: Storage | None = None, camera: CameraPort | None = None,
+    The adapters (storage, camera source, display, console) and the shared parts are attributes;
+    the firmware's own parts come from the registry (:func:`board_part`) at first use.
+    """
+
+    def __init__(self, *, storage: Storage | None = None, camera: Any = None,
                  display: DisplaySink | None = None, console: Console | None = None) -> None:
+        self._parts_lock = threading.RLock()
         self._storage = storage
         self._display: BoardDisplay | None = None
         #: when the board was switched on (its clock counts from here)
         self.powered_on_ns = time.perf_counter_ns()
         if camera is not None:
-            self.camera = camera
+            self.plug(camera)
         if display is not None:
             self.display = display
         self.console = console or Console()
@@ -393,6 +394,8 @@ class BoardState:
     # -- adapters (defaults need no host device) ----------------------------------------------
     @property
     def storage(self) -> Storage:
+        """/sd and /flash of this board: the one accessor of the board's storage (by default a
+        private copy-on-write layer over the current folder, so nothing local changes)."""
         if self._storage is None:
             from ..host import storage as storage_mod
 
@@ -402,12 +405,6 @@ class BoardState:
     @storage.setter
     def storage(self, value: Storage) -> None:
         self._storage = value
-
-    @cached_property
-    def camera(self) -> CameraPort:
-        from .sensor import CameraPort
-
-        return CameraPort()
 
     @property
     def display(self) -> BoardDisplay:
@@ -426,114 +423,52 @@ class BoardState:
         self._display = board_display(sink)
 
     # -- firmware parts, powered on at first use ---------------------------------------------
-    @cached_property
-    def sensor(self) -> SensorState:
-        from .sensor import SensorState
+    def __getattr__(self, name: str) -> Any:
+        """``board.<part>``: the part declared under ``name``, made now if this is its first use."""
+        slot = _PARTS.get(name)
+        if slot is None:
+            raise AttributeError(f"'BoardState' object has no attribute {name!r} (no imported module declares a "
+                                 f"board part of that name: parts so far: {', '.join(sorted(_PARTS)) or 'none'})")
+        with self._parts_lock:  # two threads reaching a new part at once get the same one
+            made = self.__dict__.get(name)
+            if made is None:
+                made = self.__dict__[name] = slot.make(self)
+        return made
 
-        return SensorState()
+    def part(self, cls: type[P]) -> P:
+        """The part ``cls`` declares (``board.part(SensorState)``): ``board.<its name>``, typed."""
+        name = _SLOTS.get(cls)
+        if name is None:
+            raise TypeError(f"{cls.__qualname__} is not a board part (declare it with @board_part)")
+        part: P = getattr(self, name)
+        return part
 
-    @cached_property
-    def panel(self) -> PanelState:
-        from .lcd import PanelState
-
-        return PanelState()
-
-    @cached_property
-    def clock(self) -> ClockState:
-        from .utime import ClockState
-
-        return ClockState(self.powered_on_ns)
-
-    @cached_property
-    def kpu(self) -> KpuState:
-        from .kpu.state import KpuState
-
-        return KpuState()
-
-    @cached_property
-    def audio(self) -> AudioDevice:
-        """The I2S/DMA audio path and its PC sink and source (none: dropped sound, silence)."""
-        from .audio_device import AudioDevice
-
-        return AudioDevice()
-
-    @cached_property
-    def video(self) -> VideoState:
-        from .video import VideoState
-
-        return VideoState()
-
-    @cached_property
-    def network(self) -> Any:
-        """The NICs and sockets of ``network``/``usocket`` (the PC's network stands in for the module)."""
-        from .network import NetworkState
-
-        return NetworkState()
-
-    @cached_property
-    def touch(self) -> Any:
-        """The finger on the touch panel (``touchscreen``): the LCD window's mouse or a test's touches."""
-        from .touchscreen import TouchState
-
-        return TouchState()
-
-    @cached_property
-    def irq(self) -> SoftIrq:
-        """MicroPython's scheduler and the board's alarms (timers, watchdog): see :mod:`.soft_irq`."""
-        from .soft_irq import SoftIrq
-
-        scheduler = SoftIrq(lambda: self.clock.now_ns())
-        scheduler.report = self._report_irq_error
-        return scheduler
-
-    def _report_irq_error(self, exc: BaseException) -> None:
-        """A callback's exception, printed as the firmware prints it (the script goes on)."""
-        from .tracebacks import format_exception
-
-        try:
-            self.console.stdout.write(format_exception(exc))
-            self.console.stdout.flush()
-        except (OSError, ValueError):
-            return
-        from .notices import report_advice
-
-        report_advice(self, exc)  # maixemu's advice on its own line, after the device's report
-
-    @cached_property
-    def uart(self) -> UartBus:
-        """The UART lines: receive buffers, what was sent, the PC's loops and scripted peers."""
-        from .uart_bus import UartBus
-
-        return UartBus()
-
-    @cached_property
-    def font(self) -> FontState:
-        """``image.font_load``'s font (the built-in ASCII one at power-on)."""
-        from .image._fonts import FontState
-
-        return FontState()
-
-    @cached_property
-    def jpeg_encoder(self) -> EncoderState:
-        """The JPEG encoder's table cache (``jpeg_init``'s statics, empty at power-on)."""
-        from .image._jpeg_encode import EncoderState
-
-        return EncoderState()
-
-    @cached_property
-    def threads(self) -> Any:
-        from .threads import BoardThreads
-
-        return BoardThreads(self)
+    def plug(self, part: object) -> None:
+        """Install a part its caller made (the session's sensor from the run's options, its camera
+        connector) in the slot its class declares, before the firmware's first use would make one."""
+        name = _SLOTS.get(type(part))
+        if name is None:
+            raise TypeError(f"{type(part).__qualname__} is not a board part (declare it with @board_part)")
+        with self._parts_lock:
+            self.__dict__[name] = part
 
     def close_parts(self) -> None:
-        """Close what the powered-on parts hold open (camera source, sound devices, files, the KPU log)."""
-        parts = vars(self)
-        for name, close in (("camera", lambda: self.camera.close()), ("audio", lambda: self.audio.close()),
-                            ("video", lambda: self.video.close()), ("kpu", lambda: self.kpu.log.close()),
-                            ("network", lambda: self.network.close()), ("font", lambda: self.font.free())):
-            if name in parts:
+        """Close what the powered-on parts hold open (camera source, sound devices, files, the KPU
+        log): every declared part made so far that has ``close()``, the last made first (a part may
+        use those made before it, as a video plays through the audio device), each one even if
+        another fails (the first failure is raised after all)."""
+        failure: Exception | None = None
+        made = [value for name, value in vars(self).items() if name in _PARTS]
+        for value in reversed(made):
+            close = getattr(value, "close", None)
+            if close is None:
+                continue
+            try:
                 close()
+            except Exception as exc:  # noqa: BLE001 - the others still close; the first failure is raised
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def parts(self) -> dict[str, Any]:
         """The parts powered on so far (for tests and diagnostics)."""
@@ -602,15 +537,5 @@ def checkpoint() -> None:
     current().checkpoint()
 
 
-def _install_storage_provider() -> None:
-    """``maixemu.host.storage.current()`` answers with the active board's storage (one source)."""
-    from ..host import storage as storage_mod
-
-    storage_mod.set_provider(lambda: current().storage)
-
-
-_install_storage_provider()
-
-
-__all__ = ["BoardEvents", "BoardState", "Console", "Notices", "PinState", "RunControl", "RunEnded", "SystemState",
-           "activate", "bind", "checkpoint", "current", "deactivate"]
+__all__ = ["BoardEvents", "BoardState", "Console", "Notices", "PartSlot", "PinState", "RunControl", "RunEnded",
+           "SystemState", "activate", "bind", "board_part", "checkpoint", "current", "deactivate", "declared_parts"]

@@ -19,86 +19,20 @@ A thread's uncaught exception is printed as ``py/modthread.c`` prints it::
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .state import BoardState
+from .notices import report_advice
+from .state import BoardState, RunEnded, bind, board_part
+from .tracebacks import format_exception
 
 _numbers = itertools.count(1)
 THREAD_NAME = "maixemu-script-thread"
 
 
-def raise_in_thread(ident: int, exc_type: type[BaseException] | None) -> None:
-    """CPython's ``PyThreadState_SetAsyncExc``: raise ``exc_type`` in another thread at its next
-    bytecode boundary (None withdraws one not yet raised). The only way into a Python busy loop.
-
-    A withdrawal in the calling thread itself lands a marker instead (:func:`_withdraw_here`)."""
-    if exc_type is None and ident == threading.get_ident():
-        _withdraw_here()
-        return
-    target = ctypes.py_object(exc_type) if exc_type is not None else None
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), target)
-
-
-class _Withdrawn(BaseException):
-    """The marker that replaces an interrupt withdrawn from the calling thread (caught at once)."""
-
-
-def _land() -> None:
-    """A call: the interpreter checks for an asynchronous exception on entering it."""
-
-
-def _withdraw_here() -> None:
-    """Withdraw an interrupt not yet raised in the calling thread, and the interpreter's signal of it.
-
-    Why not ``PyThreadState_SetAsyncExc(id, NULL)`` here: CPython (3.11) then keeps the thread's
-    "asynchronous exception pending" signal set for good — only a raised one clears it — so every
-    later call of that thread handles a pending event, and under a tracer or profiler (pdb,
-    coverage, cProfile) the thread spins for ever at its next call. Replacing the pending interrupt
-    by a marker and catching the marker clears both.
-    """
-    ident, marker = ctypes.c_ulong(threading.get_ident()), ctypes.py_object(_Withdrawn)
-    try:  # the marker may land as soon as the call returns (a profiler's hook runs there)
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, marker)
-        for _ in range(3):
-            _land()
-    except _Withdrawn:
-        pass
-
-
-_stubborn: dict[type[BaseException], type[BaseException]] = {}
-
-
-def stubborn_end(base: type[BaseException]) -> type[BaseException]:
-    """``base`` (the run's end: ``RunEnded``, ``KeyboardInterrupt``) made so that, when it is raised in a
-    script thread, the thread also traces itself to the end (``RunControl.trace_to_the_end``).
-
-    An asynchronous exception is created in the thread it is raised in, when it lands: its
-    ``__init__`` runs there, which is the one moment code of ours runs in a thread stuck in an
-    ``except:`` loop.
-    """
-    found = _stubborn.get(base)
-    if found is None:
-
-        def __init__(self: BaseException, *args: Any) -> None:
-            base.__init__(self, *args)
-            from .state import current
-
-            try:
-                current().run.trace_to_the_end()
-            except Exception:  # noqa: BLE001 - the end itself must land whatever happens here
-                pass
-
-        found = type(base.__name__, (base,), {"__init__": __init__, "__module__": base.__module__,
-                                              "__qualname__": base.__qualname__})
-        _stubborn[base] = found
-    return found
-
-
+@board_part("threads", make=lambda board: BoardThreads(board))
 class BoardThreads:
     """The script threads of one board: started here, waited for by the session."""
 
@@ -114,8 +48,6 @@ class BoardThreads:
         board.run.check()  # an ended run starts nothing any more
 
         def main() -> None:
-            from .state import RunEnded, bind
-
             with bind(board), board.run.script_thread():
                 try:
                     if not callable(target):
@@ -151,8 +83,6 @@ def script_threads_alive() -> int:
 
 
 def _report(board: BoardState, target: Any, exc: BaseException) -> None:
-    from .tracebacks import format_exception
-
     try:
         text = f"Unhandled exception in thread started by {target!r}\n{format_exception(exc)}"
         stream = board.console.stderr
@@ -160,9 +90,7 @@ def _report(board: BoardState, target: Any, exc: BaseException) -> None:
         stream.flush()
     except Exception:  # noqa: BLE001 - a closed console must not turn into a second error
         return
-    from .notices import report_advice
-
     report_advice(board, exc)  # maixemu's advice on its own line, after the device's report
 
 
-__all__ = ["BoardThreads", "raise_in_thread", "script_threads_alive", "stubborn_end"]
+__all__ = ["BoardThreads", "script_threads_alive"]

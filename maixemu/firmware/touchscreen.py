@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .state import current
+from .state import board_part, current
 
 STATUS_IDLE, STATUS_RELEASE, STATUS_PRESS, STATUS_MOVE = 0, 1, 2, 3  # touchscreen.h
 NS2009, FT62XX = 0, 1
@@ -24,6 +24,7 @@ CALIBRATION_SIZE = 7
 DEFAULT_CALIBRATION = (-6, -5941, 22203576, 4232, -8, -700369, 65536)
 
 
+@board_part("touch")
 @dataclass
 class TouchState:
     """The finger on the panel: where it is (None: lifted) and what ``read()`` reported last."""
@@ -63,7 +64,7 @@ def _window_pointer() -> tuple[int, int] | None:
 
 
 def _state() -> TouchState:
-    return current().touch
+    return current().part(TouchState)
 
 
 def init(i2c: Any = None, type: Any = None, cal: Any = None) -> None:  # noqa: A002 - the firmware's keyword

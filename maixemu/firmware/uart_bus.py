@@ -21,6 +21,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from .state import board_part
+
 #: Firmware names of the UART devices -> their numbers (``machine_uart.c`` / the K210 SDK).
 UART_IDS = {"UART1": 0, "UART2": 1, "UART3": 2, "UARTHS": 4}
 #: ``MAIX_UART_BUF``: the default receive buffer
@@ -49,6 +51,7 @@ def parse_loop(spec: str) -> tuple[int, int]:
     return uart_id(tx), uart_id(rx)
 
 
+@board_part("uart")
 class UartBus:
     """The UART lines of one board (see the module docstring)."""
 

@@ -1,6 +1,6 @@
 """MaixPy ``uos``/``os``: the board's filesystem (``/flash`` and ``/sd``) on top of mapped PC folders.
 
-Every path goes through :func:`maixemu.host.storage.current` — the board's :class:`Storage` maps
+Every path goes through the board's storage (``current().storage``) — its :class:`Storage` maps
 device paths (absolute, or relative to the device working directory) to the PC, keeps writes in the
 run's copy-on-write layer unless a folder was mounted for writing, and refuses anything outside the
 mounts (``..`` escapes, symlinks pointing out) with ``OSError(ENOENT)``. Host errors are re-raised
@@ -56,7 +56,9 @@ def _device_errors() -> Iterator[None]:
 
 
 def _store() -> _storage.Storage:
-    return _storage.current()
+    from .state import current
+
+    return current().storage
 
 
 def _is_root(path: Any) -> bool:

@@ -24,6 +24,7 @@ from typing import Any
 
 from .mp_args import stream_write_span as _stream_write_span
 from .mp_builtins import buffer_bytes
+from .network import NetworkState
 from .state import current
 
 #: modnetwork.h
@@ -35,7 +36,7 @@ _HOST_TYPES = {SOCK_STREAM: _host.SOCK_STREAM, SOCK_DGRAM: _host.SOCK_DGRAM, SOC
 
 
 def _require_nic() -> None:
-    if not current().network.nics:
+    if not current().part(NetworkState).nics:
         raise OSError("no available NIC")
 
 
@@ -68,7 +69,7 @@ class socket:  # noqa: N801 - the firmware's name
         self._sock: _host.socket | None = None
         self._closed = False
         self._pending = b""
-        current().network.sockets.append(self)
+        current().part(NetworkState).sockets.append(self)
 
     # -- the host socket behind it ----------------------------------------------------------------
     def _host_socket(self) -> _host.socket:

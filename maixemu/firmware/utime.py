@@ -15,7 +15,8 @@ Device semantics (maixpy-api.md §5, firmware ``modutime.c``):
   firmware (see :class:`clock`).
 
 All time comes from :func:`_now_ns` (nanoseconds since boot) and all waiting goes through
-:func:`_sleep_ns` (the script sleeps) or :func:`_hardware_wait_ns` (it waits for the hardware), on the board's clock (``current().clock``); tests install a virtual clock with
+:func:`_sleep_ns` (the script sleeps) or :func:`_hardware_wait_ns` (it waits for the hardware), on the board's clock
+(:class:`~maixemu.firmware.board_time.ClockState`, ``current().clock``); tests install a virtual clock with
 ``current().clock.use(now_ns, sleep_ns)`` (or monkeypatch the two functions) to pin values exactly.
 Names this module does not define (``perf_counter``, ``monotonic``, ``gmtime``, ...) are CPython's.
 """
@@ -26,9 +27,11 @@ import datetime as _dt
 import math as _math
 import struct as _struct
 import time as _time
-from typing import Any, Callable
+from typing import Any
 
+from . import board_time
 from . import state as _state
+from .board_time import BOOT_TO_MAIN_MS, IDLE_SLICE_NS, ClockState  # noqa: F401 - part of time's face
 from .mp_args import int_arg as _as_int
 
 TICKS_PERIOD = 1 << 62  # MP_SMALL_INT_POSITIVE_MASK + 1 on a 64-bit MicroPython port
@@ -39,116 +42,19 @@ CPU_HZ = 400_000_000  # ticks_cpu counts CPU cycles (mcycle); the default clock 
 _EPOCH = _dt.date(2000, 1, 1)
 _U32 = 0xFFFFFFFF
 
-#: Longest stretch a sleep goes without a soft-IRQ point (a window stays responsive at 50 Hz).
-IDLE_SLICE_NS = 20_000_000
-
-
-#: Milliseconds from power-on to ``main.py`` on MaixPy: ``_boot.py`` waits ``200 x sleep_ms(1)`` for
-#: the IDE first. So a script's first ``ticks_ms()`` is never 0 (scripts divide by tick differences).
-BOOT_TO_MAIN_MS = 200
-
-
-class ClockState:
-    """The board's time: the boot instant, the RTC, and where time comes from.
-
-    Ticks count from the board's power-on (its creation, :data:`BOOT_TO_MAIN_MS` before the script
-    starts). A virtual clock (tests, ``maixemu.testing``) replaces both the time source and the
-    waiting: :meth:`use`.
-    """
-
-    def __init__(self, powered_on_ns: int | None = None) -> None:
-        started = _time.perf_counter_ns() if powered_on_ns is None else powered_on_ns
-        self.boot_ns = started - BOOT_TO_MAIN_MS * 1_000_000
-        self.rtc_base = 0  # RTC seconds since 2000 at the moment rtc_set_at (ns since boot)
-        self.rtc_set_at = 0
-        self._now: Callable[[], int] | None = None
-        self._sleep: Callable[[int], None] | None = None
-
-    def use(self, now_ns: Callable[[], int] | None = None, sleep_ns: Callable[[int], None] | None = None) -> None:
-        """Install a virtual clock (``now_ns()`` since boot, ``sleep_ns(ns)``); no arguments: real time."""
-        self._now, self._sleep = now_ns, sleep_ns
-
-    @property
-    def virtual(self) -> bool:
-        """Time comes from a virtual clock (:meth:`use`)."""
-        return self._now is not None
-
-    def now_ns(self) -> int:
-        return self._now() if self._now is not None else _time.perf_counter_ns() - self.boot_ns
-
-    def sleep_ns(self, ns: int) -> None:
-        if self._sleep is not None:
-            self._sleep(ns)
-        else:
-            _real_sleep(ns)
-
-
-def _real_sleep(ns: int) -> None:
-    """Wait ``ns``, passing a soft-IRQ point at least every 20 ms: the run's end wakes the sleep (it
-    raises there), a window processes its events (ESC, the close button) and IRQ callbacks run."""
-    board = _state.current()
-    deadline = _time.perf_counter_ns() + max(ns, 0)
-    while True:
-        board.checkpoint()
-        if board.events.idle and ns >= 1_000_000:  # pumping a window takes ~1 ms: not for µs sleeps
-            board.events.fire(board.events.idle)
-        left = deadline - _time.perf_counter_ns()
-        if left <= 0:
-            return
-        board.run.wait(min(left, IDLE_SLICE_NS, _until_alarm_ns(board)) / 1e9)
-
-
-def _until_alarm_ns(board: Any) -> int:
-    """Nanoseconds to the board's next alarm (a timer, the watchdog): a sleep wakes there to run it."""
-    irq = board.__dict__.get("irq")
-    due = None if irq is None else irq.next_due_ns()
-    return IDLE_SLICE_NS if due is None else max(0, due - board.clock.now_ns())
-
-
 def _now_ns() -> int:
     """Nanoseconds since the board's boot (its clock: real or virtual)."""
-    return _state.current().clock.now_ns()
+    return board_time.now_ns()
 
 
 def _sleep_ns(ns: int) -> None:
-    """The script sleeps ``ns`` nanoseconds on the board's clock (the run's end interrupts it); the
-    ``sleep`` event tells the frame budget that the script is idle."""
-    board = _state.current()
-    board.checkpoint()
-    if board.events.sleep:
-        board.events.fire(board.events.sleep, ns)
-    _wait_on_clock(board, ns)
+    """The script sleeps ``ns`` nanoseconds on the board's clock (:func:`.board_time.sleep_ns`)."""
+    board_time.sleep_ns(ns)
 
 
 def _hardware_wait_ns(ns: int) -> None:
-    """Wait ``ns`` nanoseconds for the hardware (a DMA transfer, a video frame's time): the board's
-    clock runs as in a sleep, but the script is busy, not sleeping (no ``sleep`` event: a WAV that
-    plays for a second is not thirty idle frames of the frame budget)."""
-    board = _state.current()
-    board.checkpoint()
-    _wait_on_clock(board, ns)
-
-
-def _wait_on_clock(board: Any, ns: int) -> None:
-    """Let ``ns`` nanoseconds pass on ``board``'s clock, running alarms (timers) on the way."""
-    clock = board.clock
-    if not clock.virtual or "irq" not in board.__dict__:
-        clock.sleep_ns(ns)  # real time: the sleep itself wakes at alarms
-        return
-    end = clock.now_ns() + max(ns, 0)
-    while True:  # a virtual sleep is cut at every alarm, so timers fire at their own instants
-        due = board.irq.next_due_ns()
-        now = clock.now_ns()
-        if due is None or due > end:
-            clock.sleep_ns(end - now)
-            board.checkpoint()
-            return
-        clock.sleep_ns(max(0, due - now))
-        if clock.now_ns() < due:  # a virtual clock that does not follow its sleeps: no cutting
-            clock.sleep_ns(end - clock.now_ns())
-            board.checkpoint()
-            return
-        board.checkpoint()
+    """Wait ``ns`` nanoseconds for the hardware (:func:`.board_time.hardware_wait_ns`)."""
+    board_time.hardware_wait_ns(ns)
 
 
 def _millis() -> int:
@@ -238,7 +144,7 @@ def _struct_time(seconds: int) -> tuple[int, int, int, int, int, int, int, int]:
 
 def time() -> int:
     """The RTC in whole seconds since 2000-01-01 (starts at 0 at boot until ``set_time``)."""
-    clock = _state.current().clock
+    clock = _state.current().part(ClockState)
     return clock.rtc_base + (_now_ns() - clock.rtc_set_at) // 1_000_000_000
 
 
@@ -277,7 +183,7 @@ def set_time(t: Any) -> bool:
     )
     if not valid:
         return False
-    clock = _state.current().clock
+    clock = _state.current().part(ClockState)
     clock.rtc_set_at = _now_ns()
     clock.rtc_base = _seconds_since_2000(year, month, mday, hour, minute, second)
     return True

@@ -33,7 +33,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from . import audio_device, utime
+from . import audio_device, board_time
+from .state import board_part
 
 __all__ = ["open"]
 
@@ -47,6 +48,7 @@ _VIDS_FLAG, _AUDS_FLAG = 0x6463, 0x7762  # "dc", "wb" read big-endian from a chu
 PCM = 1
 
 
+@board_part("video")
 class VideoState:
     """The firmware's one piece of ``video`` state: the static timer ``record`` paces itself with
     (one per board: ``current().video``)."""
@@ -65,7 +67,7 @@ class VideoState:
 def _video() -> VideoState:
     from .state import current
 
-    return current().video
+    return current().part(VideoState)
 
 
 def _brand() -> str:
@@ -275,10 +277,10 @@ class avi:  # noqa: N801 - the firmware's type name
         wait_ns = self.usec_per_frame * 1000
         state = _video()
         if state.last_record_ns is not None:
-            left = wait_ns - (utime._now_ns() - state.last_record_ns)
+            left = wait_ns - (board_time.now_ns() - state.last_record_ns)
             if left > 0:
-                utime._hardware_wait_ns(left)
-        state.last_record_ns = utime._now_ns()
+                board_time.hardware_wait_ns(left)
+        state.last_record_ns = board_time.now_ns()
         return len(data)
 
     def record_finish(self) -> None:
@@ -320,7 +322,7 @@ class avi:  # noqa: N801 - the firmware's type name
         self._file.seek(info.offset_movi + 12)
         self.frame_count = 0
         self.status = STATUS_RESUME
-        self._last_frame_ns = utime._now_ns()
+        self._last_frame_ns = board_time.now_ns()
         self._volume = 80
         if self.audio_sample_rate:  # video_hal_audio_init: I2S device 0 at the file's rate
             audio_device.current().set_i2s_rate(0, self.audio_sample_rate)
@@ -341,10 +343,10 @@ class avi:  # noqa: N801 - the firmware's type name
         chunk = self._file.read(size + 8)
         if stream_id == _VIDS_FLAG:
             frame = self._decode(chunk[:size], img)
-            wait = self.usec_per_frame * 1000 - (utime._now_ns() - self._last_frame_ns)
+            wait = self.usec_per_frame * 1000 - (board_time.now_ns() - self._last_frame_ns)
             if wait > 0:
-                utime._hardware_wait_ns(wait)
-            self._last_frame_ns = utime._now_ns()
+                board_time.hardware_wait_ns(wait)
+            self._last_frame_ns = board_time.now_ns()
             if show:
                 _show(frame)
             self.frame_count += 1

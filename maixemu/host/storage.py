@@ -902,30 +902,3 @@ def private_layer_home() -> Path:
     return folder
 
 
-#: Who answers :func:`current`: the board layer installs the active board's storage here (the host
-#: layer knows no boards). Without one, a default over the working directory.
-_provider: Callable[[], Storage] | None = None
-_fallback: Storage | None = None
-
-
-def current() -> Storage:
-    """The storage of the running script's board (``maixemu.firmware.state.current().storage``);
-    with no board layer loaded, the process cwd through a private layer (so calls made from a Python
-    shell read local files and change none)."""
-    if _provider is not None:
-        return _provider()
-    global _fallback
-    if _fallback is None:
-        _fallback = Storage.for_project(Path.cwd(), layer_home=private_layer_home())
-    return _fallback
-
-
-def set_provider(provider: Callable[[], Storage] | None) -> None:
-    """Called once by the board layer: :func:`current` asks ``provider()`` from then on."""
-    global _provider
-    _provider = provider
-
-
-def resolve(path) -> Path:
-    """Shortcut: ``current().resolve(path)``."""
-    return current().resolve(path)

@@ -138,6 +138,7 @@ class Board:
         from ..firmware import board_profiles, lcd  # lcd: the stock boot's panel
         from ..firmware.kpu.state import KpuState
         from ..firmware.kpu.calls import KpuCallLog
+        from ..firmware.board_time import ClockState
         from ..firmware.sensor import CameraPort, SensorState
 
         board = self.state
@@ -146,17 +147,17 @@ class Board:
         board.notices.enabled = not spec.quiet
         board.system.sys_argv = list(self.config.argv)
         board.storage = self._build_storage()
-        board.camera = CameraPort(self._camera_factory())
-        board.sensor = SensorState(spec.sensor)
+        board.plug(CameraPort(self._camera_factory()))
+        board.plug(SensorState(spec.sensor))
         try:
-            board.kpu = KpuState(firmware=spec.firmware, ai_memory=spec.ai_memory,
-                                 log=KpuCallLog(str(spec.kpu_log) if spec.kpu_log else None, keep=plugs.keep_kpu_calls))
+            board.plug(KpuState(firmware=spec.firmware, ai_memory=spec.ai_memory,
+                                log=KpuCallLog(str(spec.kpu_log) if spec.kpu_log else None, keep=plugs.keep_kpu_calls)))
         except ValueError as exc:
             raise SetupError(str(exc)) from None
         except OSError as exc:
             raise SetupError(f"--kpu-log {spec.kpu_log}: {exc.strerror or exc}") from None
         if plugs.clock is not None:
-            board.clock.use(*plugs.clock)
+            board.part(ClockState).use(*plugs.clock)
         try:
             board.pins.profile = board_profiles.profile_name(spec.board or "default")
         except ValueError as exc:
@@ -164,7 +165,7 @@ class Board:
         with state_mod.bind(board):
             lcd.boot()  # what the stock _boot.py leaves: the panel initialised (lcd.width() works)
         self._wire_uarts()
-        board.audio = self._audio_device()
+        board.plug(self._audio_device())
         self._wire_display(self._open_display())
         return self
 
@@ -192,12 +193,12 @@ class Board:
 
     def _wire_uarts(self) -> None:
         """``--uart-loop`` wires and scripted UART peers, on the board's UART lines."""
-        from ..firmware.uart_bus import parse_loop, uart_id
+        from ..firmware.uart_bus import UartBus, parse_loop, uart_id
 
         loops, peers = self.spec.uart_loop, self.plugs.uart_input
         if not loops and not peers:
             return
-        bus = self.state.uart
+        bus = self.state.part(UartBus)
         try:
             for wire in loops:
                 bus.wire(*parse_loop(wire))

@@ -53,7 +53,7 @@ from typing import Any, Callable, Iterable
 
 from ..firmware.notices import advice_line, report_advice
 from ..firmware.state import RunEnded
-from ..firmware.threads import raise_in_thread
+from .interrupt import raise_in_thread
 from ..firmware.tracebacks import format_exception
 from ..host.ide import IdeChannel
 from ..host.ide.terminal import ChannelInput, ConsoleReader, TerminalTee

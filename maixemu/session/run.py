@@ -30,6 +30,7 @@ from ..firmware import state as state_mod
 from ..firmware.state import RunEnded
 from .board import PACKAGE_DIR, Board
 from .budget import FrameBudget
+from .interrupt import interrupt_scripts
 from .importer import ScriptImporter, compile_source, read_source
 from .outcome import (Outcome, clean_end_types, device_fault,
                       format_script_error, system_exit_code)
@@ -303,7 +304,7 @@ def _end_threads(board: Board) -> int:
     alive = state.threads.wait(THREAD_END_WAIT_S)
     deadline = time.monotonic() + THREAD_INTERRUPT_S
     while alive and time.monotonic() < deadline:  # threads that make no firmware call
-        state.run.interrupt_scripts(stubborn=True)
+        interrupt_scripts(state.run, stubborn=True)
         alive = state.threads.wait(0.05)
     if alive:
         board.notice(f"{len(alive)} thread(s) of the script did not end with it (no firmware call, every end "

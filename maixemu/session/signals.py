@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..firmware.state import RunControl, RunEnded
+from .interrupt import interrupt_scripts
 
 #: Seconds a script gets to end after it was asked to (a timeout, a signal, a spent budget).
 END_GRACE_S = 2.0
@@ -195,14 +196,14 @@ class RunGuard:
             now = time.monotonic()
             if timeout and now - started >= timeout and not control.ending:
                 control.end(f"--timeout of {timeout:g} s reached")
-                control.interrupt_scripts()  # a busy loop makes no firmware call
+                interrupt_scripts(control)  # a busy loop makes no firmware call
             if control.ending and self.phase != "finishing":
                 ended_at = ended_at or now
                 if now - ended_at >= END_GRACE_S:
                     if self.owns_process and self.stop_now is not None:
                         self.stop_now(control.reason or "the run ended", control.exit_code)
                         return
-                    control.interrupt_scripts(stubborn=True)  # again and again, until the script leaves
+                    interrupt_scripts(control, stubborn=True)  # again and again, until the script leaves
                     self._stop_watching.wait(INTERRUPT_EVERY_S)
                     continue
             self._stop_watching.wait(0.05)

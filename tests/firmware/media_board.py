@@ -60,7 +60,7 @@ def media_board(folder: Path, source: host_audio.AudioSource | None = None) -> I
     board.sd.mkdir(parents=True, exist_ok=True)
     board.flash.mkdir(parents=True, exist_ok=True)
     state = BoardState(storage=storage.Storage(sd_dir=board.sd, flash_dir=board.flash))  # a power-on
-    state.audio = audio_device.AudioDevice(lambda: board.speaker, lambda: board.source)
+    state.plug(audio_device.AudioDevice(lambda: board.speaker, lambda: board.source))
     state.clock.use(board.clock.now, board.clock.sleep)
     activate(state)
     try:

@@ -68,7 +68,7 @@ def model(*parts: str):
 
 def photo(name: str, size: tuple[int, int] | None = None) -> image.Image:
     """A shared photo (copied onto the card) as an image with its AI buffer filled, as a snapshot has it."""
-    shutil.copy(shared_path("images", name), storage.current().sd_dir / name)
+    shutil.copy(shared_path("images", name), current().storage.sd_dir / name)
     img = image.Image("/sd/" + name)
     if size is not None and (img.width(), img.height()) != size:
         canvas = image.Image(size=size)

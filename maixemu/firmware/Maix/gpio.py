@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import state as _state
+from ..soft_irq import SoftIrq
 from . import fpioa as _fpioa
 
 IN, PULL_DOWN, PULL_UP, OUT = 0, 1, 2, 3
@@ -89,9 +90,9 @@ def set_input(pin_or_name: int | str, level: int, *, deliver: bool | None = None
         if (trigger == IRQ_RISING and rising) or (trigger == IRQ_FALLING and falling) or (
             trigger == IRQ_BOTH and (rising or falling)
         ):
-            board.irq.schedule(handler, GPIO(gid))  # one argument: the firmware schedules handler(pin)
+            board.part(SoftIrq).schedule(handler, GPIO(gid))  # one argument: the firmware schedules handler(pin)
     if (board.run.in_script() if deliver is None else deliver) and "irq" in board.__dict__:
-        board.irq.run_pending()
+        board.part(SoftIrq).run_pending()
 
 
 def press(pin_or_name: int | str) -> None:

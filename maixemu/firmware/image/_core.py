@@ -26,6 +26,7 @@ import os
 import numpy as np
 
 from .. import pixformat as _pf
+from .. import state as _state
 from . import _color
 
 RGB565 = _pf.RGB565
@@ -394,21 +395,26 @@ def _main_frame():
     Sensor code fills it with ``_main_frame()._load_frame(...)`` and returns ``_main_frame()._alias()``.
     It is part of the board's state (``current().framebuffer``): a new board starts without one.
     """
-    from .. import state
-
-    board = state.current()
+    board = _state.current()
     if board.framebuffer is None:
-        from . import Image  # the full class with all mixins
-
-        board.framebuffer = Image._wrap(RGB565, _alloc(RGB565, 320, 240))
+        board.framebuffer = _image_class._wrap(RGB565, _alloc(RGB565, 320, 240))
     return board.framebuffer
+
+
+#: ``image.Image``: :class:`ImageBase` with every method's mixin. The mixins' modules build on this
+#: one, so the package declares the class here once it has made it (:func:`declare_image_class`).
+_image_class: type[ImageBase] = ImageBase
+
+
+def declare_image_class(cls: type[ImageBase]) -> None:
+    """The package's full ``Image`` class: what the frame buffer (``sensor.snapshot()``) is made of."""
+    global _image_class
+    _image_class = cls
 
 
 def _host_path(path: str):
     """The host file holding what the device sees at ``path`` (for reading)."""
-    from ...host import storage
-
-    return storage.resolve(path)
+    return _state.current().storage.resolve(path)
 
 
 def _open_for_write(path: str):

@@ -39,6 +39,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ..state import board_part
 from . import _args
 from ._draw import font_bits
 
@@ -85,6 +86,7 @@ class LoadedFont:
         return data + bytes(n - len(data))
 
 
+@board_part("font")
 class FontState:
     """The board's loaded font (``font_config``); one instance per board (``current().font``)."""
 
@@ -109,6 +111,10 @@ class FontState:
         self._close()
         self.font = LoadedFont()
 
+    def close(self) -> None:
+        """The board closes: the font file is closed (as :meth:`free`)."""
+        self.free()
+
     def _close(self) -> None:
         if self.font.handle is not None:
             try:
@@ -121,7 +127,7 @@ def board_font() -> FontState:
     """The font loaded on the active board."""
     from ..state import current
 
-    return current().font
+    return current().part(FontState)
 
 
 def _flash_read(address: int, length: int) -> bytes:
@@ -131,9 +137,9 @@ def _flash_read(address: int, length: int) -> bytes:
 
 
 def _flash_is_mapped(address: int) -> bool:
-    from ...host import storage
+    from ..state import current
 
-    for base, path in storage.current().flash_map.items():
+    for base, path in current().storage.flash_map.items():
         try:
             if base <= address < base + path.stat().st_size:
                 return True

@@ -25,11 +25,7 @@ the bytes of a JPEG image). Every other extension, ``.ppm``/``.pgm`` included, w
 board (those writers are commented out in ``imlib_save_image``); the emulator does the same and says
 so once.
 
-``ImageWriter``/``ImageReader`` open their file and write/skip the 16-byte ``OMV IMG STR V1.0``
-header, but every later call of the MaixPy port hands the *address* of the object's file field to
-the file layer (``&self->fp`` where OpenMV had an embedded ``FIL``): ``size()`` returns ``EIO`` (5)
-and ``add_frame``/``next_frame``/``close`` dereference garbage and crash the board. The emulator
-returns 5 and raises :class:`DeviceCrash` for the others.
+``ImageWriter``/``ImageReader`` (the 16-byte stream header, then a crash on the board) are in ``_streams``.
 """
 
 from __future__ import annotations
@@ -43,7 +39,7 @@ import numpy as np
 
 from .. import notices
 from . import _color, _jpeg_decode, _kinds
-from ._core import GRAYSCALE, RGB565
+from ..pixformat import GRAYSCALE, RGB565
 
 BINARY, JPEG = _kinds.BINARY, _kinds.JPEG
 
@@ -70,8 +66,9 @@ def open_device_file(path: str, mode: str = "rb"):
     over a file that existed before it.
     """
     from ...host import storage
+    from ..state import current
 
-    st = storage.current()
+    st = current().storage
     if hasattr(st, "open"):
         if "r" in mode and hasattr(st, "is_file") and not st.is_file(path):
             raise storage.enoent(path)
@@ -356,66 +353,12 @@ def _raw565(img) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- ImageWriter / ImageReader
-_STREAM_HEADER = b"OMV IMG STR V1.0"
-_EIO = 5
-
-
-def _crash(what: str) -> DeviceCrash:
-    return DeviceCrash(
-        f"image.{what}: in MaixPy v0.6.2/v0.6.3 this call passes the address of the object's file "
-        "field to the file layer (py_image.c `&self->fp`) and the board crashes; it cannot work on the "
-        "device (write frames with img.save() or a JPEG per file instead)")
-
-
 def _path_str(path) -> str:
     if isinstance(path, (bytes, bytearray)):
         return bytes(path).decode("utf-8", "surrogateescape")
     if not isinstance(path, str):
         raise TypeError(f"can't convert '{type(path).__name__}' object to str implicitly")
     return path
-
-
-class ImageWriter:
-    """``image.ImageWriter(path)``: creates the file with the stream header (see module docstring)."""
-
-    def __init__(self, path):
-        with open_device_file(_path_str(path), "wb") as fp:
-            fp.write(_STREAM_HEADER)
-
-    def size(self) -> int:
-        return _EIO
-
-    def add_frame(self, img):
-        from ._core import ImageBase
-
-        if not isinstance(img, ImageBase):
-            raise TypeError(f"Can't convert {type(img).__name__} to Image")
-        raise _crash("ImageWriter.add_frame")
-
-    def close(self):
-        raise _crash("ImageWriter.close")
-
-    def __repr__(self) -> str:
-        return f'{{"size":{_EIO}}}'
-
-
-class ImageReader:
-    """``image.ImageReader(path)``: opens the file and reads (without checking) the 16-byte header."""
-
-    def __init__(self, path):
-        open_device_file(_path_str(path), "rb").close()
-
-    def size(self) -> int:
-        return _EIO
-
-    def next_frame(self, *args, **kwargs):
-        raise _crash("ImageReader.next_frame")
-
-    def close(self):
-        raise _crash("ImageReader.close")
-
-    def __repr__(self) -> str:
-        return f'{{"size":{_EIO}}}'
 
 
 class ImageIOMixin:

@@ -27,6 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..state import board_part
 from . import _tables
 
 _F = np.float32
@@ -107,6 +108,7 @@ def _tables_for(q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     return ytab.astype(np.uint8), uvtab.astype(np.uint8), fd_y, fd_uv
 
 
+@board_part("jpeg_encoder")
 class EncoderState:
     """``jpeg_init``'s static cache (jpeg.c ``static int q``, zero-initialised tables); a part of the
     board (``current().jpeg_encoder``), so it starts empty at every power-on.
@@ -433,7 +435,7 @@ def compress(pix: np.ndarray, kind: str, quality: int) -> bytes:
     h, w = pix.shape
     from ..state import current
 
-    ytab, uvtab, fd_y, fd_uv = current().jpeg_encoder.init(quality)
+    ytab, uvtab, fd_y, fd_uv = current().part(EncoderState).init(quality)
     if kind in ("gray", "binary"):
         samples = (pix.astype(np.int16) * (255 if kind == "binary" else 1) - 128).astype(np.int8)
         # outside the image the MCU holds 0 (that is gray 128 after the -128 shift)

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...host import storage
 from ...kmodel import Model
 from ...kmodel.k210 import K210_MAIN_MEMORY_BYTES
 from .. import ai_memory, ide_events
 from . import calls as kpu_calls
 from . import loader as kpu_loader
 from ..notices import advice_of, notice_once
+from ..state import current as _board
 from .errors import advised
 from . import probe
 
@@ -36,7 +36,7 @@ class FileOpenError(ValueError):
 
 
 def _missing_file_advice(path: str) -> str:
-    where = storage.current()
+    where = _board().storage
     return (f"no file {path!r} (device path {where.device_path(path)}) on /sd or /flash; they show the "
             "script's folder unless --sd/--flash-dir say otherwise")
 
@@ -44,7 +44,7 @@ def _missing_file_advice(path: str) -> str:
 def file_size(path: str) -> int:
     """Bytes of a device file, or the firmware's ``open file error`` ValueError."""
     try:
-        local = storage.current().resolve(path)
+        local = _board().storage.resolve(path)
     except OSError:
         local = None
     if local is None or not local.is_file():
@@ -64,14 +64,14 @@ def check_allocation(size: int, message: str) -> None:
 
 def read_file(path: str, size: int) -> bytes | None:
     """The first ``size`` bytes of a device file, or None when it is shorter (``read_data`` fails)."""
-    with storage.current().open(path, "rb") as handle:  # errors in the device's form, no host path
+    with _board().storage.open(path, "rb") as handle:  # errors in the device's form, no host path
         data = handle.read(size)
     return data if len(data) == size else None
 
 
 def mapped_flash(address: int) -> bytes | None:
     """Everything mapped at a flash address (``--flash ADDR=FILE``), or None when nothing is."""
-    path = storage.current().flash_file(address)
+    path = _board().storage.flash_file(address)
     return None if path is None else path.read_bytes()
 
 

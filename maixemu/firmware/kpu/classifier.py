@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...host import storage
+from ..state import current as _board
 from .net import check_net, kpu_net
 from .run import run
 
@@ -90,7 +90,7 @@ class classifier:  # noqa: N801 - the firmware's type name
 
     def save(self, path: str) -> None:
         centroids = self._centroids if self._centroids is not None else np.stack(self._classes)
-        with storage.current().open(path, "wb") as fh:  # into the run's layer, never over a user file
+        with _board().storage.open(path, "wb") as fh:  # into the run's layer, never over a user file
             np.savez(fh, centroids=centroids, class_num=self._class_num, sample_num=self._sample_num)
 
     @staticmethod
@@ -99,7 +99,7 @@ class classifier:  # noqa: N801 - the firmware's type name
             raise ValueError("must be model")
         if not isinstance(path, str):
             raise ValueError("path err")
-        with storage.current().open(path, "rb") as fh, np.load(fh) as data:
+        with _board().storage.open(path, "rb") as fh, np.load(fh) as data:
             centroids = data["centroids"]
             classes = int(class_num if class_num is not None else data["class_num"])
             samples = int(sample_num if sample_num is not None else data["sample_num"])

@@ -21,7 +21,7 @@ from ...kmodel import KmodelError, KmodelVersionError, Model, load_kmodel, sniff
 from ...kmodel.k210 import K210_FLASH_BYTES, MAIXPY_MODEL_BUDGETS, kpu_load_bytes
 from ..state import current
 from . import errors as codes
-from .state import MemoryBudget
+from .state import KpuState, MemoryBudget
 
 #: Room left for models by each firmware build (``maixemu.kmodel.k210``: the one table info uses too).
 FIRMWARE_BUDGETS = MAIXPY_MODEL_BUDGETS
@@ -33,7 +33,7 @@ FLASH_BYTES = K210_FLASH_BYTES
 
 def budget() -> MemoryBudget:
     """The active board's model budget (``current().kpu.budget``)."""
-    return current().kpu.budget
+    return current().part(KpuState).budget
 
 
 def model_cost(model: Model, file_size: int, streamed: bool) -> int:

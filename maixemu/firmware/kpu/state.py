@@ -10,8 +10,24 @@ import weakref
 from dataclasses import dataclass, field
 
 from ...kmodel.k210 import MAIXPY_MODEL_BUDGETS
-from ..ai_memory import AIMemoryPolicy
+from ..state import board_part
 from .calls import KpuCallLog
+
+
+#: ``--ai-memory`` modes: the device's silence, a warning, or an error
+MODES = ("device", "warn", "strict")
+
+
+@dataclass
+class AIMemoryPolicy:
+    """``--ai-memory``: what happens when the KPU reads AI memory older than the pixels (one per board)."""
+
+    mode: str = "device"
+    warned_sites: set[tuple[str, int]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"--ai-memory must be one of {', '.join(MODES)}, not {self.mode!r}")
 
 
 @dataclass
@@ -33,6 +49,7 @@ class MemoryBudget:
         return self.limit - sum(self.used.values())
 
 
+@board_part("kpu")
 class KpuState:
     """``firmware``: the MaixPy build (``full``/``minimum``/``none``: how much RAM models get);
     ``ai_memory``: ``device``/``warn``/``strict``; ``log``: the calls made (``--kpu-log``, tests)."""
@@ -44,5 +61,9 @@ class KpuState:
         self.ai_memory = AIMemoryPolicy(ai_memory)
         self.log = log or KpuCallLog()
 
+    def close(self) -> None:
+        """The board closes: the call log's file (``--kpu-log``) is complete."""
+        self.log.close()
 
-__all__ = ["KpuState", "MemoryBudget"]
+
+__all__ = ["MODES", "AIMemoryPolicy", "KpuState", "MemoryBudget"]
