@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import audio_device, notices
+from .mgc import check_alloc
 
 __all__ = ["Audio"]
 
@@ -158,8 +159,6 @@ class Audio:
 
     # -- construction ----------------------------------------------------------------------------
     def _init(self, array: Any, path: Any, points: int, is_create: bool, samplerate: int) -> bool:
-        from .Maix.i2s import check_alloc
-
         if array is not None:
             data = array.encode("utf-8") if isinstance(array, str) else memoryview(array).tobytes()
             usable = len(data) - len(data) % 4
@@ -215,9 +214,7 @@ class Audio:
 
     # -- playing ---------------------------------------------------------------------------------
     def _attach(self, dev: Any) -> None:
-        from .Maix.i2s import I2S
-
-        if not isinstance(dev, I2S):
+        if not isinstance(dev, audio_device.I2sDevice):
             raise ValueError("Invaild I2S device")
         self._dev = dev
         self.points = dev.points_num

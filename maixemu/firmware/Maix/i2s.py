@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import audio_device, k210_clock, mgc
+from .. import audio_device, k210_clock
+from ..audio import Audio
+from ..mgc import check_alloc
 from ..mp_args import int_arg as _arg_int
 
 DEVICE_0, DEVICE_1, DEVICE_2 = 0, 1, 2
@@ -41,13 +43,6 @@ _RESOLUTION_SHIFT = {IGNORE_WORD_LENGTH: 0, RESOLUTION_12_BIT: -4, RESOLUTION_16
 
 def _brand() -> str:
     return audio_device.current().brand
-
-
-def check_alloc(words: int) -> None:
-    """``m_new(uint32_t, words)`` on the device's GC heap: MicroPython's MemoryError when it cannot fit."""
-    size = int(words) * 4
-    if size > mgc.HEAP_SIZE:
-        raise MemoryError(f"memory allocation failed, allocating {size} bytes")
 
 
 def words_from_frames(frames: np.ndarray, resolution: int) -> np.ndarray:
@@ -83,7 +78,7 @@ class _Channel:
         self.resolution = self.cycles = self.align_mode = self.mode = 0
 
 
-class I2S:
+class I2S(audio_device.I2sDevice):
     """One I2S bus; see the module docstring."""
 
     DEVICE_0, DEVICE_1, DEVICE_2 = DEVICE_0, DEVICE_1, DEVICE_2
@@ -176,8 +171,6 @@ class I2S:
         return RESOLUTION_16_BIT
 
     def record(self, points: int = 0, *, time: int = 0) -> Any:
-        from ..audio import Audio
-
         points, seconds = _arg_int(points), _arg_int(time)
         brand = _brand()
         if points > 0:
@@ -200,8 +193,6 @@ class I2S:
         return None
 
     def play(self, audio: Any) -> None:
-        from ..audio import Audio
-
         if not isinstance(audio, Audio):
             raise TypeError(f"I2S.play needs an audio.Audio (from I2S.record or audio.Audio(...)), "
                             f"got {type(audio).__name__}")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _args, _jpeg_encode, _kinds
-from ._core import GRAYSCALE, RGB565
+from ..pixformat import GRAYSCALE, RGB565
 
 JPEG = _kinds.JPEG
 

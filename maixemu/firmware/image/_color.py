@@ -11,28 +11,8 @@ import numpy as np
 
 from .. import pixformat
 
-# --- conversion tables (maixpy-api.md §2.2); floor(a/b + 1/2) == (2a + b) // 2b for integers ---
-T5TO8 = np.array([(2 * v * 255 + 31) // 62 for v in range(32)], dtype=np.uint8)
-T6TO8 = np.array([(2 * v * 255 + 63) // 126 for v in range(64)], dtype=np.uint8)
-T8TO5 = np.array([(2 * v * 31 + 255) // 510 for v in range(256)], dtype=np.uint8)
-T8TO6 = np.array([(2 * v * 63 + 255) // 510 for v in range(256)], dtype=np.uint8)
-
-
-def split565(p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(R5, G6, B5) of byte-swapped RGB565 values (uint16 as read little-endian from memory)."""
-    p = np.asarray(p, dtype=np.uint16)
-    r5 = (p >> 3) & 31
-    g6 = ((p & 7) << 3) | (p >> 13)
-    b5 = (p >> 8) & 31
-    return r5, g6, b5
-
-
-def pack565(r5, g6, b5) -> np.ndarray:
-    """Byte-swapped RGB565 value(s) from 5/6/5-bit fields."""
-    r5 = np.asarray(r5, dtype=np.uint16)
-    g6 = np.asarray(g6, dtype=np.uint16)
-    b5 = np.asarray(b5, dtype=np.uint16)
-    return ((r5 << 3) | (g6 >> 3) | ((g6 & 7) << 13) | (b5 << 8)).astype(np.uint16)
+from ._rgb565 import T5TO8, T6TO8, T8TO5, T8TO6, pack565, split565  # noqa: F401 - the colour arithmetic's own names
+from ._tables import gray_table
 
 
 # Per-frame conversions (camera snapshot, AI fill, LCD) as lookups in tables made from the ones
@@ -105,8 +85,6 @@ def rgb888_to_gray(rgb: np.ndarray) -> np.ndarray:
 def rgb565_to_gray(p: np.ndarray) -> np.ndarray:
     """Byte-swapped RGB565 -> gray as the firmware does everywhere (``COLOR_RGB565_TO_GRAYSCALE``:
     the YUV table's Y + 128)."""
-    from ._tables import gray_table
-
     return lut16(np.asarray(p, dtype=np.uint16), gray_table())
 
 
@@ -159,8 +137,6 @@ def color_value(color, fmt: int):
         r, g, b = (_clamp8(_to_int(c)) for c in color)
         p = _R565_LIST[r] | _G565_LIST[g] | _B565_LIST[b]  # rgb888_to_565 of one colour
         if fmt == pixformat.GRAYSCALE or fmt == pixformat.BINARY:
-            from ._tables import gray_table
-
             gray = int(gray_table()[p])  # rgb565_to_gray
             # BINARY: COLOR_RGB565_TO_BINARY, Y > -1 of the YUV table, i.e. gray >= 128
             return gray if fmt == pixformat.GRAYSCALE else int(gray >= 128)

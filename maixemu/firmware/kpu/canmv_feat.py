@@ -22,6 +22,7 @@ from .errors import advised
 from .region import region_layer
 from . import algorithm, probe
 from . import canmv_model as slot
+from .canmv_object import KpuObject
 from ..mp_args import assert_type, float_arg, int_arg, items_of
 
 #: ``load()`` refuses models of 5 MiB or more ("Model size error!").
@@ -41,7 +42,7 @@ def _mp_float(value: float) -> str:
     return text if any(c in text for c in ".en") else text + ".0"
 
 
-class FeatApi:
+class FeatApi(KpuObject):
     """Methods of the ``feat/kpu`` KPU object; state lives in :class:`~.canmv.KPU`."""
 
     _loaded: slot.LoadedModel | None
@@ -49,9 +50,6 @@ class FeatApi:
     _lpr: "license_plate_recognition | None"
     _yolo2: "yolo2 | None"
     _path: str
-
-    def _commit(self, family: str, method: str) -> None:  # provided by KPU
-        raise NotImplementedError
 
     # ---------------------------------------------------------------------------- model
     def load(self, path_or_offset, *, size=0) -> None:
@@ -373,9 +371,7 @@ class Feat:
     @staticmethod
     def calculate(kpu) -> list:
         """The L2-normalised output 0 of ``kpu``'s last run (at most 256 values)."""
-        from .canmv import KPU
-
-        assert_type(kpu, KPU, "KPU")
+        assert_type(kpu, KpuObject, "KPU")
         output = kpu._output(0)
         if output.size > algorithm.MAX_FEATURE_LEN:
             raise ValueError("feature length bigger than 256")

@@ -18,6 +18,7 @@ from .errors import advised
 from .region import region_layer
 from . import algorithm
 from . import canmv_model as slot
+from .canmv_object import KpuObject
 from ..mp_args import float_arg, int_arg, items_of, require_list
 
 _AI_MISSING = "Image formart error, use pix_to_ai() method to convert for kpu"
@@ -26,11 +27,9 @@ _DIRTY = "Model Buffer maybe dirty!"
 
 def _leading_self(args: tuple, wanted: int) -> tuple | None:
     """The C rule of the class-or-instance helpers: drop a leading KPU, then exactly ``wanted`` args."""
-    from .canmv import KPU
-
-    if len(args) == wanted + 1 and isinstance(args[0], KPU):
+    if len(args) == wanted + 1 and isinstance(args[0], KpuObject):
         return args[1:]
-    if len(args) == wanted and (not args or not isinstance(args[0], KPU)):
+    if len(args) == wanted and (not args or not isinstance(args[0], KpuObject)):
         return args
     return None
 
@@ -47,16 +46,13 @@ def _whole_file(path: str, announce: str | None = None, failure: str = "model bu
     return data
 
 
-class ReleasedApi:
+class ReleasedApi(KpuObject):
     """Methods of the released ``KPU`` type; state lives in :class:`~.canmv.KPU`."""
 
     _loaded: slot.LoadedModel | None
     _yolo: dict[str, Any] | None
     _lp_weights: bytes | None
     _ran: bool
-
-    def _commit(self, family: str, method: str) -> None:  # provided by KPU
-        raise NotImplementedError
 
     # ---------------------------------------------------------------------------- loading
     def load_kmodel(self, path=None, size=0) -> None:

@@ -18,7 +18,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import notices
-from ._ndarray import DTYPES, FLOAT, INT8, INT16, UINT8, UINT16, dtype_of, ndarray, read_as, store_value
+from ._ndarray import (DTYPES, _typed, FLOAT, INT8, INT16, UINT8, UINT16, dtype_of, ndarray, order_key, read_as, sort_into,
+                       sort_lines, sort_key, store_value)
 
 F32 = np.float32
 EPSILON = F32(1.2e-7)  # linalg.h, single precision
@@ -297,14 +298,9 @@ def std(array: Any, *, axis: Any = None) -> Any:
     return _statistic(array, axis, "std")
 
 
-def _order_key(arr: ndarray) -> np.ndarray:
-    """The values the firmware compares: int8 as uint8 (sorts) / int8 (min-max), int16 as uint16."""
-    return arr._data.view(np.uint16) if arr._typecode == INT16 else arr._data
-
-
 def _best(arr: ndarray, positions: np.ndarray, biggest: bool) -> int:
     """``ARG_MIN_LOOP``: the first position with the strictly best value (int16 compared as uint16)."""
-    keys = _order_key(arr)[positions]
+    keys = order_key(arr)[positions]
     return int(positions[int(np.argmax(keys) if biggest else np.argmin(keys))])
 
 
@@ -407,41 +403,7 @@ def diff(array: Any, *, n: int = 1, axis: int = -1) -> ndarray:
     for k, weight in enumerate(stencil):
         part = wide[:, k:k + cols] if horizontal else wide[k:k + rows, :]
         out = out - (F32(weight) * part if arr._typecode == FLOAT else weight * part)
-    from ._ndarray import _typed
-
     return ndarray._new(_typed(out.reshape(-1), arr._typecode), rows, cols)
-
-
-def _sort_lines(arr: ndarray, axis: Any) -> list[np.ndarray]:
-    """Index arrays of the lines ``sort``/``argsort`` work on, with the firmware's loop bounds."""
-    if axis is None:
-        return [np.arange(len(arr._data))]
-    value = int(axis)
-    if value in (-1, 1):
-        return [np.arange(i * arr._n, (i + 1) * arr._n) for i in range(arr._m)]
-    if value == 0:  # the firmware walks m start columns: only min(m, n) exist
-        return [np.arange(j, arr._m * arr._n, arr._n) for j in range(builtins.min(arr._m, arr._n))]
-    raise ValueError("axis must be -1, 0, None, or 1")
-
-
-def _sort_key(arr: ndarray) -> np.ndarray:
-    if arr._typecode == UINT16:
-        notices.notice_once("ulab-sort-uint16", "ulab.sort/argsort of a uint16 array: on the board ulab 0.26 sorts "
-                                                "it as float data past the end of its buffer; maixemu sorts the numbers")
-        return arr._data
-    if arr._typecode == INT8:
-        return arr._data.view(np.uint8)
-    return _order_key(arr)
-
-
-def sort_into(arr: ndarray, axis: Any) -> None:
-    if axis is None:
-        arr._m, arr._n = 1, len(arr._data)
-    lines = _sort_lines(arr, axis)
-    key = _sort_key(arr)
-    for line in lines:
-        order = np.argsort(key[line], kind="stable")
-        arr._data[line] = arr._data[line][order]
 
 
 def sort(array: Any, *, axis: Any = -1) -> ndarray:
@@ -485,9 +447,9 @@ def argsort(array: Any, *, axis: Any = -1) -> ndarray:
     arr = _need_ndarray(array, "argsort argument must be an ndarray")
     if axis is None:  # the firmware flattens its input in place
         arr._m, arr._n = 1, len(arr._data)
-    lines = _sort_lines(arr, axis)
+    lines = sort_lines(arr, axis)
     out = np.zeros(len(arr._data), dtype=np.uint16)
-    key = _sort_key(arr)
+    key = sort_key(arr)
     for line in lines:
         out[line] = np.array(_heap_argsort(key[line]), dtype=np.uint16)
     return ndarray._new(out, arr._m, arr._n)

@@ -26,6 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import notices
+from . import _indexing
+
 UINT8, INT8, UINT16, INT16, FLOAT = ord("B"), ord("b"), ord("H"), ord("h"), ord("f")
 DTYPES: dict[int, np.dtype] = {UINT8: np.dtype(np.uint8), INT8: np.dtype(np.int8), UINT16: np.dtype(np.uint16),
                                INT16: np.dtype(np.int16), FLOAT: np.dtype(np.float32)}
@@ -220,9 +223,7 @@ class ndarray:  # noqa: N801 - the firmware's type name
         return self
 
     def sort(self, *, axis: Any = -1) -> None:
-        from . import _functions
-
-        _functions.sort_into(self, axis)
+        sort_into(self, axis)
         return None
 
     # -- the Python protocol ---------------------------------------------------------------------
@@ -260,14 +261,45 @@ class ndarray:  # noqa: N801 - the firmware's type name
 
     # -- indexing --------------------------------------------------------------------------------
     def __getitem__(self, index: Any) -> Any:
-        from . import _indexing
+        if isinstance(index, int) and self._m == 1:
+            position = _indexing.slice_positions(self._n, index)[0]
+            return self._item(position)
+        rows, cols = _indexing.selection(self._m, self._n, index)
+        if not rows or not cols:
+            raise IndexError("empty index range")
+        picked = self._data[(np.array(rows)[:, None] * self._n + np.array(cols)[None, :]).reshape(-1)]
+        return ndarray._new(picked.copy(), len(rows), len(cols))
 
-        return _indexing.get(self, index)
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        from . import _indexing
-
-        _indexing.set(self, index, value)
+        if isinstance(value, ndarray):
+            values = value
+        elif isinstance(value, bool) or isinstance(value, int):
+            values = ndarray._new(np.array([store_value(int(value), self._typecode)], dtype=self._data.dtype), 1, 1)
+        elif isinstance(value, float):
+            values = ndarray._new(np.array([value], dtype=np.float32), 1, 1)
+        else:
+            raise ValueError("right hand side must be an ndarray, or a scalar")
+        rows, cols = _indexing.selection(self._m, self._n, index)
+        m, n = len(rows), len(cols)
+        if m == 0 or n == 0:
+            raise IndexError("empty index range")
+        if m != values._m and n != values._n and len(values._data) != 1:
+            raise ValueError("could not broadast input array from shape")
+        row_step = 0 if values._m == 1 else 1
+        col_step = 0 if values._n == 1 else 1
+        source = values._data
+        for i, row in enumerate(rows):
+            for j, col in enumerate(cols):
+                at = (i * row_step * n + j * col_step) % max(1, len(source))
+                item = source[at]
+                if values._typecode == FLOAT and self._typecode != FLOAT:
+                    stored: Any = wrap_int(int(np.floor(np.float32(item) + np.float32(0.5))), self._typecode)
+                elif self._typecode == FLOAT:
+                    stored = float(item)
+                else:
+                    stored = wrap_int(int(item), self._typecode)
+                self._data[row * self._n + col] = stored
 
     # -- operators -------------------------------------------------------------------------------
     def _operand(self, other: Any) -> tuple["ndarray", bool]:
@@ -386,4 +418,43 @@ class ndarray:  # noqa: N801 - the firmware's type name
     def __invert__(self) -> "ndarray":
         if self._typecode == FLOAT:
             raise ValueError("operation is not supported for given type")
-        return ndarray._new(~self._data, self._m, self._n)
+        return ndarray._new(~self._data, self._m, self._n)# ------------------------------------------------------------------------------------ sorting
+# The array's own ``sort()``; ``ulab.sort``/``argsort``/``min``/``max`` (``_functions``) use them too.
+def order_key(arr: ndarray) -> np.ndarray:
+    """The values the firmware compares: int8 as uint8 (sorts) / int8 (min-max), int16 as uint16."""
+    return arr._data.view(np.uint16) if arr._typecode == INT16 else arr._data
+
+
+def sort_lines(arr: ndarray, axis: Any) -> list[np.ndarray]:
+    """Index arrays of the lines ``sort``/``argsort`` work on, with the firmware's loop bounds."""
+    if axis is None:
+        return [np.arange(len(arr._data))]
+    value = int(axis)
+    if value in (-1, 1):
+        return [np.arange(i * arr._n, (i + 1) * arr._n) for i in range(arr._m)]
+    if value == 0:  # the firmware walks m start columns: only min(m, n) exist
+        return [np.arange(j, arr._m * arr._n, arr._n) for j in range(min(arr._m, arr._n))]
+    raise ValueError("axis must be -1, 0, None, or 1")
+
+
+def sort_key(arr: ndarray) -> np.ndarray:
+    if arr._typecode == UINT16:
+        notices.notice_once("ulab-sort-uint16", "ulab.sort/argsort of a uint16 array: on the board ulab 0.26 sorts "
+                                                "it as float data past the end of its buffer; maixemu sorts the numbers")
+        return arr._data
+    if arr._typecode == INT8:
+        return arr._data.view(np.uint8)
+    return order_key(arr)
+
+
+def sort_into(arr: ndarray, axis: Any) -> None:
+    if axis is None:
+        arr._m, arr._n = 1, len(arr._data)
+    lines = sort_lines(arr, axis)
+    key = sort_key(arr)
+    for line in lines:
+        order = np.argsort(key[line], kind="stable")
+        arr._data[line] = arr._data[line][order]
+
+
+
