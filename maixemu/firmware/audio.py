@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import audio_device, notices
-from .mgc import check_alloc
+from .heap import check_alloc
 
 __all__ = ["Audio"]
 

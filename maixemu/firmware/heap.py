@@ -25,6 +25,9 @@ MAIN_MEMORY_BYTES = K210_MAIN_MEMORY_BYTES
 #: 3 145 728 pixels (2048x1536); at 1 byte per grayscale pixel, twice that.
 IMAGE_MAX_BYTES = MAIN_MEMORY_BYTES
 
+#: MicroPython's GC heap as MaixPy configures it by default (``gc.mem_alloc() + gc.mem_free()``)
+GC_HEAP_BYTES = 0x80000
+
 _XALLOC_TEXT = ("Out of normal MicroPython Heap Memory! Please reduce the resolution of the image you are "
                 "running this algorithm on to bypass this issue!")
 
@@ -32,6 +35,14 @@ _XALLOC_TEXT = ("Out of normal MicroPython Heap Memory! Please reduce the resolu
 def alloc_failed(nbytes: int) -> MemoryError:
     """MicroPython's ``m_malloc_fail``: the size is printed as the firmware's unsigned 32-bit value."""
     return MemoryError(f"memory allocation failed, allocating {int(nbytes) & 0xFFFFFFFF} bytes")
+
+
+def check_alloc(words: int) -> None:
+    """``m_new(uint32_t, words)`` on the GC heap (``Maix.I2S`` and ``audio.Audio`` buffers): MicroPython's
+    MemoryError when it cannot fit (the size as the firmware computes it, not truncated)."""
+    size = int(words) * 4
+    if size > GC_HEAP_BYTES:
+        raise MemoryError(f"memory allocation failed, allocating {size} bytes")
 
 
 def image_alloc_failed() -> MemoryError:

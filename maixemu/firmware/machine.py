@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import notices
-from .board_time import ClockState
-from .soft_irq import SoftIrq
-from .uart_bus import UartBus
+from .board_time import ClockState as _ClockState
+from .soft_irq import SoftIrq as _SoftIrq
+from .uart_bus import UartBus as _UartBus
 from .registry import ScriptReset
 from .mp_args import stream_write_span as _stream_write_span
 
@@ -129,7 +129,7 @@ class UART:
     def _bus():
         from .state import current
 
-        return current().part(UartBus)
+        return current().part(_UartBus)
 
     def write(self, buf: Any, *span: Any) -> int:
         """``write(buf[, max_len])`` or ``write(buf, off, max_len)``: MicroPython's stream write."""
@@ -400,16 +400,16 @@ class Timer:
 
     def _arm(self) -> None:
         board = self._board()
-        self.deadline_ns = board.part(ClockState).now_ns() + self._interval_ns()
+        self.deadline_ns = board.part(_ClockState).now_ns() + self._interval_ns()
         self._active = True
-        board.part(SoftIrq).add_alarm(self)
+        board.part(_SoftIrq).add_alarm(self)
 
     def _disarm(self) -> None:
         self.deadline_ns = None
         self._active = False
         board = self._board()
         if "irq" in board.__dict__:
-            board.part(SoftIrq).remove_alarm(self)
+            board.part(_SoftIrq).remove_alarm(self)
 
     def _expire(self, now_ns: int) -> None:
         """The channel's interrupt: schedule the callback, reload (periodic) or stop (one-shot)."""
@@ -421,7 +421,7 @@ class Timer:
         else:
             self._disarm()
         if callable(self._callback):
-            board.part(SoftIrq).schedule(self._callback, self)
+            board.part(_SoftIrq).schedule(self._callback, self)
 
     # -- methods -----------------------------------------------------------------------------
     def callback(self, fn: Any) -> None:
@@ -551,11 +551,11 @@ class WDT:
         self._interrupted = False
         self.deadline_ns: int | None = None
         board = self._board()
-        for other in list(board.part(SoftIrq).alarms):  # a new WDT(id) re-initialises that watchdog
+        for other in list(board.part(_SoftIrq).alarms):  # a new WDT(id) re-initialises that watchdog
             if isinstance(other, WDT) and other.id == number:
                 other.stop()
         self.feed()
-        board.part(SoftIrq).add_alarm(self)
+        board.part(_SoftIrq).add_alarm(self)
 
     @staticmethod
     def _board():
@@ -565,7 +565,7 @@ class WDT:
 
     def feed(self) -> None:
         """Restart the count (and clear a pending first expiry)."""
-        self.deadline_ns = self._board().part(ClockState).now_ns() + self.timeout * 1_000_000
+        self.deadline_ns = self._board().part(_ClockState).now_ns() + self.timeout * 1_000_000
         self._interrupted = False
 
     def context(self) -> Any:
@@ -575,14 +575,14 @@ class WDT:
         self.deadline_ns = None
         board = self._board()
         if "irq" in board.__dict__:
-            board.part(SoftIrq).remove_alarm(self)
+            board.part(_SoftIrq).remove_alarm(self)
 
     def _expire(self, now_ns: int) -> None:
         """The watchdog ran out: the callback's interrupt first, the reset when that went unanswered."""
         if self.callback is not None and not self._interrupted:
             self._interrupted = True
             self.deadline_ns = now_ns + self.timeout * 1_000_000
-            self._board().part(SoftIrq).schedule(self.callback, self)
+            self._board().part(_SoftIrq).schedule(self.callback, self)
             return
         self.stop()
         notices.notice_once("machine.reset", f"the watchdog WDT({self.id}) was not fed for {self.timeout} ms: "

@@ -17,17 +17,11 @@ from __future__ import annotations
 
 import gc as _gc
 
+from .heap import GC_HEAP_BYTES as HEAP_SIZE  # 524288 bytes, the firmware's default gc heap
 from .state import current as _current
 
-HEAP_SIZE = 0x80000  # 524288 bytes, the firmware's default gc heap
-
-
-def check_alloc(words: int) -> None:
-    """``m_new(uint32_t, words)`` on the device's GC heap: MicroPython's MemoryError when it cannot fit."""
-    size = int(words) * 4
-    if size > HEAP_SIZE:
-        raise MemoryError(f"memory allocation failed, allocating {size} bytes")
 TYPICAL_ALLOC = HEAP_SIZE - 360544  # mem_free() == 360544 as on a board after the usual imports
+
 
 def collect() -> None:
     """Run a garbage collection (a young-generation one on the PC); returns None as on the device."""

@@ -21,7 +21,7 @@ import threading as _threading
 from typing import Any
 
 from .state import current as _current
-from .threads import BoardThreads
+from .threads import BoardThreads as _BoardThreads
 
 
 class LockType:
@@ -92,7 +92,7 @@ def start_new_thread(*args: Any) -> None:
         if type(args[2]) is not dict:
             raise TypeError("expecting a dict for keyword args")
         keywords = dict(args[2])
-    _current().part(BoardThreads).start(function, tuple(positional), keywords)
+    _current().part(_BoardThreads).start(function, tuple(positional), keywords)
     return None
 
 

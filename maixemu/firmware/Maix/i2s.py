@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import audio_device, k210_clock
 from ..audio import Audio
-from ..mgc import check_alloc
+from ..heap import check_alloc
 from ..mp_args import int_arg as _arg_int
 
 DEVICE_0, DEVICE_1, DEVICE_2 = 0, 1, 2

@@ -36,7 +36,8 @@ from ..pixformat import BINARY, GRAYSCALE, JPEG, RGB565  # noqa: F401  (re-expor
 from . import _args, _bitmap, _codec, _colorspace, _features, _flood, _fonts, _imageio, _invariant, _jpeg_encode, _kinds, _polar, _rotation, _streams
 from ._affine import get_affine_transform, warp_affine_ai  # noqa: F401
 from ._basic import BasicMixin
-from ._core import ImageBase, _main_frame, declare_image_class  # noqa: F401
+from ._core import ImageBase, _main_frame  # noqa: F401
+from ._core import declare_image_class as _declare_image_class
 from ._draw import DrawMixin
 from ._extra import Barcode, DataMatrix, ExtraMixin  # noqa: F401
 from ._apriltag import AprilTagMixin as _AprilTagMixin
@@ -102,7 +103,7 @@ class Image(_fonts.FontMixin, _bitmap.BitmapMixin, _codec.CodecMixin, _imageio.I
     """A MaixPy image: pixels (byte-swapped RGB565 or gray) + optional planar AI buffer."""
 
 
-declare_image_class(Image)
+_declare_image_class(Image)
 Image.blur = Image.gaussian  # MaixPy-v1's method table maps blur to gaussian (OpenMV: mean)
 Image.gaussian_blur = Image.gaussian
 for _alias, _target in (("and", "b_and"), ("nand", "b_nand"), ("or", "b_or"), ("nor", "b_nor"),
