@@ -17,7 +17,6 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
-import weakref
 from typing import Any
 
 from ..firmware.state import RunControl, RunEnded, current
@@ -76,18 +75,19 @@ class _Interrupts:
             sys.settrace(self.tracing.pop(ident))
 
 
-_runs: weakref.WeakKeyDictionary[RunControl, _Interrupts] = weakref.WeakKeyDictionary()
-_runs_lock = threading.Lock()
+_hooking = threading.Lock()
 
 
 def _of(control: RunControl) -> _Interrupts:
-    """The interrupt state of ``control``'s run, hooked into its threads' leaving at the first use
-    (before any interrupt is raised, so a thread that leaves after one always withdraws it)."""
-    with _runs_lock:
-        found = _runs.get(control)
-        if found is None:
-            found = _runs[control] = _Interrupts(control)
-        return found
+    """The interrupt state of ``control``'s run (held by its :attr:`~RunControl.leaving` hook), hooked
+    in at the first use: before any interrupt is raised, so a thread that leaves after one always
+    withdraws it."""
+    with _hooking:
+        for hook in control.leaving:
+            owner = getattr(hook, "__self__", None)
+            if isinstance(owner, _Interrupts):
+                return owner
+        return _Interrupts(control)
 
 
 def interrupt_scripts(control: RunControl, exc_type: type[BaseException] | None = None, *,
