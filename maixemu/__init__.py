@@ -19,11 +19,11 @@ def advice(exc: BaseException) -> str | None:
             print(e)                   # [MAIXPY]kpu: check img format err!  (as on the board)
             print(maixemu.advice(e))   # kpu.forward got an image without AI memory: ...
     """
-    value = getattr(exc, ADVICE_ATTRIBUTE, None)  # (firmware.notices.advised puts it there)
+    value = getattr(exc, ADVICE_ATTRIBUTE, None)  # (firmware.mp.notices.advised puts it there)
     return value if isinstance(value, str) and value else None
 
 
-#: the attribute of an exception where maixemu keeps its advice: ``firmware.notices.ADVICE_ATTRIBUTE``,
+#: the attribute of an exception where maixemu keeps its advice: ``firmware.mp.notices.ADVICE_ATTRIBUTE``,
 #: spelt again here so that ``import maixemu`` imports none of the layers below (a test holds them equal)
 ADVICE_ATTRIBUTE = "_maixemu_advice"
 

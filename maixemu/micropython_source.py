@@ -97,7 +97,7 @@ def fold_consts(tree: ast.Module, filename: str) -> ast.Module:
 
 
 # ------------------------------------------------------------------ bytes.format
-#: The run builtin that ``X.format`` is routed through (``maixemu.firmware.mp_builtins.format_method``).
+#: The run builtin that ``X.format`` is routed through (``maixemu.firmware.mp.mp_builtins.format_method``).
 FORMAT_METHOD_HOOK = "__maixemu_format_method__"
 
 

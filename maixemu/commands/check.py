@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     board = None
     if args.board is not None:
-        from ..firmware.board_profiles import get
+        from ..firmware.chip.board_profiles import get
 
         try:
             board = get(args.board).title

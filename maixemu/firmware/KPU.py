@@ -25,8 +25,8 @@ from .kpu.fmap import kpu_fmap
 from .kpu.net import check_net, kpu_net, kpu_netinfo_find, kpu_yolo2_find, yolo2_args
 from .kpu.region import region_layer
 from .kpu.run import input_array, last_layer_whc, model_input_chw, output_fmap, run, run_model
-from .mp_args import fixed_items
-from .notices import hint
+from .mp.mp_args import fixed_items
+from .mp.notices import hint
 
 __all__ = [
     "load", "load_flash", "deinit", "set_outputs", "forward", "get_output", "fmap", "fmap_free",
@@ -228,7 +228,7 @@ def netinfo(net) -> list:
 def memtest() -> None:
     import importlib
 
-    from .registry import MAIXPY_MODULES
+    from .mp.registry import MAIXPY_MODULES
 
     gc_free = importlib.import_module(MAIXPY_MODULES["gc"]).mem_free()
     sys_free = max(kpu_loader.budget().free(), 0)

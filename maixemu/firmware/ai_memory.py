@@ -17,7 +17,7 @@ import numpy as np
 from . import pixformat
 from .kpu.errors import CHECK_IMG_FORMAT_ERR, PIX_AI_NULL
 from .kpu.state import AIMemoryPolicy, KpuState
-from .script_paths import is_package_code
+from .mp.script_paths import is_package_code
 
 class StaleAIMemoryError(RuntimeError):
     """``--ai-memory strict``: the KPU was about to read AI memory older than the image's pixels."""
@@ -70,7 +70,7 @@ def _check_stale(img, call: str) -> None:
     if policy.mode == "warn":  # asked for: shown even under --quiet
         print(f"[maixemu] warning: {message}", file=_stderr(), flush=True)
     else:  # the device reads the old buffer silently; the PC says so once per line of the script
-        from .notices import hint
+        from .mp.notices import hint
 
         hint(message)
 

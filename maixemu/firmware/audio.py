@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from . import audio_device, notices
-from .heap import check_alloc
+from .chip import audio_device
+from .mp import notices
+from .chip.heap import check_alloc
 
 __all__ = ["Audio"]
 

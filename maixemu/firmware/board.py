@@ -8,18 +8,18 @@ On a board the names come from ``/flash/config.json`` (written by MaixPy-v1_scri
 these defaults (the Dock's LEDs, the M5StickV's) are available through :func:`use_profile`.
 ``board_info`` belongs to the board (``current().pins``): what a script sets on it ends with the run.
 The boards' other facts (LCD, camera mount, keys, LEDs, power chip) are in
-:mod:`~maixemu.firmware.board_profiles`; :func:`profile` gives the current one.
+:mod:`~maixemu.firmware.chip.board_profiles`; :func:`profile` gives the current one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import board_profiles
-from .board_profiles import BoardProfile
+from .chip import board_profiles
+from .chip.board_profiles import BoardProfile
 
 #: Board profiles: name -> pin names (PIN0..PIN47 are added to every profile); the full facts of each
-#: board (LCD, keys, LEDs, power chip) are :data:`maixemu.firmware.board_profiles.PROFILES`.
+#: board (LCD, keys, LEDs, power chip) are :data:`maixemu.firmware.chip.board_profiles.PROFILES`.
 PROFILES: dict[str, dict[str, int]] = {name: dict(p.pins) for name, p in board_profiles.PROFILES.items()}
 _PIN_NAMES = {f"PIN{i}": i for i in range(48)}
 _METHODS = frozenset({"set", "all", "get", "load"})

@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from . import notices
+from .mp import notices
 from . import state as _state
-from .mp_args import fixed_items as _fixed_items
-from .mp_args import int_arg as _int
+from .mp.mp_args import fixed_items as _fixed_items
+from .mp.mp_args import int_arg as _int
 from . import pixformat as _pf
 
 # ------------------------------------------------------------------------------------ constants

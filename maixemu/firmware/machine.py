@@ -2,12 +2,12 @@
 
 Scripts construct these peripherals at start-up (a UART to a host, an I2C write to the AXP173 power
 chip, a PWM on an LED) and must keep running on a PC. (The power chips themselves answer on I2C:
-:mod:`~maixemu.firmware.axp`.) So every object accepts the firmware's
+:mod:`~maixemu.firmware.chip.axp`.) So every object accepts the firmware's
 arguments and keeps its constants, writes are counted and dropped, reads return "nothing arrived"
 (``None`` from UART reads, zero bytes from I2C/SPI reads), and each kind of peripheral says once,
-through :mod:`~maixemu.firmware.notices`, that it is not emulated. ``Timer`` channels and the
+through :mod:`~maixemu.firmware.mp.notices`, that it is not emulated. ``Timer`` channels and the
 ``WDT`` count on the board clock and deliver their callbacks at the script's soft-IRQ points
-(:mod:`~maixemu.firmware.soft_irq`); a watchdog nobody feeds resets the board. ``reset()`` raises :class:`~maixemu.firmware.registry.ScriptReset`, which the runner treats as
+(:mod:`~maixemu.firmware.chip.soft_irq`); a watchdog nobody feeds resets the board. ``reset()`` raises :class:`~maixemu.firmware.mp.registry.ScriptReset`, which the runner treats as
 a clean end (the board would reboot there).
 """
 
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import notices
-from .board_time import ClockState as _ClockState
-from .soft_irq import SoftIrq as _SoftIrq
-from .uart_bus import UartBus as _UartBus
-from .registry import ScriptReset
-from .mp_args import stream_write_span as _stream_write_span
+from .mp import notices
+from .chip.board_time import ClockState as _ClockState
+from .chip.soft_irq import SoftIrq as _SoftIrq
+from .chip.uart_bus import UartBus as _UartBus
+from .mp.registry import ScriptReset
+from .mp.mp_args import stream_write_span as _stream_write_span
 
 PWRON_RESET = 0
 HARD_RESET = 0
@@ -76,7 +76,7 @@ def _bytes_of(buf: Any) -> bytes:
 class UART:
     """``UART(uart, baudrate=115200, bits=8, parity=None, stop=1, *, timeout=1000, timeout_char=10,
     read_buf_len=2048)`` — a K210 UART (firmware ``machine_uart.c``) on the board's lines
-    (:mod:`~maixemu.firmware.uart_bus`).
+    (:mod:`~maixemu.firmware.chip.uart_bus`).
 
     Writes are recorded (``current().uart.sent``, the run result) and reach whatever the PC wired to the TX line
     (``--uart-loop TX:RX``, a scripted peer); reads take what arrived, waiting ``timeout_char`` ms on
@@ -89,7 +89,7 @@ class UART:
     PARITY_ODD, PARITY_EVEN = 1, 2
 
     def __init__(self, uart: int, *args: Any, **kwargs: Any):
-        from .mp_args import int_arg
+        from .mp.mp_args import int_arg
 
         self.id = int_arg(uart)
         if self.id < 0 or self.id == 3 or self.id > self.UARTHS:
@@ -101,7 +101,7 @@ class UART:
     def init(self, baudrate: int = 115200, bits: int = 8, parity: Any = None, stop: Any = None, *,
              timeout: int = 1000, timeout_char: int = 10, read_buf_len: int = 2048, ide: bool = False,
              from_ide: bool = True) -> None:
-        from .mp_args import float_arg, int_arg
+        from .mp.mp_args import float_arg, int_arg
 
         baudrate, bits = int_arg(baudrate), int_arg(bits)
         if not 0 <= baudrate <= 0x500000:
@@ -225,8 +225,8 @@ class I2C:
     """``I2C(id, mode=MODE_MASTER, scl=None, sda=None, freq=400000, ...)``.
 
     The board's own chips answer on the pins its board wires them to: the power chip (AXP192/AXP173,
-    :mod:`~maixemu.firmware.axp`) at 0x34 and the motion sensor (the M5StickV's MPU6886 at 0x68;
-    on the default board an MPU6050 on any other pins, as one plugged in: :mod:`~maixemu.firmware.imu`).
+    :mod:`~maixemu.firmware.chip.axp`) at 0x34 and the motion sensor (the M5StickV's MPU6886 at 0x68;
+    on the default board an MPU6050 on any other pins, as one plugged in: :mod:`~maixemu.firmware.chip.imu`).
     ``scan()`` finds them; writes to other addresses are dropped, reads from them return zero bytes
     (one notice).
     """
@@ -245,7 +245,7 @@ class I2C:
         self.sda = None if sda is None else int(sda)
 
     def _device(self, addr: int) -> Any:
-        from . import axp, imu
+        from .chip import axp, imu
 
         chip = axp.chips().at(self.scl, self.sda, addr) or imu.imus().at(self.scl, self.sda, addr)
         if chip is None:
@@ -259,7 +259,7 @@ class I2C:
         return None
 
     def scan(self) -> list[int]:
-        from . import axp, imu
+        from .chip import axp, imu
 
         found = [axp.ADDRESS] if axp.chips().at(self.scl, self.sda, axp.ADDRESS) is not None else []
         sensor = imu.imus().on(self.scl, self.sda)
@@ -342,7 +342,7 @@ class Timer:
 
     The channel counts on the board clock; when it expires its ISR schedules ``callback(timer)``
     (one argument: the firmware's ``mp_sched_schedule(callback, self)``), which runs at the script's
-    next soft-IRQ point (:mod:`~maixemu.firmware.soft_irq`). One-shot timers fire once; periodic ones
+    next soft-IRQ point (:mod:`~maixemu.firmware.chip.soft_irq`). One-shot timers fire once; periodic ones
     every ``period`` (each expiry is scheduled; a full queue drops it, as on the device).
     ``MODE_PWM`` only reserves the channel for :class:`PWM`. Units count from ``UNIT_NS`` = 0
     (``period * 1000**unit`` nanoseconds).
@@ -354,7 +354,7 @@ class Timer:
     UNIT_NS, UNIT_US, UNIT_MS, UNIT_S = 0, 1, 2, 3
 
     def __init__(self, id: int, channel: int, *args: Any, **kwargs: Any):
-        from .mp_args import int_arg
+        from .mp.mp_args import int_arg
 
         self.timer, self.channel = int_arg(id), int_arg(channel)
         if not (0 <= self.timer < _TIMER_DEVICES and 0 <= self.channel < _TIMER_CHANNELS):
@@ -366,7 +366,7 @@ class Timer:
     # -- configuration (machine_timer_init_helper) -------------------------------------------
     def init(self, *args: Any, mode: int = 0, period: int = 1000, unit: int = 2, callback: Any = None,
              arg: Any = None, start: bool = True, priority: int = 1, div: int = 0, **unknown: Any) -> None:
-        from .mp_args import int_arg
+        from .mp.mp_args import int_arg
 
         if args:
             raise TypeError("extra positional arguments given")
@@ -434,7 +434,7 @@ class Timer:
 
     def period(self, *args: Any) -> int:
         """``period()`` reads; ``period(value[, unit])`` sets the interval (the count restarts)."""
-        from .mp_args import int_arg
+        from .mp.mp_args import int_arg
 
         if len(args) > 2:
             raise TypeError(f"function expected at most 3 arguments, got {len(args) + 1}")
@@ -540,7 +540,7 @@ class WDT:
     WDT_DEVICE_0, WDT_DEVICE_1 = 0, 1
 
     def __init__(self, id: int = 0, timeout: int = 5000, callback: Any = None, context: Any = None):
-        from .mp_args import int_arg
+        from .mp.mp_args import int_arg
 
         number, timeout = int_arg(id), int_arg(timeout)
         if not 0 <= number <= 1:

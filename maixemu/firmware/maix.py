@@ -33,7 +33,7 @@ def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
     if name in _MAIXPY_V4:
-        from .notices import advised
+        from .mp.notices import advised
 
         raise advised(ImportError(f"cannot import name {name}"),
                       f"maix.{name} is MaixPy v4's API (MaixCAM, Linux); this board's 'maix' is CanMV's "

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gc as _gc
 
-from .heap import GC_HEAP_BYTES as HEAP_SIZE  # 524288 bytes, the firmware's default gc heap
+from .chip.heap import GC_HEAP_BYTES as HEAP_SIZE  # 524288 bytes, the firmware's default gc heap
 from .state import current as _current
 
 TYPICAL_ALLOC = HEAP_SIZE - 360544  # mem_free() == 360544 as on a board after the usual imports

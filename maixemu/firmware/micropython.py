@@ -12,7 +12,7 @@ import sys
 from typing import Any, Callable, TypeVar
 
 from . import mgc
-from .soft_irq import SoftIrq as _SoftIrq
+from .chip.soft_irq import SoftIrq as _SoftIrq
 from .state import current as _current
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -80,7 +80,7 @@ def kbd_intr(chr: int) -> None:  # noqa: A002 - MicroPython's parameter name
 
 def schedule(func: Callable[[Any], Any], arg: Any) -> None:
     """``micropython.schedule``: queue ``func(arg)`` for the next soft-IRQ point (the board's
-    scheduler, :mod:`~maixemu.firmware.soft_irq`); called from script code it runs at once there."""
+    scheduler, :mod:`~maixemu.firmware.chip.soft_irq`); called from script code it runs at once there."""
     board = _current()
     if not board.part(_SoftIrq).schedule(func, arg):
         raise RuntimeError("schedule queue full")

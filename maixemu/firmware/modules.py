@@ -19,9 +19,9 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-from . import notices
+from .mp import notices
 from .Maix import fpioa as _fpioa
-from .mp_builtins import buffer_bytes
+from .mp.mp_builtins import buffer_bytes
 
 #: FPIOA function numbers of the GPIO blocks (fpioa.h: GPIOHS0-31 are 24-55, GPIO0-7 are 56-63)
 FUNC_GPIOHS0, FUNC_GPIOHS31, FUNC_GPIO0, FUNC_GPIO7 = 24, 55, 56, 63
@@ -152,7 +152,7 @@ class ws2812:  # noqa: N801
 
     def display(self) -> bool:
         """Send the colours to the strip (3 ms on the device)."""
-        from . import board_time
+        from .chip import board_time
 
         notices.not_emulated("modules.ws2812", "no LED strip is attached; display() keeps the colours in .colors")
         self.colors = list(self._pending)

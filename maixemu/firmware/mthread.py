@@ -12,7 +12,7 @@ Named ``mthread`` so it never shadows CPython's ``_thread``; the script importer
 * ``stack_size([size])`` returns the previous setting (0 = the default) and, without an argument,
   resets it; ``exit()`` raises ``SystemExit``.
 
-The threads belong to the board (:mod:`maixemu.firmware.threads`): they end with the run.
+The threads belong to the board (:mod:`maixemu.firmware.chip.threads`): they end with the run.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import threading as _threading
 from typing import Any
 
 from .state import current as _current
-from .threads import BoardThreads as _BoardThreads
+from .chip.threads import BoardThreads as _BoardThreads
 
 
 class LockType:
@@ -101,7 +101,7 @@ def exit() -> None:  # noqa: A001 - the firmware's name
 
 
 def _int(value: Any) -> int:
-    from .mp_args import int_arg
+    from .mp.mp_args import int_arg
 
     return int_arg(value)
 

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import notices
+from .mp import notices
 from .state import board_part, current
 
 #: the access point the emulated modules see: the PC's own network

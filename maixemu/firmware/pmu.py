@@ -2,7 +2,7 @@
 
 The same calls, registers, conversions and errors as ``projects/maixpy_m5stickv/builtin_py/pmu.py``,
 talking to the chip through ``machine.I2C`` at address 52 (0x34) — so on the PC they reach the chip
-model of :mod:`~maixemu.firmware.axp` (what the getters return is documented there). The
+model of :mod:`~maixemu.firmware.chip.axp` (what the getters return is documented there). The
 firmware's own slips are kept, because a script meets them on the board too:
 ``getCoulombCounterData()`` raises ``TypeError`` (it subtracts a method instead of calling it),
 the charge/discharge currents combine their registers with ``<< 5`` and the others with ``<< 4``.

@@ -49,14 +49,14 @@ from typing import Any
 import cv2
 import numpy as np
 
-from . import ov2640_controls as _ov2640
+from .chip import ov2640_controls as _ov2640
 from . import pixformat as _pf
 from . import state as _state_mod
-from .mp_args import fixed_items as _fixed_items
-from .mp_args import float_arg as _float
-from .notices import advised as _advised
-from .mp_args import int_arg as _int
-from .mp_args import items_of as _items_of
+from .mp.mp_args import fixed_items as _fixed_items
+from .mp.mp_args import float_arg as _float
+from .mp.notices import advised as _advised
+from .mp.mp_args import int_arg as _int
+from .mp.mp_args import items_of as _items_of
 
 # ------------------------------------------------------------------------------------ constants
 RGB565 = _pf.RGB565

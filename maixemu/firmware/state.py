@@ -388,7 +388,7 @@ class BoardState:
         self.framebuffer: Any = None
         #: the power chips (AXP192/AXP173) the board's profile wires to I2C, made at first use
         self.power: Any = None
-        #: the motion sensors (MPU6886/SH200Q/MPU6050) on its I2C buses (``firmware.imu``), made at first use
+        #: the motion sensors (MPU6886/SH200Q/MPU6050) on its I2C buses (``firmware.chip.imu``), made at first use
         self.imu: Any = None
 
     # -- adapters (defaults need no host device) ----------------------------------------------

@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ..host import storage as _storage
-from . import notices
-from .vfs_spiffs import VfsSpiffs  # SPIFFS on the script's flash device object
+from .mp import notices
+from .mp.vfs_spiffs import VfsSpiffs  # SPIFFS on the script's flash device object
 
 sep = "/"
 

@@ -22,8 +22,8 @@ import socket as _host
 import time
 from typing import Any
 
-from .mp_args import stream_write_span as _stream_write_span
-from .mp_builtins import buffer_bytes
+from .mp.mp_args import stream_write_span as _stream_write_span
+from .mp.mp_builtins import buffer_bytes
 from .network import NetworkState
 from .state import current
 

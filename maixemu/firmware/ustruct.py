@@ -17,7 +17,7 @@ import struct as _struct
 from struct import calcsize, error
 from typing import Any
 
-from .mp_builtins import buffer_bytes
+from .mp.mp_builtins import buffer_bytes
 
 _BYTE_ORDERS = "@=<>!"
 _INTEGER_CODES = "bBhHiIlLqQnN"

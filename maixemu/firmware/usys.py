@@ -23,7 +23,7 @@ from collections import namedtuple as _namedtuple
 from typing import Any, TextIO
 
 from .state import current as _current
-from .tracebacks import format_exception as _format_exception
+from .mp.tracebacks import format_exception as _format_exception
 
 
 class _Implementation(_namedtuple("implementation", ["name", "version"])):

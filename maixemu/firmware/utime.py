@@ -16,7 +16,7 @@ Device semantics (maixpy-api.md §5, firmware ``modutime.c``):
 
 All time comes from :func:`_now_ns` (nanoseconds since boot) and all waiting goes through
 :func:`_sleep_ns` (the script sleeps) or :func:`_hardware_wait_ns` (it waits for the hardware), on the board's clock
-(:class:`~maixemu.firmware.board_time.ClockState`, ``current().clock``); tests install a virtual clock with
+(:class:`~maixemu.firmware.chip.board_time.ClockState`, ``current().clock``); tests install a virtual clock with
 ``current().clock.use(now_ns, sleep_ns)`` (or monkeypatch the two functions) to pin values exactly.
 Names this module does not define (``perf_counter``, ``monotonic``, ``gmtime``, ...) are CPython's.
 """
@@ -29,10 +29,10 @@ import struct as _struct
 import time as _time
 from typing import Any
 
-from . import board_time
+from .chip import board_time
 from . import state as _state
-from .board_time import BOOT_TO_MAIN_MS, IDLE_SLICE_NS, ClockState  # noqa: F401 - part of time's face
-from .mp_args import int_arg as _as_int
+from .chip.board_time import BOOT_TO_MAIN_MS, IDLE_SLICE_NS, ClockState  # noqa: F401 - part of time's face
+from .mp.mp_args import int_arg as _as_int
 
 TICKS_PERIOD = 1 << 62  # MP_SMALL_INT_POSITIVE_MASK + 1 on a 64-bit MicroPython port
 TICKS_MAX = TICKS_PERIOD - 1

@@ -33,7 +33,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from . import audio_device, board_time
+from .chip import audio_device, board_time
 from .state import board_part
 
 __all__ = ["open"]

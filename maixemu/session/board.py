@@ -135,10 +135,11 @@ class Board:
             return self
         self._opened = True
         spec, plugs = self.spec, self.plugs
-        from ..firmware import board_profiles, lcd  # lcd: the stock boot's panel
+        from ..firmware.chip import board_profiles
+        from ..firmware import lcd  # lcd: the stock boot's panel
         from ..firmware.kpu.state import KpuState
         from ..firmware.kpu.calls import KpuCallLog
-        from ..firmware.board_time import ClockState
+        from ..firmware.chip.board_time import ClockState
         from ..firmware.sensor import CameraPort, SensorState
 
         board = self.state
@@ -193,7 +194,7 @@ class Board:
 
     def _wire_uarts(self) -> None:
         """``--uart-loop`` wires and scripted UART peers, on the board's UART lines."""
-        from ..firmware.uart_bus import UartBus, parse_loop, uart_id
+        from ..firmware.chip.uart_bus import UartBus, parse_loop, uart_id
 
         loops, peers = self.spec.uart_loop, self.plugs.uart_input
         if not loops and not peers:
@@ -260,7 +261,7 @@ class Board:
     def _audio_device(self) -> Any:
         """The board's audio path with the PC's sink and source; bad specs are set-up errors (checked
         now, not at the first sound)."""
-        from ..firmware.audio_device import AudioDevice
+        from ..firmware.chip.audio_device import AudioDevice
         from ..host import audio as host_audio
 
         out, into = self.spec.audio_out, self.spec.audio_in

@@ -51,10 +51,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ..firmware.notices import advice_line, report_advice
+from ..firmware.mp.notices import advice_line, report_advice
 from ..firmware.state import RunEnded
 from .interrupt import raise_in_thread
-from ..firmware.tracebacks import format_exception
+from ..firmware.mp.tracebacks import format_exception
 from ..host.ide import IdeChannel
 from ..host.ide.terminal import ChannelInput, ConsoleReader, TerminalTee
 from . import ide_analysis

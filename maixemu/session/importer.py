@@ -39,7 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..firmware import device_modules
+from ..firmware.mp import device_modules
 from ..firmware.state import BoardState
 from ..host.storage import Mount
 from ..micropython_source import expand_indent_tabs, fix_bytes_literals, fold_consts, route_format_method
@@ -129,7 +129,7 @@ def _from_library(top: str) -> bool:
 def device_module(name: str) -> types.ModuleType:
     """The firmware module a script's ``import name`` gets (``"sensor"``, ``"time"``, ``"Maix"``...);
     KeyError for a name the firmware does not have."""
-    from ..firmware import registry
+    from ..firmware.mp import registry
 
     target = registry.MAIXPY_MODULES.get(name)
     if target is None:
@@ -140,7 +140,7 @@ def device_module(name: str) -> types.ModuleType:
 def device_module_names(*, stdlib_names: bool = True) -> list[str]:
     """The MaixPy module names the firmware serves; ``stdlib_names=False`` leaves out those that are
     also CPython modules (``time``, ``os``, ``sys``, ``gc``, ``io``, ``_thread``)."""
-    from ..firmware import registry
+    from ..firmware.mp import registry
 
     return [n for n in registry.MAIXPY_MODULES if stdlib_names or n not in registry.SHADOWS_STDLIB]
 
@@ -174,7 +174,7 @@ class ScriptImporter:
     """
 
     def __init__(self, run_builtins: dict[str, Any], board: BoardState, extra_folders: list[Path] = ()):
-        from ..firmware import registry
+        from ..firmware.mp import registry
 
         self.mapping = dict(registry.MAIXPY_MODULES)
         self.builtins = run_builtins

@@ -95,7 +95,7 @@ class LedWatch:
         return {name: written.get(pin) for pin, name in self._names.items()}
 
 
-#: keyboard names of :data:`maixemu.firmware.board_profiles.KEYBOARD` -> ``cv2.waitKey`` codes
+#: keyboard names of :data:`maixemu.firmware.chip.board_profiles.KEYBOARD` -> ``cv2.waitKey`` codes
 _KEY_CODES = {"Return": 13, "BackSpace": 8}
 
 

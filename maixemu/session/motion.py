@@ -4,7 +4,7 @@
 ``imu={0: {"accel": (0, 0, 1)}, 10: {"accel": (0.7, 0, 0.7), "gyro": (0, 0, 90)}}``: what every IMU
 of the board feels from camera frame N on (frame 0: from power-on), in g, °/s and °C; the chips
 turn it into the raw words their registers give at the scale the script set
-(:mod:`maixemu.firmware.imu`). ``i2c={(10, 11): "MPU6050"}`` plugs a chip into those SCL/SDA pins.
+(:mod:`maixemu.firmware.chip.imu`). ``i2c={(10, 11): "MPU6050"}`` plugs a chip into those SCL/SDA pins.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class ImuScript:
                 raise ValueError(f"imu={{{frame}: {dict(values)!r}}}: frames count from 0 (power-on) and the "
                                  f"readings are {', '.join(_READINGS)}")
             self.readings[int(frame)] = dict(values)
-        from ..firmware.imu import MODELS
+        from ..firmware.chip.imu import MODELS
 
         self.plugged = {(int(scl), int(sda)): str(model) for (scl, sda), model in (plugged or {}).items()}
         for pins, model in self.plugged.items():
@@ -39,7 +39,7 @@ class ImuScript:
 
     def attach(self, board: BoardState, budget: FrameBudget) -> None:
         """Plug the chips in and apply frame 0 now; later readings when ``budget`` counts their frame."""
-        from ..firmware import imu
+        from ..firmware.chip import imu
         from ..firmware import state as state_mod
 
         with state_mod.bind(board):
@@ -51,7 +51,7 @@ class ImuScript:
         board.events.snapshot.append(lambda: self.on_frame(budget.snapshots))
 
     def on_frame(self, frame: int) -> None:
-        from ..firmware import imu
+        from ..firmware.chip import imu
 
         if frame in self.readings:
             imu.imus().set_motion(**self.readings[frame])

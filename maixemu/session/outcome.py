@@ -81,14 +81,14 @@ def format_script_error(exc: BaseException, script_files: set[str], debug: bool,
     files as the device does (default: their path in the board's mounts). A name the script misspelt
     gets CPython's suggestion on a line of its own (``[maixemu] Did you mean: 'load'?``), and a
     device error maixemu has advice for gets it on its own line after the device's text
-    (``[maixemu] call img.pix_to_ai() first``; :func:`maixemu.firmware.notices.advised`), unless
+    (``[maixemu] call img.pix_to_ai() first``; :func:`maixemu.firmware.mp.notices.advised`), unless
     ``hints`` is off (``--quiet``). The exception's own text is never changed.
     """
-    from ..firmware.notices import advice_line
+    from ..firmware.mp.notices import advice_line
 
     if debug:
         return "".join(traceback.format_exception(exc)) + advice_line(exc, hints)
-    from ..firmware.tracebacks import format_exception
+    from ..firmware.mp.tracebacks import format_exception
 
     def is_script(filename: str) -> bool:
         return filename in script_files or os.path.realpath(filename) in script_files
@@ -169,7 +169,7 @@ def clean_end_types() -> tuple[type[BaseException], ...]:
     """Exceptions from firmware modules that end a run cleanly (``machine.reset()``, closed window)."""
     found: list[type[BaseException]] = []
     for module_name, attr in (
-        ("maixemu.firmware.registry", "ScriptReset"),
+        ("maixemu.firmware.mp.registry", "ScriptReset"),
         ("maixemu.host.display", "WindowClosed"),
     ):
         try:

@@ -74,7 +74,7 @@ def _run_builtins(board: Board, extra_folders: list[Path]) -> dict[str, Any]:
     from ..firmware import uos
 
     console = board.state.console
-    from ..firmware.mp_builtins import MICROPYTHON_BUILTINS
+    from ..firmware.mp.mp_builtins import MICROPYTHON_BUILTINS
 
     run_builtins = dict(vars(builtins))
     run_builtins.update(MICROPYTHON_BUILTINS)
@@ -164,7 +164,7 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
         budget = FrameBudget(None)  # no limit: it only counts, for the closing line
     budget.attach(state)
     tally = RunTally(state)
-    from ..firmware import registry
+    from ..firmware.mp import registry
 
     storage = state.storage
     mounted = {storage.sd_dir, storage.flash_dir}
@@ -314,7 +314,7 @@ def _end_threads(board: Board) -> int:
 
 def stray_script_threads() -> int:
     """Script threads of any run still alive in this process (left behind: see :func:`_end_threads`)."""
-    from ..firmware.threads import script_threads_alive
+    from ..firmware.chip.threads import script_threads_alive
 
     return script_threads_alive()
 

@@ -113,7 +113,7 @@ class BoardName(Text):
     so its mistake names the file)."""
 
     def from_project(self, value: Any, base: Path) -> str:
-        from ..firmware.board_profiles import profile_name
+        from ..firmware.chip.board_profiles import profile_name
 
         text = _text(value)
         profile_name(text)  # ValueError for a board maixemu does not know

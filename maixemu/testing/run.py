@@ -291,7 +291,7 @@ class MaixPyRunner:
         * ``imu``: what the board's motion sensors feel from camera frame N on (0: from power-on):
           ``{0: {"accel": (0, 0, 1), "gyro": (0, 0, 0), "temperature": 25.0}}`` in g, °/s and °C
           (default: at rest); ``i2c``: chips plugged into SCL/SDA pins, ``{(10, 11): "MPU6050"}``
-          (``"MPU6886"``, ``"SH200Q"`` too; see :mod:`maixemu.firmware.imu`).
+          (``"MPU6886"``, ``"SH200Q"`` too; see :mod:`maixemu.firmware.chip.imu`).
         * ``quiet``: no ``[maixemu]`` hints after device messages (``--quiet``); notices still reach
           ``result.notices``.
         * ``timeout``: default :data:`DEFAULT_TIMEOUT_S`; ``None``: no limit.
@@ -381,7 +381,7 @@ class MaixPyRunner:
 def _uart_sent(board: Board) -> dict[str, bytes]:
     if "uart" not in vars(board.state):
         return {}
-    names = {0: "UART1", 1: "UART2", 2: "UART3", 4: "UARTHS"}  # the firmware's numbers (firmware.uart_bus.UART_IDS)
+    names = {0: "UART1", 1: "UART2", 2: "UART3", 4: "UARTHS"}  # the firmware's numbers (firmware.chip.uart_bus.UART_IDS)
     return {names.get(device, str(device)): bytes(data) for device, data in sorted(board.state.uart.sent.items())
             if data}
 

@@ -1,7 +1,7 @@
 """Names the firmware's boot scripts leave in the globals a script runs in (no import needed).
 
 Every board's: ``_boot.py``, the stock ``main.py``/``boot.py`` and ``ide_debug.py`` of the MaixPy
-releases and of CanMV (``maixemu.firmware.boot_names`` lists them per board and source; ``axp192``,
+releases and of CanMV (``maixemu.firmware.mp.boot_names`` lists them per board and source; ``axp192``,
 ``I2S``, ``audio``, ``sensor`` and ``kpu`` are the M5StickV's, ``I2C`` the Amigo's).
 
 For pyright / Pylance / basedpyright: copy this file to your project root as ``__builtins__.pyi``

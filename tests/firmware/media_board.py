@@ -9,7 +9,7 @@ from typing import Iterator
 
 import numpy as np
 
-from maixemu.firmware import audio_device
+from maixemu.firmware.chip import audio_device
 from maixemu.firmware.state import BoardState, activate, deactivate
 from maixemu.host import audio as host_audio
 from maixemu.host import storage

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from media_board import media_board
 
-from maixemu.firmware import audio_device, k210_clock
+from maixemu.firmware.chip import audio_device, k210_clock
 from maixemu.firmware.Maix import I2S
 from maixemu.firmware.Maix.i2s import frames_from_words, words_from_frames
 from maixemu.host import audio as host_audio

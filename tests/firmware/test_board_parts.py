@@ -100,7 +100,7 @@ def test_board_close_closes_every_part_that_has_close_last_made_first(tmp_path, 
 
 def test_one_failing_close_does_not_keep_the_others_open(monkeypatch):
     _every_firmware_module()
-    from maixemu.firmware.audio_device import AudioDevice
+    from maixemu.firmware.chip.audio_device import AudioDevice
     from maixemu.firmware.video import VideoState
 
     board = state.BoardState()

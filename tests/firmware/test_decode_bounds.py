@@ -17,7 +17,8 @@ import pytest
 from PIL import Image as PILImage
 
 from maixemu.firmware.state import current
-from maixemu.firmware import heap, image
+from maixemu.firmware.chip import heap
+from maixemu.firmware import image
 from maixemu.host import storage
 from maixemu.host.camera import FolderSource, FrameTooLarge, open_source
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from _shared import REPO_ROOT
-from maixemu.firmware import registry
+from maixemu.firmware.mp import registry
 from maixemu.session.importer import MICROPYTHON_ALIASES
 
 SNAPSHOT = Path(__file__).with_name("firmware_names.json")
@@ -36,7 +36,7 @@ MODULES_NOT_EMULATED: dict[str, str] = {
 #: Single names missing from an emulated module. Value: why (and who builds it).
 NAMES_NOT_EMULATED: dict[str, str] = {
     # FAT on a block device: the constructor checks the block device, then raises NotImplementedError
-    # naming the class (uos.VfsSpiffs is emulated: firmware/vfs_spiffs.py)
+    # naming the class (uos.VfsSpiffs is emulated: firmware/mp/vfs_spiffs.py)
     **{f"{mod}.{cls}.{name}": "uos block-device file systems: FAT's on-disk format is not emulated"
        for mod in ("os", "uos") for cls in ("VfsFat",)
        for name in ("chdir", "getcwd", "ilistdir", "mkdir", "mount", "open", "remove", "rename", "rmdir",

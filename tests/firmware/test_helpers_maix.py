@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from maixemu.firmware import board, fpioa_manager, machine, mgc, notices, registry
+from maixemu.firmware import board, fpioa_manager, machine, mgc
+from maixemu.firmware.mp import notices, registry
 from maixemu.firmware.Maix import FFT, FPIOA, GPIO, I2S, config, freq, gpio, utils
 from maixemu.firmware.Maix import fpioa as fpioa_mod
 from maixemu.firmware.state import BoardState, activate, current, deactivate
@@ -292,7 +293,7 @@ def test_machine_i2c_spi_pwm_timer_wdt_inert(capsys):
 
     bus = I2C(I2C.I2C3, freq=100000, scl=10, sda=11)  # no power chip on these pins
     assert bus.writeto_mem(0x34, 0x27, 0x20) is None
-    # the default board answers only the MPU6050 plugged into any free pins (firmware/imu.py)
+    # the default board answers only the MPU6050 plugged into any free pins (firmware/chip/imu.py)
     assert bus.scan() == [0x68] and bus.readfrom(0x34, 2) == b"\0\0"
     spi = SPI(SPI.SPI1, mode=SPI.MODE_MASTER, baudrate=1000000)
     assert spi.read(3) == b"\0\0\0"

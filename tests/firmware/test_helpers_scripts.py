@@ -2,7 +2,7 @@
 
 Scripts run in-process with a virtual clock (sleeps advance it instantly, so ``demo_time.py``'s
 ``time.sleep(1)`` and ``demo_gpio_led.py``'s 20 blinking rounds are exact and fast), the script's
-imports served from :data:`maixemu.firmware.registry.MAIXPY_MODULES` and ``open`` from
+imports served from :data:`maixemu.firmware.mp.registry.MAIXPY_MODULES` and ``open`` from
 :func:`maixemu.firmware.uos.open_device`, as the runner does.
 """
 
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from maixemu.firmware import registry, uos
+from maixemu.firmware.mp import registry
+from maixemu.firmware import uos
 from maixemu.firmware.state import BoardState, activate, deactivate
 from maixemu.host import storage
 

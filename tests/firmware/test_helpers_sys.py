@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from maixemu.firmware import registry, tracebacks, usys
+from maixemu.firmware.mp import registry, tracebacks
+from maixemu.firmware import usys
 from maixemu.host import storage
 
 
@@ -166,7 +167,7 @@ def test_boot_globals_are_the_helper_objects():
     values = registry.boot_globals()
     assert set(values) == {"os", "sys", "time", "gc", "machine", "board_info", "fm", "FPIOA", "GPIO",  # v0.4/v0.5 _boot.py
                            "uos", "UART", "lcd", "Maix", "image", "json"}  # v0.4 uos, IDE mode, stock main.py, ide_debug.py
-    from maixemu.firmware.device_modules import target_of
+    from maixemu.firmware.mp.device_modules import target_of
 
     assert target_of(values["sys"]) is usys and target_of(values["os"]) is uos and target_of(values["time"]) is utime
     assert values["board_info"] is board.board_info and values["fm"] is fpioa_manager.fm

@@ -21,7 +21,8 @@ from PIL import Image as PILImage
 
 import maixemu.firmware.image as image
 from _shared import SHARED_DIR
-from maixemu.firmware import notices, pixformat
+from maixemu.firmware.mp import notices
+from maixemu.firmware import pixformat
 from maixemu.firmware.image import _color, _imageio
 from maixemu.host import storage
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from _shared import SHARED_DIR
-from maixemu.firmware import notices, state
+from maixemu.firmware.mp import notices
+from maixemu.firmware import state
 from maixemu.firmware.image import _fonts
 from maixemu.host import storage
 

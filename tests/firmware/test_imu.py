@@ -1,4 +1,4 @@
-"""The board's motion sensors at rest on ``machine.I2C`` (firmware/imu.py): the M5StickV's MPU6886 next
+"""The board's motion sensors at rest on ``machine.I2C`` (firmware/chip/imu.py): the M5StickV's MPU6886 next
 to its AXP192, the SH200Q of early units, an MPU6050 plugged into a Maix board; the plugin's ``imu=``."""
 
 from __future__ import annotations

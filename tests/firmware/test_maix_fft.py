@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from media_board import media_board
 
-from maixemu.firmware import audio_device, image
+from maixemu.firmware.chip import audio_device
+from maixemu.firmware import image
 from maixemu.firmware.Maix import FFT, MIC_ARRAY, fpioa
 from maixemu.firmware.Maix.fft import hardware_fft
 from maixemu.host import audio as host_audio

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from maixemu.firmware import axp, board, machine, pmu, registry
+from maixemu.firmware.chip import axp
+from maixemu.firmware import board, machine, pmu
+from maixemu.firmware.mp import registry
 
 
 def test_getters_read_the_documented_constants():

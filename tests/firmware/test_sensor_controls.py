@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from maixemu.firmware import ov2640_controls as ov, sensor
+from maixemu.firmware.chip import ov2640_controls as ov
+from maixemu.firmware import sensor
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from maixemu.firmware.registry import MAIXPY_MODULES, SHADOWS_STDLIB
+from maixemu.firmware.mp.registry import MAIXPY_MODULES, SHADOWS_STDLIB
 from maixemu.runner import MICROPYTHON_ALIASES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -297,7 +297,7 @@ def test_micropython_aliases_reexport_their_cpython_module(alias: str) -> None:
 
 def test_boot_globals_template_declares_the_boot_globals() -> None:
     """``stubs/extras/__builtins__.pyi`` (for pyright) names exactly what ``_boot.py`` leaves in globals."""
-    from maixemu.firmware.registry import BOOT_GLOBALS
+    from maixemu.firmware.mp.registry import BOOT_GLOBALS
 
     tree = ast.parse((ROOT / "stubs" / "extras" / "__builtins__.pyi").read_text(encoding="utf-8"))
     declared: dict[str, str] = {}

@@ -12,7 +12,7 @@ import pytest
 
 from maixemu.firmware import utime
 from maixemu.firmware.machine import WDT, Timer
-from maixemu.firmware.registry import ScriptReset
+from maixemu.firmware.mp.registry import ScriptReset
 
 
 @pytest.fixture

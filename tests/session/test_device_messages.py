@@ -102,7 +102,7 @@ def test_no_firmware_message_embeds_a_maixemu_line():
 
 
 def test_advice_travels_with_the_exception_and_is_never_its_text():
-    from maixemu.firmware.notices import advice_line, advised
+    from maixemu.firmware.mp.notices import advice_line, advised
 
     exc = advised(OSError("Failed to init model"), "map it with --flash")
     assert exc.args == ("Failed to init model",) and str(exc) == "Failed to init model"
@@ -114,7 +114,7 @@ def test_advice_travels_with_the_exception_and_is_never_its_text():
 def test_the_package_reads_the_advice_where_the_firmware_keeps_it():
     """``maixemu.advice`` spells the attribute itself (the package root imports no layer)."""
     import maixemu
-    from maixemu.firmware import notices
+    from maixemu.firmware.mp import notices
 
     assert maixemu.ADVICE_ATTRIBUTE == notices.ADVICE_ATTRIBUTE
     assert maixemu.advice(notices.advised(ValueError("[MAIXPY]kpu: check img format err!"), "call pix_to_ai()")) == "call pix_to_ai()"

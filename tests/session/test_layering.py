@@ -126,3 +126,48 @@ def test_the_checker_finds_upward_and_tools_imports(tmp_path):
     assert violations(root / "kmodel" / "probe.py", root) and violations(root / "host" / "probe.py", root)
     assert violations(root / "commands" / "probe.py", root) and violations(root / "testing" / "probe.py", root)
     assert violations(root / "firmware" / "probe.py", root) == []
+
+
+# ------------------------------------------------------------------------------------ inside firmware
+#: ``firmware/chip`` (models of the chip and its boards) and ``firmware/mp`` (the MicroPython runtime)
+#: sit below the MaixPy modules: of firmware they import only each other and the board (``state``).
+FIRMWARE_FOUNDATIONS = ("chip", "mp")
+FOUNDATIONS_MAY_IMPORT = {"maixemu.firmware.chip", "maixemu.firmware.mp", "maixemu.firmware.state"}
+
+
+def foundation_violations(path: Path, root: Path = PACKAGE) -> list[str]:
+    """The imports of a ``chip``/``mp`` module that reach a MaixPy module (anything else of firmware)."""
+    wrong = []
+    for line, target in _imports(path, root):
+        if not target.startswith("maixemu.firmware") or target == "maixemu.firmware":
+            continue
+        if not any(target == allowed or target.startswith(allowed + ".") for allowed in FOUNDATIONS_MAY_IMPORT):
+            wrong.append(f"line {line}: {target} (firmware/chip and firmware/mp import only "
+                         f"{sorted(FOUNDATIONS_MAY_IMPORT)} of firmware)")
+    return wrong
+
+
+FOUNDATION_FILES = sorted(p for folder in FIRMWARE_FOUNDATIONS for p in (PACKAGE / "firmware" / folder).rglob("*.py"))
+
+
+def test_the_firmware_foundations_exist():
+    assert len(FOUNDATION_FILES) > 10, "firmware/chip and firmware/mp hold the chip models and the runtime"
+
+
+@pytest.mark.parametrize("path", FOUNDATION_FILES, ids=[str(p.relative_to(PACKAGE)) for p in FOUNDATION_FILES])
+def test_chip_and_mp_import_no_maixpy_module(path: Path):
+    wrong = foundation_violations(path)
+    assert not wrong, f"{path.relative_to(PACKAGE)} imports a MaixPy module:\n" + "\n".join(wrong)
+
+
+def test_the_foundation_checker_finds_a_maixpy_import(tmp_path):
+    root = tmp_path / "maixemu"
+    for folder, text in {"firmware/chip": "def f():\n    from .. import sensor\n",
+                         "firmware/mp": "from ..chip import heap\nfrom .. import state\nfrom ...host import storage\n"}.items():
+        (root / folder).mkdir(parents=True)
+        (root / folder / "probe.py").write_text(text)
+    for module in ("firmware/sensor.py", "firmware/state.py", "firmware/chip/heap.py", "host/storage.py"):
+        (root / module).parent.mkdir(parents=True, exist_ok=True)
+        (root / module).touch()
+    assert foundation_violations(root / "firmware" / "chip" / "probe.py", root)
+    assert foundation_violations(root / "firmware" / "mp" / "probe.py", root) == []

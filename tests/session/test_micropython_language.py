@@ -84,7 +84,7 @@ def test_bytearray_of_a_str_copies_its_utf8_bytes_and_stays_a_bytearray(tmp_path
 
 
 def test_isinstance_bytearray_accepts_bytearrays_the_firmware_builds(tmp_path):
-    from maixemu.firmware.mp_builtins import bytearray as mp_bytearray
+    from maixemu.firmware.mp.mp_builtins import bytearray as mp_bytearray
 
     assert isinstance(bytearray(b"x"), mp_bytearray)
     assert issubclass(bytearray, mp_bytearray)

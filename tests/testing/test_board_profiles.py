@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from maixemu.firmware import board_profiles
+from maixemu.firmware.chip import board_profiles
 from maixemu.session import Board, BoardConfig, RunSpec
 from maixemu.runner import run_script
 

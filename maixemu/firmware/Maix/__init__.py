@@ -4,7 +4,7 @@
 board (``modMaix.c``; ``Audio`` is the ``audio`` module's class). GPIO reads go through the FPIOA
 mux to physical pins the PC can drive; see :mod:`maixemu.firmware.Maix.gpio` for the runner's
 key/LED hooks. The audio parts play to and record from the PC through
-:mod:`maixemu.firmware.audio_device`.
+:mod:`maixemu.firmware.chip.audio_device`.
 """
 
 from __future__ import annotations

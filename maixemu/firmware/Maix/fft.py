@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import audio_device
-from ..mp_args import int_arg
+from ..chip import audio_device
+from ..mp.mp_args import int_arg
 
 DIR_BACKWARD, DIR_FORWARD = 0, 1  # fft_direction_t: FFT_DIR_BACKWARD, FFT_DIR_FORWARD
 POINTS = (64, 128, 256, 512)

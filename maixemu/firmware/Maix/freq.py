@@ -3,12 +3,12 @@
 The clocks are the board's (``_current().system``). The emulated board runs at its configured defaults, 400 MHz CPU and 400 MHz KPU (PLL1 400 MHz,
 divider 1). ``set`` follows the firmware: out-of-range clocks are ``OSError``, an unchanged
 configuration prints ``No change``, otherwise the configuration is stored, ``reboot now`` is printed
-and the board reboots — which ends the run cleanly (:class:`~maixemu.firmware.registry.ScriptReset`).
+and the board reboots — which ends the run cleanly (:class:`~maixemu.firmware.mp.registry.ScriptReset`).
 """
 
 from __future__ import annotations
 
-from ..registry import ScriptReset
+from ..mp.registry import ScriptReset
 from ..state import current as _current
 
 FREQ_CPU_MIN, FREQ_CPU_MAX = 26_000_000, 600_000_000

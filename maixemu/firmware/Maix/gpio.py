@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import state as _state
-from ..soft_irq import SoftIrq
+from ..chip.soft_irq import SoftIrq
 from . import fpioa as _fpioa
 
 IN, PULL_DOWN, PULL_UP, OUT = 0, 1, 2, 3

@@ -10,7 +10,7 @@ Samples travel as the hardware moves them: one 32-bit DMA word per channel sampl
 alternating, sign-extended at the channel's resolution (``I2S.record(1024)`` holds 512 stereo
 frames). After an ``Audio.play`` or a video's sound the bus is in the SDK's "divide by 16" mode
 (one word = one stereo frame, left in the low half) until the next ``channel_config``. The sample
-rate is what the divider gives (:mod:`~maixemu.firmware.k210_clock`): ``set_sample_rate(16000)``
+rate is what the divider gives (:mod:`~maixemu.firmware.chip.k210_clock`): ``set_sample_rate(16000)``
 runs at 16 003 Hz, and the object's ``sample_rate`` says so in ``print(i2s)``.
 """
 
@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import audio_device, k210_clock
+from ..chip import audio_device, k210_clock
 from ..audio import Audio
-from ..heap import check_alloc
-from ..mp_args import int_arg as _arg_int
+from ..chip.heap import check_alloc
+from ..mp.mp_args import int_arg as _arg_int
 
 DEVICE_0, DEVICE_1, DEVICE_2 = 0, 1, 2
 CHANNEL_0, CHANNEL_1, CHANNEL_2, CHANNEL_3 = 0, 1, 2, 3

@@ -20,8 +20,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import audio_device
-from ..mp_args import fixed_items as _fixed  # mp_obj_get_array_fixed_n
+from ..chip import audio_device
+from ..mp.mp_args import fixed_items as _fixed  # mp_obj_get_array_fixed_n
 from . import fpioa
 
 _LEN = (14, 20, 14, 14, 20, 14, 14, 20, 14, 14, 20, 14)

@@ -32,7 +32,7 @@ def heap_free() -> int:
 
 def flash_read(addr: int, length: int) -> bytes:
     """``length`` bytes of SPI flash from ``addr``: mapped files where mapped, 0xFF elsewhere."""
-    from .. import heap
+    from ..chip import heap
 
     start, size = int(addr), int(length)
     board = _current()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..mp_args import fixed_items as fixed_array  # noqa: F401 - mp_obj_get_array_fixed_n
-from ..mp_args import float_arg as to_float  # noqa: F401 - mp_obj_get_float
-from ..mp_args import int_arg as to_int  # noqa: F401 - mp_obj_get_int
+from ..mp.mp_args import fixed_items as fixed_array  # noqa: F401 - mp_obj_get_array_fixed_n
+from ..mp.mp_args import float_arg as to_float  # noqa: F401 - mp_obj_get_float
+from ..mp.mp_args import int_arg as to_int  # noqa: F401 - mp_obj_get_int
 
 
 def consume(args: tuple, n: int) -> tuple[list[int], tuple]:

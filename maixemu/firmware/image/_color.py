@@ -144,4 +144,4 @@ def color_value(color, fmt: int):
     raise TypeError(f"object '{type(color).__name__}' isn't a tuple or list")
 
 
-from ..mp_args import int_arg as _to_int  # noqa: E402 - mp_obj_get_int
+from ..mp.mp_args import int_arg as _to_int  # noqa: E402 - mp_obj_get_int

@@ -105,7 +105,7 @@ class ImageBase:
         if xy[0] > 0 and xy[1] > 0:  # otherwise the firmware silently keeps 320x240
             w, h = xy
         if not copy_to_fb:
-            from .. import heap
+            from ..chip import heap
 
             heap.check_image_buffer(w, h, 2)  # xalloc(w * h * 2), as the firmware allocates it
         if copy_to_fb:

@@ -169,7 +169,7 @@ def font_load(*args, **kwargs) -> None:
         if address <= 0:
             raise ValueError("[MAIXPY]image: font_addr must > 0 ")
         if not _flash_is_mapped(address):
-            from .. import notices
+            from ..mp import notices
 
             notices.notice_once(
                 f"font-flash:{address:#x}",

@@ -37,7 +37,7 @@ import struct
 
 import numpy as np
 
-from .. import notices
+from ..mp import notices
 from . import _color, _jpeg_decode, _kinds
 from ..pixformat import GRAYSCALE, RGB565
 
@@ -81,8 +81,8 @@ def open_device_file(path: str, mode: str = "rb"):
 
 def check_image_buffer(w: int, h: int, bytes_per_pixel: int) -> None:
     """The firmware's ``xalloc`` MemoryError for an image buffer the board could not hold, checked
-    from the header before anything is decoded (``maixemu.firmware.heap``)."""
-    from .. import heap
+    from the header before anything is decoded (``maixemu.firmware.chip.heap``)."""
+    from ..chip import heap
 
     heap.check_image_buffer(w, h, bytes_per_pixel)
 

@@ -25,7 +25,7 @@ def lab_of(pix565: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return t[p, 0], t[p, 1], t[p, 2]
 
 
-from ..mp_args import items_of as _seq  # noqa: E402 - mp_obj_get_array
+from ..mp.mp_args import items_of as _seq  # noqa: E402 - mp_obj_get_array
 
 
 def _clamp(v: int, lo: int, hi: int) -> int:

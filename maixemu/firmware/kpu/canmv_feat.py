@@ -17,13 +17,13 @@ import errno
 import sys
 import numpy as np
 
-from ..notices import notice_once
+from ..mp.notices import notice_once
 from .errors import advised
 from .region import region_layer
 from . import algorithm, probe
 from . import canmv_model as slot
 from .canmv_object import KpuObject
-from ..mp_args import assert_type, float_arg, int_arg, items_of
+from ..mp.mp_args import assert_type, float_arg, int_arg, items_of
 
 #: ``load()`` refuses models of 5 MiB or more ("Model size error!").
 MAX_MODEL_BYTES = 5 * 1024 * 1024

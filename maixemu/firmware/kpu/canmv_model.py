@@ -18,7 +18,7 @@ from ...kmodel.k210 import K210_MAIN_MEMORY_BYTES
 from .. import ai_memory, ide_events
 from . import calls as kpu_calls
 from . import loader as kpu_loader
-from ..notices import advice_of, notice_once
+from ..mp.notices import advice_of, notice_once
 from ..state import current as _board
 from .errors import advised
 from . import probe

@@ -19,7 +19,7 @@ from .region import region_layer
 from . import algorithm
 from . import canmv_model as slot
 from .canmv_object import KpuObject
-from ..mp_args import float_arg, int_arg, items_of, require_list
+from ..mp.mp_args import float_arg, int_arg, items_of, require_list
 
 _AI_MISSING = "Image formart error, use pix_to_ai() method to convert for kpu"
 _DIRTY = "Model Buffer maybe dirty!"

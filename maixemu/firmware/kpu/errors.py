@@ -7,7 +7,7 @@ one more line starting with ``[maixemu]`` says what to do on the PC.
 
 from __future__ import annotations
 
-from ..notices import advised  # the one advice mechanism (re-exported for the KPU code)
+from ..mp.notices import advised  # the one advice mechanism (re-exported for the KPU code)
 
 ERROR_TEXTS = {
     2001: "ERR_PARAM: please check param, load address or kmodel file name",

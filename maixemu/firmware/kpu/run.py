@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import ai_memory as _ai_memory
 from .. import ide_events
-from ..notices import hint
+from ..mp.notices import hint
 from ..state import checkpoint
 from . import calls as kpu_calls
 from . import errors as codes

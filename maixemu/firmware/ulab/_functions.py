@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import notices
+from ..mp import notices
 from ._ndarray import (DTYPES, _typed, FLOAT, INT8, INT16, UINT8, UINT16, dtype_of, ndarray, order_key, read_as, sort_into,
                        sort_lines, sort_key, store_value)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import notices
+from ..mp import notices
 from . import _indexing
 
 UINT8, INT8, UINT16, INT16, FLOAT = ord("B"), ord("b"), ord("H"), ord("h"), ord("f")

@@ -1,6 +1,6 @@
 """The boards MaixPy ships for, as data: pins, LCD, camera mount, keys, LEDs, boot state.
 
-(The power chips and the I2C pins they sit on are :data:`maixemu.firmware.axp.WIRING`, by profile name.)
+(The power chips and the I2C pins they sit on are :data:`maixemu.firmware.chip.axp.WIRING`, by profile name.)
 
 One :class:`BoardProfile` per board (``--board NAME``, the plugin's ``board=``). Sources:
 

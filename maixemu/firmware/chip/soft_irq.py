@@ -29,9 +29,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from . import board_time
-from .notices import report_advice
-from .state import BoardState, board_part
-from .tracebacks import format_exception
+from ..mp.notices import report_advice
+from ..state import BoardState, board_part
+from ..mp.tracebacks import format_exception
 
 #: ``MICROPY_SCHEDULER_DEPTH`` of MaixPy's port
 DEPTH = 8

@@ -13,7 +13,7 @@ import time as _time
 from collections.abc import Callable
 from typing import Protocol
 
-from . import state as _state
+from .. import state as _state
 
 #: Longest stretch a sleep goes without a soft-IRQ point (a window stays responsive at 50 Hz).
 IDLE_SLICE_NS = 20_000_000

@@ -34,7 +34,7 @@ import io
 import struct
 from typing import Any
 
-from ..host.storage import Medium
+from ...host.storage import Medium
 
 #: ``CONFIG_SPIFFS_LOGICAL_BLOCK_SIZE`` (projects/maixpy_k210/config_defaults.mk): statvfs's unit.
 CONFIG_LOGICAL_BLOCK_SIZE = 0x20000

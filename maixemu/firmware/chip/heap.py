@@ -15,7 +15,7 @@ anything (a 633-byte JPEG claiming 30000x30000 pixels must not cost gigabytes).
 
 from __future__ import annotations
 
-from ..kmodel.k210 import K210_MAIN_MEMORY_BYTES, MIB  # noqa: F401 - MIB is part of this module's API
+from ...kmodel.k210 import K210_MAIN_MEMORY_BYTES, MIB  # noqa: F401 - MIB is part of this module's API
 
 #: The K210's general-purpose SRAM (8 MiB on chip, of which 2 MiB is the KPU's): everything the
 #: firmware, the heaps and every image buffer share.

@@ -24,9 +24,9 @@ import threading
 import time
 from typing import Any
 
-from .notices import report_advice
-from .state import BoardState, RunEnded, bind, board_part
-from .tracebacks import format_exception
+from ..mp.notices import report_advice
+from ..state import BoardState, RunEnded, bind, board_part
+from ..mp.tracebacks import format_exception
 
 _numbers = itertools.count(1)
 THREAD_NAME = "maixemu-script-thread"

@@ -8,7 +8,7 @@ source that gives them. Without one nothing is played and the microphone hears s
 Timing is the DMA's: a transfer of N frames keeps its DMA channel busy for N / rate seconds, and
 the next transfer on that channel first waits for it (``dmac_wait_idle`` in the SDK), so a
 ``while True: tx.play(rx.record(1024))`` loop runs at the device's pace on the board clock
-(:mod:`~maixemu.firmware.board_time`, virtual in tests that install one).
+(:mod:`~maixemu.firmware.chip.board_time`, virtual in tests that install one).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..host import audio as host_audio
+from ...host import audio as host_audio
 from . import board_time, k210_clock
-from . import state as _state
+from .. import state as _state
 
 #: DMA channels the firmware uses: I2S receive (and WAV recording) on 3, I2S/WAV/AVI playback on 4.
 DMA_RECEIVE, DMA_SEND = 3, 4

@@ -56,7 +56,7 @@ def _device_name(filename: str) -> str:
     """The device's name of a script file: the run's own rule when a session set one (a script outside
     the mounts is ``/sd/main.py`` too), else its path in the board's mounts."""
     try:
-        from .state import current
+        from ..state import current
 
         board = current()
         if board.run.device_name is not None:

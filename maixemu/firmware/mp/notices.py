@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from .state import BoardState, current
+from ..state import BoardState, current
 
 PREFIX = "[maixemu] "
 #: Where :func:`advised` keeps an exception's advice (an attribute of the exception object, so it

@@ -21,7 +21,7 @@ short/long press flags (REG 0x46) a script polls with ``getKeyStatus()``.
 from __future__ import annotations
 
 from .i2c_chip import RegisterFile, for_profile
-from .registry import ScriptReset
+from ..mp.registry import ScriptReset
 
 ADDRESS = 0x34
 

@@ -48,7 +48,7 @@ _P = TypeVar("_P")
 def for_profile(slot: str, make: Callable[[str], _P]) -> _P:
     """The current board's chips in ``BoardState.<slot>``, made by ``make(profile)`` at first use after
     power-on and again when a script switches the board profile (``board.use_profile``)."""
-    from .state import current
+    from ..state import current
 
     state = current()
     profile = state.pins.profile  # board.current_profile(): the profile a script switched to last

@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from .state import board_part
+from ..state import board_part
 
 #: Firmware names of the UART devices -> their numbers (``machine_uart.c`` / the K210 SDK).
 UART_IDS = {"UART1": 0, "UART2": 1, "UART3": 2, "UARTHS": 4}

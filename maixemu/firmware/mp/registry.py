@@ -69,7 +69,7 @@ MAIXPY_MODULES: dict[str, str] = {
 #: Names the firmware's boot scripts leave in the globals a script runs in, so scripts use them
 #: without importing (``hello_wrold.py`` calls ``sys.implementation`` with no ``import sys``, IDE
 #: scripts use ``lcd``): every board's, as ``{name: "module"}`` or ``"module:attribute"`` in MaixPy
-#: import names. Per board and where they come from: :mod:`maixemu.firmware.boot_names`.
+#: import names. Per board and where they come from: :mod:`maixemu.firmware.mp.boot_names`.
 BOOT_GLOBALS: dict[str, str] = dict(boot_names.ALL_NAMES)
 
 #: MaixPy names that are also CPython standard modules: never install these in ``sys.modules``.
@@ -81,7 +81,7 @@ def boot_globals(import_module: Callable[[str], Any] | None = None) -> dict[str,
     into a script's globals. ``import_module(name)`` imports as the script does (the run's
     ``__import__``); by default firmware modules are taken as the script sees them and others from
     Python's library."""
-    from .state import current
+    from ..state import current
 
     return boot_names.resolve(current().pins.profile, import_module or _import_as_script)
 
