@@ -20,9 +20,11 @@ import threading
 import types
 from typing import Any
 
+from .. import state as _state
+
 #: What MicroPython's built-in modules do not have (and would give away the host's paths).
 HIDDEN = frozenset({"__file__", "__cached__", "__path__", "__builtins__"})
-_FIRMWARE = __name__.rpartition(".")[0] + "."
+_FIRMWARE = _state.__name__.rpartition(".")[0] + "."  # "maixemu.firmware.": the board's package
 
 _views: dict[tuple[str, str], DeviceModule] = {}
 _targets: dict[int, types.ModuleType] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # maixemu/ (from firmware/mp/)
 #: Folders inside the package that hold MaixPy scripts (with a trailing separator).
 SHIPPED_SCRIPT_DIRS = tuple(os.path.join(PACKAGE_DIR, d) + os.sep for d in ("data", "samples"))
 
