@@ -89,15 +89,21 @@ def command_run(args: argparse.Namespace) -> int:
     if args.ide_host and args.ide is None:
         args.ide = 8210
     if own_script:
-        from .session.project import ProjectFileError, apply_project
+        from .session.project import ProjectFileError, apply_project_file, copy_on_write_line
 
+        given = [f"{flag} {value}" if value is not True else flag
+                 for flag, value in (("--writable", args.writable), ("--sd", args.sd_dir),
+                                     ("--flash-dir", args.flash_dir)) if value]
         try:
-            used = apply_project(args, Path(args.script).resolve().parent)
+            project = apply_project_file(args, Path(args.script).resolve().parent)
         except ProjectFileError as exc:
             print(f"maixemu: {exc}", file=sys.stderr)
             return 2
-        if used is not None and not args.quiet:
-            print(f"[maixemu] project file: {used} (command-line options override it)", file=sys.stderr)
+        if project is not None and not args.quiet:
+            print(f"[maixemu] project file: {project.file} (command-line options override it)", file=sys.stderr)
+        said = copy_on_write_line(project, given) if project is not None else None
+        if said is not None:  # never hidden by quiet: the file switched copy-on-write off
+            print(said, file=sys.stderr)
     options = RunOptions(
         script=script,
         camera=args.camera,

@@ -2,7 +2,7 @@
 
 So ``maixemu run main.py`` needs no options in a configured project::
 
-    # maixemu.toml (next to main.py, or in any folder above it)
+    # maixemu.toml (next to main.py, or in a folder above it inside the same project)
     flash = { 0x300000 = "models/face.kmodel" }   # paths are relative to this file's folder
     firmware = "minimum"
     camera = "clips/desk.mp4"
@@ -10,9 +10,13 @@ So ``maixemu run main.py`` needs no options in a configured project::
     ai-memory = "warn"
     frames = 300
 
-The file is looked for from the script's folder upwards; in one folder ``maixemu.toml`` wins over a
-``pyproject.toml`` with a ``[tool.maixemu]`` table, and a ``pyproject.toml`` without one is passed
-over. Options given on the command line override the file. The pytest plugin reads the same file
+The file is looked for in the script's own project only (:func:`project_folders`): the script's
+folder, and the folders above it up to the project's top, a folder holding a version-control
+checkout (``.git``, ``.hg``, ...) or a ``pyproject.toml``. Without such a top below the user's home
+only the script's own folder counts; the home folder and the folders above it, and folders anyone
+may write to (a shared temp folder), never do — a file there would apply to every script below it.
+In one folder ``maixemu.toml`` wins over a ``pyproject.toml`` with a ``[tool.maixemu]`` table, and a
+``pyproject.toml`` without one is passed over (it still marks the project's top). Options given on the command line override the file. The pytest plugin reads the same file
 for its run options (``flash``, ``flash-image``, ``firmware``, ``ai-memory``, ``camera``, ``timeout``,
 ``quiet``): a test's own arguments override it, and a test's ``/sd`` and ``/flash`` stay its own
 fresh folders. A mistake in the file is one line naming the file, the key and what is allowed
@@ -22,6 +26,8 @@ fresh folders. A mistake in the file is one line naming the file, the key and wh
 from __future__ import annotations
 
 import math
+import os
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +40,8 @@ else:  # Python 3.10: the same parser, as the ``tomli`` package (a dependency th
 
 PROJECT_FILE = "maixemu.toml"
 PYPROJECT = "pyproject.toml"
+#: What marks the top folder of a project: a version-control checkout, or a Python project.
+PROJECT_TOP_MARKERS = (".git", ".hg", ".svn", ".bzr", "_darcs", ".fslckout", PYPROJECT)
 
 AI_MEMORY_MODES = ("device", "warn", "strict")
 FIRMWARES = ("full", "minimum", "none")
@@ -62,6 +70,14 @@ class ProjectOptions:
     quiet: bool | None = None
     audio_out: str | None = None
     audio_in: str | None = None
+
+    def copy_on_write_off(self) -> list[str]:
+        """The keys of this file that make the script write into real folders (``writable = true``,
+        ``sd``, ``flash-dir``): never applied without saying so, ``quiet`` or not."""
+        keys = ["writable = true"] if self.writable else []
+        keys += [f"{key} = {str(path)!r}" for key, path in (("sd", self.sd_dir), ("flash-dir", self.flash_dir))
+                 if path is not None]
+        return keys
 
 
 #: key in the file -> (field, what is allowed, how to read it)
@@ -145,12 +161,54 @@ def _keys(base: Path) -> dict[str, tuple[str, str, Any]]:
 ALLOWED_KEYS = ("flash", *_keys(Path(".")))
 
 
-def find_project_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
-    """The nearest project file from ``start`` upwards and its maixemu table, or None."""
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, KeyError, OSError):  # no HOME and no password entry
+        return None
+
+
+def _is_project_top(folder: Path) -> bool:
+    return any(os.path.lexists(folder / marker) for marker in PROJECT_TOP_MARKERS)
+
+
+def _others_may_write(folder: Path) -> bool:
+    try:
+        return bool(folder.stat().st_mode & stat.S_IWOTH)
+    except OSError:
+        return True
+
+
+def project_folders(start: Path) -> list[Path]:
+    """The folders whose project file may apply to a script in ``start``, nearest first.
+
+    The script's folder, then its parents up to the first that is a project's top
+    (:data:`PROJECT_TOP_MARKERS`); when no such top comes before the user's home (or a folder anyone
+    may write to, or the file system's root), the script's folder alone. Why: a project file can
+    switch copy-on-write off, so one in a shared or home folder must not reach every script below it.
+    """
     folder = Path(start).resolve()
     if not folder.is_dir():
         folder = folder.parent
-    for place in (folder, *folder.parents):
+    if _is_project_top(folder):
+        return [folder]
+    home = _home()
+    above: list[Path] = []
+    for parent in folder.parents:
+        if home is not None and (parent == home or parent in home.parents):
+            break
+        if _others_may_write(parent) or parent == Path(parent.anchor):
+            break
+        above.append(parent)
+        if _is_project_top(parent):
+            return [folder, *above]
+    return [folder]
+
+
+def find_project_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest project file of ``start``'s project (:func:`project_folders`) and its maixemu
+    table, or None."""
+    for place in project_folders(start):
         own = place / PROJECT_FILE
         if own.is_file():
             return own, _read(own)
@@ -244,7 +302,13 @@ PLUGIN_FIELDS = ("flash_image", "firmware", "camera", "ai_memory", "timeout", "q
 
 
 def apply_project(args: Any, start: Path) -> Path | None:
-    """Fill ``maixemu run``'s parsed ``args`` from the project file above ``start``; the file's path.
+    """Fill ``maixemu run``'s parsed ``args`` from the project file of ``start``; the file's path."""
+    project = apply_project_file(args, start)
+    return None if project is None else project.file
+
+
+def apply_project_file(args: Any, start: Path) -> ProjectOptions | None:
+    """Fill ``maixemu run``'s parsed ``args`` from the project file of ``start``; what it set.
 
     A value given on the command line wins; ``flash`` maps merge (the command line's addresses win);
     ``--quiet`` and ``--writable`` are on when either sets them.
@@ -261,8 +325,24 @@ def apply_project(args: Any, start: Path) -> Path | None:
     merged = dict(project.flash)
     merged.update(dict(getattr(args, "flash", None) or []))
     args.flash = list(merged.items())
-    return project.file
+    return project
 
 
-__all__ = ["ALLOWED_KEYS", "PLUGIN_FIELDS", "RUN_FIELDS", "apply_project", "PROJECT_FILE", "ProjectFileError", "ProjectOptions", "find_project_file", "load_project",
-           "parse"]
+def copy_on_write_line(project: ProjectOptions, given: list[str] = ()) -> str | None:
+    """The line ``maixemu run`` always prints (``--quiet`` or not) when the project file makes the
+    script write into real folders, or when its ``quiet = true`` would hide that the command line's
+    ``given`` options (``--writable``, ``--sd DIR``...) do."""
+    overridden = {flag.split()[0].lstrip("-") for flag in given}
+    keys = [key for key in project.copy_on_write_off() if key.split(" = ")[0] not in overridden]
+    if keys:
+        return (f"[maixemu] {project.file} sets {', '.join(keys)}: the script writes into real folders, its "
+                "writes and deletions change the files there (remove the key to keep your files copy-on-write)")
+    if given and project.quiet:
+        return (f"[maixemu] {', '.join(given)}: the script writes into real folders, its writes and deletions "
+                f"change the files there (said although {project.file} sets quiet = true)")
+    return None
+
+
+__all__ = ["ALLOWED_KEYS", "PLUGIN_FIELDS", "PROJECT_TOP_MARKERS", "RUN_FIELDS", "apply_project", "apply_project_file",
+           "copy_on_write_line", "PROJECT_FILE", "ProjectFileError", "ProjectOptions", "find_project_file",
+           "load_project", "parse", "project_folders"]

@@ -1,5 +1,8 @@
 """Issue 17: a project file (``maixemu.toml`` or ``[tool.maixemu]``) found from the script's folder
-upwards gives ``maixemu run`` and the plugin their options; the command line overrides it."""
+upwards gives ``maixemu run`` and the plugin their options; the command line overrides it.
+Issue 24: only inside the script's own project (up to its version-control or ``pyproject.toml``
+top, never the home folder or above, never a folder anyone may write to), and a file that switches
+copy-on-write off says so, ``quiet`` or not."""
 
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ def _maixemu(*args, cwd=None):
 
 
 def _project(tmp_path: Path, text: str, name: str = "maixemu.toml") -> Path:
+    """``tmp_path`` as a project's top (a checkout) holding the file, with the script in ``app/``."""
+    (tmp_path / ".git").mkdir(exist_ok=True)
     (tmp_path / "models").mkdir(exist_ok=True)
     (tmp_path / "models" / "demo.kmodel").write_bytes(DEMO_MODEL.read_bytes())
     (tmp_path / name).write_text(textwrap.dedent(text))
@@ -155,3 +160,85 @@ def test_paths_in_the_file_are_relative_to_its_folder(tmp_path):
     assert project.flash == {0x300000: tmp_path / "models" / "demo.kmodel"}
     assert project.lcd == f"record:{tmp_path / 'out' / 'frames.mp4'}"
     assert project.camera == str(tmp_path / "clip.mp4")
+
+
+# ---------------------------------------------------------------------------------- issue 24: whose file applies
+OVERWRITE = 'open("labels.txt", "w").write("")\n'
+
+
+def _nested(tmp_path: Path, text: str, *, top: str | None = None) -> tuple[Path, Path]:
+    """``tmp_path/shared/maixemu.toml`` above ``shared/team/app/main.py`` (which empties its labels.txt)."""
+    shared = tmp_path / "shared"
+    app = shared / "team" / "app"
+    app.mkdir(parents=True)
+    (shared / "maixemu.toml").write_text(text)
+    (app / "main.py").write_text(OVERWRITE)
+    (app / "labels.txt").write_text("cat\ndog\n")
+    if top is not None:
+        (shared / "team" / top).mkdir() if top.startswith(".") else (shared / "team" / top).write_text(
+            '[project]\nname = "team"\n')
+    return shared, app
+
+
+def test_an_ancestors_file_outside_the_scripts_project_changes_nothing(tmp_path):
+    """The probe: ``writable = true`` and ``quiet = true`` in a folder above the script made a run
+    overwrite labels.txt with nothing said."""
+    _, app = _nested(tmp_path, "writable = true\nquiet = true\n")
+    proc = _maixemu("run", str(app / "main.py"), "--lcd", "none", "--camera", "synthetic")
+    assert proc.returncode == 0, proc.stderr
+    assert (app / "labels.txt").read_text() == "cat\ndog\n"
+    assert "project file" not in proc.stderr
+    assert find_project_file(app) is None
+
+
+@pytest.mark.parametrize("top", [".git", ".hg", "pyproject.toml"])
+def test_the_projects_top_ends_the_search(tmp_path, top):
+    shared, app = _nested(tmp_path, 'firmware = "minimum"\n', top=top)
+    assert find_project_file(app) is None  # the file lies above the project's top
+    (shared / "team" / "maixemu.toml").write_text('firmware = "none"\n')
+    assert load_project(app).firmware == "none"
+
+
+def test_the_home_folder_and_above_never_apply(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    app = home / "code" / "app"
+    app.mkdir(parents=True)
+    (home / "maixemu.toml").write_text("writable = true\n")
+    (home / ".git").mkdir()  # even a home folder that is a checkout (dotfiles)
+    monkeypatch.setenv("HOME", str(home))
+    assert find_project_file(app) is None
+    (home / "code" / ".git").mkdir()
+    (home / "code" / "maixemu.toml").write_text('firmware = "none"\n')
+    assert load_project(app).firmware == "none"
+    assert load_project(home).writable is True  # a script in the home folder itself: its own file
+
+
+def test_a_folder_anyone_may_write_to_ends_the_search(tmp_path):
+    shared, app = _nested(tmp_path, 'firmware = "minimum"\n')
+    (shared / ".git").mkdir()
+    assert load_project(app).firmware == "minimum"
+    shared.chmod(0o1777)  # a shared temp folder: anyone may put a project file there
+    try:
+        assert find_project_file(app) is None
+    finally:
+        shared.chmod(0o755)
+
+
+def test_a_file_that_switches_copy_on_write_off_says_so_even_when_quiet(tmp_path):
+    shared, app = _nested(tmp_path, "writable = true\nquiet = true\n")
+    (shared / ".git").mkdir()
+    proc = _maixemu("run", str(app / "main.py"), "--lcd", "none", "--camera", "synthetic")
+    assert proc.returncode == 0, proc.stderr
+    assert (app / "labels.txt").read_text() == ""  # the project asked for it ...
+    assert proc.stderr == (f"[maixemu] {shared / 'maixemu.toml'} sets writable = true: the script writes into real "
+                           "folders, its writes and deletions change the files there (remove the key to keep your "
+                           "files copy-on-write)\n")  # ... and it is said, quiet or not
+
+
+def test_quiet_in_the_file_does_not_hide_a_writable_command_line(tmp_path):
+    shared, app = _nested(tmp_path, "quiet = true\n")
+    (shared / ".git").mkdir()
+    proc = _maixemu("run", str(app / "main.py"), "--lcd", "none", "--camera", "synthetic", "--writable")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("[maixemu] --writable: the script writes into real folders")
+    assert "quiet = true" in proc.stderr
