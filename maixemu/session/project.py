@@ -29,6 +29,7 @@ import math
 import os
 import stat
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -328,7 +329,7 @@ def apply_project_file(args: Any, start: Path) -> ProjectOptions | None:
     return project
 
 
-def copy_on_write_line(project: ProjectOptions, given: list[str] = ()) -> str | None:
+def copy_on_write_line(project: ProjectOptions, given: Sequence[str] = ()) -> str | None:
     """The line ``maixemu run`` always prints (``--quiet`` or not) when the project file makes the
     script write into real folders, or when its ``quiet = true`` would hide that the command line's
     ``given`` options (``--writable``, ``--sd DIR``...) do."""
