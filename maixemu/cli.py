@@ -57,6 +57,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ide-host", metavar="ADDR", help="address the IDE page listens on (default 127.0.0.1; any other needs the token in the printed address)")
     parser.add_argument("--audio-out", metavar="SINK", help="I2S sound: wav:PATH | speaker | none (default: a WAV file in the temp folder, made at the first sound)")
     parser.add_argument("--audio-in", metavar="SOURCE", help="what the microphone hears: silence (default) | tone[:HZ[:AMPLITUDE]] | FILE.wav | mic")
+    parser.add_argument("--overwrite", action="store_true", help="let --lcd record:, --show-ai record:, --audio-out wav: and --kpu-log replace a file maixemu did not write (without it only maixemu's own earlier outputs are replaced)")
     parser.add_argument("--debug", action="store_true", help="show maixemu's own frames in tracebacks")
     parser.add_argument("-q", "--quiet", action="store_true", help="no [maixemu] notices")
 
@@ -126,6 +127,7 @@ def command_run(args: argparse.Namespace) -> int:
         ide_host=args.ide_host,
         audio_out=args.audio_out,
         audio_in=args.audio_in,
+        overwrite=args.overwrite,
         quiet=args.quiet,
         argv=list(getattr(args, "script_args", [])),
     )

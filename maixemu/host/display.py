@@ -36,6 +36,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from . import outputs
+
 Notice = Callable[[str], None]
 
 WINDOW_TITLE = "maixemu LCD"
@@ -357,6 +359,8 @@ class _Journal:
                         writer.write(frame)
         finally:
             writer.release()
+        with open(temporary, "ab") as video:  # maixemu's mark: the next run may replace this file
+            video.write(outputs.video_mark(self.target.suffix))
         os.replace(temporary, self.target)
 
 
@@ -375,7 +379,10 @@ class VideoFileSink(DisplaySink):
 
     FOURCC = {".mp4": "mp4v", ".avi": "MJPG"}
 
-    def __init__(self, path: str | os.PathLike, fps: float = RECORD_FPS, *, on_notice: Notice | None = None):
+    def __init__(self, path: str | os.PathLike, fps: float = RECORD_FPS, *, on_notice: Notice | None = None,
+                 overwrite: bool = False):
+        """``overwrite``: replace a video maixemu did not write (``--overwrite``); without it only an
+        earlier recording of maixemu's (its mark at the end, :mod:`maixemu.host.outputs`) is replaced."""
         super().__init__()
         self._notice = on_notice
         self.path = Path(path)
@@ -384,6 +391,10 @@ class VideoFileSink(DisplaySink):
         suffix = self.path.suffix.lower()
         if suffix not in self.FOURCC:
             raise DisplayError(f"cannot record video to {self.path}: use a name ending .mp4 or .avi")
+        try:
+            outputs.check_file(self.path, "cannot record to", ours=outputs.is_maixemu_video, overwrite=overwrite)
+        except outputs.OutputRefused as exc:
+            raise DisplayError(str(exc)) from None
         if not self.path.parent.exists():
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -667,11 +678,12 @@ class WindowSink(DisplaySink):
         super().close()
 
 
-def open_sink(spec: str | None, *, on_notice: Notice = print) -> DisplaySink:
+def open_sink(spec: str | None, *, on_notice: Notice = print, overwrite: bool = False) -> DisplaySink:
     """The display sink for a ``--lcd`` value (see the module docstring for the forms).
 
     Raises :class:`DisplayError` with what to pass instead when the choice cannot be honoured.
     ``None``/``"auto"`` never raises for a missing display: it falls back to ``none`` with one notice.
+    ``overwrite`` (``--overwrite``): a video maixemu did not write may be replaced.
     """
     text = (spec or "auto").strip()
     low = text.lower()
@@ -691,7 +703,7 @@ def open_sink(spec: str | None, *, on_notice: Notice = print) -> DisplaySink:
             raise DisplayError(f"record: needs a path, e.g. record:out.mp4 or record:frames/; {LCD_HINT}")
         path = Path(target).expanduser()
         if path.suffix.lower() in VideoFileSink.FOURCC:
-            return VideoFileSink(path, on_notice=on_notice)
+            return VideoFileSink(path, on_notice=on_notice, overwrite=overwrite)
         if path.exists() and not path.is_dir():
             raise DisplayError(f"cannot record into {path}: it is a file but not .mp4/.avi; {LCD_HINT}")
         return PngFolderSink(path, on_notice=on_notice)

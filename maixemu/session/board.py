@@ -92,6 +92,9 @@ class BoardConfig:
     uart_input: dict[Any, Any] = field(default_factory=dict)
     #: a virtual clock ``(now_ns, sleep_ns)`` instead of real time (tests of timing-driven scripts)
     clock: tuple[Callable[[], int], Callable[[int], None]] | None = None
+    #: ``--overwrite``: outputs (a recording, a WAV file, the KPU log) may replace files maixemu did not
+    #: write; without it only maixemu's own earlier outputs are replaced (``maixemu.host.outputs``)
+    overwrite: bool = False
 
 
 class Board:
@@ -148,6 +151,7 @@ class Board:
         board.storage = self._build_storage()
         board.camera = CameraPort(self._camera_factory())
         board.sensor = SensorState(cfg.windowing)
+        self._check_kpu_log()
         try:
             board.kpu = KpuState(firmware=cfg.firmware, ai_memory=cfg.ai_memory,
                                  log=KpuCallLog(str(cfg.kpu_log) if cfg.kpu_log else None, keep=cfg.keep_kpu_calls))
@@ -174,6 +178,19 @@ class Board:
         board.events.idle.append(lcd.pump)  # a script sleeping in time.sleep() still reacts to ESC / the close button
         board.events.before_capture.append(lcd.flush)  # a recording gets the finished picture at the next frame
         return self
+
+    def _check_kpu_log(self) -> None:
+        """``--kpu-log FILE`` replaces only a KPU log of maixemu's own (or anything with ``--overwrite``)."""
+        from ..host import outputs
+
+        cfg = self.config
+        if cfg.kpu_log is None:
+            return
+        try:
+            outputs.check_file(Path(cfg.kpu_log), "--kpu-log", overwrite=cfg.overwrite,
+                               ours=lambda path: outputs.is_maixemu_json_lines(path, ("n", "call", "model")))
+        except outputs.OutputRefused as exc:
+            raise SetupError(str(exc)) from None
 
     def _wire_uarts(self) -> None:
         """``--uart-loop`` wires and scripted UART peers, on the board's UART lines."""
@@ -246,14 +263,15 @@ class Board:
         from ..host import audio as host_audio
 
         out, into = self.config.audio_out, self.config.audio_in
+        overwrite = self.config.overwrite
         try:
             if not callable(out):
-                host_audio.open_sink(out, on_notice=lambda m: None).close()
+                host_audio.open_sink(out, on_notice=lambda m: None, overwrite=overwrite).close()
             if not callable(into):
                 host_audio.open_source(into, on_notice=lambda m: None).close()
         except host_audio.AudioError as exc:
             raise SetupError(str(exc)) from None
-        sink = out if callable(out) else (lambda: host_audio.open_sink(out, on_notice=self.notice))
+        sink = out if callable(out) else (lambda: host_audio.open_sink(out, on_notice=self.notice, overwrite=overwrite))
         source = into if callable(into) else (lambda: host_audio.open_source(into, on_notice=self.notice))
         return AudioDevice(sink, source)
 
@@ -264,7 +282,7 @@ class Board:
         if spec is not None and not isinstance(spec, str):
             return spec
         try:
-            return display.open_sink(spec, on_notice=self.notice)
+            return display.open_sink(spec, on_notice=self.notice, overwrite=self.config.overwrite)
         except display.DisplayError as exc:
             raise SetupError(str(exc)) from None
 

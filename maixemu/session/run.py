@@ -78,6 +78,8 @@ class RunOptions:
     #: ``--audio-out SINK`` / ``--audio-in SOURCE``: where I2S sound goes and what the microphone hears.
     audio_out: str | None = None
     audio_in: str | None = None
+    #: ``--overwrite``: outputs may replace files maixemu did not write (``maixemu.host.outputs``)
+    overwrite: bool = False
     argv: list[str] = field(default_factory=list)
 
 
@@ -313,7 +315,7 @@ def board_config(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
         camera=options.camera, lcd=options.lcd, ai_memory=options.ai_memory, firmware=options.firmware,
         kpu_log=options.kpu_log, argv=[str(options.script), *options.argv], stdout=stdout, stderr=stderr,
         quiet=options.quiet, audio_out=options.audio_out, audio_in=options.audio_in, board=options.board,
-        uart_loop=list(options.uart_loop),
+        uart_loop=list(options.uart_loop), overwrite=options.overwrite,
     )
 
 
