@@ -28,8 +28,7 @@ ALLOWED = {
     ("firmware/threads.py", "_stubborn"): "a cache of exception classes (types, not run state)",
     ("firmware/image/_quads.py", "_SIN_TABLE"): "a constant table built on first use",
     ("firmware/lcd.py", "_GRAY_LUT"): "a constant table built on first use",
-    ("firmware/device_modules.py", "_views"): "the scripts' views of firmware modules, one per module per process (no run state)",
-    ("firmware/device_modules.py", "_targets"): "the module behind each view (the inverse of _views)",
+    ("firmware/device_modules.py", "_facts"): "the module behind each view (weak keys; the views are the board's)",
 }
 #: the reset family issue 11 deletes (a new BoardState is the power-on reset)
 RESET_FAMILY = re.compile(r"def configure\(|_reset_state|fresh_board|def reset_state\(")
