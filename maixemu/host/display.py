@@ -312,6 +312,7 @@ class _Journal:
         self.fourcc, self.fps = fourcc, fps
         self.size: tuple[int, int] | None = None
         self.lengths: list[int] = []  # bytes of each frame, in order
+        self.bytes = 0  # their sum
         self._lock = _lock(self.path, target)
         try:
             if self.path.stat().st_size:
@@ -333,6 +334,7 @@ class _Journal:
         except OSError as e:
             raise DisplayError(f"cannot write {self.path} ({e.strerror or e}: disk full?)") from None
         self.lengths.append(int(data.size))
+        self.bytes += int(data.size)
 
     def finish(self) -> None:
         """Encode the journal into the video, then remove it; on failure the journal stays."""
@@ -406,6 +408,11 @@ class VideoFileSink(DisplaySink):
     @property
     def _size(self) -> tuple[int, int] | None:
         return self._journal.size
+
+    @property
+    def journal_bytes(self) -> int:
+        """Bytes of frames recorded so far (the MJPEG journal's size)."""
+        return self._journal.bytes
 
     def _show(self, rgb: np.ndarray) -> None:
         h, w = rgb.shape[:2]
