@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 import struct
 import tempfile
 from collections.abc import Callable
@@ -407,7 +408,10 @@ class WavFileSource(AudioSource):
 def _wav_layout(path: Path) -> tuple[int, int, int, int, int]:
     """(channels, bytes per sample, rate, offset and size of the samples) of a PCM WAV file, from
     its chunks; :class:`AudioError` for anything :class:`WavFileSource` cannot play."""
-    total = path.stat().st_size
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):  # a FIFO or a device: opening it could wait for ever
+        raise AudioError(f"{path} is not a regular file; {AUDIO_IN_HINT}")
+    total = info.st_size
     with open(path, "rb") as handle:
         head = handle.read(12)
         if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":

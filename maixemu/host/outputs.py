@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import struct
 import tempfile
 from collections.abc import Callable, Iterable
@@ -53,12 +54,17 @@ def check_writable_folder(folder: Path, what: str, target: Path | None = None) -
     os.unlink(probe)
 
 
-def check_file(path: Path, what: str, *, ours: Callable[[Path], bool], overwrite: bool) -> None:
+def check_file(path: Path, what: str, *, ours: Callable[[Path], bool], overwrite: bool,
+               streams: bool = False) -> None:
     """May ``path`` be written as an output? ``what`` starts the one line of :class:`OutputRefused`
-    (``"cannot record to"``)."""
+    (``"cannot record to"``). ``streams``: the writer only appends, so a FIFO or a character device
+    (``/dev/stdout``, ``/dev/null``) is fine — writing to one replaces nothing."""
     if path.is_dir():
         raise OutputRefused(f"{what} {path}: it is a folder; give a file name")
     if path.exists() or path.is_symlink():
+        mode = os.stat(path).st_mode if path.exists() else 0
+        if streams and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            return
         if not path.is_file():
             raise OutputRefused(f"{what} {path}: it is not a regular file; choose another name")
         if not overwrite and path.stat().st_size and not ours(path):

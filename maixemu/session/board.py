@@ -187,7 +187,7 @@ class Board:
         if cfg.kpu_log is None:
             return
         try:
-            outputs.check_file(Path(cfg.kpu_log), "--kpu-log", overwrite=cfg.overwrite,
+            outputs.check_file(Path(cfg.kpu_log), "--kpu-log", overwrite=cfg.overwrite, streams=True,
                                ours=lambda path: outputs.is_maixemu_json_lines(path, ("n", "call", "model")))
         except outputs.OutputRefused as exc:
             raise SetupError(str(exc)) from None

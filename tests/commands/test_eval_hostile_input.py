@@ -108,3 +108,17 @@ def test_jobs_are_capped_at_the_cores(digits, mnist, tmp_path, monkeypatch, caps
     outcome = evaluate(EvalOptions(model=mnist, data=digits, report=tmp_path / "r", pixformat="grayscale", jobs=16))
     assert json.loads((outcome.report / "run.json").read_text())["executor"] == "serial"
     assert "--jobs 16: 1 worker process(es), one per core" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_labels_file_that_never_ends_is_refused(digits, mnist, tmp_path, kind):
+    """``--labels /dev/zero`` (or a FIFO) hung today's main, reading for ever."""
+    import os
+
+    labels = Path("/dev/zero")
+    if kind == "fifo":
+        labels = tmp_path / "labels.txt"
+        os.mkfifo(labels)
+    proc = _eval(mnist, digits, "--report", tmp_path / "r", "--pixformat", "grayscale", "--labels", labels)
+    assert proc.returncode == 2
+    assert proc.stderr == f"maixemu eval: --labels {labels}: not a regular file (one class name per line)\n"

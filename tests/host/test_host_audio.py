@@ -147,3 +147,13 @@ def test_a_long_wav_input_costs_memory_per_read_not_per_file(tmp_path):
 def test_tone_arguments_are_bounded(spec):
     with pytest.raises(audio.AudioError):
         audio.open_source(spec)
+
+
+def test_a_fifo_as_wav_input_is_refused_not_waited_for(tmp_path):
+    """A FIFO named like a WAV file: today's main waited for a writer for ever at set-up."""
+    import os
+
+    fifo = tmp_path / "in.wav"
+    os.mkfifo(fifo)
+    with pytest.raises(audio.AudioError, match="is not a regular file"):
+        audio.open_source(str(fifo))

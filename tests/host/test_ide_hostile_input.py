@@ -200,3 +200,16 @@ def test_a_recording_stopped_during_the_run_is_whole_before_it_counts_as_done(tm
         server.close()  # the end of the session waits for the video
     assert path.stat().st_size > 0 and _video_frames(path) == server.recorder.frames_written > 0
     stopping.join(30)
+
+
+def test_a_negative_recording_index_is_no_recording(tmp_path):
+    """``/recording/-1`` served the last file, even while it was still being recorded."""
+    channel = IdeChannel()
+    server = IdeServer(channel, port=0, record_dir=tmp_path)
+    server.start()
+    try:
+        server.recorder.start()
+        assert _get(server, "/recording/-1")[0] == 404
+        assert _get(server, "/recording/0")[0] == 409
+    finally:
+        server.close()

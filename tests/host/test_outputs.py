@@ -144,3 +144,8 @@ def test_an_empty_file_holds_nothing_to_lose(tmp_path):
     _outputs().check_file(empty, "cannot record to", ours=_outputs().is_maixemu_video, overwrite=False)
     sink = display.VideoFileSink(empty)
     sink.close()
+
+
+def test_the_kpu_log_may_go_to_a_stream(tmp_path):
+    proc = _run(tmp_path, "print('ran')\n", "--lcd", "none", "--kpu-log", "/dev/null")
+    assert proc.returncode == 0 and proc.stdout == "ran\n", proc.stderr

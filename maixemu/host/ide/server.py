@@ -395,6 +395,8 @@ class IdeServer:
     async def _recording(self, request: web.Request) -> web.StreamResponse:
         try:
             index = int(request.match_info["index"])
+            if index < 0:
+                raise IndexError(index)
             path = self.recorder.files[index]
         except (ValueError, IndexError):
             raise web.HTTPNotFound(text="no such recording\n") from None
