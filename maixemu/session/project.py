@@ -227,8 +227,16 @@ def find_project_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
     return None
 
 
+#: A project file (or a pyproject.toml) past this size is not read: options take a few hundred bytes.
+MAX_PROJECT_FILE_BYTES = 1024 * 1024
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
+        size = path.stat().st_size
+        if size > MAX_PROJECT_FILE_BYTES:
+            raise ProjectFileError(f"{path}: {size} bytes is too large for a project file "
+                                   f"(at most {MAX_PROJECT_FILE_BYTES})")
         with open(path, "rb") as handle:
             return tomllib.load(handle)
     except OSError as exc:

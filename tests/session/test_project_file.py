@@ -242,3 +242,11 @@ def test_quiet_in_the_file_does_not_hide_a_writable_command_line(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.startswith("[maixemu] --writable: the script writes into real folders")
     assert "quiet = true" in proc.stderr
+
+
+def test_a_huge_project_file_is_one_line_not_read(tmp_path):
+    script = _project(tmp_path, "")
+    with open(tmp_path / "maixemu.toml", "wb") as handle:
+        handle.truncate(2 * 1024 * 1024 * 1024)  # 2 GB (sparse): today's main read all of it
+    with pytest.raises(ProjectFileError, match="bytes is too large for a project file"):
+        load_project(script.parent)
