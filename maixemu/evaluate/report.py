@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from ..host import outputs
+from ..host.atomic_write import atomic_file, write_text_atomically
 from .errors import EvalError
 
 #: The file that marks a folder as a maixemu eval report (the next run may replace what is in it).
@@ -51,15 +50,7 @@ def mark_report(report: Path) -> None:
 def write_atomic(path: Path, text: str) -> None:
     """Write through a temporary file of its own and rename, so a reader never sees half a file (and two
     runs writing the same report never rename each other's)."""
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
+    write_text_atomically(path, text)
 
 
 def write_results(report: Path, results: dict) -> Path:
@@ -113,17 +104,10 @@ def prediction_rows(records: list[dict], task: str, names: list[str]) -> tuple[l
 def write_predictions(report: Path, records: list[dict], task: str, names: list[str]) -> Path:
     path = report / "predictions.csv"
     columns, rows = prediction_rows(records, task, names)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=report)
-    try:
-        with os.fdopen(handle, "w", newline="", encoding="utf-8") as fp:
-            writer = csv.writer(fp)
-            writer.writerow(columns)
-            writer.writerows(rows)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_file(path, "w", newline="", encoding="utf-8") as fp:
+        writer = csv.writer(fp)
+        writer.writerow(columns)
+        writer.writerows(rows)
     return path
 
 

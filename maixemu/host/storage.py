@@ -51,6 +51,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from .atomic_write import write_text_atomically
 from .medium import (FAT32_CARD, HOST_FULL_ERRNOS, MEDIA, SPIFFS_FLASH, DeviceFile, Medium, MediumUsage,
                      copy_counted, device_error, open_stream)
 
@@ -159,7 +160,7 @@ class Layer:
             merged = self._read_whiteouts() | self.whiteouts
             merged = {w for w in merged if w[: len(rel)] != rel}  # now hidden by rel itself
             merged.add(rel)
-            _write_atomically(self.whiteout_file, json.dumps(sorted("/".join(w) for w in merged), indent=0))
+            write_text_atomically(self.whiteout_file, json.dumps(sorted("/".join(w) for w in merged), indent=0))
             self.whiteouts = merged
 
     def hides(self, rel: tuple[str, ...]) -> bool:
@@ -182,19 +183,6 @@ def _locked(folder: Path):
         yield
     finally:
         os.close(fd)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` under a temporary name of its own in ``path``'s folder, then rename it into place."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.lexists(temporary):
-            os.unlink(temporary)
-        raise
 
 
 # ---------------------------------------------------------------------------------------- mount

@@ -7,6 +7,7 @@ import wave
 import numpy as np
 import pytest
 
+from _shared import write_wav
 from maixemu.host import audio
 
 
@@ -67,12 +68,7 @@ def test_tone_is_continuous_across_reads():
 
 
 def test_wav_source_resamples_and_loops(tmp_path):
-    path = tmp_path / "in.wav"
-    with wave.open(str(path), "wb") as wav:
-        wav.setnchannels(1)
-        wav.setsampwidth(2)
-        wav.setframerate(8000)
-        wav.writeframes(np.arange(800, dtype="<i2").tobytes())
+    path = write_wav(tmp_path / "in.wav", np.arange(800), 8000)
     source = audio.open_source(str(path))
     frames = source.read(1600, 16000)  # 0.1 s of file at twice the rate
     assert frames.shape == (1600, 2) and frames[0, 0] == 0 and frames[2, 0] == 1
@@ -125,12 +121,8 @@ def test_a_bad_wav_input_is_one_line_and_exit_2(tmp_path):
 def test_a_long_wav_input_costs_memory_per_read_not_per_file(tmp_path):
     import tracemalloc
 
-    path = tmp_path / "long.wav"
-    with wave.open(str(path), "wb") as wav:  # 60 s of 48 kHz stereo: 11.5 MB of samples
-        wav.setnchannels(2)
-        wav.setsampwidth(2)
-        wav.setframerate(48000)
-        wav.writeframes(np.tile(np.arange(-1000, 1000, dtype="<i2"), 48000 * 60 * 2 // 2000).tobytes())
+    samples = np.tile(np.arange(-1000, 1000, dtype="<i2"), 48000 * 60 * 2 // 2000)
+    path = write_wav(tmp_path / "long.wav", samples, 48000, channels=2)  # 60 s of 48 kHz stereo: 11.5 MB
     tracemalloc.start()
     try:
         source = audio.open_source(str(path))

@@ -16,7 +16,6 @@ import logging
 import threading
 import time
 
-import cv2
 import numpy as np
 import pytest
 
@@ -24,6 +23,7 @@ pytest.importorskip("aiohttp", reason="the IDE server needs the 'ide' extra (aio
 
 from aiohttp import ClientSession, WSMsgType  # noqa: E402
 
+from _shared import video_frame_count  # noqa: E402
 from maixemu.firmware import image  # noqa: E402
 from maixemu.host import display  # noqa: E402
 from maixemu.host.ide import recorder as recorder_mod  # noqa: E402
@@ -133,15 +133,6 @@ def _publish_for(channel: IdeChannel, seconds: float) -> int:
     return count
 
 
-def _video_frames(path) -> int:
-    capture = cv2.VideoCapture(str(path))
-    frames = 0
-    while capture.read()[0]:
-        frames += 1
-    capture.release()
-    return frames
-
-
 def test_a_recording_takes_at_most_the_videos_frame_rate(tmp_path):
     """Today's main recorded every frame the script published (757 MB in 10 min)."""
     channel = IdeChannel()
@@ -153,7 +144,7 @@ def test_a_recording_takes_at_most_the_videos_frame_rate(tmp_path):
     elapsed = time.monotonic() - started
     assert published > 3 * display.RECORD_FPS * elapsed / 2  # the script was faster than the video
     assert 1 <= rec.frames_written <= display.RECORD_FPS * elapsed + 2  # an upper bound, never a speed
-    assert _video_frames(path) == rec.frames_written
+    assert video_frame_count(path) == rec.frames_written
 
 
 def test_a_recording_stops_by_itself_at_its_size_limit(tmp_path, monkeypatch):
@@ -171,7 +162,7 @@ def test_a_recording_stops_by_itself_at_its_size_limit(tmp_path, monkeypatch):
         if not rec.active:
             break
         time.sleep(0.01)
-    assert not rec.active and rec.frames_written == 1 and _video_frames(path) == 1
+    assert not rec.active and rec.frames_written == 1 and video_frame_count(path) == 1
     assert any("stopped at its limit" in line for line in told)
 
 
@@ -198,7 +189,7 @@ def test_a_recording_stopped_during_the_run_is_whole_before_it_counts_as_done(tm
         assert _get(server, "/recording/0")[0] == 409
     finally:
         server.close()  # the end of the session waits for the video
-    assert path.stat().st_size > 0 and _video_frames(path) == server.recorder.frames_written > 0
+    assert path.stat().st_size > 0 and video_frame_count(path) == server.recorder.frames_written > 0
     stopping.join(30)
 
 

@@ -9,10 +9,10 @@ import sys
 import wave
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 
+from _shared import video_frame_count, write_wav
 from maixemu.host import audio, display
 
 
@@ -40,15 +40,6 @@ def _run(tmp_path: Path, body: str, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
 
 
-def _frames(path: Path) -> int:
-    capture = cv2.VideoCapture(str(path))
-    count = 0
-    while capture.read()[0]:
-        count += 1
-    capture.release()
-    return count
-
-
 # ------------------------------------------------------------------------------------ videos
 def test_a_recording_never_replaces_a_video_maixemu_did_not_write(tmp_path):
     """Today's main overwrote ``--lcd record:FILE`` whatever it was."""
@@ -61,7 +52,7 @@ def test_a_recording_never_replaces_a_video_maixemu_did_not_write(tmp_path):
     assert mine.read_bytes() == b"my own video"
     proc = _run(tmp_path, DRAWS, "--lcd", f"record:{mine}", "--overwrite")
     assert proc.returncode == 0, proc.stderr
-    assert _frames(mine) == 2
+    assert video_frame_count(mine) == 2
 
 
 @pytest.mark.parametrize("suffix", [".mp4", ".avi"])
@@ -70,7 +61,7 @@ def test_maixemus_own_recording_is_replaced_and_still_plays(tmp_path, suffix):
     for _ in range(2):
         proc = _run(tmp_path, DRAWS, "--lcd", f"record:{video}")
         assert proc.returncode == 0, proc.stderr
-        assert _outputs().is_maixemu_video(video) and _frames(video) == 2
+        assert _outputs().is_maixemu_video(video) and video_frame_count(video) == 2
 
 
 def test_a_folder_or_an_unwritable_place_is_one_line_at_the_start(tmp_path):
@@ -94,12 +85,7 @@ def test_audio_out_to_a_folder_is_one_line_and_exit_2_before_the_run(tmp_path):
 
 
 def test_audio_out_never_replaces_a_wav_file_maixemu_did_not_write(tmp_path):
-    mine = tmp_path / "song.wav"
-    with wave.open(str(mine), "wb") as wav:
-        wav.setnchannels(1)
-        wav.setsampwidth(2)
-        wav.setframerate(8000)
-        wav.writeframes(b"\1\0" * 800)
+    mine = write_wav(tmp_path / "song.wav", [1] * 800, 8000)
     before = mine.read_bytes()
     proc = _run(tmp_path, PLAYS, "--lcd", "none", "--audio-out", f"wav:{mine}")
     assert proc.returncode == 2 and "maixemu did not write it" in proc.stderr and "--overwrite" in proc.stderr
