@@ -46,7 +46,8 @@ class FrameRecorder:
     """Start/stop recordings of one stream of an :class:`IdeChannel` into ``folder``."""
 
     def __init__(self, channel: IdeChannel, folder: Path, *, stream: str = "fb",
-                 on_notice: Callable[[str], None] | None = None):
+                 on_notice: Callable[[str], None] | None = None, clock: Callable[[], float] = time.monotonic):
+        """``clock``: seconds for the rate and duration bounds (tests give a clock of their own)."""
         self.channel = channel
         self.folder = Path(folder)
         self.stream = stream
@@ -58,6 +59,7 @@ class FrameRecorder:
         self._stop = threading.Event()
         self.frames_written = 0
         self.limit_reached = ""
+        self._clock = clock
 
     @property
     def active(self) -> bool:
@@ -109,7 +111,7 @@ class FrameRecorder:
 
     def _record(self, sink: display.VideoFileSink) -> None:
         seq = 0
-        started = time.monotonic()
+        started = self._clock()
         next_at = started
         try:
             while not self._stop.is_set():
@@ -117,7 +119,7 @@ class FrameRecorder:
                 if new_seq == seq or frame is None:
                     seq = new_seq
                     continue
-                now = time.monotonic()
+                now = self._clock()
                 if now < next_at:  # faster than the video's rate: wait, then take the newest frame
                     self._stop.wait(next_at - now)
                     continue
