@@ -7,7 +7,8 @@ numbers in tracebacks stay those of the user's file.
 
 Two more differences of MicroPython's compiler (the commit MaixPy builds, ced340d) are handled here:
 indentation mixing tabs and spaces (:func:`expand_indent_tabs`) and ``NAME = const(value)`` without
-importing ``const`` (:func:`fold_consts`).
+importing ``const`` (:func:`fold_consts`); and one of its types: ``bytes`` objects have ``format``
+(:func:`route_format_method`).
 """
 
 from __future__ import annotations
@@ -93,3 +94,26 @@ class _ConstFolder(ast.NodeTransformer):
 def fold_consts(tree: ast.Module, filename: str) -> ast.Module:
     """``tree`` with every ``NAME = const(value)`` assignment storing ``value`` directly."""
     return ast.fix_missing_locations(_ConstFolder(filename).visit(tree))
+
+
+# ------------------------------------------------------------------ bytes.format
+#: The run builtin that ``X.format`` is routed through (``maixemu.firmware.mp_builtins.format_method``).
+FORMAT_METHOD_HOOK = "__maixemu_format_method__"
+
+
+class _FormatRouter(ast.NodeTransformer):
+    """``X.format`` (read, called or not) becomes ``__maixemu_format_method__(X)``: MicroPython's
+    ``bytes`` has ``format`` (objstr.c: str and bytes share ``mp_obj_str_format``), CPython's has not,
+    and only at run time is ``X`` known to be bytes. Every other object keeps its own ``format``."""
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if node.attr != "format" or not isinstance(node.ctx, ast.Load):
+            return node
+        call = ast.Call(func=ast.Name(id=FORMAT_METHOD_HOOK, ctx=ast.Load()), args=[node.value], keywords=[])
+        return ast.copy_location(call, node)
+
+
+def route_format_method(tree: ast.Module) -> ast.Module:
+    """``tree`` with every ``X.format`` read through the run's format-method hook."""
+    return ast.fix_missing_locations(_FormatRouter().visit(tree))

@@ -24,7 +24,7 @@ from .kpu.face import face_compare, face_encode
 from .kpu.fmap import kpu_fmap
 from .kpu.net import check_net, kpu_net, kpu_netinfo_find, kpu_yolo2_find, yolo2_args
 from .kpu.region import region_layer
-from .kpu.run import input_array, last_layer_whc, model_input_chw, run
+from .kpu.run import input_array, last_layer_whc, model_input_chw, output_fmap, run, run_model
 from .mp_args import fixed_items
 from .notices import hint
 
@@ -128,12 +128,19 @@ def forward(kpu_net=None, img=None, out_index: int = 0, dma: int = -1) -> kpu_fm
 
 
 def get_output(*args) -> kpu_fmap:
-    if len(args) != 2 or not isinstance(args[0], kpu_net) or not isinstance(args[1], int):
+    """Output ``idx`` of the model's last run (``py_kpu_get_output``): it reads the output buffers
+    the last ``forward``/``run_yolo2`` wrote (every output, whichever one that call returned) and
+    runs nothing. V3 outputs are typed by the last layer; a V4 output has its ``set_outputs``
+    shape, 0x0x0 while none was set (the library hands out the zeroed table entry)."""
+    if len(args) != 2 or not isinstance(args[0], kpu_net) or type(args[1]) is not int:
         raise ValueError("[MAIXPY]kpu: get_output arg format error: get_output(task, int idx)")
     net, idx = args
-    fm = net._last.get(idx)
-    if fm is None:
-        raise OSError("get_output err" if net.model.version == 4 else str(codes.RUN_MODEL))
+    idx &= 0xFFFF  # the firmware keeps it in a uint16_t
+    fm = output_fmap(net, idx, shape_set=False)
+    if fm is None:  # the library's range check: ERR_PARAM for V3; the firmware's text for V4
+        count = len(net.model.outputs)
+        advice = f"the model has {count} output(s), numbered from 0 (`maixemu info MODEL` lists them)"
+        raise OSError(codes.with_advice("get_output err" if net.model.version == 4 else str(codes.PARAM), advice))
     return fm
 
 
@@ -182,11 +189,7 @@ def run_yolo2(kpu_net=None, img=None):
     model = net.model
     x = input_array(net, img, "kpu.run_yolo2")
     lw, lh, ch = last_layer_whc(net)
-    try:
-        output = model.run(x)[0]
-    except Exception as exc:
-        raise OSError(codes.with_advice(codes.error_text(codes.RUN_MODEL), f"{type(exc).__name__}: {exc}")) from exc
-    net._store(("out", 0), np.asarray(output))
+    output = run_model(net, x)[0]
     args = net._yolo
     boxes = region_layer(
         np.asarray(output, dtype=np.float32),

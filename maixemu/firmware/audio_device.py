@@ -81,7 +81,7 @@ class AudioDevice:
         """Block until the last transfer on ``channel`` has finished (``dmac_wait_idle``)."""
         left = self._busy_until_ns.get(channel, 0) - utime._now_ns()
         if left > 0:
-            utime._sleep_ns(left)
+            utime._hardware_wait_ns(left)
 
     def _start(self, channel: int, frames: int, rate: int) -> None:
         self.wait_idle(channel)

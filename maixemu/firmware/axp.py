@@ -20,7 +20,7 @@ short/long press flags (REG 0x46) a script polls with ``getKeyStatus()``.
 
 from __future__ import annotations
 
-from . import board
+from .i2c_chip import RegisterFile, for_profile
 from .registry import ScriptReset
 
 ADDRESS = 0x34
@@ -68,16 +68,15 @@ class BoardPoweredOff(ScriptReset):
         self.reason = reason
 
 
-class PowerChip:
+class PowerChip(RegisterFile):
     """An AXP192 or AXP173 register file at I2C address 0x34."""
 
     def __init__(self, model: str = "AXP192"):
+        super().__init__()
         self.model = model
-        self.registers = bytearray(256)
         for register, value in _POWER_ON.items():
             self.registers[register] = value
         self.registers[0x03] = 0x03 if model == "AXP192" else 0x01  # IC type
-        self.pointer = 0
         self.powered = True
         for name, (_reg, _bits, _unit, _offset, value) in ADC.items():
             self.set_adc(**{name: value})
@@ -105,22 +104,7 @@ class PowerChip:
         return self.registers[0x91] >> 4
 
     # -- I2C side --------------------------------------------------------------------------------
-    def write(self, data: bytes) -> None:
-        if not data:
-            return
-        self.pointer = data[0]
-        for value in data[1:]:
-            self._store(self.pointer, value)
-            self.pointer = (self.pointer + 1) & 0xFF
-
-    def read(self, count: int) -> bytes:
-        out = bytearray()
-        for _ in range(max(0, int(count))):
-            out.append(self.registers[self.pointer])
-            self.pointer = (self.pointer + 1) & 0xFF
-        return bytes(out)
-
-    def _store(self, register: int, value: int) -> None:
+    def store(self, register: int, value: int) -> None:
         value &= 0xFF
         if register in (0x44, 0x45, 0x46, 0x47, 0x4D):  # IRQ status: write 1 to clear
             self.registers[register] &= ~value & 0xFF
@@ -151,10 +135,4 @@ class PowerChips:
 
 def chips() -> PowerChips:
     """The current board's chips (wired from ``board``'s profile at first use after power-on)."""
-    from .state import current
-
-    state = current()
-    profile = board.current_profile()
-    if state.power is None or state.power.profile != profile:
-        state.power = PowerChips(profile)
-    return state.power
+    return for_profile("power", PowerChips)

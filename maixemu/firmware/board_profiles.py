@@ -10,7 +10,8 @@ One :class:`BoardProfile` per board (``--board NAME``, the plugin's ``board=``).
 * LCD: the panel ``lcd.init()`` gets on that board: the build's ``CONFIG_LCD_DEFAULT_WIDTH/HEIGHT``
   (``projects/maixpy_m5stickv/config_defaults.mk``: 240×135) or the ``config.json`` ``lcd`` size, which
   ``py_lcd.c`` loads for the default type after the arguments (Amigo 480×320, Cube 240×240); the
-  rotation its stock boot sets (M5StickV: ``lcd.rotation(2)``, the panel is mounted upside down);
+  rotation its stock boot sets (M5StickV: ``lcd.rotation(2)``, the panel is mounted upside down, and
+  the window, recordings and the plugin's frames show it as mounted: upright after that rotation);
 * boot state: what a script started from the IDE finds. Every stock ``_boot.py`` in IDE mode runs
   ``lcd.init(color=lcd.PINK)`` before handing over (so ``lcd.width()`` works before the script's own
   ``lcd.init()``); boards without a panel (UnitV) leave it uninitialised.
@@ -74,6 +75,10 @@ class BoardProfile:
     lcd_from_config: bool = False
     #: the rotation the stock boot leaves
     lcd_rotation: int = 0
+    #: how the panel is mounted in the case, in quarter turns clockwise as the user sees it: what the
+    #: panel's memory holds at rotation 0 appears turned by this much (the M5StickV's is mounted
+    #: upside down, so its boot and scripts draw with ``lcd.rotation(2)`` to look upright)
+    panel_mount: int = 0
     #: the camera as mounted: the frames it delivers are mirrored / upside down against the scene
     camera_hmirror: bool = False
     camera_vflip: bool = False
@@ -111,7 +116,7 @@ PROFILES: dict[str, BoardProfile] = {p.name: p for p in (
     _profile("amigo", "Sipeed Maix Amigo", _AMIGO, lcd=(480, 320), lcd_from_config=True, keys=("ENTER", "BACK", "NEXT", "BOOT_KEY"),
              leds=("LED_R", "LED_G", "LED_B", "LED_W"), aliases=("maix_amigo", "amigo_ips",
                                                                                  "amigo_tft")),
-    _profile("m5stickv", "M5Stack M5StickV", _M5STICKV, lcd=(240, 135), lcd_rotation=2,
+    _profile("m5stickv", "M5Stack M5StickV", _M5STICKV, lcd=(240, 135), lcd_rotation=2, panel_mount=2,
              keys=("BUTTON_A", "BUTTON_B"), leds=("LED_R", "LED_G", "LED_B", "LED_W"),
              aliases=("m5stick_v", "stickv")),
     _profile("unitv", "M5Stack UnitV", _UNITV, lcd=None, keys=("BUTTON_A", "BUTTON_B"), leds=(),

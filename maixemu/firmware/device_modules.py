@@ -8,7 +8,7 @@ catch names the device's module, never maixemu's or a host path::
 
     >>> print(kpu)                      # <module 'KPU'>            (as MicroPython prints it)
     >>> kpu.__file__                    # AttributeError, as for the firmware's built-in modules
-    >>> kpu.lod("/sd/m.kmodel")         # AttributeError: module 'KPU' has no attribute 'lod'
+    >>> kpu.lod("/sd/m.kmodel")         # AttributeError: 'module' object has no attribute 'lod'
 
 The AttributeError carries ``name`` and ``obj``, so CPython's suggestion machinery (and the
 runner's traceback on Python < 3.12) adds ``Did you mean: 'load'?``. Reading goes to the firmware
@@ -54,7 +54,9 @@ _facts: weakref.WeakKeyDictionary[types.ModuleType, _Facts] = weakref.WeakKeyDic
 
 
 def _no_attribute(view: types.ModuleType, attr: str) -> AttributeError:
-    return AttributeError(f"module '{view.__name__}' has no attribute '{attr}'", name=attr, obj=view)
+    """MicroPython's words for a missing module attribute (``mp_load_attr``), with ``name``/``obj``
+    for CPython's "did you mean"."""
+    return AttributeError(f"'module' object has no attribute '{attr}'", name=attr, obj=view)
 
 
 class DeviceModule(types.ModuleType):

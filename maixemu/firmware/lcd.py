@@ -181,11 +181,12 @@ def current_sink():
 
 
 def screen() -> np.ndarray | None:
-    """A copy of what the panel shows, ``(H, W, 3)`` RGB at rotation-0 orientation; None before init."""
+    """A copy of what the panel shows, ``(H, W, 3)`` RGB, as the user sees it (turned as the board's
+    panel is mounted); None before init."""
     p = _panel()
     if p.fb is None:
         return None
-    return np.ascontiguousarray(p.fb[..., ::-1] if _bgr_active(p) else p.fb)
+    return _as_mounted(np.ascontiguousarray(p.fb[..., ::-1] if _bgr_active(p) else p.fb), _board_facts().panel_mount)
 
 
 def pump(delay_ms: int = 1) -> None:
@@ -234,8 +235,18 @@ def flush() -> None:
         p.pending = None
 
 
+def _as_mounted(rgb: np.ndarray, quarter_turns: int) -> np.ndarray:
+    """The panel's picture as the user sees it on a panel mounted turned by ``quarter_turns``
+    clockwise (the board profile's ``panel_mount``): what leaves the board for the window,
+    recordings and listeners."""
+    turns = quarter_turns % 4
+    return rgb if not turns else np.ascontiguousarray(np.rot90(rgb, k=-turns))
+
+
 def _show(board, rgb: np.ndarray) -> None:
-    """One picture to the board's display (one thread at a time), then to the ``lcd_shown`` listeners."""
+    """One picture to the board's display (one thread at a time), then to the ``lcd_shown`` listeners;
+    turned as the board's panel is mounted."""
+    rgb = _as_mounted(rgb, _board_facts().panel_mount)
     with board.display_lock:
         board.display.show(rgb)
     if board.events.lcd_shown:
@@ -296,6 +307,7 @@ def init(type: int = DEV_SHIELD, freq: int = DEFAULT_FREQ, color=BLACK, width: i
             h = _int(height)
     if not (0 < w <= 4096 and 0 < h <= 4096):
         raise OSError(errno.EINVAL, f"lcd.init: panel size {w}x{h} is not possible (1..4096 pixels per side)")
+    _route_panel_pins(kind, _int(rst), _int(dcx), _int(ss), _int(clk))
     p.type = kind
     p.para_w, p.para_h = w, h
     p.width, p.height = w, h
@@ -303,6 +315,24 @@ def init(type: int = DEV_SHIELD, freq: int = DEFAULT_FREQ, color=BLACK, width: i
     p.fb[...] = _raw_to_rgb(raw)
     _push(full_refresh=True)
     return None
+
+
+#: The pins ``py_lcd.c`` muxes for the M5StickV panel (type 3), whatever the arguments say.
+_M5STICK_PANEL_PINS = {"rst": 21, "dcx": 20, "ss": 22, "clk": 19, "mosi": 18}
+
+
+def _route_panel_pins(kind: int, rst: int, dcx: int, ss: int, clk: int) -> None:
+    """The FPIOA functions ``lcd.init`` puts on the panel's pins (``py_lcd.c``): reset on GPIOHS30,
+    D/C on GPIOHS31, chip select SPI0_SS3 and the SPI clock, so a script that registers GPIOHS30
+    or GPIOHS31 elsewhere afterwards meets the panel there (``fm.register`` warns, as on the board)."""
+    from .Maix import fpioa
+
+    if kind == DEV_M5STICK:
+        rst, dcx, ss, clk = (_M5STICK_PANEL_PINS[k] for k in ("rst", "dcx", "ss", "clk"))
+        fpioa.set_pin_function(_M5STICK_PANEL_PINS["mosi"], fpioa.FUNCTIONS["SPI0_D0"])
+    for pin, function in ((rst, "GPIOHS30"), (dcx, "GPIOHS31"), (ss, "SPI0_SS3"), (clk, "SPI0_SCLK")):
+        if 0 <= pin < fpioa.NUM_IO:
+            fpioa.set_pin_function(pin, fpioa.FUNCTIONS[function])
 
 
 def _board_facts():

@@ -221,9 +221,11 @@ class UART:
 class I2C:
     """``I2C(id, mode=MODE_MASTER, scl=None, sda=None, freq=400000, ...)``.
 
-    The board's power chip (AXP192/AXP173, see :mod:`~maixemu.firmware.axp`) answers at 0x34 on the
-    pins its board wires it to; nothing else is attached: ``scan()`` finds only the power chip,
-    writes to other addresses are dropped, reads from them return zero bytes (one notice).
+    The board's own chips answer on the pins its board wires them to: the power chip (AXP192/AXP173,
+    :mod:`~maixemu.firmware.axp`) at 0x34 and the motion sensor (the M5StickV's MPU6886 at 0x68;
+    on the default board an MPU6050 on any other pins, as one plugged in: :mod:`~maixemu.firmware.imu`).
+    ``scan()`` finds them; writes to other addresses are dropped, reads from them return zero bytes
+    (one notice).
     """
 
     # machine_i2c.c: hardware buses 0-2, software buses 3-5 and I2C_SOFT (soft_i2c_device_number_t)
@@ -240,9 +242,9 @@ class I2C:
         self.sda = None if sda is None else int(sda)
 
     def _device(self, addr: int) -> Any:
-        from . import axp
+        from . import axp, imu
 
-        chip = axp.chips().at(self.scl, self.sda, addr)
+        chip = axp.chips().at(self.scl, self.sda, addr) or imu.imus().at(self.scl, self.sda, addr)
         if chip is None:
             notices.not_emulated("machine.I2C", "no device is attached; writes are dropped and reads give zeros")
         return chip
@@ -254,9 +256,13 @@ class I2C:
         return None
 
     def scan(self) -> list[int]:
-        from . import axp
+        from . import axp, imu
 
-        return [axp.ADDRESS] if axp.chips().at(self.scl, self.sda, axp.ADDRESS) is not None else []
+        found = [axp.ADDRESS] if axp.chips().at(self.scl, self.sda, axp.ADDRESS) is not None else []
+        sensor = imu.imus().on(self.scl, self.sda)
+        if sensor is not None:
+            found.append(sensor.address)
+        return sorted(found)
 
     def writeto(self, addr: int, buf: Any, stop: bool = True) -> int:
         data = _bytes_of(buf)

@@ -156,7 +156,7 @@ class ws2812:  # noqa: N801
 
         notices.not_emulated("modules.ws2812", "no LED strip is attached; display() keeps the colours in .colors")
         self.colors = list(self._pending)
-        utime.sleep_ms(3)
+        utime._hardware_wait_ns(3_000_000)  # the strip's transfer: busy, not sleeping
         return True
 
     def ws_num(self) -> int:

@@ -8,6 +8,7 @@ type family, so ``isinstance`` checks and firmware functions keep working.
 from __future__ import annotations
 
 import builtins
+import functools
 from typing import Any
 
 
@@ -45,7 +46,24 @@ def buffer_bytes(value: Any) -> bytes:
         raise TypeError("object with buffer protocol required") from None
 
 
+def bytes_format(template: bytes, *args: Any, **kwargs: Any) -> bytes:
+    """MicroPython's ``bytes.format`` (objstr.c ``mp_obj_str_format``, shared with str): the
+    template's bytes formatted as text, the result as bytes; a ``{}`` of a bytes argument prints as
+    ``b'...'``, as ``str(b'...')`` does."""
+    text = template.decode("utf-8", "surrogateescape")
+    return text.format(*args, **kwargs).encode("utf-8", "surrogateescape")
+
+
+def format_method(obj: Any) -> Any:
+    """What ``obj.format`` is in a script (the compiler routes every ``X.format`` here): MicroPython's
+    ``bytes.format`` for bytes, the object's own ``format`` otherwise (an object without one raises
+    CPython's AttributeError, with its ``name`` and ``obj``)."""
+    if isinstance(obj, bytes):
+        return functools.partial(bytes_format, obj)
+    return obj.format
+
+
 #: name -> object the run's builtins take from here
-MICROPYTHON_BUILTINS: dict[str, Any] = {"bytearray": bytearray}
+MICROPYTHON_BUILTINS: dict[str, Any] = {"bytearray": bytearray, "__maixemu_format_method__": format_method}
 
 __all__ = ["MICROPYTHON_BUILTINS", "buffer_bytes", "bytearray"]

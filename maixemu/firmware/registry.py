@@ -14,7 +14,10 @@ packing is more lenient than CPython's); ``json`` is left to CPython, whose beha
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from . import boot_names
 
 _F = "maixemu.firmware."
 
@@ -63,37 +66,34 @@ MAIXPY_MODULES: dict[str, str] = {
     "ulab": _F + "ulab",
 }
 
-#: Names the firmware's frozen ``_boot.py`` leaves in the globals ``main.py`` runs in, so scripts use
-#: them without importing (``hello_wrold.py`` calls ``sys.implementation`` with no ``import sys``).
-#: Value: ``"module"`` or ``"module:attribute"`` in MaixPy import names.
-BOOT_GLOBALS: dict[str, str] = {
-    "os": "os",
-    "sys": "sys",
-    "time": "time",
-    "gc": "gc",
-    "machine": "machine",
-    "board_info": "board:board_info",
-    "fm": "fpioa_manager:fm",
-    "FPIOA": "Maix:FPIOA",
-    "GPIO": "Maix:GPIO",
-}
+#: Names the firmware's boot scripts leave in the globals a script runs in, so scripts use them
+#: without importing (``hello_wrold.py`` calls ``sys.implementation`` with no ``import sys``, IDE
+#: scripts use ``lcd``): every board's, as ``{name: "module"}`` or ``"module:attribute"`` in MaixPy
+#: import names. Per board and where they come from: :mod:`maixemu.firmware.boot_names`.
+BOOT_GLOBALS: dict[str, str] = dict(boot_names.ALL_NAMES)
 
 #: MaixPy names that are also CPython standard modules: never install these in ``sys.modules``.
 SHADOWS_STDLIB: frozenset[str] = frozenset({"time", "gc", "os", "sys", "io", "_thread", "struct", "socket"})
 
 
-def boot_globals() -> dict[str, Any]:
-    """The objects of :data:`BOOT_GLOBALS`, for the runner to put into a script's globals."""
+def boot_globals(import_module: Callable[[str], Any] | None = None) -> dict[str, Any]:
+    """The boot names of the active board (its profile) with their objects, for the runner to put
+    into a script's globals. ``import_module(name)`` imports as the script does (the run's
+    ``__import__``); by default firmware modules are taken as the script sees them and others from
+    Python's library."""
+    from .state import current
+
+    return boot_names.resolve(current().pins.profile, import_module or _import_as_script)
+
+
+def _import_as_script(name: str) -> Any:
     import importlib
 
     from .device_modules import view
 
-    values: dict[str, Any] = {}
-    for name, spec in BOOT_GLOBALS.items():
-        module_name, _, attribute = spec.partition(":")
-        module = view(module_name, importlib.import_module(MAIXPY_MODULES[module_name]))
-        values[name] = getattr(module, attribute) if attribute else module
-    return values
+    if name in MAIXPY_MODULES:
+        return view(name, importlib.import_module(MAIXPY_MODULES[name]))
+    return importlib.import_module(name)
 
 
 class ScriptReset(BaseException):

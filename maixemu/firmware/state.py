@@ -135,6 +135,8 @@ class RunControl:
         self._in_script: set[int] = set()
         #: host files of the script and its modules (their frames are the script's own)
         self.script_files: set[str] = set()
+        #: how the device names a file of the script in a traceback (set by the session for a run)
+        self.device_name: Callable[[str], str] | None = None
         self._tracing: dict[int, Any] = {}
 
     # -- the end -----------------------------------------------------------------------------
@@ -382,6 +384,8 @@ class BoardState:
         self.framebuffer: Any = None
         #: the power chips (AXP192/AXP173) the board's profile wires to I2C, made at first use
         self.power: Any = None
+        #: the motion sensors (MPU6886/SH200Q/MPU6050) on its I2C buses (``firmware.imu``), made at first use
+        self.imu: Any = None
         #: the display sink is shared by every script thread: one push at a time, and none once closed
         self.display_lock = threading.RLock()
 

@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 from ..host import storage as _storage
 from . import notices
+from .vfs_spiffs import VfsSpiffs  # SPIFFS on the script's flash device object
 
 sep = "/"
 
@@ -232,7 +233,8 @@ def mount(vfs: Any, mount_point: Any, *, readonly: bool = False, mkfs: bool = Fa
     ``remove``, ``rename``, ``rmdir``, ``statvfs``; ``mount(readonly, mkfs)`` and ``umount()`` are
     called when present): the script's own file system, in memory, never on the PC's disk. A point
     that is already mounted (``/flash``, ``/sd``, an earlier mount) is ``OSError(EPERM)``.
-    Block-device file systems (``uos.VfsFat(bdev)``, ``uos.VfsSpiffs(bdev)``) are not emulated.
+    ``uos.VfsSpiffs(dev)`` is SPIFFS on the script's flash device (:mod:`.vfs_spiffs`); FAT on a block
+    device (``uos.VfsFat(bdev)``) is not emulated.
     """
     point = _store().device_path(mount_point).rstrip("/") or "/"
     if point == "/" or "/" in point[1:]:
@@ -263,7 +265,7 @@ def umount(mnt: Any) -> None:
 
 
 class _BlockDeviceFs:
-    """``uos.VfsFat(bdev)`` / ``uos.VfsSpiffs(bdev)``: the firmware's file systems on a device object.
+    """``uos.VfsFat(bdev)``: the firmware's FAT file system on a block device object.
 
     The constructor reads the device's protocol as the firmware's ``make_new`` does, so a device
     missing a part gets MicroPython's AttributeError naming it; a complete one then gets
@@ -291,23 +293,13 @@ class _BlockDeviceFs:
 
     @staticmethod
     def mkfs(bdev: Any) -> None:
-        raise NotImplementedError("uos.VfsFat.mkfs / VfsSpiffs.mkfs on a block device are not emulated")
+        raise NotImplementedError("uos.VfsFat.mkfs on a block device is not emulated")
 
 
 class VfsFat(_BlockDeviceFs):
     _kind = "VfsFat"
 
 
-class VfsSpiffs(_BlockDeviceFs):
-    _kind = "VfsSpiffs"
-
-    @staticmethod
-    def _missing(bdev: Any) -> str | None:
-        """vfs_spiffs.c reads the geometry attributes, then ``write`` and ``read`` (``erase`` optional)."""
-        for name in ("fs_size", "erase_block", "log_block_size", "log_page_size", "write", "read"):
-            if not hasattr(bdev, name):
-                return name
-        return None
 
 
 def flash_format() -> bool:

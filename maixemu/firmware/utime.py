@@ -15,7 +15,7 @@ Device semantics (maixpy-api.md §5, firmware ``modutime.c``):
   firmware (see :class:`clock`).
 
 All time comes from :func:`_now_ns` (nanoseconds since boot) and all waiting goes through
-:func:`_sleep_ns`, both the board's clock (``current().clock``); tests install a virtual clock with
+:func:`_sleep_ns` (the script sleeps) or :func:`_hardware_wait_ns` (it waits for the hardware), on the board's clock (``current().clock``); tests install a virtual clock with
 ``current().clock.use(now_ns, sleep_ns)`` (or monkeypatch the two functions) to pin values exactly.
 Names this module does not define (``perf_counter``, ``monotonic``, ``gmtime``, ...) are CPython's.
 """
@@ -111,11 +111,26 @@ def _now_ns() -> int:
 
 
 def _sleep_ns(ns: int) -> None:
-    """Wait ``ns`` nanoseconds on the board's clock (the run's end interrupts it)."""
+    """The script sleeps ``ns`` nanoseconds on the board's clock (the run's end interrupts it); the
+    ``sleep`` event tells the frame budget that the script is idle."""
     board = _state.current()
     board.checkpoint()
     if board.events.sleep:
         board.events.fire(board.events.sleep, ns)
+    _wait_on_clock(board, ns)
+
+
+def _hardware_wait_ns(ns: int) -> None:
+    """Wait ``ns`` nanoseconds for the hardware (a DMA transfer, a video frame's time): the board's
+    clock runs as in a sleep, but the script is busy, not sleeping (no ``sleep`` event: a WAV that
+    plays for a second is not thirty idle frames of the frame budget)."""
+    board = _state.current()
+    board.checkpoint()
+    _wait_on_clock(board, ns)
+
+
+def _wait_on_clock(board: Any, ns: int) -> None:
+    """Let ``ns`` nanoseconds pass on ``board``'s clock, running alarms (timers) on the way."""
     clock = board.clock
     if not clock.virtual or "irq" not in board.__dict__:
         clock.sleep_ns(ns)  # real time: the sleep itself wakes at alarms

@@ -277,7 +277,7 @@ class avi:  # noqa: N801 - the firmware's type name
         if state.last_record_ns is not None:
             left = wait_ns - (utime._now_ns() - state.last_record_ns)
             if left > 0:
-                utime._sleep_ns(left)
+                utime._hardware_wait_ns(left)
         state.last_record_ns = utime._now_ns()
         return len(data)
 
@@ -343,7 +343,7 @@ class avi:  # noqa: N801 - the firmware's type name
             frame = self._decode(chunk[:size], img)
             wait = self.usec_per_frame * 1000 - (utime._now_ns() - self._last_frame_ns)
             if wait > 0:
-                utime._sleep_ns(wait)
+                utime._hardware_wait_ns(wait)
             self._last_frame_ns = utime._now_ns()
             if show:
                 _show(frame)

@@ -806,8 +806,11 @@ class Storage:
 
     # -- host side -----------------------------------------------------------------------------
     def to_device(self, host_path) -> str | None:
-        """The device path of a host file inside a mapped folder (or a layer), or None."""
-        for name in self.mounts():
+        """The device path of a host file inside a mapped folder (or a layer), or None. The working
+        directory's mount is asked first: by default ``/sd`` and ``/flash`` show the same folder,
+        and the script runs from ``/sd``."""
+        here = self.cwd.strip("/").split("/", 1)[0]
+        for name in sorted(self.mounts(), key=lambda mount: mount != here):
             inside = self._mounts[name].to_device(host_path)
             if inside is not None:
                 return "/" + "/".join((name, *inside))

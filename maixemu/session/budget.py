@@ -4,14 +4,20 @@ The rule that ends every kind of loop (the first of these to pass ``N`` ends the
 
 * **camera frames**: ``sensor.snapshot()`` calls;
 * **LCD frames without a camera frame**: LCD updates since the last snapshot (all of them for a
-  script that never takes one). After the camera has delivered frames, ``N`` such frames are ``N``
-  times the LCD updates the script made per camera frame (its own rhythm, at least one; 30 while
-  only one snapshot was taken), so a loop that draws five times per snapshot is not cut short,
-  and one that takes a snapshot and then redraws forever ends after ``30 × N`` more pictures;
+  script that never takes one);
 * **sleeping without any frame**: sleeps (``time.sleep*``) since the last camera or LCD frame; a
   sleep counts as one idle frame when it completes a frame time (1/30 s) of sleeping, and never as
   more than one, so a loop that only prints and sleeps ends after ``N`` of its sleeps (or ``N`` × 33 ms
-  of short ones) while one long start-up ``time.sleep(2)`` is a single idle frame.
+  of short ones) while one long start-up ``time.sleep(2)`` is a single idle frame. Waiting for the
+  hardware (a WAV or AVI playing, the I2S DMA) is not sleeping: it never counts.
+
+Once the camera has delivered a frame, the last two rules only end a loop that has stopped taking
+camera frames: ``N`` frames of LCD updates or of sleeping are then ``N`` camera frames' worth, and
+a camera frame is worth :data:`CAMERA_FRAME_WORTH` (30) of them, or the most one camera frame has
+had so far when that is more. A camera loop whose LCD updates or sleeps per frame vary (one
+``lcd.display`` per detection: 1 on an empty frame, 21 on a busy one; an LED blinked on a find)
+gets its ``N`` camera frames, and one that takes a snapshot and then redraws forever ends after
+``30 × N`` more pictures.
 
 A loop that neither takes frames, draws nor sleeps is not a frame loop: ``--timeout`` ends it.
 When the limit is reached the *next* request ends the run: it raises the run's end
@@ -25,8 +31,8 @@ import threading
 
 from ..firmware.state import BoardState
 
-#: LCD updates one camera frame is worth while the script's rhythm is unknown (one snapshot so far).
-UNKNOWN_RHYTHM_LCD_UPDATES = 30
+#: LCD updates (or idle frames) one camera frame is worth at least, once the camera has delivered one.
+CAMERA_FRAME_WORTH = 30
 #: One frame time (1/30 s) in nanoseconds: the unit of the sleeping rule.
 FRAME_NS = 1_000_000_000 // 30
 
@@ -40,10 +46,13 @@ class FrameBudget:
         self.lcd_frames = 0
         #: LCD updates since the last snapshot, and the most seen between two snapshots
         self.lcd_since_snapshot = 0
-        self.lcd_per_camera_frame = 1
+        self.lcd_per_camera_frame = 0
         #: sleeping since the last camera or LCD frame: idle frames, and the nanoseconds towards the next
         self.idle_frames = 0
         self.idle_ns = 0
+        #: idle frames since the last snapshot, and the most seen between two snapshots
+        self.idle_since_snapshot = 0
+        self.idle_per_camera_frame = 0
         #: which rule ended the run ("camera", "lcd", "sleep"), None while it goes on
         self.ended_by: str | None = None
         #: the budget was spent (the run was asked to end for it)
@@ -60,7 +69,17 @@ class FrameBudget:
 
     _WHY = {"camera": "frame budget of {n} frames reached",
             "lcd": "frame budget of {n} frames reached (LCD frames without a new camera frame)",
-            "sleep": "frame budget of {n} frames reached (the script slept {n} frame times without a frame)"}
+            "sleep": "frame budget of {n} frames reached (the script slept {n} frame times without a frame)",
+            "sleep after camera": "frame budget of {n} frames reached (the script stopped taking camera frames "
+                                  "and slept {n} camera frames' worth)"}
+
+    def _allowed(self, most_per_camera_frame: int) -> int | None:
+        """How many LCD updates (or idle frames) without a camera frame end the run (None: no limit)."""
+        if self.limit is None:
+            return None
+        if self.snapshots == 0:
+            return self.limit
+        return self.limit * max(CAMERA_FRAME_WORTH, most_per_camera_frame)
 
     def _check(self, count: int, limit: int | None, rule: str) -> None:
         if limit is None or count <= limit or self._board is None:
@@ -68,7 +87,8 @@ class FrameBudget:
         self.ended = True
         if self.ended_by is None:
             self.ended_by = rule
-        self._board.run.end(self._WHY[rule].format(n=self.limit))
+        why = self._WHY["sleep after camera" if rule == "sleep" and self.snapshots else rule]
+        self._board.run.end(why.format(n=self.limit))
         self._board.run.check()
 
     def on_snapshot(self) -> None:
@@ -77,7 +97,8 @@ class FrameBudget:
             count = self.snapshots
             if count > 1:
                 self.lcd_per_camera_frame = max(self.lcd_per_camera_frame, self.lcd_since_snapshot)
-            self.lcd_since_snapshot = 0
+                self.idle_per_camera_frame = max(self.idle_per_camera_frame, self.idle_since_snapshot)
+            self.lcd_since_snapshot = self.idle_since_snapshot = 0
             self.idle_ns = self.idle_frames = 0
         self._check(count, self.limit, "camera")
 
@@ -87,13 +108,8 @@ class FrameBudget:
             self.lcd_since_snapshot += 1
             self.idle_ns = self.idle_frames = 0
             count = self.lcd_since_snapshot
-            if self.snapshots == 0:
-                scale = 1
-            elif self.snapshots == 1:  # the script's rhythm is not known yet
-                scale = max(self.lcd_per_camera_frame, UNKNOWN_RHYTHM_LCD_UPDATES)
-            else:
-                scale = self.lcd_per_camera_frame
-        self._check(count, None if self.limit is None else self.limit * scale, "lcd")
+            allowed = self._allowed(self.lcd_per_camera_frame)
+        self._check(count, allowed, "lcd")
 
     def on_sleep(self, ns: int) -> None:
         with self._lock:
@@ -101,8 +117,10 @@ class FrameBudget:
             if self.idle_ns >= FRAME_NS:  # at most one idle frame per sleep: a long start-up sleep is one
                 self.idle_ns = 0
                 self.idle_frames += 1
+                self.idle_since_snapshot += 1
             frames = self.idle_frames
-        self._check(frames, self.limit, "sleep")
+            allowed = self._allowed(self.idle_per_camera_frame)
+        self._check(frames, allowed, "sleep")
 
 
 __all__ = ["FrameBudget"]

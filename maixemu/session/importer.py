@@ -39,7 +39,7 @@ from typing import Any
 from ..firmware import device_modules
 from ..firmware.state import BoardState
 from ..host.storage import Mount
-from ..micropython_source import expand_indent_tabs, fix_bytes_literals, fold_consts
+from ..micropython_source import expand_indent_tabs, fix_bytes_literals, fold_consts, route_format_method
 
 #: MicroPython "u" modules that are plain CPython modules under another name.
 MICROPYTHON_ALIASES = {
@@ -70,8 +70,8 @@ def read_source(data: bytes) -> str:
 
 def compile_source(text: str, filename: str):
     """The code object of a script or of a module it imports, compiled as MicroPython's compiler
-    reads it: ``NAME = const(value)`` folds without an import, and indentation mixing tabs and
-    spaces counts a tab to the next multiple of 8 (tried only when CPython rejects the file, and
+    reads it: ``NAME = const(value)`` folds without an import, ``b'{}'.format(x)`` works (bytes have
+    ``format``), and indentation mixing tabs and spaces counts a tab to the next multiple of 8 (tried only when CPython rejects the file, and
     CPython's own error stands when the expanded text fails too)."""
     with warnings.catch_warnings():  # MicroPython accepts escapes CPython warns about
         warnings.simplefilter("ignore", SyntaxWarning)
@@ -83,7 +83,7 @@ def compile_source(text: str, filename: str):
                 tree = ast.parse(expand_indent_tabs(text), filename, "exec")
             except SyntaxError:
                 raise first from None
-        return compile(fold_consts(tree, filename), filename, "exec")
+        return compile(route_format_method(fold_consts(tree, filename)), filename, "exec")
 
 
 @lru_cache(maxsize=1)
@@ -160,12 +160,11 @@ def no_module(name: str) -> ModuleNotFoundError:
     """The ImportError of a name with no module, worded as MicroPython words it
     (``ImportError: no module named 'cpufreq'``); a MaixPy firmware module maixemu does not emulate
     yet says so, in the same one line. Never a maixemu path."""
-    from .outcome import NOT_EMULATED_MODULES
+    from .outcome import NOT_EMULATED_REASONS
 
     top = name.partition(".")[0]
-    if top in NOT_EMULATED_MODULES:
-        return DeviceImportError(f"no module named '{name}' ('{top}' is a MaixPy firmware module maixemu does "
-                                 "not emulate yet)", name=name)
+    if top in NOT_EMULATED_REASONS:
+        return DeviceImportError(f"no module named '{name}' ('{top}' {NOT_EMULATED_REASONS[top]})", name=name)
     return DeviceImportError(f"no module named '{name}'", name=name)
 
 
@@ -237,17 +236,15 @@ class ScriptImporter:
             self._places[fullname] = [(mount, parts[:-1])]
         else:
             module.__package__ = fullname.rpartition(".")[0]
-        code = compile_source(read_source(data), str(host))
         self.host_files.add(str(host))
+        # Registered before it runs and kept when it fails, as MicroPython's import does
+        # (mp_obj_new_module, then do_load with no clean-up): a second import of a module whose
+        # first import raised (even a SyntaxError) gets the half-made module, no error.
         self.local_modules[fullname] = module
-        try:
-            exec(code, module.__dict__)
-        except BaseException:
-            self.local_modules.pop(fullname, None)
-            raise
         parent, _, child = fullname.rpartition(".")
         if parent in self.local_modules:
             setattr(self.local_modules[parent], child, module)
+        exec(compile_source(read_source(data), str(host)), module.__dict__)
         return module
 
     def _import_local(self, fullname: str) -> types.ModuleType | None:

@@ -13,18 +13,29 @@ import importlib
 import os
 import traceback
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..firmware.state import RunEnded
 
-#: MaixPy firmware modules maixemu does not provide: a missing import of one of these gets a hint.
-#: (MaixPy-v1 ``mpconfigport.h`` built-in modules and its frozen ``builtin_py`` helpers.)
-NOT_EMULATED_MODULES = frozenset(
-    {"nes", "lvgl", "lvgl_helper", "speech_recognizer", "gif", "fpioa", "lodepng",
-     "pye_mp"}  # pye_mp: the firmware's frozen full-screen editor (builtin_py/pye_mp.py)
-)
+#: Why ``lvgl`` is not there: the GUI library is built only into MaixPy's ``with_lvgl`` firmware
+#: (``projects/maixpy_k210/config_with_lvgl.mk``, CONFIG_MAIXPY_LVGL_ENABLE), and a GUI toolkit
+#: with its own display driver is outside what maixemu emulates.
+_LVGL = ("is the LVGL GUI, built into some MaixPy firmwares only (the *_with_lvgl builds); it is out of "
+         "maixemu's scope")
+
+#: MaixPy firmware modules maixemu does not provide, and what the ImportError adds about each
+#: (MaixPy-v1 ``mpconfigport.h`` built-in modules and its frozen ``builtin_py`` helpers).
+NOT_EMULATED_REASONS: dict[str, str] = {
+    "lvgl": _LVGL,
+    "lvgl_helper": _LVGL,
+    **{name: "is a MaixPy firmware module maixemu does not emulate yet"
+       for name in ("nes", "speech_recognizer", "gif", "fpioa", "lodepng",
+                    "pye_mp")},  # pye_mp: the firmware's frozen full-screen editor (builtin_py/pye_mp.py)
+}
+NOT_EMULATED_MODULES = frozenset(NOT_EMULATED_REASONS)
 
 
 class SetupError(Exception):
@@ -58,47 +69,29 @@ def _script_frames_only(tb: traceback.StackSummary, script_files: set[str]) -> t
     return traceback.StackSummary.from_list(frames)
 
 
-def format_script_error(exc: BaseException, script_files: set[str], debug: bool) -> str:
-    """A traceback that points at the script's own lines; maixemu's frames only with ``--debug``.
+def format_script_error(exc: BaseException, script_files: set[str], debug: bool,
+                        device_name: Callable[[str], str] | None = None) -> str:
+    """The traceback of a script that failed, as MicroPython prints it (``mp_obj_print_exception``):
+    the script's own frames as ``File "/sd/main.py", line 5, in f`` (no source lines), ``Type:
+    message`` in MicroPython's names and words, only the last exception (MicroPython does not chain
+    them, so an error the firmware raised from an internal one shows the device's only). maixemu's
+    frames and CPython's own format only with ``--debug``.
 
-    ``script_files`` are the script and the local modules it imported. An exception with no frame
-    in them (raised before the script's first line ran) is shown as its last line only. Exceptions
-    the firmware caught inside itself (a ``KmodelFormatError`` behind the device's load error) are
-    not shown: the script saw only the device's. Names the script misspelt get CPython's
-    ``Did you mean: 'load'?`` (Python < 3.12 prints it only for uncaught errors of ``python x.py``).
+    ``script_files`` are the script and the local modules it imported; ``device_name`` names their
+    files as the device does (default: their path in the board's mounts). A name the script misspelt
+    gets CPython's suggestion on a line of its own (``[maixemu] Did you mean: 'load'?``).
     """
     if debug:
         return "".join(traceback.format_exception(exc))
-    lines: list[str] = []
-    chain: list[BaseException] = []
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        stack = _script_frames_only(traceback.extract_tb(current.__traceback__), script_files)
-        if current is exc or stack:  # a link with no script frame was raised and caught inside maixemu
-            chain.append(current)
-        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
-    for index, item in enumerate(reversed(chain)):
-        if index:
-            lines.append("\nDuring handling of the above exception, another exception occurred:\n\n")
-        stack = _script_frames_only(traceback.extract_tb(item.__traceback__), script_files)
-        if stack:
-            lines.append("Traceback (most recent call last):\n")
-            lines.extend(stack.format())
-        lines.append(exception_line(item))
-    return "".join(lines)
+    from ..firmware.tracebacks import format_exception
 
+    def is_script(filename: str) -> bool:
+        return filename in script_files or os.path.realpath(filename) in script_files
 
-def exception_line(exc: BaseException) -> str:
-    """``Type: message`` (and ``Did you mean``) with maixemu's exception classes by their own name."""
-    text = "".join(traceback.format_exception_only(type(exc), exc))
-    module = type(exc).__module__ or ""
-    if module.startswith("maixemu."):
-        text = text.replace(f"{module}.{type(exc).__qualname__}", type(exc).__qualname__, 1)
+    text = format_exception(exc, is_script=is_script, device_name=device_name)
     hint = did_you_mean(exc)
-    if hint and "Did you mean" not in text:
-        text = text.rstrip("\n") + f". Did you mean: {hint!r}?\n"
+    if hint:
+        text += f"[maixemu] Did you mean: {hint!r}?\n"
     return text
 
 
@@ -193,5 +186,5 @@ def system_exit_code(exc: SystemExit) -> tuple[int, str | None]:
     return 1, str(value)  # CPython prints any other value and exits 1
 
 
-__all__ = ["NOT_EMULATED_MODULES", "Outcome", "RunEnded", "SetupError", "clean_end_types", "device_fault",
-           "did_you_mean", "exception_line", "format_script_error", "system_exit_code"]
+__all__ = ["NOT_EMULATED_MODULES", "NOT_EMULATED_REASONS", "Outcome", "RunEnded", "SetupError", "clean_end_types", "device_fault",
+           "did_you_mean", "format_script_error", "system_exit_code"]

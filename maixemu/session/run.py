@@ -22,7 +22,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,7 +89,8 @@ def default_sample() -> Path:
 
 
 # ---------------------------------------------------------------------------------- one script on one board
-def _compile(script: Path, shown_as: Path | str) -> tuple[Any, Outcome | None]:
+def _compile(script: Path, shown_as: Path | str, device_name: Callable[[str], str],
+             debug: bool) -> tuple[Any, Outcome | None]:
     """The script's code object, or the outcome of a script that cannot run."""
     try:
         source = read_source(script.read_bytes())
@@ -97,8 +98,10 @@ def _compile(script: Path, shown_as: Path | str) -> tuple[Any, Outcome | None]:
         return None, Outcome(2, messages=[f"maixemu: cannot read script {shown_as}: {exc.strerror or exc}\n"])
     try:
         return compile_source(source, str(script)), None
-    except SyntaxError as exc:
-        return None, Outcome(1, error=exc, messages=["".join(traceback.format_exception_only(type(exc), exc))])
+    except SyntaxError as exc:  # as MicroPython reports it: File "/sd/main.py", line 2 / SyntaxError: invalid syntax
+        text = ("".join(traceback.format_exception_only(type(exc), exc)) if debug
+                else format_script_error(exc, {str(script)}, False, device_name))
+        return None, Outcome(1, error=exc, messages=[text])
     except ValueError as exc:  # Python 3.11: "source code string cannot contain null bytes"
         return None, Outcome(1, error=exc, messages=[f"maixemu: {shown_as} is not a Python script: {exc}\n"])
 
@@ -149,6 +152,20 @@ def _run_builtins(board: Board, extra_folders: list[Path]) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
+def _no_firmware_warnings() -> Iterator[None]:
+    """No Python warning of the emulation reaches what the script prints: the firmware's C code warns
+    about nothing (a float32 overflow in numpy is the device's inf, silently). Warnings are kept for
+    the script's own code, except numpy's floating-point RuntimeWarnings; those raised in maixemu's
+    modules or numpy's are dropped for the run."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=r"(maixemu|numpy)(\.|$)")
+        warnings.filterwarnings("ignore", category=RuntimeWarning)  # numpy floating-point errors, wherever raised
+        yield
+
+
+@contextlib.contextmanager
 def _console_streams(board: Board):
     """The process's streams are the board console's while the script runs (firmware prints, too)."""
     console = board.state.console
@@ -172,7 +189,9 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
     shown = shown_as if shown_as is not None else script
     if not path.is_file():
         return _report(board, Outcome(2, messages=[f"maixemu: no such script: {shown}\n"]))
-    code, failed = _compile(path, shown)
+    device_name = _device_names(board, path)
+    board.state.run.device_name = device_name  # sys.print_exception and thread tracebacks name files so too
+    code, failed = _compile(path, shown, device_name, debug)
     if failed is not None:
         return _report(board, failed)
     state = board.state
@@ -191,9 +210,11 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
     state.run.script_files.add(str(path))
     outcome: Outcome
     try:
-        with state_mod.bind(state), _console_streams(board), state.run.script_thread():
-            # What the firmware's _boot.py leaves in main.py's globals (sys, os, fm, board_info, ...).
-            run_globals: dict[str, Any] = registry.boot_globals()
+        with state_mod.bind(state), _console_streams(board), state.run.script_thread(), _no_firmware_warnings():
+            # What the board's boot scripts leave in the globals (sys, os, lcd, fm, board_info, ...),
+            # imported as the script's own imports are.
+            importer = run_builtins["__import__"]
+            run_globals: dict[str, Any] = registry.boot_globals(lambda name: importer(name))
             run_globals.update(__name__="__main__", __file__=str(path), __builtins__=run_builtins)
             if guard is not None:
                 guard.script_started()
@@ -202,13 +223,13 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
             finally:
                 if guard is not None:
                     guard.script_returned()
-        outcome = Outcome(0, reason="script finished")
+        outcome = _after_end_request(board, Outcome(0, reason="script finished"), "returned")
     except BaseException as exc:  # noqa: BLE001 - every way a script can end is an outcome
         if guard is not None:
             guard.script_returned()
         importer = run_builtins.get("__import__")
         script_files |= {os.path.realpath(f) for f in getattr(importer, "host_files", ())}
-        outcome = _ended_by(exc, board, script_files, debug, error_hook)
+        outcome = _ended_by(exc, board, script_files, debug, error_hook, device_name)
     outcome.stray_threads = _end_threads(board)
     tally.detach()
     _report(board, outcome)
@@ -240,8 +261,32 @@ def _writes_line(board: Board) -> str | None:
         return None
 
 
+def _device_names(board: Board, script: Path) -> Callable[[str], str]:
+    """How the device names the script's files in a traceback: their path in the board's mounts;
+    a file of the script's own folder that is not mounted (``--sd`` elsewhere, the plugin's
+    ``code=``) as if it were on the card the script runs from (``/sd/main.py``). Never a host path."""
+    store = board.state.storage
+    folder = os.path.realpath(script.parent)
+
+    def name(filename: str) -> str:
+        if not os.path.isabs(filename):
+            return filename
+        try:
+            mapped = store.to_device(filename)
+        except Exception:  # noqa: BLE001 - naming a frame must never fail the report
+            mapped = None
+        if mapped:
+            return mapped
+        real = os.path.realpath(filename)
+        if real.startswith(folder + os.sep):
+            return f"{store.cwd.rstrip('/')}/{Path(os.path.relpath(real, folder)).as_posix()}"
+        return os.path.basename(filename)
+
+    return name
+
+
 def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: bool,
-              error_hook: ErrorHook | None) -> Outcome:
+              error_hook: ErrorHook | None, device_name: Callable[[str], str] | None = None) -> Outcome:
     """The outcome of a script that raised ``exc`` (an end request, an exit, its own failure)."""
     if isinstance(exc, RunEnded):
         control = board.state.run
@@ -250,6 +295,10 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
         return Outcome(code, reason=f"{reason}; run ended", error=exc)
     if isinstance(exc, KeyboardInterrupt):
         return Outcome(130, reason="interrupted (Ctrl-C)", error=exc)
+    if isinstance(exc, SystemExit) and board.state.run.ending:
+        value = exc.code
+        return _after_end_request(board, Outcome(0, error=exc),
+                                  f"called sys.exit({'' if value is None else repr(value)})")
     if isinstance(exc, SystemExit):
         code, text = system_exit_code(exc)
         if text is not None:
@@ -267,8 +316,20 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
         fault = device_fault(exc, script_files, board.state.display)
         if fault is not None:  # one line says it all (the camera or LCD of the PC failed): no closing line
             return Outcome(fault[1], error=exc, messages=[fault[0] + "\n"], reason="device fault")
-    messages = [format_script_error(exc, script_files, debug)]
+    messages = [format_script_error(exc, script_files, debug, device_name)]
     return Outcome(1, error=exc, messages=messages)
+
+
+def _after_end_request(board: Board, outcome: Outcome, then: str) -> Outcome:
+    """``outcome`` of a script that caught the run's end request (a bare ``except:`` around its loop)
+    and then returned or called ``sys.exit()``: the request ended the run, so the closing line names
+    it (the frame budget, ``--timeout``, a signal) and its exit code stands, not the script's."""
+    control = board.state.run
+    if not control.ending or not control.reason:
+        return outcome
+    outcome.exit_code = control.exit_code
+    outcome.reason = f"{control.reason}; run ended (the script caught the end and {then})"
+    return outcome
 
 
 def _end_threads(board: Board) -> int:

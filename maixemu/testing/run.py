@@ -22,6 +22,7 @@ from ..host.display import DisplaySink
 from ..session.board import Board, BoardConfig
 from ..session.budget import FrameBudget
 from ..session.keys import KeyPresses, KeySpec, LedWatch
+from ..session.motion import ImuScript
 from ..session.outcome import SetupError
 from ..session.project import load_project
 from ..session.run import run_script
@@ -271,6 +272,8 @@ class MaixPyRunner:
         board: str | None = None,
         uart: Mapping[Any, Any] | None = None,
         uart_loop: Iterable[str] = (),
+        imu: Mapping[int, Mapping[str, Any]] | None = None,
+        i2c: Mapping[tuple[int, int], str] | None = None,
         debug: bool = False,
         quiet: bool | None = None,
     ) -> RunResult:
@@ -300,6 +303,10 @@ class MaixPyRunner:
         * ``uart``: what is on the other end of UARTs: ``{1: b"AT\\r\\n"}`` (bytes waiting on
           ``UART.UART1`` from power-on) or ``{1: callable}`` (called with every write, may answer
           bytes); ``uart_loop``: ``["1:2"]`` as ``--uart-loop``. Written bytes: ``result.uart_sent``.
+        * ``imu``: what the board's motion sensors feel from camera frame N on (0: from power-on):
+          ``{0: {"accel": (0, 0, 1), "gyro": (0, 0, 0), "temperature": 25.0}}`` in g, °/s and °C
+          (default: at rest); ``i2c``: chips plugged into SCL/SDA pins, ``{(10, 11): "MPU6050"}``
+          (``"MPU6886"``, ``"SH200Q"`` too; see :mod:`maixemu.firmware.imu`).
         * ``quiet``: no ``[maixemu]`` hints after device messages (``--quiet``); notices still reach
           ``result.notices``.
 
@@ -339,6 +346,7 @@ class MaixPyRunner:
             frames = _one_pass(camera)
         sink = MemorySink(keep_lcd)
         presses = KeyPresses(keys) if keys else None
+        motion = ImuScript(imu, i2c) if imu or i2c else None
         given = frozenset(name for name, value in (("sd", sd), ("flash", flash_dir)) if value is not None)
         out, err = io.StringIO(), io.StringIO()
         notices: list[str] = []
@@ -374,6 +382,8 @@ class MaixPyRunner:
                     budget.attach(board.state)
                     if presses is not None:
                         presses.attach(board.state, budget)
+                    if motion is not None:
+                        motion.attach(board.state, budget)
                     leds = LedWatch(board.state, budget)
                     if keep_ai:
                         events.kpu_input.append(lambda ai, call: kpu_inputs.append(np.array(ai, copy=True)))

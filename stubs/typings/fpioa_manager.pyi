@@ -1,25 +1,28 @@
-"""MaixPy ``fpioa_manager`` (frozen Python helper): ``fm`` remembers which pin got which function."""
-
-from typing import Any
+"""MaixPy ``fpioa_manager`` (frozen Python helper, MaixPy v0.6+): ``fm`` maps functions onto pins."""
 
 from Maix import FPIOA as FPIOA
 from board import board_info as board_info
 
-class Fpioa_Manager:
-    """The class of ``fm``; ``fm.fpioa`` is an ``FPIOA()`` with the function constants."""
-    board_dict: dict[int, int]
-    fpioa_dict: dict[int, int]
+class fm:
+    """Used through the class itself (``fm.register(...)``); it asks the pin multiplexer."""
     fpioa: FPIOA
-    board_info: type[board_info]
-    def __init__(self) -> None: ...
-    def register(self, pin: int | None = None, function: int | None = None, force: bool = True) -> Any:
-        """Map ``pin`` to ``function`` (``fm.fpioa.GPIOHS0`` ...); returns 1, or the existing pair when refused."""
-    def unregister(self, pin: int | None = None, function: int | None = None) -> Any:
-        """Forget a mapping (the mux is not reset); returns ``(pin, function)``."""
-    def find_dict(self, pin: int | None, function: int | None) -> tuple[int | None, int | None]:
-        """The registered pair using ``pin`` or ``function``, else ``(None, None)``."""
-    def get_pin_by_function(self, function: int) -> int | None:
-        """The pin registered for ``function``, or None."""
-
-fm: Fpioa_Manager
-"""The shared manager: ``from fpioa_manager import fm``."""
+    @staticmethod
+    def help() -> None:
+        """``fm.fpioa.help()``: the table of every function."""
+    @staticmethod
+    def get_pin_by_function(function: int) -> int | None:
+        """The pin that carries ``function`` now, or None."""
+    @staticmethod
+    def register(pin: int, function: int, force: bool = True) -> None:
+        """Put ``function`` (``fm.fpioa.GPIOHS0`` ...) on ``pin``. When it is on another pin already, prints
+        ``[Warning] function is used by fm.fpioa.GPIO0(pin:35)``; with ``force=False`` raises ``Exception``
+        with that text instead and changes nothing."""
+    @staticmethod
+    def unregister(pin: int) -> None:
+        """The pin gets ``RESV0`` (no function)."""
+    @staticmethod
+    def str_function(function: int) -> str:
+        """``'fm.fpioa.GPIOHS3'`` / ``'fm.fpioa.GPIO0'`` for GPIO functions, else ``'unknown'``."""
+    @staticmethod
+    def get_gpio_used() -> list[tuple[str, int | None]]:
+        """``(name, pin or None)`` for GPIOHS0..GPIOHS31 and GPIO0..GPIO7."""

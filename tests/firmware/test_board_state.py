@@ -16,7 +16,7 @@ from maixemu.firmware.kpu import loader
 from maixemu.host import storage
 
 DEMO_MODEL = Path(__file__).resolve().parents[2] / "maixemu" / "data" / "edge_filters.kmodel"
-BASE_PARTS = {"console", "display_lock", "events", "framebuffer", "notices", "pins", "power", "powered_on_ns",
+BASE_PARTS = {"console", "display_lock", "events", "framebuffer", "notices", "pins", "power", "imu", "powered_on_ns",
               "run", "system"}
 
 
@@ -56,7 +56,7 @@ def test_a_new_board_is_a_power_on_reset(tmp_path):
         assert len(loader.budget().used) == 0
         assert fpioa_manager.fm.get_pin_by_function(fpioa_manager.fm.fpioa.GPIO0) is None
         assert not image._fonts.board_font().is_utf8
-        assert fresh.jpeg_encoder.q == 0 and fresh.power is None
+        assert fresh.jpeg_encoder.q == 0 and fresh.power is None and fresh.imu is None
     assert not font_file.closed
     del task
     used.close_parts()

@@ -35,10 +35,10 @@ MODULES_NOT_EMULATED: dict[str, str] = {
 
 #: Single names missing from an emulated module. Value: why (and who builds it).
 NAMES_NOT_EMULATED: dict[str, str] = {
-    # block-device file systems: the constructors check the block device, then raise NotImplementedError
-    # naming the class (their on-disk formats are not emulated; uos.mount takes Python VFS objects)
-    **{f"{mod}.{cls}.{name}": "uos block-device file systems: the on-disk format is not emulated"
-       for mod in ("os", "uos") for cls in ("VfsFat", "VfsSpiffs")
+    # FAT on a block device: the constructor checks the block device, then raises NotImplementedError
+    # naming the class (uos.VfsSpiffs is emulated: firmware/vfs_spiffs.py)
+    **{f"{mod}.{cls}.{name}": "uos block-device file systems: FAT's on-disk format is not emulated"
+       for mod in ("os", "uos") for cls in ("VfsFat",)
        for name in ("chdir", "getcwd", "ilistdir", "mkdir", "mount", "open", "remove", "rename", "rmdir",
                     "stat", "statvfs", "umount")},
     **{f"{mod}.set_REPLio": "moving the REPL to another machine.UART: the PC's terminal stays the REPL"

@@ -138,19 +138,51 @@ def test_fpioa_set_function_errors_and_uniqueness(capsys):
 
 
 def test_fm_register_unregister(capsys):
+    """builtin_py/fpioa_manager.py (MaixPy v0.6+): fm asks the mux, warns when a function moves."""
     fm = fpioa_manager.fm
     assert fm.fpioa.GPIOHS0 == 24
-    assert fm.register(12, fm.fpioa.GPIO1) == 1
+    assert fm.register(12, fm.fpioa.GPIO1) is None
     assert fpioa_mod.pin_of_function(FPIOA.GPIO1) == 12
     assert fm.get_pin_by_function(fm.fpioa.GPIO1) == 12
-    assert fm.register(12, fm.fpioa.GPIO2, force=False) == (12, fm.fpioa.GPIO1)  # refused: pin in use
-    assert fpioa_mod.function_of_pin(12) == FPIOA.GPIO1
-    assert fm.register(12, fm.fpioa.GPIO2) == 1  # force=True is the firmware's default
-    assert fm.unregister(12) == (12, fm.fpioa.GPIO2)
-    assert fm.unregister(12) == 0
-    assert "This function and pin have not been registered yet" in capsys.readouterr().out
-    assert fm.register() == -1
-    assert fm.board_info is board.board_info
+    assert fm.register(12, fm.fpioa.GPIO1) is None  # already there: nothing, no warning
+    assert capsys.readouterr().out == ""
+    fm.register(35, fm.fpioa.GPIO1)  # force=True is the firmware's default: warn, then move
+    assert capsys.readouterr().out == "[Warning] function is used by fm.fpioa.GPIO1(pin:12)\n"
+    assert fm.get_pin_by_function(fm.fpioa.GPIO1) == 35 and fpioa_mod.function_of_pin(12) is None
+    with pytest.raises(Exception) as err:  # noqa: B017 - the firmware raises a plain Exception
+        fm.register(13, fm.fpioa.GPIO1, force=False)
+    assert type(err.value) is Exception and str(err.value) == "[Warning] function is used by fm.fpioa.GPIO1(pin:35)"
+    assert fm.get_pin_by_function(fm.fpioa.GPIO1) == 35  # refused: nothing changed
+    fm.fpioa.set_function(20, fm.fpioa.GPIOHS7)  # the mux itself counts, not only fm's own calls
+    fm.register(21, fm.fpioa.GPIOHS7)
+    assert capsys.readouterr().out == "[Warning] function is used by fm.fpioa.GPIOHS7(pin:20)\n"
+    fm.fpioa.set_function(4, fm.fpioa.UARTHS_RX)
+    fm.register(6, fm.fpioa.UARTHS_RX)
+    assert capsys.readouterr().out == "[Warning] function is used by unknown(pin:4)\n"
+    assert fm.unregister(35) is None and fm.get_pin_by_function(fm.fpioa.GPIO1) is None
+    assert fpioa_mod.function_of_pin(35) is None  # RESV0
+    used = fm.get_gpio_used()
+    assert len(used) == 40 and used[0] == ("fm.fpioa.GPIOHS0", None) and used[-1] == ("fm.fpioa.GPIO7", None)
+    assert ("fm.fpioa.GPIOHS7", 21) in used
+    assert fm.str_function(fm.fpioa.UART1_TX) == "unknown"
+    with pytest.raises(ValueError, match="^This function is invalid$"):
+        fm.register(3, 500)
+    fm.help()
+    assert capsys.readouterr().out.startswith("+-------------------+")
+    assert fpioa_manager.board_info is board.board_info  # as the v0.5 module exported it
+
+
+def test_lcd_init_muxes_the_panel_pins(capsys):
+    from maixemu.firmware import lcd
+
+    lcd.init()
+    fm = fpioa_manager.fm
+    assert (fm.get_pin_by_function(fm.fpioa.GPIOHS30), fm.get_pin_by_function(fm.fpioa.GPIOHS31)) == (37, 38)
+    assert (fm.get_pin_by_function(fm.fpioa.SPI0_SS3), fm.get_pin_by_function(fm.fpioa.SPI0_SCLK)) == (36, 39)
+    fm.register(12, fm.fpioa.GPIOHS31)
+    assert capsys.readouterr().out == "[Warning] function is used by fm.fpioa.GPIOHS31(pin:38)\n"
+    lcd.init(type=3)  # the M5StickV panel: py_lcd.c's fixed pins
+    assert fm.get_pin_by_function(fm.fpioa.GPIOHS30) == 21 and fm.get_pin_by_function(fm.fpioa.SPI0_D0) == 18
 
 
 # -- board -----------------------------------------------------------------------------------------
@@ -260,7 +292,8 @@ def test_machine_i2c_spi_pwm_timer_wdt_inert(capsys):
 
     bus = I2C(I2C.I2C3, freq=100000, scl=10, sda=11)  # no power chip on these pins
     assert bus.writeto_mem(0x34, 0x27, 0x20) is None
-    assert bus.scan() == [] and bus.readfrom(0x34, 2) == b"\0\0"
+    # the default board answers only the MPU6050 plugged into any free pins (firmware/imu.py)
+    assert bus.scan() == [0x68] and bus.readfrom(0x34, 2) == b"\0\0"
     spi = SPI(SPI.SPI1, mode=SPI.MODE_MASTER, baudrate=1000000)
     assert spi.read(3) == b"\0\0\0"
     fired = []

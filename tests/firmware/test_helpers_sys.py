@@ -164,7 +164,8 @@ def test_boot_globals_are_the_helper_objects():
     from maixemu.firmware.Maix import GPIO
 
     values = registry.boot_globals()
-    assert set(values) == {"os", "sys", "time", "gc", "machine", "board_info", "fm", "FPIOA", "GPIO"}
+    assert set(values) == {"os", "sys", "time", "gc", "machine", "board_info", "fm", "FPIOA", "GPIO",  # v0.4/v0.5 _boot.py
+                           "uos", "UART", "lcd", "Maix", "image", "json"}  # v0.4 uos, IDE mode, stock main.py, ide_debug.py
     from maixemu.firmware.device_modules import target_of
 
     assert target_of(values["sys"]) is usys and target_of(values["os"]) is uos and target_of(values["time"]) is utime

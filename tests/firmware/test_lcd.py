@@ -443,3 +443,24 @@ def test_pump_reports_a_closed_window():
     sink.close()
     with pytest.raises(WindowClosed):
         lcd.pump()
+
+
+def test_a_panel_mounted_upside_down_is_shown_as_the_user_sees_it(maixpy):
+    """The M5StickV's panel is mounted turned by 180 degrees: its boot's lcd.rotation(2) makes pictures
+    upright on the glass, and the frames that leave the board (window, recordings, the plugin) are
+    the glass as seen, not the panel's memory."""
+    code = """
+import lcd, image
+lcd.init(type=3)
+lcd.rotation(2)
+img = image.Image(size=(lcd.width(), lcd.height()))
+img.draw_rectangle(0, 0, 20, 10, color=(255, 0, 0), fill=True)   # top left, as the script means it
+lcd.display(img)
+"""
+    result = maixpy.run(code=code, board="m5stickv")
+    assert result.ok, result.stderr
+    frame = result.lcd
+    assert frame.shape == (135, 240, 3)
+    assert tuple(frame[2, 2]) == (255, 0, 0) and tuple(frame[-3, -3]) == (0, 0, 0)
+    plain = maixpy.run(code=code)  # a board whose panel is mounted as it scans: the memory as it is
+    assert tuple(plain.lcd[-3, -3]) == (255, 0, 0)

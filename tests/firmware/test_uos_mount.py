@@ -96,21 +96,14 @@ def test_the_boards_own_mounts_cannot_be_replaced(store):
     assert exc.value.errno == errno.EPERM
 
 
-def test_block_device_file_systems_say_they_are_not_emulated():
+def test_fat_on_a_block_device_says_it_is_not_emulated():
     class Bdev:
         def readblocks(self, n, buf): ...
         def writeblocks(self, n, buf): ...
         def ioctl(self, op, arg): return 0
 
-    class SpiffsDev:  # the protocol vfs_spiffs.c reads (MaixPy-v1_scripts basic/demo_ram_fs.py shape)
-        fs_size, erase_block, log_block_size, log_page_size = 256 * 1024, 4096, 4096, 256
-        def read(self, buf, size, addr): ...
-        def write(self, buf, size, addr): ...
-
     with pytest.raises(NotImplementedError, match="uos.VfsFat on a block device is not emulated"):
         uos.VfsFat(Bdev())
-    with pytest.raises(NotImplementedError, match="uos.VfsSpiffs on a block device is not emulated"):
-        uos.VfsSpiffs(SpiffsDev())
     with pytest.raises(AttributeError, match="has no attribute 'readblocks'"):
         uos.VfsFat(object())
     with pytest.raises(AttributeError, match="has no attribute 'count'"):

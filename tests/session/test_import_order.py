@@ -41,3 +41,11 @@ def test_an_uncaught_missing_module_is_one_line_without_maixemu_paths(maixpy):
     assert result.exit_code == 1
     assert split_summary(result.stderr)[0].splitlines()[-1] == "ImportError: no module named 'Maix.nothing'"
     assert "maixemu/" not in result.stderr
+
+
+def test_lvgl_says_it_is_out_of_scope(maixpy):
+    result = maixpy.run(code="try:\n    import lvgl as lv\nexcept ImportError as e:\n    print(e)\nimport lvgl_helper\n")
+    assert result.exit_code == 1
+    assert result.lines == ["no module named 'lvgl' ('lvgl' is the LVGL GUI, built into some MaixPy firmwares only "
+                            "(the *_with_lvgl builds); it is out of maixemu's scope)"]
+    assert "no module named 'lvgl_helper' ('lvgl_helper' is the LVGL GUI" in result.stderr

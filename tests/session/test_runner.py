@@ -72,8 +72,8 @@ def test_script_exception_shows_the_scripts_own_lines_and_exits_1(tmp_path):
     """)
     proc = run_cli("run", str(script), "--lcd", "none")
     assert proc.returncode == 1
-    assert f'File "{script}", line 5' in proc.stderr
-    assert f'File "{script}", line 4, in helper' in proc.stderr
+    assert 'File "/sd/main.py", line 5, in <module>' in proc.stderr  # the device's path, MicroPython's format
+    assert 'File "/sd/main.py", line 4, in helper' in proc.stderr
     assert "ValueError: boom" in proc.stderr
     assert "maixemu" not in proc.stderr.replace("[maixemu]", "")
 
@@ -85,7 +85,7 @@ def test_firmware_errors_point_at_the_script_line(tmp_path):
     """)
     proc = run_cli("run", str(script), "--lcd", "none")
     assert proc.returncode == 1
-    assert f'File "{script}", line 3' in proc.stderr
+    assert 'File "/sd/main.py", line 3' in proc.stderr
     assert "TypeError: not found sensor" in proc.stderr  # the device: no camera probed yet
     assert "/maixemu/" not in proc.stderr
 

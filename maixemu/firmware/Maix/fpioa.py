@@ -44,6 +44,7 @@ def _function_names() -> list[str]:
 FUNCTION_NAMES: list[str] = _function_names()
 FUNCTIONS: dict[str, int] = {name: number for number, name in enumerate(FUNCTION_NAMES)}
 USABLE_FUNC_NUM = len(FUNCTION_NAMES)  # 204
+RESV0 = FUNCTIONS["RESV0"]  # 120: a pin with no function
 
 def _mux() -> dict[int, int]:
     """The board's mux: physical pin -> function (``current().pins.mux``)."""
@@ -53,16 +54,23 @@ def _mux() -> dict[int, int]:
 
 
 def set_pin_function(pin: int, function: int) -> None:
-    """Mux ``function`` onto ``pin`` and off every other pin (the chip allows one pin per function)."""
+    """Mux ``function`` onto ``pin`` and off every other pin, as the SDK's ``fpioa_set_function``
+    does (one pin per function; ``RESV0``, "no function", may be on any number of pins: a pin the
+    mux does not list has it)."""
     mux = _mux()
+    if function == RESV0:
+        mux.pop(pin, None)
+        return
     for other in [p for p, f in mux.items() if f == function and p != pin]:
         del mux[other]
     mux[pin] = function
 
 
 def pin_of_function(function: int) -> int | None:
-    """The physical pin that currently carries ``function`` (None if no pin does)."""
+    """The lowest physical pin that carries ``function`` (``fpioa_get_io_by_function``), None if none."""
     mux = _mux()
+    if function == RESV0:
+        return next((pin for pin in range(NUM_IO) if pin not in mux), None)
     for pin in sorted(mux):
         if mux[pin] == function:
             return pin

@@ -54,7 +54,8 @@ class kpu_net:  # noqa: N801 - the firmware's type name
         self._output_shapes: dict[int, tuple[int, int, int]] = {}
         self._layer_limit = 0
         self._buffers: dict[Any, np.ndarray] = {}
-        self._last: dict[int, kpu_fmap] = {}
+        #: the model's output buffers as its last complete run left them (``kpu.run.output_memory``)
+        self._outputs: list[np.ndarray] | None = None
         self._alive = True
 
     # -- firmware getters -------------------------------------------------------------------

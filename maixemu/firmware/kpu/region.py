@@ -10,7 +10,10 @@ correction differ.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -25,6 +28,21 @@ class RegionBox:
     h: int
     classid: int
     value: float
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _device_float_math(func: _F) -> _F:
+    """Run ``func`` with IEEE results and no numpy warnings: the K210's ``expf`` of a large logit
+    is inf and ``1 / (1 + inf)`` is 0, silently, as here (a warning would reach the script's output)."""
+
+    @functools.wraps(func)
+    def quiet(*args: Any, **kwargs: Any) -> Any:
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            return func(*args, **kwargs)
+
+    return quiet  # type: ignore[return-value]
 
 
 def _sigmoid(v: np.ndarray) -> np.ndarray:
@@ -63,6 +81,7 @@ def _nms_per_class(probs: np.ndarray, boxes: np.ndarray, nms_value: float) -> No
             column[later[iou > nms_value]] = 0
 
 
+@_device_float_math
 def region_layer(
     output: np.ndarray,
     *,

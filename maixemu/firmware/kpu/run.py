@@ -70,15 +70,21 @@ def v3_fmap(net: kpu_net, output: np.ndarray, layer_index: int, key) -> kpu_fmap
         # nncase stores the DMA byte count as w*h*ch - 1 and the firmware reports it unchanged.
         return kpu_fmap(data, size=max(w * h * ch - 1, 0), index=layer_index, w=w, h=h, ch=ch, typecode="B")
     typecode = net.model.layer_output_typecode(layer_index)  # the kmodel's layer table says
-    values = np.asarray(output, dtype=np.float32 if typecode == "f" else np.uint8).reshape(-1)
+    # The output buffer's bytes read as the last layer's type (an output another layer wrote in
+    # another type is reinterpreted, as the firmware's pointer cast does).
+    raw = np.ascontiguousarray(output).reshape(-1).view(np.uint8)
+    values = raw[: raw.size // 4 * 4].view("<f4") if typecode == "f" else raw
     data = net._store(key, values)
     nbytes = data.nbytes
     # Firmware bug kept: the element-size helper returns 1, so w is the byte count.
     return kpu_fmap(data, size=nbytes, index=layer_index, w=nbytes, h=1, ch=1, typecode=typecode)
 
 
-def v4_fmap(net: kpu_net, output: np.ndarray, out_index: int) -> kpu_fmap:
-    shape = net._output_shapes.get(out_index)
+def v4_fmap(net: kpu_net, output: np.ndarray, out_index: int, *, shape_set: bool = True) -> kpu_fmap:
+    """Output ``out_index`` as a float fmap shaped by ``set_outputs``. ``shape_set`` False: a shape
+    never set reads as 0x0x0 (``sipeed_kpu_get_outputs_shape`` returns the zeroed table entry)
+    instead of failing as ``forward`` does."""
+    shape = net._output_shapes.get(out_index, None if shape_set else (0, 0, 0))
     count = int(np.asarray(output).size)
     if shape is None:
         raise OSError(
@@ -93,29 +99,53 @@ def v4_fmap(net: kpu_net, output: np.ndarray, out_index: int) -> kpu_fmap:
     return kpu_fmap(data, size=data.nbytes, index=len(net.model.layers) - 1, w=w, h=h, ch=ch, typecode="f")
 
 
+def output_memory(net: kpu_net) -> list[np.ndarray]:
+    """The model's output buffers as its last complete run left them (zeros before any: the
+    firmware allocates them when it loads the model). Every run of the whole model writes all of
+    them, whichever output the call reads: ``kpu.get_output(task, i)`` reads them afterwards."""
+    if net._outputs is None:
+        net._outputs = [np.zeros(spec.shape, spec.dtype) for spec in net.model.outputs]
+    return net._outputs
+
+
+def run_model(net: kpu_net, x: np.ndarray) -> list[np.ndarray]:
+    """Run the whole model on ``x``; its outputs become the model's output memory."""
+    try:
+        outputs = [np.asarray(o) for o in net.model.run(x)]
+    except Exception as exc:  # a model that cannot run: the device's run error, with the reason
+        raise OSError(codes.with_advice(codes.error_text(codes.RUN_MODEL), f"{type(exc).__name__}: {exc}")) from exc
+    net._outputs = outputs
+    return outputs
+
+
+def output_fmap(net: kpu_net, out_index: int, *, shape_set: bool = True) -> kpu_fmap | None:
+    """Output ``out_index`` of the output memory typed as ``sipeed_kpu_get_output`` hands it out:
+    V3 by the model's last layer (for every output index, as the firmware does), V4 by its
+    ``set_outputs`` shape (see :func:`v4_fmap` for ``shape_set``). None when there is no such output."""
+    outputs = output_memory(net)
+    if not 0 <= out_index < len(outputs):
+        return None
+    if net.model.version == 3:
+        return v3_fmap(net, outputs[out_index], len(net.model.layers) - 1, ("out", out_index))
+    return v4_fmap(net, outputs[out_index], out_index, shape_set=shape_set)
+
+
 def run(net: kpu_net, data, out_index: int, call: str) -> kpu_fmap:
     model = net.model
     x = input_array(net, data, call)
     limit = net._layer_limit
-    try:
-        if model.version == 3 and limit and limit < len(model.layers):
-            last = None
-            for step in model.trace(x, limit=limit):
-                last = step
-            fm = v3_fmap(net, last.output, limit - 1, ("layer", limit - 1))
-        else:
-            outputs = model.run(x)
-            if not 0 <= out_index < len(outputs):
-                raise OSError("sipeed_kpu_get_output err")
-            if model.version == 3:
-                fm = v3_fmap(net, outputs[out_index], len(model.layers) - 1, ("out", out_index))
-            else:
-                fm = v4_fmap(net, outputs[out_index], out_index)
-    except (OSError, ValueError):
-        raise
-    except Exception as exc:  # a model that cannot run: the device's run error, with the reason
-        raise OSError(codes.with_advice(codes.error_text(codes.RUN_MODEL), f"{type(exc).__name__}: {exc}")) from exc
-    net._last[out_index] = fm
+    if model.version == 3 and limit and limit < len(model.layers):
+        try:
+            *_, last = model.trace(x, limit=limit)
+        except Exception as exc:  # a model that cannot run: the device's run error, with the reason
+            raise OSError(codes.with_advice(codes.error_text(codes.RUN_MODEL), f"{type(exc).__name__}: {exc}")) from exc
+        fm = v3_fmap(net, last.output, limit - 1, ("layer", limit - 1))
+    else:
+        run_model(net, x)
+        found = output_fmap(net, out_index)
+        if found is None:
+            raise OSError("sipeed_kpu_get_output err")
+        fm = found
     if kpu_calls.enabled():
         kpu_calls.record(
             call, net._label, input_shape=list(x.shape), out_index=out_index,
@@ -144,4 +174,4 @@ def last_layer_whc(net: kpu_net) -> tuple[int, int, int]:
     return w, h, ch
 
 
-__all__ = ["input_array", "last_layer_whc", "model_input_chw", "run"]
+__all__ = ["input_array", "last_layer_whc", "model_input_chw", "output_fmap", "output_memory", "run", "run_model"]
