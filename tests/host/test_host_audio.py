@@ -149,3 +149,13 @@ def test_a_fifo_as_wav_input_is_refused_not_waited_for(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(audio.AudioError, match="is not a regular file"):
         audio.open_source(str(fifo))
+
+
+def test_a_rate_change_into_the_wav_sink_is_resampled_in_bounded_blocks():
+    """A chunk at 10 Hz into a sink at 4 MHz is 400 000 frames per input frame: resampled a block at a
+    time (today's main made the whole result at once)."""
+    frames = np.arange(20, dtype=np.int16).repeat(2).reshape(-1, 2)
+    blocks = list(audio.resampled_blocks(frames, 10, 4_000_000))
+    assert max(len(b) for b in blocks) <= audio.RESAMPLE_BLOCK
+    assert sum(len(b) for b in blocks) == 8_000_000
+    assert np.array_equal(np.concatenate(blocks[:1])[:, 0], audio.resample(frames, 10, 4_000_000)[:audio.RESAMPLE_BLOCK, 0])
