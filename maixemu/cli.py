@@ -18,52 +18,20 @@ from pathlib import Path
 from . import __version__
 
 
-def parse_flash_mapping(text: str) -> tuple[int, Path]:
-    """``0x300000=face.kmodel`` → (0x300000, Path)."""
-    address, sep, path = text.partition("=")
-    if not sep or not path:
-        raise argparse.ArgumentTypeError(f"--flash takes ADDRESS=FILE (e.g. 0x300000=face.kmodel), got {text!r}")
-    try:
-        value = int(address, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--flash address {address!r} is not a number (e.g. 0x300000)") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("--flash address must be > 0, as kpu.load requires")
-    file = Path(path)
-    if not file.is_file():
-        raise argparse.ArgumentTypeError(f"--flash {text}: no such file {path}")
-    return value, file
-
-
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """``maixemu run``'s arguments: the script, ``--sample``, and one flag per run option
+    (:func:`maixemu.session.spec.add_arguments`)."""
+    from .session.spec import add_arguments
+
     parser.add_argument("script", nargs="?", type=Path, help="MaixPy script (default: the bundled sample)")
     parser.add_argument("--sample", metavar="NAME", help="run one of the samples installed with maixemu (maixemu samples lists them)")
-    parser.add_argument("--camera", help="0 (webcam index) | VIDEO | DIR of images | IMAGE | synthetic (default: webcam 0, else synthetic)")
-    parser.add_argument("--lcd", help="window | none | record:PATH (.mp4/.avi or a folder of PNGs) (default: window if a display exists)")
-    parser.add_argument("--sd", dest="sd_dir", type=Path, help="local folder mounted as /sd; the script's writes change it (default: the script's folder, copy-on-write into .maixemu/sd)")
-    parser.add_argument("--flash-dir", type=Path, help="local folder mounted as /flash; the script's writes change it (default: the script's folder, copy-on-write into .maixemu/flash)")
-    parser.add_argument("--writable", action="store_true", help="let the script write into its own folder for real (no .maixemu copy-on-write layer)")
-    parser.add_argument("--flash", action="append", type=parse_flash_mapping, default=[], metavar="ADDR=FILE", help="map a flash address to a model file, e.g. 0x300000=face.kmodel (repeatable)")
-    parser.add_argument("--flash-image", type=Path, help="a .kfpkg flash package; its flash-list.json gives the addresses")
-    parser.add_argument("--board", metavar="NAME", help="board profile: default | bit | dock | go | duino | cube | amigo | m5stickv | unitv (its board_info pins, LCD, keys and LEDs)")
-    parser.add_argument("--uart-loop", action="append", default=[], metavar="TX:RX", help="wire a UART's TX to a UART's RX so the script receives what it sends, e.g. 1:2 (UART1 -> UART2) or 1:1 (repeatable)")
-    parser.add_argument("--frames", type=int, help="end cleanly after N camera frames (LCD frames for scripts without a camera)")
-    parser.add_argument("--timeout", type=float, help="end cleanly after S seconds")
-    parser.add_argument("--ai-memory", choices=["device", "warn", "strict"], help="what happens when the KPU reads AI memory older than the pixels (default: device)")
-    parser.add_argument("--firmware", choices=["full", "minimum", "none"], help="memory budget of the emulated firmware for models (default: full)")
-    parser.add_argument("--kpu-log", type=Path, help="write one JSON line per kpu.forward/run_yolo2 call (model, shapes, boxes)")
-    parser.add_argument("--show-ai", nargs="?", const="window", metavar="SINK", help="a second view with the AI buffers the KPU read, next to the LCD: window (default) | record:PATH | none")
-    parser.add_argument("--ide", nargs="?", const=8210, type=int, metavar="PORT", help="serve an IDE page (frame buffer, terminal, histogram, thresholds, buttons) at http://127.0.0.1:PORT/ (default 8210; 0: any free port)")
-    parser.add_argument("--ide-host", metavar="ADDR", help="address the IDE page listens on (default 127.0.0.1; any other needs the token in the printed address)")
-    parser.add_argument("--audio-out", metavar="SINK", help="I2S sound: wav:PATH | speaker | none (default: a WAV file in the temp folder, made at the first sound)")
-    parser.add_argument("--audio-in", metavar="SOURCE", help="what the microphone hears: silence (default) | tone[:HZ[:AMPLITUDE]] | FILE.wav | mic")
-    parser.add_argument("--overwrite", action="store_true", help="let --lcd record:, --show-ai record:, --audio-out wav: and --kpu-log replace a file maixemu did not write (without it only maixemu's own earlier outputs are replaced)")
-    parser.add_argument("--debug", action="store_true", help="show maixemu's own frames in tracebacks")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no [maixemu] notices")
+    add_arguments(parser)
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from .session.run import RunOptions, default_sample, run_command
+    from .session.lifecycle import run_command
+    from .session.run import default_sample
+    from .session.spec import OptionError, RunSpec, given_by_cli
 
     own_script = args.script is not None  # a bundled sample belongs to no project
     if args.sample is not None:
@@ -78,63 +46,31 @@ def command_run(args: argparse.Namespace) -> int:
             print(f"maixemu: {exc}", file=sys.stderr)
             return 2
     script = args.script or default_sample()
-    if args.frames is not None and args.frames < 0:
-        print("maixemu: --frames must be >= 0", file=sys.stderr)
+    try:
+        given = given_by_cli(args)
+    except OptionError as exc:
+        print(f"maixemu: {exc}", file=sys.stderr)
         return 2
-    if args.timeout is not None and not 0 < args.timeout < 1e9:  # nan and inf fail too
-        print("maixemu: --timeout must be a number of seconds > 0", file=sys.stderr)
-        return 2
-    if args.ide is not None and not 0 <= args.ide <= 65535:
-        print("maixemu: --ide PORT must be 0..65535", file=sys.stderr)
-        return 2
-    if args.ide_host and args.ide is None:
-        args.ide = 8210
+    project = None
     if own_script:
-        from .session.project import ProjectFileError, apply_project_file, copy_on_write_line
+        from .session.project import ProjectFileError, copy_on_write_line, load_project
 
-        given = [f"{flag} {value}" if value is not True else flag
-                 for flag, value in (("--writable", args.writable), ("--sd", args.sd_dir),
-                                     ("--flash-dir", args.flash_dir)) if value]
         try:
-            project = apply_project_file(args, Path(args.script).resolve().parent)
+            project = load_project(Path(args.script).resolve().parent)
         except ProjectFileError as exc:
             print(f"maixemu: {exc}", file=sys.stderr)
             return 2
-        if project is not None and not args.quiet:
+    spec = RunSpec().merged(project.values if project is not None else None, given)
+    if project is not None:
+        if not spec.quiet:
             print(f"[maixemu] project file: {project.file} (command-line options override it)", file=sys.stderr)
-        said = copy_on_write_line(project, given) if project is not None else None
+        said = copy_on_write_line(project.file, project.values, given)
         if said is not None:  # never hidden by quiet: the file switched copy-on-write off
             print(said, file=sys.stderr)
-    options = RunOptions(
-        script=script,
-        camera=args.camera,
-        lcd=args.lcd,
-        sd_dir=args.sd_dir,
-        flash_dir=args.flash_dir,
-        writable=args.writable,
-        flash=dict(args.flash),
-        flash_image=args.flash_image,
-        frames=args.frames,
-        board=args.board,
-        uart_loop=list(args.uart_loop),
-        timeout=args.timeout,
-        ai_memory=args.ai_memory or "device",
-        firmware=args.firmware or "full",
-        debug=args.debug,
-        kpu_log=args.kpu_log,
-        show_ai=args.show_ai,
-        ide=args.ide,
-        ide_host=args.ide_host,
-        audio_out=args.audio_out,
-        audio_in=args.audio_in,
-        overwrite=args.overwrite,
-        quiet=args.quiet,
-        argv=list(getattr(args, "script_args", [])),
-    )
-    if args.script is None and not args.quiet:
+    if args.script is None and not spec.quiet:
         print(f"[maixemu] no script given: running the bundled sample {script.name}", file=sys.stderr)
     # A broken --flash-image or --lcd is reported by the session as one line with exit 2.
-    return run_command(options)
+    return run_command(spec, script, argv=getattr(args, "script_args", []))
 
 
 #: reStructuredText/Markdown mark-up in docstrings, and what help shows instead: ``x``, `x` and
@@ -213,11 +149,26 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, script_args = argv[:cut], argv[cut + 1 :]
     parser, commands = build_parser()
+    if argv and not argv[0].startswith("-") and argv[0] != "run" and argv[0] not in commands:
+        from .session.script_hint import not_a_command_hint
+
+        hint = not_a_command_hint(argv[0])  # `maixemu main.py`: the user meant `maixemu run main.py`
+        if hint is not None:
+            print(f"maixemu: {hint}", file=sys.stderr)
+            return 2
     args = parser.parse_args(argv or ["run"])
-    if args.command == "run":
-        args.script_args = script_args
-        return command_run(args)
-    return int(commands[args.command].run(args) or 0)
+    from .session.compute import limited_threads
+
+    with limited_threads():  # one BLAS thread (MAIXEMU_THREADS for more), see session.compute
+        if args.command == "run":
+            args.script_args = script_args
+            if args.script is not None and not Path(args.script).is_file():
+                from .session.script_hint import missing_script_message
+
+                print(f"maixemu: {missing_script_message(Path(args.script), str(args.script))}", file=sys.stderr)
+                return 2
+            return command_run(args)
+        return int(commands[args.command].run(args) or 0)
 
 
 def console_main() -> int:

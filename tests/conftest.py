@@ -9,9 +9,16 @@ and switches it off after, so no test sees another's camera, panel, pins, models
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# Compiled kernels run from their first call in the tests (numba compiles on demand, as it does
+# by default), so that a test comparing a kernel with its plain twin really runs the kernel and
+# a path test sees the path it asks for; the default background mode (kpu.warmup) is what
+# tests/kmodel/test_cold_start.py exercises, and what subprocesses get when a test clears this.
+os.environ.setdefault("MAIXEMU_KERNELS", "wait")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
@@ -54,9 +61,13 @@ def repo_root() -> Path:
     return REPO_ROOT
 
 
-#: The KPU engines every exactness test runs on (``MAIXEMU_KPU_ENGINE`` + ``MAIXEMU_KPU_INT8``):
-#: the numpy path, the compiled path with int8 products, and the compiled path with float products.
-KPU_ENGINES = ("numpy", "fast", "fast-f32")
+#: The KPU engines every exactness test runs on: the numpy path and the compiled path with each
+#: product kind forced (``MAIXEMU_KPU_PRODUCTS``; the load-time proof still guards a forced int8
+#: kind, so on a CPU where it is not exact the layer takes float64 and says why). ``fast`` is the
+#: compiled path with the products this machine chooses.
+KPU_ENGINES = ("numpy", "fast-u8s8", "fast-u8u8", "fast-f32", "fast-f64")
+#: engine name -> MAIXEMU_KPU_PRODUCTS
+ENGINE_PRODUCTS = {"fast": "auto", "fast-u8s8": "u8s8", "fast-u8u8": "u8u8", "fast-f32": "f32", "fast-f64": "f64"}
 
 
 def pytest_generate_tests(metafunc):
@@ -66,12 +77,20 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("kpu_engine", marker.args if marker else KPU_ENGINES, indirect=True)
 
 
+def engine_key() -> tuple[str, str, str]:
+    """What decides the paths of a model loaded now (a cache key for tests that reuse models)."""
+    import os
+
+    return tuple(os.environ.get(v, "") for v in ("MAIXEMU_KPU_ENGINE", "MAIXEMU_KPU_PRODUCTS", "MAIXEMU_KPU_INT8"))  # type: ignore[return-value]
+
+
 @pytest.fixture
 def kpu_engine(request, monkeypatch) -> str:
     """Models loaded in the test use this engine; the compiled ones skip when the extra is missing."""
     name = request.param
     monkeypatch.setenv("MAIXEMU_KPU_ENGINE", "numpy" if name == "numpy" else "fast")
-    monkeypatch.setenv("MAIXEMU_KPU_INT8", "0" if name == "fast-f32" else "1")
+    monkeypatch.setenv("MAIXEMU_KPU_PRODUCTS", ENGINE_PRODUCTS.get(name, "auto"))
+    monkeypatch.delenv("MAIXEMU_KPU_INT8", raising=False)
     if name != "numpy":
         from maixemu.kmodel.kpu import fast
 
@@ -79,7 +98,7 @@ def kpu_engine(request, monkeypatch) -> str:
             fast.kernels()
         except fast.FastEngineUnavailable as exc:
             pytest.skip(str(exc))
-    if name == "fast":
+    if name in ("fast-u8s8", "fast-u8u8"):
         from maixemu.kmodel.kpu import int8
 
         if int8.unavailable_reason():

@@ -1,23 +1,28 @@
-"""Benchmark kmodels: ms per run (CPU and wall), the ratio to a same-run numpy matmul, load time, each layer's path.
+"""Benchmark kmodels: process CPU and wall time per run, the ratio to a same-run float64 matmul, memory, each layer's path.
 
 For each model: load time, the median of many ``run()`` calls on a seeded random input, the
-effective throughput (the model's MACs / run time) and the GMAC/s of a single-threaded float64
+effective throughput (the model's MACs / CPU time) and the GMAC/s of a single-threaded float64
 numpy matmul of comparable size, timed *interleaved* with the model (run, matmul, run, matmul…)
 so that load on a shared machine hits both alike; their ratio says how close the emulator gets
-to what this machine's BLAS does, whatever the machine's load. Times are CPU time of the calling
-thread (``time.thread_time``: what the work costs, not how long other processes kept the core)
-and wall time; ratios use CPU time. The engine runs every layer in the calling thread (one BLAS /
-onnxruntime thread), so its CPU time is the whole cost. Then the path every KPU layer took
-(``int8+linear HWC``, ``dw+linear HWC``, ``f32+lut CHW``, ... see ``kmodel.kpu.hwc``).
+to what this machine's BLAS does, whatever the machine's load. Times are the CPU time of the
+whole process (``time.process_time``: every thread, so BLAS or onnxruntime threads spinning
+count) beside wall time; ratios use CPU time. Then the model's working memory (the resident
+memory a fresh load and three runs add, ``x file`` its multiple of the file's size) and the path
+every layer took (``u8s8+linear HWC``, ``u8u8-rgbx+linear HWC``, ``dw+linear HWC``, ``f32+lut CHW``,
+V4's quantized CPU ops ``u8s8`` / ``dw`` / ``int64`` … see ``kmodel.kpu.products``), with why a
+faster product was refused on this CPU and the layers below 1 GMAC/s. The first lines name the
+machine: CPU flags, whether onnxruntime's u8s8 kernel saturates here, the BLAS and its threads.
 
-``--compare`` loads each model a second time on the numpy path (``MAIXEMU_KPU_ENGINE=numpy``)
-and times both interleaved. ``--litert [FILE]`` times the float ``.tflite`` reference (default
+``--layers`` lists every layer with its CPU time and GMAC/s. ``--compare`` loads each model a
+second time on the numpy path (``MAIXEMU_KPU_ENGINE=numpy``) and times both interleaved.
+``--litert [FILE]`` times the float ``.tflite`` reference (default
 ``../shared/reference/ulffd_landmark.tflite``) with LiteRT (``ai-edge-litert``), one thread,
 interleaved with the models, and prints each model's time as a multiple of LiteRT's. ``--fresh``
-also measures each model's first load in a new Python process (``import`` + ``load_kmodel`` +
-the first ``run()``, which may wait for the compiled kernels). With no MODEL it benches the
-shared sample models (``../shared/models`` next to the repository) if present, else the bundled
-demo model; ``--all`` adds every distinct kmodel of the shared CanMV examples.
+also measures each model's first output in new Python processes (``import`` + ``load_kmodel`` +
+the first ``run()``): cold, with an empty kernel cache, then warm, with the cache that left —
+process CPU time, wall time, peak resident memory. With no MODEL it benches the shared sample
+models (``../shared/models`` next to the repository) if present, else the bundled demo model;
+``--all`` adds every distinct kmodel of the shared CanMV examples.
 """
 
 from __future__ import annotations
@@ -25,7 +30,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -37,6 +41,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from ._bench_measure import FirstOutput, cold_and_warm, working_memory
+
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 SHARED_DIR = Path(__file__).resolve().parents[2].parent / "shared"
 SHARED_MODELS = SHARED_DIR / "models"
@@ -46,10 +52,26 @@ DEFAULT_TFLITE = SHARED_DIR / "reference" / "ulffd_landmark.tflite"
 
 @dataclass
 class Timing:
-    """Medians of one timed function: CPU time of the calling thread and wall time (seconds)."""
+    """Medians of one timed function: CPU time of the whole process and wall time (seconds)."""
 
     cpu: float
     wall: float
+
+
+@dataclass
+class LayerTiming:
+    """One layer's median CPU time in a run, with what ran it."""
+
+    index: int
+    kind: str
+    path: str
+    macs: int
+    cpu: float
+    refused: list[str] = field(default_factory=list)
+
+    @property
+    def gmacs(self) -> float:
+        return self.macs / self.cpu / 1e9 if self.cpu > 0 and self.macs else 0.0
 
 
 @dataclass
@@ -63,8 +85,15 @@ class BenchResult:
     #: per KPU layer: (layer index, kind, path)
     paths: list[tuple[int, str, str]] = field(default_factory=list)
     wall_ms: float = 0.0
-    #: fresh process: (import s, load s, first run s), with ``--fresh``
-    fresh: tuple[float, float, float] | None = None
+    #: cold and warm first output of a fresh process, with ``--fresh``
+    fresh: tuple[FirstOutput, FirstOutput] | None = None
+    #: every layer's CPU time and path
+    layers: list[LayerTiming] = field(default_factory=list)
+    #: resident bytes a load and three runs add (None where it cannot be measured)
+    memory: int | None = None
+    file_bytes: int = 0
+    #: CPU ms medians of the ``extra`` functions timed next to the model (LiteRT)
+    extra_ms: list[float] = field(default_factory=list)
 
     @property
     def gmacs(self) -> float:
@@ -74,6 +103,11 @@ class BenchResult:
     def ratio(self) -> float:
         return self.gmacs / self.matmul_gmacs if self.matmul_gmacs else 0.0
 
+    @property
+    def slow_layers(self) -> list[LayerTiming]:
+        """Layers with MACs that ran below 1 GMAC/s."""
+        return [t for t in self.layers if t.macs and t.gmacs < 1.0]
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("models", nargs="*", type=Path, help="kmodel files (default: ../shared/models/v3 and v4, else the demo model)")
@@ -82,7 +116,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compare", action="store_true", help="also time the numpy path, interleaved with the default engine")
     parser.add_argument("--layers", action="store_true", help="list every KPU layer's path (default: a count per path)")
     parser.add_argument("--all", action="store_true", help="with no MODEL: also every distinct kmodel of ../shared's CanMV examples")
-    parser.add_argument("--fresh", action="store_true", help="also time each model's first load and run in a new Python process")
+    parser.add_argument("--fresh", action="store_true", help="also time each model's first output in new Python processes, "
+                        "with an empty kernel cache (cold) and then warm: CPU and wall time, peak memory")
     parser.add_argument("--litert", nargs="?", type=Path, const=DEFAULT_TFLITE, default=None, metavar="TFLITE",
                         help="time a float .tflite with LiteRT, one thread, as the reference (default file: "
                              "../shared/reference/ulffd_landmark.tflite)")
@@ -118,12 +153,12 @@ def random_input(spec, rng: np.random.Generator) -> np.ndarray:
 
 
 def median_time(fn, runs: int, warmup: int) -> float:
-    """Median CPU seconds of ``fn`` (this thread)."""
+    """Median process CPU seconds of ``fn``."""
     return interleaved_medians([fn], runs, warmup)[0].cpu
 
 
 def interleaved_medians(fns: list[Callable[[], object]], runs: int, warmup: int) -> list[Timing]:
-    """Median CPU and wall seconds of each function, timed in turn run after run."""
+    """Median process CPU and wall seconds of each function, timed in turn run after run."""
     for _ in range(warmup):
         for fn in fns:
             fn()
@@ -131,9 +166,9 @@ def interleaved_medians(fns: list[Callable[[], object]], runs: int, warmup: int)
     wall: list[list[float]] = [[] for _ in fns]
     for _ in range(max(runs, 1)):
         for fn, c, w in zip(fns, cpu, wall):
-            t0, w0 = time.thread_time(), time.perf_counter()
+            t0, w0 = time.process_time(), time.perf_counter()
             fn()
-            w1, t1 = time.perf_counter(), time.thread_time()
+            w1, t1 = time.perf_counter(), time.process_time()
             c.append(t1 - t0)
             w.append(w1 - w0)
     return [Timing(float(np.median(c)), float(np.median(w))) for c, w in zip(cpu, wall)]
@@ -200,85 +235,123 @@ def layer_paths(model) -> list[tuple[int, str, str]]:
     return [(layer.index, layer.kind, str(layer.details["path"])) for layer in model.layers if layer.on_kpu and "path" in layer.details]
 
 
-_FRESH_SCRIPT = """
-import json, sys, time
-import numpy as np
-t0 = time.perf_counter()
-from maixemu.kmodel import load_kmodel
-t1 = time.perf_counter()
-m = load_kmodel(sys.argv[1])
-t2 = time.perf_counter()
-x = [np.zeros(s.shape, s.dtype) for s in m.inputs]
-m.run(*x)
-t3 = time.perf_counter()
-print(json.dumps([t1 - t0, t2 - t1, t3 - t2]))
-"""
-
-
-def fresh_process_load(path: Path) -> tuple[float, float, float]:
-    """(import s, load s, first run s) of ``path`` in a new Python process (wall time)."""
-    done = subprocess.run([sys.executable, "-c", _FRESH_SCRIPT, str(path)], capture_output=True, text=True, timeout=600, check=True)
-    return tuple(json.loads(done.stdout.strip().splitlines()[-1]))  # type: ignore[return-value]
+def layer_timings(model, inputs: list, runs: int = 5) -> list[LayerTiming]:
+    """Every layer's median CPU time over ``runs`` runs (``Model.layer_times``), with its path
+    (KPU layers and V4's quantized CPU ops name theirs; other CPU layers show their kind)."""
+    samples: dict[int, list[float]] = {}
+    for _ in range(max(runs, 1)):
+        for index, seconds in model.layer_times(*inputs):
+            samples.setdefault(index, []).append(seconds)
+    out = []
+    for layer in model.layers:
+        if layer.index in samples:
+            path = str(layer.details.get("path", "cpu"))
+            out.append(LayerTiming(layer.index, layer.kind, path, int(layer.macs), float(np.median(samples[layer.index])),
+                                   list(layer.details.get("refused", ()))))
+    return out
 
 
 def bench_model(path: Path, runs: int, warmup: int, *, compare: bool = False,
                 extra: list[Callable[[], object]] | None = None, fresh: bool = False) -> list[BenchResult]:
     """Time a model (and its numpy-path twin with ``compare``; ``extra`` functions interleaved too).
 
-    Returns one result per engine; ``bench_model.extra_ms`` holds the CPU medians of ``extra``.
+    Returns one result per engine; the first one's ``extra_ms`` holds the CPU medians of ``extra``.
     """
     from ..kmodel.kpu import fast
 
-    first_load = fresh_process_load(path) if fresh else None
+    first = cold_and_warm(path) if fresh else None
     engines: list[str | None] = [None] + (["numpy"] if compare else [])
     loaded = [_load(path, engine) for engine in engines]
     fast.wait_for_warm_up()  # time the kernels, not their background loading
     rng = np.random.default_rng(0)
     inputs = [random_input(spec, rng) for spec in loaded[0][0].inputs]
-    fns: list[Callable[[], object]] = [lambda m=m: m.run(*inputs) for m, _ in loaded]
+    fns: list[Callable[[], object]] = [_runner(model, inputs) for model, _ in loaded]
     macs = sum(layer.macs for layer in loaded[0][0].layers)
     yardstick, yard_macs = matmul_runner(macs)
     extra = extra or []
     medians = interleaved_medians(fns + [yardstick] + extra, runs, warmup)
     reference = yard_macs / medians[len(fns)].cpu / 1e9
-    bench_model.extra_ms = [m.cpu * 1e3 for m in medians[len(fns) + 1:]]
-    return [BenchResult(_name(path), load_s, t.cpu * 1e3, macs, reference, engine or "auto", layer_paths(model), t.wall * 1e3,
-                        first_load if engine is None else None)
-            for (model, load_s), engine, t in zip(loaded, engines, medians)]
+    results = []
+    for (model, load_s), engine, t in zip(loaded, engines, medians):
+        result = BenchResult(_name(path), load_s, t.cpu * 1e3, macs, reference, engine or "auto", layer_paths(model), t.wall * 1e3,
+                             first if engine is None else None, layer_timings(model, inputs), file_bytes=path.stat().st_size)
+        results.append(result)
+    results[0].extra_ms = [m.cpu * 1e3 for m in medians[len(fns) + 1:]]
+    del loaded, fns
+    results[0].memory = working_memory(path, inputs)
+    return results
 
 
-bench_model.extra_ms = []
+def _runner(model, inputs: list) -> Callable[[], object]:
+    return lambda: model.run(*inputs)
+
+
+def _table(rows: list[tuple[str, ...]], left: int = 2) -> str:
+    """Columns padded to their widest cell: the first ``left`` to the left, numbers to the right."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+                     for row in rows)
+
+
+def _mib(n: int | None) -> str:
+    return "" if n is None else f"{n / (1 << 20):.1f}"
 
 
 def format_results(results: list[BenchResult], litert_ms: dict[str, float] | None = None) -> str:
-    fresh = any(r.fresh for r in results)
-    rows = [("model", "engine", "load s", "ms/run CPU", "wall", "GMAC", "GMAC/s", "f64 matmul GMAC/s", "ratio")]
-    if fresh:
-        rows[0] += ("fresh: import+load s", "first run s")
+    rows: list[tuple[str, ...]] = [("model", "engine", "load s", "CPU ms/run", "wall ms", "GMAC", "GMAC/s", "f64 matmul GMAC/s",
+                                     "ratio", "memory MiB", "x file")]
     if litert_ms:
         rows[0] += ("x LiteRT",)
     for r in results:
-        row = (r.name, r.engine, f"{r.load_s:.3f}", f"{r.run_ms:.2f}", f"{r.wall_ms:.2f}", f"{r.macs / 1e9:.3f}", f"{r.gmacs:.2f}",
-               f"{r.matmul_gmacs:.2f}", f"{r.ratio:.2f}")
-        if fresh:
-            row += (f"{r.fresh[0]:.2f}+{r.fresh[1]:.2f}", f"{r.fresh[2]:.2f}") if r.fresh else ("", "")
+        times_file = f"{r.memory / r.file_bytes:.1f}" if r.memory is not None and r.file_bytes else ""
+        row: tuple[str, ...] = (r.name, r.engine, f"{r.load_s:.3f}", f"{r.run_ms:.2f}", f"{r.wall_ms:.2f}", f"{r.macs / 1e9:.3f}", f"{r.gmacs:.2f}",
+               f"{r.matmul_gmacs:.2f}", f"{r.ratio:.2f}", _mib(r.memory), times_file)
         if litert_ms:
             row += (f"{r.run_ms / litert_ms[r.name]:.2f}" if r.name in litert_ms else "",)
         rows.append(row)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in rows)
+    text = _table(rows)
+    fresh = [r for r in results if r.fresh]
+    if fresh:
+        rows = [("first output, fresh process", "cold CPU s", "wall s", "peak RSS MiB", "all kernels CPU s", "warm CPU s", "wall s",
+                 "peak RSS MiB")]
+        for r in fresh:
+            assert r.fresh is not None
+            cold, warm = r.fresh
+            rows.append((r.name, f"{cold.cpu:.2f}", f"{cold.wall:.2f}", _mib(cold.rss), f"{cold.ready_cpu:.2f}", f"{warm.cpu:.2f}",
+                         f"{warm.wall:.2f}", _mib(warm.rss)))
+        text += "\n\n" + _table(rows, left=1)
+    return text
+
+
+def _gist(why: str) -> str:
+    """A refusal without its counts: ``u8s8: not exact on this CPU, 23 of 640 proof sums`` →
+    ``u8s8: not exact on this CPU``."""
+    return why.split(";")[0].split(",")[0]
 
 
 def format_paths(result: BenchResult, every_layer: bool) -> str:
-    if not result.paths:
-        return f"{result.name} [{result.engine}]: no KPU layers"
+    """The layers' paths: a count per path (or every layer with its CPU time and GMAC/s), why
+    faster products were refused, and the layers below 1 GMAC/s."""
+    head = f"{result.name} [{result.engine}]"
+    if not result.layers:
+        return f"{head}: no layers"
     if every_layer:
-        lines = [f"{result.name} [{result.engine}]:"]
-        lines += [f"  layer {i:3d}  {kind:12s} {path}" for i, kind, path in result.paths]
-        return "\n".join(lines)
-    counts = Counter(path for _, _, path in result.paths)
-    summary = ", ".join(f"{path} x{n}" for path, n in counts.most_common())
-    return f"{result.name} [{result.engine}]: {len(result.paths)} KPU layers: {summary}"
+        lines = [f"{head}:"]
+        for t in result.layers:
+            speed = f"{t.gmacs:7.1f} GMAC/s" if t.macs else " " * 14
+            why = f"  refused: {'; '.join(t.refused)}" if t.refused else ""
+            lines.append(f"  layer {t.index:3d}  {t.kind:18s} {t.path:24s} {t.cpu * 1e3:8.3f} ms {speed}{why}")
+    else:
+        counts = Counter(t.path for t in result.layers if t.path != "cpu")
+        summary = ", ".join(f"{path} x{n}" for path, n in counts.most_common()) or "none"
+        lines = [f"{head}: {len(result.paths)} KPU layers; paths: {summary}"]
+        reasons = Counter(_gist(why) for t in result.layers for why in t.refused)
+        if reasons:
+            lines.append("  refused: " + "; ".join(f"{why} (x{n})" for why, n in reasons.most_common()))
+    slow = result.slow_layers
+    if slow:
+        lines.append("  below 1 GMAC/s: " + ", ".join(f"layer {t.index} {t.kind} {t.gmacs:.2f}" for t in slow))
+    return "\n".join(lines)
 
 
 def litert_runner(path: Path) -> Callable[[], object]:
@@ -327,8 +400,12 @@ def run(args: argparse.Namespace) -> int:
                 bar.update(1)
             results += got
             if extra:
-                litert_ms[got[0].name] = bench_model.extra_ms[0]
+                litert_ms[got[0].name] = got[0].extra_ms[0]
     if results:
+        from ..kmodel.kpu.machine import describe
+
+        print("\n".join(describe()))
+        print()
         print(format_results(results, litert_ms or None))
         if litert_ms:
             print(f"LiteRT {args.litert.name} (float, 1 thread, CPU ms, interleaved with each model): "

@@ -93,6 +93,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "(default: the usual ones are tried on the first images and the best agreeing is used and named; "
                      "with only --std, 0)")
     ref.add_argument("--std", type=_floats("--std"), help="(with only --mean, 1)")
+    ref.add_argument("--layers", action="store_true", help="compare every kmodel layer with the float tensor it computes "
+                     "(cosine, SQNR, saturation, the layer where the error jumps) and split the output error into the "
+                     "device input path's and the quantisation's")
     run = parser.add_argument_group("running")
     run.add_argument("--report", type=Path, default=Path("maixemu-eval"), metavar="REPORT", help="output folder (default ./maixemu-eval)")
     run.add_argument("--jobs", type=_positive, help="worker processes (default: the cores)")
@@ -115,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         framesize=args.framesize, steps=tuple(args.steps), reference=args.reference, mean=args.mean, std=args.std,
         jobs=args.jobs, dask=args.dask, fresh=args.fresh, limit=args.limit, worst=args.worst, quiet=args.quiet,
         overwrite=args.overwrite,
+        layers=args.layers,
     )
     try:
         outcome = evaluate(options)

@@ -13,7 +13,8 @@ from .compare import HIST_EDGES
 from .metrics import classification_metrics
 
 
-def reference_summary(records: list[dict], output_shapes: list[tuple[int, ...]], class_output: int, worst: int) -> dict:
+def reference_summary(records: list[dict], output_shapes: list[tuple[int, ...]], class_output: int, worst: int,
+                      names: list[str] | None = None) -> dict:
     compared = [r for r in records if "ref" in r]
     outputs = []
     for i, shape in enumerate(output_shapes):
@@ -45,11 +46,43 @@ def reference_summary(records: list[dict], output_shapes: list[tuple[int, ...]],
     }
     if top1:
         summary["top1_agreement"] = _mean([float(r["top"][0] == r["ref"]["top1"]) for r in top1])
+    labelled = [r for r in compared if "top1" in r["ref"] and r.get("label") is not None]
+    if labelled:
+        summary["float_accuracy"] = _mean([float(r["ref"]["top1"] == r["label"]) for r in labelled])
+    summary["agreement_matrix"] = agreement_matrix(compared, names or [])
     return summary
 
 
+#: The agreement matrix keeps this many classes (the most frequent); the rest are summed as "other".
+MATRIX_CLASSES = 40
+
+
+def agreement_matrix(records: list[dict], names: list[str]) -> dict:
+    """Float model's arg-max (rows) against the kmodel's (columns), over every row of every image."""
+    counts: dict[tuple[int, int], int] = {}
+    for r in records:
+        for a, b, n in r["ref"].get("pairs", ()):
+            counts[(a, b)] = counts.get((a, b), 0) + n
+    totals: dict[int, int] = {}
+    for (a, b), n in counts.items():
+        totals[a] = totals.get(a, 0) + n
+        totals[b] = totals.get(b, 0) + n
+    kept = sorted(sorted(totals, key=lambda c: (-totals[c], c))[:MATRIX_CLASSES])
+    other = len(totals) > len(kept)
+    position = {c: i for i, c in enumerate(kept)}
+    size = len(kept) + int(other)
+    matrix = [[0] * size for _ in range(size)]
+    for (a, b), n in sorted(counts.items()):
+        matrix[position.get(a, size - 1)][position.get(b, size - 1)] += n
+    labels = [names[c] if 0 <= c < len(names) else str(c) for c in kept] + (["other"] if other else [])
+    total = sum(counts.values())
+    agree = sum(n for (a, b), n in counts.items() if a == b)
+    return {"classes": kept + ([-1] if other else []), "names": labels, "matrix": matrix, "rows": total,
+            "agreement": agree / total if total else None}
+
+
 def build_results(*, task: str, records: list[dict], names: list[str], header: dict, output_shapes, class_output: int,
-                  worst: int, iou: float = 0.5) -> dict:
+                  worst: int, iou: float = 0.5, layer_matches=None) -> dict:
     records = sorted(records, key=lambda r: r["index"])
     ok = [r for r in records if r["status"] == "ok"]
     results = dict(header)
@@ -61,7 +94,16 @@ def build_results(*, task: str, records: list[dict], names: list[str], header: d
     elif task == "detect":
         results.update(detection_metrics(ok, names, iou))
     if any("ref" in r for r in ok):
-        results["reference"].update(reference_summary(ok, output_shapes, class_output, worst))
+        results["reference"].update(reference_summary(ok, output_shapes, class_output, worst, names))
+    if layer_matches is not None:
+        from .layers import output_errors, summarise_layers
+
+        results.update(summarise_layers(layer_matches, ok, worst))
+        results["input_error"], results["quantisation_error"] = output_errors(ok)
+    if "reference" in results and results["reference"].get("images"):
+        from .verdict import deploy_verdict
+
+        results["verdict"] = deploy_verdict(results)
     results["worst"] = worst_images(ok, task, worst)
     return results
 

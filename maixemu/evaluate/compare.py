@@ -30,6 +30,12 @@ def rows(values: np.ndarray) -> np.ndarray:
     return squeezed.reshape(1, -1) if squeezed.ndim == 1 else squeezed.reshape(-1, squeezed.shape[-1])
 
 
+def row_count(shape: tuple[int, ...]) -> int:
+    """How many rows of scores :func:`rows` makes of an output of ``shape`` (1 for a class vector)."""
+    squeezed = [int(s) for s in shape if s != 1] or [1]
+    return 1 if len(squeezed) == 1 else int(np.prod(squeezed[:-1]))
+
+
 def agreement(k: np.ndarray, r: np.ndarray) -> float:
     """Share of rows whose arg-max agrees (1.0/0.0 for a classifier's single row)."""
     kr, rr = rows(k), rows(r)
@@ -54,3 +60,10 @@ def default_class_output(shapes: list[tuple[int, ...]]) -> int:
         return 0
     widths = [(s[-1] if len(s) and s[-1] >= 2 else 1 << 30, i) for i, s in enumerate(shapes)]
     return min(widths)[1]
+
+
+def prediction_pairs(reference: np.ndarray, kmodel: np.ndarray) -> list[list[int]]:
+    """``[float class, kmodel class, rows]`` for every pair of arg-maxes the rows give (sorted)."""
+    rr, kr = rows(reference).argmax(axis=1), rows(kmodel).argmax(axis=1)
+    pairs, counts = np.unique(np.stack([rr, kr], axis=1), axis=0, return_counts=True)
+    return [[int(a), int(b), int(n)] for (a, b), n in zip(pairs, counts)]

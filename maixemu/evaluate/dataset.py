@@ -94,6 +94,9 @@ def detect_task(data: Path, exclude: Path | None = None) -> str:
         raise EvalError(f"{data}: no such folder or file")
     top = [p for p in sorted(data.iterdir()) if _is_image(p)]
     images = top or _walk_images(data, exclude)
+    if not images:
+        raise EvalError(f"{data}: the folder holds no images (image files: {', '.join(sorted(IMAGE_SUFFIXES))}); "
+                        "nothing to evaluate")
     if any(ann.annotation_for(p) is not None for p in images[:200]):
         return "detect"
     subdirs = [d for d in data.iterdir() if d.is_dir() and _is_data_folder(d, exclude) and _walk_images(d, exclude)]

@@ -50,7 +50,7 @@ def guess_normalisation(spec, samples) -> Guess | None:
     """The candidate with the highest mean cosine on the first decodable samples (None: none decodes)."""
     from .worker import Evaluator
 
-    evaluator = Evaluator(replace(spec, mean=CANDIDATES[0][0], std=CANDIDATES[0][1]))
+    evaluator = Evaluator(replace(spec, mean=CANDIDATES[0][0], std=CANDIDATES[0][1], per_layer=False, layer_matches=()))
     reference = evaluator.reference
     probes = []
     for sample in samples:

@@ -99,6 +99,69 @@ def error_histogram(results: dict, folder: Path) -> str | None:
     return _save(fig, plt, folder, "error_histogram.png")
 
 
+def layer_errors(results: dict, folder: Path) -> str | None:
+    """SQNR (and cosine) of every matched layer in model order, saturation as bars, the jump marked."""
+    entries = [e for e in results.get("layers") or [] if e["sqnr_db"] is not None]
+    if not entries:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(min(14.0, 4.0 + 0.18 * len(entries)), 4.2))
+    x = np.arange(len(entries))
+    sqnr = [e["sqnr_db"] for e in entries]
+    ax.plot(x, sqnr, marker="o", markersize=3.5, color="#4878b0", label="SQNR (dB)")
+    jump = (results.get("layer_summary") or {}).get("jump") or {}
+    for i, e in enumerate(entries):
+        if e["index"] == jump.get("index"):
+            ax.plot([i], [e["sqnr_db"]], marker="o", markersize=9, color="#d62728", fillstyle="none", mew=2,
+                    label=f"error jumps (layer {e['index']})")
+    ax.set_ylabel("SQNR, float vs kmodel (dB)")
+    step = max(1, len(entries) // 40)
+    ax.set_xticks(x[::step], [str(e["index"]) for e in entries][::step], fontsize=7, rotation=90 if len(entries) > 40 else 0)
+    ax.set_xlabel("kmodel layer (matched layers, model order)")
+    ax.grid(alpha=0.3)
+    twin = ax.twinx()
+    twin.bar(x, [100 * (e["saturated"] or 0) for e in entries], color="#f0a050", alpha=0.45, width=0.6, label="saturated (%)")
+    twin.set_ylabel("saturated (%)")
+    twin.set_ylim(0, max(5.0, 1.2 * max(100 * (e["saturated"] or 0) for e in entries)))
+    ax.set_zorder(twin.get_zorder() + 1)
+    ax.patch.set_visible(False)
+    handles = ax.get_legend_handles_labels()
+    extra = twin.get_legend_handles_labels()
+    ax.legend(handles[0] + extra[0], handles[1] + extra[1], fontsize=8, loc="lower left")
+    ax.set_title("error per layer: float model vs kmodel on the same input")
+    return _save(fig, plt, folder, "layers.png")
+
+
+def agreement_matrix(results: dict, folder: Path) -> str | None:
+    """Float model's decisions (rows) against the kmodel's (columns)."""
+    matrix_info = (results.get("reference") or {}).get("agreement_matrix")
+    if not matrix_info or not matrix_info["matrix"]:
+        return None
+    plt = _pyplot()
+    matrix = np.asarray(matrix_info["matrix"], dtype=float)
+    n = len(matrix)
+    size = min(10.0, 2.8 + 0.4 * n)
+    fig, ax = plt.subplots(figsize=(size, size))
+    totals = matrix.sum(axis=1, keepdims=True)
+    shown = np.divide(matrix, totals, out=np.zeros_like(matrix), where=totals > 0)
+    ax.imshow(shown, cmap="Greens", vmin=0, vmax=1)
+    names = matrix_info["names"]
+    if n <= 30:
+        ax.set_xticks(range(n), names, rotation=90 if n > 8 else 0, fontsize=8)
+        ax.set_yticks(range(n), names, fontsize=8)
+        for i in range(n):
+            for j in range(n):
+                if matrix[i, j]:
+                    ax.text(j, i, int(matrix[i, j]), ha="center", va="center", fontsize=7,
+                            color="white" if shown[i, j] > 0.5 else "black")
+    ax.set_xlabel("kmodel arg-max")
+    ax.set_ylabel("float model arg-max")
+    agree = matrix_info.get("agreement")
+    ax.set_title(f"agreement matrix ({matrix_info['rows']} decisions, {100 * agree:.2f} % agree)" if agree is not None
+                 else "agreement matrix")
+    return _save(fig, plt, folder, "agreement.png")
+
+
 def worst_images(results: dict, records: dict[str, dict], root: Path, folder: Path, names: list[str]) -> str | None:
     worst = results.get("worst") or []
     if not worst:

@@ -9,6 +9,8 @@ numbers on every worker, which is what makes results identical however the run i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -16,15 +18,33 @@ import numpy as np
 from .errors import EvalError, MissingExtra
 
 
-class Reference:
-    """A loaded float model: ``run((C, H, W) uint8) -> list of float32 outputs``."""
+@dataclass(frozen=True)
+class TappedTensor:
+    """One operator output of the float model: its place in operator order, how to read it, what it is."""
 
-    def __init__(self, path: str, mean: tuple[float, ...], std: tuple[float, ...]):
+    position: int
+    key: str  # the TFLite tensor index, or the ONNX value name
+    name: str
+    op: str
+    shape: tuple[int, ...]
+
+
+class Reference:
+    """A loaded float model: ``run((C, H, W) uint8) -> list of float32 outputs``.
+
+    Opened with ``tensors=True`` (``eval --layers``), every operator's output stays readable:
+    ``run_tensors(chw, keys)`` also returns the tensors named by ``keys`` (:attr:`tapped` lists
+    them, in the file's operator order).
+    """
+
+    def __init__(self, path: str, mean: tuple[float, ...], std: tuple[float, ...], tensors: bool = False):
         self.path = path
         self.mean = np.asarray(mean, dtype=np.float32)
         self.std = np.asarray(std, dtype=np.float32)
         self.channels_last = True
         self.input_shape: tuple[int, ...] = ()
+        self.tensors = tensors
+        self.tapped: list[TappedTensor] = []
 
     def normalise(self, chw: np.ndarray) -> np.ndarray:
         c = chw.shape[0]
@@ -42,8 +62,25 @@ class Reference:
             x = x.transpose(1, 2, 0)
         return np.ascontiguousarray(x, dtype=np.float32).reshape(shape)
 
-    def run(self, chw: np.ndarray) -> list[np.ndarray]:  # pragma: no cover - abstract
+    def run(self, chw: np.ndarray) -> list[np.ndarray]:
+        return self.run_tensors(chw, ())[0]
+
+    def run_tensors(self, chw: np.ndarray, keys) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:  # pragma: no cover
         raise NotImplementedError
+
+    def _tap_graph(self) -> None:
+        """:attr:`tapped`: each operator's outputs, read from the file by :mod:`maixemu.floatmodel`."""
+        from ..floatmodel import GraphError, read_graph
+
+        try:
+            graph = read_graph(self.path)
+        except GraphError as exc:
+            raise EvalError(f"--reference {self.path}: {exc}") from None
+        self.tapped = []
+        for op in graph.ops:
+            for t in op.outputs:
+                key = str(t.index) if graph.format == "tflite" else t.name
+                self.tapped.append(TappedTensor(len(self.tapped), key, t.name, op.op, t.shape))
 
     def _only_input(self, inputs: list):
         if len(inputs) != 1:
@@ -52,14 +89,22 @@ class Reference:
 
 
 class TFLiteReference(Reference):
-    def __init__(self, path: str, mean, std):
-        super().__init__(path, mean, std)
+    def __init__(self, path: str, mean, std, tensors: bool = False):
+        super().__init__(path, mean, std, tensors)
         try:
-            from ai_edge_litert.interpreter import Interpreter
+            from ai_edge_litert.interpreter import Interpreter, OpResolverType  # type: ignore[import-untyped]
         except ImportError:
             raise MissingExtra("ai-edge-litert", "--reference MODEL.tflite") from None
+        extra = {}
+        if tensors:
+            # every intermediate tensor kept, and TFLite's own kernels op by op: XNNPACK would
+            # fuse operators into one delegate node whose inner tensors are never written
+            extra = {"experimental_preserve_all_tensors": True,
+                     "experimental_op_resolver_type": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
         try:
-            self._interp = Interpreter(model_path=path, num_threads=1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # LiteRT's "for debugging" notice on preserve_all_tensors
+                self._interp = Interpreter(model_path=path, num_threads=1, **extra)
             self._interp.allocate_tensors()
         except (ValueError, RuntimeError) as exc:
             raise EvalError(f"--reference {path}: LiteRT cannot load it ({str(exc).splitlines()[0]})") from None
@@ -67,8 +112,11 @@ class TFLiteReference(Reference):
         self._outputs = self._interp.get_output_details()
         self.input_shape = tuple(int(v) for v in self._input["shape"])
         self.channels_last = not (len(self.input_shape) == 4 and self.input_shape[1] in (1, 3) and self.input_shape[-1] not in (1, 3))
+        if tensors:
+            self._tap_graph()
+            self._details = {str(d["index"]): d for d in self._interp.get_tensor_details()}
 
-    def run(self, chw: np.ndarray) -> list[np.ndarray]:
+    def run_tensors(self, chw: np.ndarray, keys) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
         x = self.normalise(chw)
         detail = self._input
         if np.dtype(detail["dtype"]).kind in "iu":
@@ -84,21 +132,34 @@ class TFLiteReference(Reference):
                 scale, zero = out["quantization"]
                 value = (value.astype(np.float32) - np.float32(zero)) * np.float32(scale or 1.0)
             outputs.append(np.asarray(value, dtype=np.float32).copy())
-        return outputs
+        tapped = {}
+        for key in keys:
+            value = self._interp.get_tensor(int(key))
+            detail = self._details[key]
+            if np.dtype(detail["dtype"]).kind in "iu" and detail["quantization"][0]:
+                scale, zero = detail["quantization"]
+                value = (value.astype(np.float32) - np.float32(zero)) * np.float32(scale)
+            tapped[key] = np.asarray(value, dtype=np.float32).copy()
+        return outputs, tapped
 
 
 class OnnxReference(Reference):
-    def __init__(self, path: str, mean, std):
-        super().__init__(path, mean, std)
+    def __init__(self, path: str, mean, std, tensors: bool = False):
+        super().__init__(path, mean, std, tensors)
         try:
-            import onnxruntime as ort
+            import onnxruntime as ort  # type: ignore[import-untyped]
         except ImportError:
             raise MissingExtra("onnxruntime", "--reference MODEL.onnx") from None
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
+        source: str | bytes = path
+        self._extra_outputs: list[str] = []
+        if tensors:
+            self._tap_graph()
+            source = self._with_all_outputs(path)
         try:
-            self._session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+            self._session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types
             raise EvalError(f"--reference {path}: onnxruntime cannot load it ({str(exc).splitlines()[0]})") from None
         only = self._only_input(self._session.get_inputs())
@@ -106,19 +167,39 @@ class OnnxReference(Reference):
         self.input_shape = tuple(d if isinstance(d, int) and d > 0 else 1 for d in only.shape)
         self.channels_last = len(self.input_shape) == 4 and self.input_shape[-1] in (1, 3) and self.input_shape[1] not in (1, 3)
 
-    def run(self, chw: np.ndarray) -> list[np.ndarray]:
-        outs = self._session.run(None, {self._input_name: self.normalise(chw)})
-        return [np.asarray(o, dtype=np.float32) for o in outs]
+        self._output_count = len(self._session.get_outputs()) - len(self._extra_outputs)
+
+    def _with_all_outputs(self, path: str) -> bytes:
+        """The model with every node output made a graph output, so onnxruntime returns it."""
+        try:
+            import onnx
+        except ImportError:
+            raise MissingExtra("onnx", "--layers with an .onnx reference") from None
+        model = onnx.load(path)
+        present = {o.name for o in model.graph.output}
+        self._extra_outputs = [t.key for t in self.tapped if t.key not in present]
+        for name in self._extra_outputs:
+            model.graph.output.append(onnx.ValueInfoProto(name=name))
+        return model.SerializeToString()
+
+    def run_tensors(self, chw: np.ndarray, keys) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+        if not self.tensors:
+            outs = self._session.run(None, {self._input_name: self.normalise(chw)})
+            return [np.asarray(o, dtype=np.float32) for o in outs], {}
+        names = [o.name for o in self._session.get_outputs()]
+        values = dict(zip(names, self._session.run(None, {self._input_name: self.normalise(chw)})))
+        outputs = [np.asarray(values[n], dtype=np.float32) for n in names[: self._output_count]]
+        return outputs, {k: np.asarray(values[k], dtype=np.float32) for k in keys}
 
 
-def open_reference(path: str, mean, std) -> Reference:
+def open_reference(path: str, mean, std, tensors: bool = False) -> Reference:
     suffix = Path(path).suffix.lower()
     if not Path(path).is_file():
         raise EvalError(f"--reference {path}: no such file")
     if suffix == ".tflite":
-        return TFLiteReference(path, mean, std)
+        return TFLiteReference(path, mean, std, tensors)
     if suffix == ".onnx":
-        return OnnxReference(path, mean, std)
+        return OnnxReference(path, mean, std, tensors)
     raise EvalError(f"--reference {path}: give a .tflite (LiteRT) or .onnx (onnxruntime) float model")
 
 

@@ -167,9 +167,68 @@ def summary_text(results: dict, report: Path) -> str:
             shape = "x".join(str(s) for s in o["shape"])
             lines.append(f"    {o['index']:<6}  {shape:<15}  {_num(o['cosine_mean']):>11}  {_num(o['cosine_min']):>10}  "
                          f"{_num(o['max_abs']):>11}  {_num(o['mean_abs']):>11}")
+    if "layers" in results:
+        lines += layers_text(results)
+    if results.get("verdict"):
+        lines.append(f"  {results['verdict']['text']}")
     for item in skipped[:10]:
         lines.append(f"  skipped    {item['path']}: {item['reason']}")
     if len(skipped) > 10:
         lines.append(f"  skipped    ... and {len(skipped) - 10} more (results.json lists them all)")
     lines.append(f"  report     {report / 'index.html'}")
     return "\n".join(lines)
+
+
+def _db(value) -> str:
+    return "exact" if value is None else f"{value:.1f}"
+
+
+def layer_rows(results: dict) -> list[list[str]]:
+    """The per-layer table as text cells (shared by the terminal summary and the report)."""
+    jump = (results.get("layer_summary") or {}).get("jump") or {}
+    rows = []
+    for e in results["layers"]:
+        rows.append([
+            str(e["index"]), e["kind"], "x".join(map(str, e["shape"])), e["float_tensor"], _num(e["cosine"]), _db(e["sqnr_db"]),
+            "-" if e["rmse_steps"] is None else f"{e['rmse_steps']:.2f}", _pct(e["saturated"]),
+            "{:.3g}..{:.3g}".format(*e["float_range"]) if e["float_range"] else "-",
+            "{:.3g}..{:.3g}".format(*e["kmodel_range"]) if e["kmodel_range"] else "-",
+            "<- error jumps" if e["index"] == jump.get("index") else "",
+        ])
+    return rows
+
+
+LAYER_HEADERS = ["#", "kind", "shape", "float tensor", "cosine", "SQNR dB", "RMSE/step", "saturated", "float range",
+                 "kmodel range", ""]
+
+
+def layers_text(results: dict) -> list[str]:
+    mapping = results.get("layer_mapping", {})
+    summary = results.get("layer_summary", {})
+    lines = [f"  layers     {mapping.get('matched')} of {mapping.get('layers')} kmodel layers matched to float tensors "
+             f"(by values on {mapping.get('probe_images')} image(s)); per layer on the file's input:"]
+    rows = [LAYER_HEADERS] + layer_rows(results)
+    widths = [min(36, max(len(r[i]) for r in rows)) for i in range(len(LAYER_HEADERS))]
+    for row in rows:
+        cells = [c if len(c) <= w else "…" + c[-(w - 1):] for c, w in zip(row, widths)]
+        lines.append("    " + "  ".join(c.rjust(w) if i in (0, 4, 5, 6, 7) else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip())
+    compute = [u for u in mapping.get("unmatched", []) if not u["reason"].startswith("moves or converts")]
+    for u in compute[:10]:
+        lines.append(f"    unmatched layer {u['index']} {u['kind']} {'x'.join(map(str, u['shape']))}: {u['reason']}")
+    moved = len(mapping.get("unmatched", [])) - len(compute)
+    if moved:
+        lines.append(f"    ({moved} layer(s) that only move or convert values are not compared)")
+    jump = summary.get("jump")
+    if jump:
+        before = "its own rounding floor" if jump["after"] is None else f"layer {jump['after']}"
+        lines.append(f"  jump       layer {jump['index']} ({jump['kind']}): SQNR {_db(jump['sqnr_db'])} dB, "
+                     f"{jump['drop_db']:.1f} dB below {before}")
+    if summary.get("worst_layers"):
+        lines.append("  worst      layers " + ", ".join(map(str, summary["worst_layers"])) + " (lowest SQNR); images "
+                     + ", ".join(f"{w['path']} ({_db(w['sqnr_mean_db'])} dB)" for w in summary.get("worst_samples", [])[:3]))
+    for key, label in (("input_error", "input path"), ("quantisation_error", "quantisation")):
+        value = results.get(key)
+        if value:
+            lines.append(f"  {label:<10} SQNR {_db(value['sqnr_db'])} dB, cosine {_num(value['cosine'])} at the outputs "
+                         f"({value['compares']})")
+    return lines

@@ -57,6 +57,8 @@ class EvalOptions:
     quiet: bool = False
     #: ``--overwrite``: REPORT may hold report files maixemu did not write (they are replaced)
     overwrite: bool = False
+    #: compare every kmodel layer with the float tensor it computes (needs ``reference``)
+    layers: bool = False
 
 
 @dataclass
@@ -95,6 +97,40 @@ def _check_region(options: EvalOptions) -> None:
         raise EvalError("[MAIXPY]kpu: nms_value only support 0 to 1")
 
 
+def _region_classes(model, anchors: tuple[float, ...]) -> int:
+    """Classes of the YOLOv2 region output, as the firmware counts them, checked against the anchors.
+
+    MaixPy's region layer takes ``classes = channels / 5 - 5`` whatever ``anchor_num`` says
+    (``components/kendryte_sdk/src/sipeed_yolo2.c:52``) and walks ``anchor_num`` boxes per cell, so
+    anchors that do not make 5 x (5 + classes) channels give boxes from the wrong channels there.
+    """
+    channels = region_shape(model)[2]
+    classes = channels // 5 - 5
+    pairs = len(anchors) // 2
+    if channels != 5 * (5 + classes) or pairs != 5:
+        raise EvalError(
+            f"the model's region output has {channels} channels but --anchors gives {pairs} anchor(s): MaixPy's "
+            f"region layer needs 5 anchors x (5 + classes) channels (sipeed_yolo2.c: classes = channels / 5 - 5); "
+            "give the 5 anchor pairs the model was trained with, or evaluate it with --task compare --reference FLOAT_MODEL"
+        )
+    return classes
+
+
+def _check_class_scores(shapes: list[tuple[int, ...]], class_output: int, data: Path) -> None:
+    """Refuse class folders for a model whose class output is not one row of scores (a detector)."""
+    from .compare import row_count
+
+    shape = shapes[class_output]
+    count = row_count(shape)
+    if count > 1:
+        raise EvalError(
+            f"{data} is a classification dataset ({'a CSV' if data.is_file() else 'class folders'}), but output {class_output} of the model is {list(shape)}: {count} rows of scores "
+            "(a detector's per-position map, not one class vector); evaluate a detector on images with VOC .xml or "
+            "YOLO .txt annotations (and --anchors for a YOLOv2 region layer), or compare it with its float model: "
+            "--task compare --reference FLOAT_MODEL"
+        )
+
+
 def _final_size(recipe: InputRecipe) -> tuple[int, int] | None:
     """The frame size after the recipe's last geometric step, when it does not depend on the image."""
     last = next((s for s in reversed(recipe.steps) if s.op != "to_grayscale"), None)
@@ -109,6 +145,9 @@ def prepare(options: EvalOptions):
     model = _load_model(Path(options.model))
     chw = model_chw(model)
     task = detect_task(data, Path(options.report)) if options.task == "auto" else options.task
+    if options.layers and options.reference is None:
+        raise EvalError("--layers compares the kmodel's layers with the float model's: give --reference FLOAT_MODEL "
+                        "(the .tflite or .onnx it was compiled from)")
     if task == "compare" and options.reference is None:
         raise EvalError(
             f"{data}: no labels found (no class folders, CSV or .xml/.txt annotations next to the images): "
@@ -125,13 +164,15 @@ def prepare(options: EvalOptions):
     labels = read_labels(options.labels) if options.labels else None
     if task == "detect":
         _check_region(options)
-        classes = region_shape(model)[2] // 5 - 5
+        classes = _region_classes(model, options.anchors or ())
         what = f"the region layer ({region_shape(model)[2]} channels = 5 anchors x (5 + {classes}))"
     else:
         classes = int(np.prod(shapes[class_output]))
         what = f"output {class_output} ({classes} values)"
         if task == "classify" and classes < 2:
             raise EvalError(f"output {class_output} has {classes} value(s): not class scores; choose the class output with --output N")
+        if task == "classify":
+            _check_class_scores(shapes, class_output, data)
     if labels is not None and task != "compare":
         check_label_count(labels, classes, what, f"--labels {options.labels}")
     dataset = load_dataset(data, task, classes=classes, labels=labels, limit=options.limit,
@@ -167,6 +208,18 @@ def prepare(options: EvalOptions):
     if reference:
         header["reference"] = {"file": Path(reference).name, "sha256": file_sha256(reference),
                                "mean": list(spec.mean), "std": list(spec.std), "normalisation": normalisation}
+    if options.layers:
+        from .layer_probe import probe_matches
+
+        spec, unmatched, probes = probe_matches(spec, dataset.samples)
+        header["layer_mapping"] = {
+            "method": f"by values on the first {probes} image(s): each layer's output against the float tensors of its "
+                      "size (same or channels-last arrangement), best Pearson correlation first, each tensor once",
+            "probe_images": probes,
+            "layers": len(model.layers),
+            "matched": len(spec.layer_matches),
+            "unmatched": [{"index": u.index, "kind": u.kind, "shape": list(u.shape), "reason": u.reason} for u in unmatched],
+        }
     return spec, dataset, header, shapes
 
 
@@ -230,7 +283,8 @@ def evaluate(options: EvalOptions) -> EvalOutcome:
         return outcome
     ordered = [records[s.index] for s in dataset.samples]
     results = build_results(task=spec.task, records=ordered, names=dataset.class_names, header=header,
-                            output_shapes=shapes, class_output=spec.output, worst=options.worst)
+                            output_shapes=shapes, class_output=spec.output, worst=options.worst,
+                            layer_matches=spec.layer_matches if spec.per_layer else None)
     outcome.results = results
     report.mkdir(parents=True, exist_ok=True)
     outcome.files.append(write_results(report, results))
@@ -243,6 +297,8 @@ def evaluate(options: EvalOptions) -> EvalOutcome:
             "confusion": plots.confusion_matrix(results, folder),
             "per_class": plots.per_class_bars(results, folder),
             "error_histogram": plots.error_histogram(results, folder),
+            "layers": plots.layer_errors(results, folder),
+            "agreement": plots.agreement_matrix(results, folder),
             "worst": plots.worst_images(results, by_path, dataset.root, folder, dataset.class_names),
         }
     outcome.files.append(write_html(report, results, figures, not plots.available()))

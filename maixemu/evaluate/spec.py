@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import EvalError
+from .layers import LayerMatch
 from .recipe import InputRecipe
 
 
@@ -32,6 +33,9 @@ class WorkSpec:
     std: tuple[float, ...] = (1.0,)
     top: int = 5
     extra: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    #: ``--layers``: compare layer by layer, with these kmodel layer → float tensor matches
+    per_layer: bool = False
+    layer_matches: tuple[LayerMatch, ...] = ()
 
 
 def file_sha256(path: str | Path) -> str:

@@ -1,6 +1,7 @@
 """Evaluating images: the function every executor (in-process, processes, Dask) calls.
 
-``evaluate_batch(spec, samples)`` returns one JSON-ready record per sample. The loaded kmodel and
+``evaluate_batch(spec, samples)`` returns one JSON-ready record per sample (``--input device``
+batches on a board of their own: ``maixemu.session.lifecycle.execute``). The loaded kmodel and
 float model are cached per thread and per spec: a process or Dask worker loads them once, and
 threads (a ``processes=False`` Dask cluster) never share one model's scratch memory.
 """
@@ -11,7 +12,7 @@ import threading
 
 import numpy as np
 
-from .compare import agreement, compare_output, rows
+from .compare import agreement, compare_output, prediction_pairs, rows
 from .dataset import Sample
 from .device_input import device_input
 from .errors import EvalError, Undecodable
@@ -65,10 +66,11 @@ class Evaluator:
         if spec.reference:
             from .reference import match_outputs, open_reference
 
-            self.reference = open_reference(spec.reference, spec.mean, spec.std)
+            self.reference = open_reference(spec.reference, spec.mean, spec.std, tensors=spec.per_layer)
             probe = self.reference.run(np.zeros(self.chw, np.uint8))
             self.mapping = match_outputs(self.output_shapes, probe)
         self.file_recipe = InputRecipe("file", spec.recipe.pixformat, spec.recipe.framesize, spec.recipe.steps)
+        self.device_recipe = InputRecipe("device", spec.recipe.pixformat, spec.recipe.framesize, spec.recipe.steps)
 
     def _prepare(self, path: str, recipe: InputRecipe):
         return (device_input if recipe.mode == "device" else file_input)(path, recipe, self.chw)
@@ -103,9 +105,54 @@ class Evaluator:
                 [round(b.x, 3), round(b.y, 3), round(b.w, 3), round(b.h, 3), b.label, int(b.difficult)]
                 for b in (box.to_pixels(width, height) for box in sample.boxes or ())
             ]
-        if self.reference is not None:
-            record["ref"] = self._compare(outputs, reference_input.chw)
+        if self.reference is not None and reference_input is not None:
+            keys = [m.tensor_key for m in spec.layer_matches] if spec.per_layer else []
+            ref_outputs, tapped = self.reference.run_tensors(reference_input.chw, keys)
+            aligned = self._aligned(ref_outputs)
+            record["ref"] = self._compare(outputs, aligned)
+            if spec.per_layer:
+                record.update(self._per_layer(sample, prepared, reference_input, outputs, aligned, tapped))
         return record
+
+    def _aligned(self, ref_outputs: list[np.ndarray]) -> list[np.ndarray]:
+        from .reference import align
+
+        return [align(ref_outputs[j], shape) for j, shape in zip(self.mapping, self.output_shapes)]
+
+    def _run(self, prepared) -> list[np.ndarray]:
+        return [np.asarray(o) for o in self.model.run(prepared.chw.reshape(self.input_shape))]
+
+    def _per_layer(self, sample: Sample, prepared, file_prepared, outputs, aligned, tapped) -> dict:
+        """``--layers``: every matched layer on the file's input, and the output error split in two.
+
+        The layers run on the file's RGB888, the bytes the float model gets, so what they show is
+        the quantisation alone; the device input path's share is the difference between the kmodel's
+        outputs on the device input and on the file input.
+        """
+        from .layers import layer_sums
+
+        matches = self.spec.layer_matches
+        wanted = {m.index: i for i, m in enumerate(matches)}
+        sums: list = [None] * len(matches)
+        for step in self.model.trace(file_prepared.chw.reshape(self.input_shape)):
+            position = wanted.get(step.index)
+            if position is not None:
+                sums[position] = layer_sums(matches[position], step.output, tapped[matches[position].tensor_key])
+        on_file = outputs if self.spec.recipe.mode == "file" else self._run(file_prepared)
+        try:
+            on_device = outputs if self.spec.recipe.mode == "device" else self._run(self._prepare(sample.path, self.device_recipe))
+        except (Undecodable, EvalError):
+            on_device = None
+        errors = []
+        for i, f in enumerate(aligned):
+            f = f.astype(np.float64).reshape(-1)
+            kf = np.asarray(on_file[i], dtype=np.float64).reshape(-1)
+            row = [float(f @ f), float(kf @ kf), float(kf @ f), float((kf - f) @ (kf - f))]
+            if on_device is not None:
+                kd = np.asarray(on_device[i], dtype=np.float64).reshape(-1)
+                row += [float(kd @ kd), float(kd @ kf), float((kd - kf) @ (kd - kf))]
+            errors.append(row)
+        return {"layers": sums, "errors": errors}
 
     def _detect(self, output: np.ndarray, prepared) -> list[list]:
         from ..firmware.kpu.region import region_layer
@@ -123,17 +170,14 @@ class Evaluator:
             found.append([round(x, 3), round(y, 3), round(w, 3), round(h, 3), b.classid, float(b.value)])
         return found
 
-    def _compare(self, outputs: list[np.ndarray], chw: np.ndarray) -> dict:
-        from .reference import align
-
-        ref_outputs = self.reference.run(chw)
-        aligned = [align(ref_outputs[j], shape) for j, shape in zip(self.mapping, self.output_shapes)]
+    def _compare(self, outputs: list[np.ndarray], aligned: list[np.ndarray]) -> dict:
         per_output = [compare_output(k.astype(np.float32), r) for k, r in zip(outputs, aligned)]
         k_class, r_class = outputs[self.spec.output], aligned[self.spec.output]
         result = {
             "outputs": per_output,
             "cosine": float(np.mean([o["cosine"] for o in per_output])),
             "agreement": agreement(k_class, r_class),
+            "pairs": prediction_pairs(r_class, k_class),
         }
         ref_rows = rows(r_class)
         if ref_rows.shape[0] == 1:
@@ -153,6 +197,17 @@ def _evaluator(spec: WorkSpec) -> Evaluator:
 
 
 def evaluate_batch(spec: WorkSpec, samples: list[Sample]) -> list[dict]:
-    """Records for ``samples`` (the unit of work sent to a process or a Dask worker)."""
+    """Records for ``samples`` (the unit of work sent to a process or a Dask worker). The device
+    path runs on a board of its own, opened and closed by the run lifecycle like a script's."""
     evaluator = _evaluator(spec)
-    return [evaluator.evaluate(sample) for sample in samples]
+
+    def batch() -> list[dict]:
+        return [evaluator.evaluate(sample) for sample in samples]
+
+    if spec.recipe.mode != "device":
+        return batch()
+    from ..session import Plugs, RunSpec, execute  # the file path needs no board (nor its imports)
+
+    # no window, no camera, no sound, no notices: the firmware's camera and image code only
+    board = RunSpec(camera="synthetic", lcd="none", audio_out="none", audio_in="silence", quiet=True)
+    return execute(board, batch, plugs=Plugs(demo_model=False)).value

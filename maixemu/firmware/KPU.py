@@ -140,7 +140,7 @@ def get_output(*args) -> kpu_fmap:
     if fm is None:  # the library's range check: ERR_PARAM for V3; the firmware's text for V4
         count = len(net.model.outputs)
         advice = f"the model has {count} output(s), numbered from 0 (`maixemu info MODEL` lists them)"
-        raise OSError(codes.with_advice("get_output err" if net.model.version == 4 else str(codes.PARAM), advice))
+        raise codes.advised(OSError("get_output err" if net.model.version == 4 else str(codes.PARAM)), advice)
     return fm
 
 
@@ -184,7 +184,7 @@ def run_yolo2(kpu_net=None, img=None):
     """Run the model and decode its YOLOv2 output; ``None`` when nothing is found (as the firmware)."""
     net = check_net(kpu_net)
     if net._yolo is None:
-        raise ValueError(codes.with_advice("[MAIXPY]kpu: kpu_net has no yolo2 args", "call kpu.init_yolo2(task, threshold, nms, anchor_num, anchors) first (the device would crash)"))
+        raise codes.advised(ValueError("[MAIXPY]kpu: kpu_net has no yolo2 args"), "call kpu.init_yolo2(task, threshold, nms, anchor_num, anchors) first (the device would crash)")
     chw = model_input_chw(net)
     model = net.model
     x = input_array(net, img, "kpu.run_yolo2")

@@ -120,9 +120,9 @@ def read_ai_input(img, model_chw: tuple[int, int, int], call: str = "kpu.forward
         problem = "[MAIXPY]kpu: img bpp not support yet!\r\n"
         advice = "the KPU reads RGB565 or grayscale images: img.to_rgb565() (or to_grayscale()) then img.pix_to_ai()"
     if problem is not None:
-        from .kpu.errors import with_advice
+        from .kpu.errors import advised
 
         print(problem, end="")
-        raise ValueError(with_advice(CHECK_IMG_FORMAT_ERR, advice))
+        raise advised(ValueError(CHECK_IMG_FORMAT_ERR), advice)
     _check_stale(img, call)
     return np.asarray(ai, dtype=np.uint8).reshape(channels, height, width)

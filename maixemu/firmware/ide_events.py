@@ -31,12 +31,14 @@ from .state import BoardEvents, current
 def fb_update_jpeg_buffer() -> None:
     """The firmware's ``fb_update_jpeg_buffer``: hand the IDE a copy of the main frame buffer now.
 
-    Nothing happens while no listener is attached (no IDE connected) or before the frame buffer
-    was ever written (the board's frame buffer is empty then: the IDE shows nothing).
+    Nothing happens while no listener is attached (no IDE connected), while the IDE's frame-buffer
+    view is disabled (``events.framebuffer_enabled``, the firmware's ``JPEG_FB()->enabled``) or
+    before the frame buffer was ever written (the board's frame buffer is empty then: the IDE shows
+    nothing).
     """
     board = current()
     listeners = board.events.framebuffer
-    if not listeners:
+    if not listeners or not board.events.framebuffer_enabled:  # JPEG_FB()->enabled
         return
     frame = board.framebuffer
     if frame is None:

@@ -18,11 +18,12 @@ Model (maixpy-api.md §4, firmware ``py_lcd.c`` + ``drivers/lcd``):
   "nothing if ``y > panel_width - 16``" test both use the un-rotated panel *width*.
 
 After every change (``init``, ``clear``, ``display``, ``draw_string``, ``fill_rectangle``) the panel
-is pushed to the board's display sink (``maixemu.host.display``) and the board's ``lcd_push``
-listeners run (the frame budget); every picture the sink gets also goes to ``lcd_shown``.
+is shown on the board's display (``current().display``, a ``maixemu.host.display.BoardDisplay``:
+what a recorded frame is, it decides) and the board's ``lcd_push`` listeners run (the frame
+budget). This module knows nothing of the sink behind the display.
 
-Board state: :class:`PanelState` (``current().panel``). Helpers for the session (not MaixPy API):
-:func:`screen`, :func:`pump`, :func:`flush`.
+Board state: :class:`PanelState` (``current().panel``). Helper for the session (not MaixPy API):
+:func:`screen`.
 """
 
 from __future__ import annotations
@@ -137,11 +138,9 @@ def _gray_lut() -> np.ndarray:
 
 # ------------------------------------------------------------------------------------ state
 class PanelState:
-    """The firmware's globals (lcd_para, width_curr/height_curr, rotation, mirror, direction) and the
-    picture being composed for a recording sink (see :func:`flush`)."""
+    """The firmware's globals (lcd_para, width_curr/height_curr, rotation, mirror, direction)."""
 
     def __init__(self) -> None:
-        self.pending: np.ndarray | None = None
         self.reset()
 
     def reset(self, freq: int = DEFAULT_FREQ) -> None:
@@ -175,11 +174,6 @@ def _panel() -> PanelState:
     return _state.current().panel
 
 
-def current_sink():
-    """The sink frames go to now: the board's display (by default a "none" sink that counts frames)."""
-    return _state.current().display
-
-
 def screen() -> np.ndarray | None:
     """A copy of what the panel shows, ``(H, W, 3)`` RGB, as the user sees it (turned as the board's
     panel is mounted); None before init."""
@@ -189,50 +183,8 @@ def screen() -> np.ndarray | None:
     return _as_mounted(np.ascontiguousarray(p.fb[..., ::-1] if _bgr_active(p) else p.fb), _board_facts().panel_mount)
 
 
-def pump(delay_ms: int = 1) -> None:
-    """Let a window sink process its events (for long ``time.sleep`` calls); may raise WindowClosed.
-
-    A sleeping script has finished a picture: a recording sink gets it now.
-    """
-    flush()
-    sink = current_sink()
-    sink.pump(delay_ms)
-    if getattr(sink, "closed", False):
-        from ..host.display import WindowClosed
-
-        if hasattr(sink, "closed_error"):
-            raise sink.closed_error()
-        raise WindowClosed("the LCD window was closed")
-
-
 def _bgr_active(p: PanelState) -> bool:
     return bool(p.bgr) != bool(p.direction & _BGR)
-
-
-# For recording sinks: the picture being composed since the last full-screen refresh. Scripts often
-# call ``lcd.display(img)`` and then ``lcd.draw_string(...)``; a recording that took every push
-# would alternate frames with and without the text (a flicker nobody sees on the glass, where the
-# text stays up). Recording sinks therefore get one frame per finished picture: it is written when
-# the next full-screen refresh starts, at the next camera frame, while the script sleeps, and at
-# the end of the run. Live sinks (window, memory, none) still get every push.
-def flush() -> None:
-    """Hand a recording sink the picture composed so far (no-op when nothing is pending)."""
-    board = _state.current()
-    p = board.panel
-    frame = p.pending
-    if frame is None:
-        return
-    # Cleared only once shown: a signal handler that finalises the run in between (second
-    # Ctrl-C) flushes the same picture instead of losing it.
-    try:
-        _show(board, frame)
-    except Exception:  # the sink failed (a full disk): reported once, not again at cleanup
-        if p.pending is frame:
-            p.pending = None
-        raise
-    # (a Ctrl-C raised inside show() leaves the picture pending: the cleanup flush writes it)
-    if p.pending is frame:
-        p.pending = None
 
 
 def _as_mounted(rgb: np.ndarray, quarter_turns: int) -> np.ndarray:
@@ -243,29 +195,18 @@ def _as_mounted(rgb: np.ndarray, quarter_turns: int) -> np.ndarray:
     return rgb if not turns else np.ascontiguousarray(np.rot90(rgb, k=-turns))
 
 
-def _show(board, rgb: np.ndarray) -> None:
-    """One picture to the board's display (one thread at a time), then to the ``lcd_shown`` listeners;
-    turned as the board's panel is mounted."""
-    rgb = _as_mounted(rgb, _board_facts().panel_mount)
-    with board.display_lock:
-        board.display.show(rgb)
-    if board.events.lcd_shown:
-        board.events.fire(board.events.lcd_shown, rgb)
-
-
 def _push(*, full_refresh: bool = False) -> None:
+    """Show the panel on the board's display (a whole new picture when ``full_refresh``), then tell
+    the ``lcd_push`` listeners (the frame budget). What a recorded frame is, the display decides."""
     board = _state.current()
     board.checkpoint()
     p = board.panel
     rgb = p.fb
+    if rgb is None:  # a panel of type 0, or released: nothing is shown
+        return
     if _bgr_active(p):
         rgb = np.ascontiguousarray(rgb[..., ::-1])
-    if getattr(board.display, "records", False):
-        if full_refresh:
-            flush()
-        p.pending = np.array(rgb, copy=True)
-    else:
-        _show(board, rgb)
+    board.display.show(_as_mounted(rgb, _board_facts().panel_mount), new_picture=full_refresh)
     if board.events.lcd_push:
         board.events.fire(board.events.lcd_push)
 
@@ -475,8 +416,8 @@ def display(img, roi=None, oft=None) -> None:
     """
     fmt = _image_format(img)
     if fmt not in (_pf.RGB565, _pf.GRAYSCALE):
-        raise OSError(notices.with_advice("Image format is not supported.",
-                                          "the LCD shows RGB565 or grayscale images: img.to_rgb565() first"))
+        raise notices.advised(OSError("Image format is not supported."),
+                              "the LCD shows RGB565 or grayscale images: img.to_rgb565() first")
     iw, ih = img.width(), img.height()
     rx, ry, rw, rh = _roi(roi, iw, ih)
     ox, oy = (-1, -1) if oft is None else (_int(v) for v in _array(oft, 2))
@@ -527,7 +468,7 @@ def draw_string(*args, **kwargs) -> None:
         raise TypeError(f"function expected 3 to 5 arguments, got {len(args)}")
     p = _panel()
     if p.para_w == 0 or p.para_h == 0:
-        raise ValueError(notices.with_advice("not init", "call lcd.init() first"))
+        raise notices.advised(ValueError("not init"), "call lcd.init() first")
     x0 = _int(args[0]) & 0xFFFF
     y0 = _int(args[1]) & 0xFFFF
     text = args[2]
@@ -558,7 +499,7 @@ def fill_rectangle(*args) -> None:
         raise TypeError(f"function expected 5 arguments (x, y, w, h, color), got {len(args)}")
     p = _panel()
     if p.para_w == 0 or p.para_h == 0:
-        raise ValueError(notices.with_advice("not init", "call lcd.init() first"))
+        raise notices.advised(ValueError("not init"), "call lcd.init() first")
     x0 = _int(args[0]) & 0xFFFF
     y0 = _int(args[1]) & 0xFFFF
     x1 = (_int(args[2]) + x0) & 0xFFFF

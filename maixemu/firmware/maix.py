@@ -33,11 +33,10 @@ def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
     if name in _MAIXPY_V4:
-        from .notices import with_advice
+        from .notices import advised
 
-        raise ImportError(with_advice(
-            f"cannot import name {name}",
-            f"maix.{name} is MaixPy v4's API (MaixCAM, Linux); this board's 'maix' is CanMV's "
-            "(FPIOA, GPIO, I2S, FFT, utils, freq, config, KPU). maixemu runs K210 MaixPy-v1/CanMV "
-            "scripts: camera is 'sensor', display is 'lcd', models are 'KPU'"))
+        raise advised(ImportError(f"cannot import name {name}"),
+                      f"maix.{name} is MaixPy v4's API (MaixCAM, Linux); this board's 'maix' is CanMV's "
+                      "(FPIOA, GPIO, I2S, FFT, utils, freq, config, KPU). maixemu runs K210 MaixPy-v1/CanMV "
+                      "scripts: camera is 'sensor', display is 'lcd', models are 'KPU'")
     raise AttributeError(f"'module' object has no attribute '{name}'")

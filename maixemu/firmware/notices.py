@@ -10,15 +10,27 @@ redirects stderr captures them), unless the board's ``notices.stream`` names ano
 ``notices.enabled = False`` (``--quiet``) keeps recording keys but prints nothing.
 
 Hints are the same mechanism for device errors: the firmware's message first, then one
-``[maixemu]`` line saying what to do on the PC — :func:`with_advice` inside an exception's text,
-:func:`hint` after a message the firmware prints. ``--quiet`` silences both.
+``[maixemu]`` line saying what to do on the PC. A message the firmware prints gets :func:`hint`
+after it. An exception the firmware raises keeps the firmware's text byte for byte in its ``args``
+and ``str()`` (scripts print and compare them): :func:`advised` keeps the advice *beside* the
+exception, where :func:`advice_of` (``maixemu.advice(exc)``) reads it, and whoever reports the
+exception when it ends the run (the runner, a thread's or a callback's report, the IDE page)
+prints it on its own ``[maixemu]`` line after the device's traceback (:func:`advice_line`).
+``--quiet`` silences both.
 """
 
 from __future__ import annotations
 
-from .state import current
+from typing import TypeVar
+
+from .state import BoardState, current
 
 PREFIX = "[maixemu] "
+#: Where :func:`advised` keeps an exception's advice (an attribute of the exception object, so it
+#: travels with it through re-raises and threads; never part of ``args``).
+ADVICE_ATTRIBUTE = "_maixemu_advice"
+
+ExcT = TypeVar("ExcT", bound=BaseException)
 
 
 def notice_once(key: str, message: str) -> bool:
@@ -32,7 +44,7 @@ def notice_once(key: str, message: str) -> bool:
     return True
 
 
-def _say(board, message: str) -> bool:
+def _say(board: BoardState, message: str) -> bool:
     """``[maixemu] message`` on the notice stream, unless ``--quiet``; True if printed."""
     state = board.notices
     if not state.enabled:
@@ -50,13 +62,33 @@ def hints_enabled() -> bool:
     return current().notices.enabled
 
 
-def with_advice(message: str, advice: str | None) -> str:
-    """An exception text: the firmware's message, then ``[maixemu] advice`` on its own line (if any;
-    none under ``--quiet``). The message stays first and byte for byte (scripts print and compare it)."""
-    if not advice or not hints_enabled():
-        return message
-    separator = "" if message.endswith("\n") else "\n"
-    return f"{message}{separator}{PREFIX}{advice}"
+def advised(exc: ExcT, advice: str | None) -> ExcT:
+    """``exc`` (the firmware's exception, its text untouched) with maixemu's ``advice`` kept beside it:
+    ``raise advised(ValueError("[MAIXPY]kpu: check img format err!"), "call img.pix_to_ai() first")``."""
+    if advice:
+        setattr(exc, ADVICE_ATTRIBUTE, advice)
+    return exc
+
+
+def advice_of(exc: BaseException | None) -> str | None:
+    """What maixemu advises about ``exc`` (see :func:`advised`), or None; never part of ``str(exc)``."""
+    value = getattr(exc, ADVICE_ATTRIBUTE, None) if exc is not None else None
+    return value if isinstance(value, str) and value else None
+
+
+def advice_line(exc: BaseException | None, enabled: bool = True) -> str:
+    """``[maixemu] advice`` and a newline for a report of ``exc`` (after its traceback), or "" when
+    it has none or hints are off (``enabled=False``: ``--quiet``)."""
+    advice = advice_of(exc) if enabled else None
+    return f"{PREFIX}{advice}\n" if advice else ""
+
+
+def report_advice(board: BoardState, exc: BaseException) -> None:
+    """After the device's report of an exception that ended a thread or a callback: the advice on its
+    own ``[maixemu]`` line on the board's notice stream (unless ``--quiet``)."""
+    advice = advice_of(exc)
+    if advice:
+        _say(board, advice)
 
 
 def hint(message: str, key: str | None = None) -> bool:

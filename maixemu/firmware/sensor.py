@@ -12,7 +12,7 @@ Device rules kept on purpose (scripts and teaching material depend on them):
 
 * ``set_windowing`` on the usual OV2640 boards keeps the **top-left** w×h corner and ignores the
   offsets (sipeed/MaixPy-v1 issue #191). A board whose sensor state has ``windowing="centred"``
-  (``BoardConfig(windowing="centred")``) gives the GC0328 behaviour, which honours ``(x, y)`` and the centring of the ``(w, h)`` form.
+  (``maixemu run --sensor gc0328``) gives the GC0328 behaviour, which honours ``(x, y)`` and the centring of the ``(w, h)`` form.
 * ``sensor.width()/height()`` report the frame size, never the window.
 * Error types and texts are the firmware's (``TypeError("not found sensor")``, ``RuntimeError("Not
   init!")``, ``OSError`` for OpenMV assertions, ``ValueError("Sensor control failed!")`` ...).
@@ -34,7 +34,9 @@ Emulator choices:
 
 Board state: :class:`SensorState` (``current().sensor``) and the camera connector
 :class:`CameraPort` (``current().camera``, the PC source); ``snapshot()`` fires the board's
-``before_capture`` and ``snapshot`` events (recordings, the frame budget, scripted keys).
+``before_capture`` (the frame boundary) and ``snapshot`` events (the frame budget, scripted keys);
+what listens to them — the display's frame boundary among them — the session wires, so this module
+never calls the LCD.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from . import pixformat as _pf
 from . import state as _state_mod
 from .mp_args import fixed_items as _fixed_items
 from .mp_args import float_arg as _float
-from .notices import with_advice as _with_advice
+from .notices import advised as _advised
 from .mp_args import int_arg as _int
 from .mp_args import items_of as _items_of
 
@@ -263,14 +265,14 @@ def _load(frame: np.ndarray):
 def _check_capture(timeout_msg: str) -> None:
     st = _st()
     if not st.found:
-        raise TypeError(_with_advice("not found sensor", "call sensor.reset() first (it finds the camera)"))
+        raise _advised(TypeError("not found sensor"), "call sensor.reset() first (it finds the camera)")
     if st.pixformat == JPEG:
         raise OSError("Operation not supported on JPEG")
     if not st.size_set:
-        raise RuntimeError(_with_advice("Not init!", "call sensor.set_pixformat(...) and sensor.set_framesize(...) "
-                                                    "after sensor.reset()"))
+        raise _advised(RuntimeError("Not init!"), "call sensor.set_pixformat(...) and sensor.set_framesize(...) "
+                       "after sensor.reset()")
     if not st.running:
-        raise RuntimeError(_with_advice(timeout_msg, "sensor.run(0) stopped the camera: call sensor.run(1)"))
+        raise _advised(RuntimeError(timeout_msg), "sensor.run(0) stopped the camera: call sensor.run(1)")
 
 
 # ------------------------------------------------------------------------------------ MaixPy API
@@ -369,11 +371,11 @@ def set_windowing(roi) -> bool:
     advice = (f"the window must lie inside the {res_w}x{res_h} frame (sensor.set_framesize), at least 8x8, "
               "width and height multiples of 8")
     if w < 8 or h < 8:
-        raise ValueError(_with_advice("The selected window is too small", advice))
+        raise _advised(ValueError("The selected window is too small"), advice)
     if x < 0 or x + w > res_w or y < 0 or y + h > res_h:
-        raise ValueError(_with_advice("The selected window is outside the bounds of the frame", advice))
+        raise _advised(ValueError("The selected window is outside the bounds of the frame"), advice)
     if w % 8 != 0 or h % 8 != 0:
-        raise ValueError(_with_advice("value must be multiple of 8", advice))
+        raise _advised(ValueError("value must be multiple of 8"), advice)
     _st().window = (x, y, w, h)
     return True
 
@@ -430,7 +432,7 @@ def skip_frames(n: int | None = None, time: int | None = None) -> None:
     if not st.found or not st.size_set:
         return None
     if not st.running:
-        raise RuntimeError(_with_advice("Sensor Timeout!!", "sensor.run(0) stopped the camera: call sensor.run(1)"))
+        raise _advised(RuntimeError("Sensor Timeout!!"), "sensor.run(0) stopped the camera: call sensor.run(1)")
     if n is None:
         t = 300 if time is None else _int(time)
         count = min(SKIP_TIME_MAX_FRAMES, math.ceil(t / FRAME_MS)) if t > 0 else 0

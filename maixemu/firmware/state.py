@@ -36,7 +36,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # the parts' own modules import this one
-    from ..host.display import DisplaySink
+    from ..host.display import BoardDisplay, DisplaySink
     from ..host.storage import Storage
     from .audio_device import AudioDevice
     from .image._fonts import FontState
@@ -77,14 +77,17 @@ class BoardEvents:
         #: ``listener()`` after every ``sensor.snapshot()`` captured a frame (frame budget, scripted keys).
         self.snapshot: list[Callable[[], None]] = []
         #: ``listener()`` at the start of every ``snapshot()``, before the new frame overwrites the
-        #: frame buffer (a recording gets the finished LCD picture there).
+        #: frame buffer: the camera's frame boundary (the session wires the display's to it).
         self.before_capture: list[Callable[[], None]] = []
         #: ``listener()`` after every change of the LCD panel (``init``/``clear``/``display``/...).
         self.lcd_push: list[Callable[[], None]] = []
-        #: ``listener(rgb)`` with every picture the display sink is given (copy what you keep).
+        #: ``listener(rgb)`` with every picture the display's sink is given (copy what you keep).
         self.lcd_shown: list[Callable[[Any], None]] = []
         #: ``listener(image)``: the firmware's ``fb_update_jpeg_buffer`` (the IDE's frame-buffer copy).
         self.framebuffer: list[Callable[[Any], None]] = []
+        #: ``JPEG_FB()->enabled``: the IDE's frame-buffer view is on (``USBDBG_FB_ENABLE``; the IDE
+        #: page's "Disable preview" turns it off, and then no copy is made, as on the board).
+        self.framebuffer_enabled = True
         #: ``listener(value)`` with every value ``clock.fps()`` returned to the script.
         self.clock_fps: list[Callable[[float], None]] = []
         #: ``listener(call, model)`` before the KPU runs ``model`` (a ``maixemu.kmodel`` model).
@@ -95,7 +98,8 @@ class BoardEvents:
         self.gpio_output: list[Callable[[int, int], None]] = []
         #: ``listener(ns)`` when a script sleeps (``time.sleep*``), with the nanoseconds asked for.
         self.sleep: list[Callable[[int], None]] = []
-        #: ``listener()`` while the script sleeps (at least every 20 ms): a window processes its events.
+        #: ``listener()`` while the script sleeps (at least every 20 ms): idle time (the session wires
+        #: the display's to it: a recording takes the finished picture, a window processes its events).
         self.idle: list[Callable[[], None]] = []
         #: ``listener()`` at the device's soft-IRQ points on script threads (after firmware calls,
         #: while sleeping, at ``print``/``input``): pending IRQ callbacks run there.
@@ -368,6 +372,7 @@ class BoardState:
     def __init__(self, *, storage: Storage | None = None, camera: CameraPort | None = None,
                  display: DisplaySink | None = None, console: Console | None = None) -> None:
         self._storage = storage
+        self._display: BoardDisplay | None = None
         #: when the board was switched on (its clock counts from here)
         self.powered_on_ns = time.perf_counter_ns()
         if camera is not None:
@@ -386,8 +391,6 @@ class BoardState:
         self.power: Any = None
         #: the motion sensors (MPU6886/SH200Q/MPU6050) on its I2C buses (``firmware.imu``), made at first use
         self.imu: Any = None
-        #: the display sink is shared by every script thread: one push at a time, and none once closed
-        self.display_lock = threading.RLock()
 
     # -- adapters (defaults need no host device) ----------------------------------------------
     @property
@@ -408,11 +411,21 @@ class BoardState:
 
         return CameraPort()
 
-    @cached_property
-    def display(self) -> DisplaySink:
-        from ..host.display import NullSink
+    @property
+    def display(self) -> BoardDisplay:
+        """Where the LCD shows its pictures: a sink behind the board's display, which decides what a
+        frame of it is (``maixemu.host.display.BoardDisplay``; by default a sink that counts frames)."""
+        if self._display is None:
+            from ..host.display import BoardDisplay, NullSink
 
-        return NullSink()
+            self._display = BoardDisplay(NullSink())
+        return self._display
+
+    @display.setter
+    def display(self, sink: DisplaySink) -> None:
+        from ..host.display import board_display
+
+        self._display = board_display(sink)
 
     # -- firmware parts, powered on at first use ---------------------------------------------
     @cached_property
@@ -483,7 +496,10 @@ class BoardState:
             self.console.stdout.write(format_exception(exc))
             self.console.stdout.flush()
         except (OSError, ValueError):
-            pass
+            return
+        from .notices import report_advice
+
+        report_advice(self, exc)  # maixemu's advice on its own line, after the device's report
 
     @cached_property
     def uart(self) -> UartBus:

@@ -34,9 +34,40 @@ THREAD_NAME = "maixemu-script-thread"
 
 def raise_in_thread(ident: int, exc_type: type[BaseException] | None) -> None:
     """CPython's ``PyThreadState_SetAsyncExc``: raise ``exc_type`` in another thread at its next
-    bytecode boundary (None withdraws one not yet raised). The only way into a Python busy loop."""
+    bytecode boundary (None withdraws one not yet raised). The only way into a Python busy loop.
+
+    A withdrawal in the calling thread itself lands a marker instead (:func:`_withdraw_here`)."""
+    if exc_type is None and ident == threading.get_ident():
+        _withdraw_here()
+        return
     target = ctypes.py_object(exc_type) if exc_type is not None else None
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), target)
+
+
+class _Withdrawn(BaseException):
+    """The marker that replaces an interrupt withdrawn from the calling thread (caught at once)."""
+
+
+def _land() -> None:
+    """A call: the interpreter checks for an asynchronous exception on entering it."""
+
+
+def _withdraw_here() -> None:
+    """Withdraw an interrupt not yet raised in the calling thread, and the interpreter's signal of it.
+
+    Why not ``PyThreadState_SetAsyncExc(id, NULL)`` here: CPython (3.11) then keeps the thread's
+    "asynchronous exception pending" signal set for good — only a raised one clears it — so every
+    later call of that thread handles a pending event, and under a tracer or profiler (pdb,
+    coverage, cProfile) the thread spins for ever at its next call. Replacing the pending interrupt
+    by a marker and catching the marker clears both.
+    """
+    ident, marker = ctypes.c_ulong(threading.get_ident()), ctypes.py_object(_Withdrawn)
+    try:  # the marker may land as soon as the call returns (a profiler's hook runs there)
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, marker)
+        for _ in range(3):
+            _land()
+    except _Withdrawn:
+        pass
 
 
 _stubborn: dict[type[BaseException], type[BaseException]] = {}
@@ -128,7 +159,10 @@ def _report(board: BoardState, target: Any, exc: BaseException) -> None:
         stream.write(text)
         stream.flush()
     except Exception:  # noqa: BLE001 - a closed console must not turn into a second error
-        pass
+        return
+    from .notices import report_advice
+
+    report_advice(board, exc)  # maixemu's advice on its own line, after the device's report
 
 
 __all__ = ["BoardThreads", "raise_in_thread", "script_threads_alive", "stubborn_end"]

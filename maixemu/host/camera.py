@@ -19,6 +19,7 @@ This module imports nothing from ``maixemu.firmware`` (the host layer stays belo
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import time
@@ -165,16 +166,16 @@ class SyntheticSource(FrameSource):
 
 
 # ---------------------------------------------------------------------------------- still image
-def _header_size(path: Path) -> tuple[int, int] | None:
-    """(width, height) from an image file's header without decoding it, or None if Pillow cannot tell."""
+def _header_size(source: Path | io.BytesIO, what: object) -> tuple[int, int] | None:
+    """(width, height) from an image's header without decoding it, or None if Pillow cannot tell."""
     from PIL import Image as PILImage
 
     try:
-        with PILImage.open(path) as im:
+        with PILImage.open(source) as im:
             return im.size
     except PILImage.DecompressionBombError as exc:  # far past our bound: Pillow itself refuses to open it
         pixels = "".join(c for c in str(exc).split("pixels", 1)[0] if c.isdigit()) or "too many"
-        raise FrameTooLarge(path, f"{pixels} pixels") from None
+        raise FrameTooLarge(what, f"{pixels} pixels") from None
     except Exception:  # not a picture Pillow knows: OpenCV decides below, under its own pixel limit
         return None
 
@@ -186,21 +187,30 @@ def _read_image(path: Path) -> np.ndarray | None:
     """
     if not path.is_file():
         return None
-    size = _header_size(path)
+    return decode_picture(np.fromfile(str(path), dtype=np.uint8).tobytes(), path)
+
+
+def decode_picture(data: bytes, what: object) -> np.ndarray | None:
+    """Picture bytes (any format OpenCV or Pillow reads) as (H, W, 3) uint8 RGB, or ``None``.
+
+    Raises :class:`FrameTooLarge` before decoding a picture past :data:`MAX_SOURCE_PIXELS`
+    (``what`` names it in the message); 16-bit pictures come back scaled to 8 bits.
+    """
+    if not data:
+        return None
+    size = _header_size(io.BytesIO(data), what)
     if size is not None:
-        _check_frame_size(*size, path)
-    data = np.fromfile(str(path), dtype=np.uint8)
-    if data.size:
-        frame = cv2.imdecode(data, cv2.IMREAD_UNCHANGED)
-        if frame is not None:
-            _check_frame_size(frame.shape[1], frame.shape[0], path)
-            return _bgr_to_rgb(_as_uint8(frame))
+        _check_frame_size(*size, what)
+    frame = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+    if frame is not None:
+        _check_frame_size(frame.shape[1], frame.shape[0], what)
+        return _bgr_to_rgb(_as_uint8(frame))
     if size is None:
         return None
     try:  # formats OpenCV lacks (e.g. GIF)
         from PIL import Image as PILImage
 
-        with PILImage.open(path) as im:
+        with PILImage.open(io.BytesIO(data)) as im:
             return np.asarray(im.convert("RGB"), dtype=np.uint8).copy()
     except Exception:
         return None

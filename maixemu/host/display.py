@@ -1,8 +1,10 @@
 """Display sinks on the PC: where the emulated LCD's pixels go.
 
-``maixemu.firmware.lcd`` keeps the panel's framebuffer and pushes it as an RGB ``(H, W, 3) uint8``
-array after every change; a :class:`DisplaySink` shows, records or drops it. Sinks, chosen by
-:func:`open_sink` from the ``--lcd`` value:
+``maixemu.firmware.lcd`` keeps the panel's framebuffer and shows it as an RGB ``(H, W, 3) uint8``
+array after every change on the board's display, a :class:`BoardDisplay`: it decides what a frame
+of the :class:`DisplaySink` behind it is (every change for a live sink, one per finished picture for
+a recording) and the sink shows, records or drops it. Sinks, chosen by :func:`open_sink` from the
+``--lcd`` value:
 
 * ``"window"`` — an OpenCV window titled ``maixemu LCD`` (scaled x2 for panels up to 400 pixels wide,
   so a 320x240 LCD is readable on a PC screen). ESC or closing the window ends the run: the sink sets
@@ -27,6 +29,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -95,8 +98,8 @@ class DisplaySink:
     """
 
     name = "sink"
-    #: True for sinks that write a recording: the LCD hands them one frame per finished picture
-    #: instead of every intermediate push (see ``maixemu.firmware.lcd.flush``).
+    #: True for sinks that write a recording: the board's display (:class:`BoardDisplay`) hands them
+    #: one frame per finished picture instead of every change of the panel.
     records = False
 
     def __init__(self) -> None:
@@ -437,7 +440,80 @@ class VideoFileSink(DisplaySink):
         super().close()
 
 
-class TeeSink(DisplaySink):
+class SinkWrapper(DisplaySink):
+    """Another sink behind a wrapper: the inner sink keeps the state (closed, why, frames shown, the
+    hook for a swallowed close), and the wrapper reads and forwards it. A caller's own sink needs
+    only the methods that are used (``show``; a window's ``pointer`` ...): what it lacks reads as a
+    live sink's default."""
+
+    def __init__(self, inner: DisplaySink):
+        super().__init__()
+        self.inner = inner
+        self.name = getattr(inner, "name", type(inner).__name__)
+        self.records = bool(getattr(inner, "records", False))
+
+    def show(self, rgb: np.ndarray) -> None:
+        self.inner.show(rgb)
+
+    def pump(self, delay_ms: int = 1) -> None:
+        pump = getattr(self.inner, "pump", None)
+        if pump is not None:
+            pump(delay_ms)
+
+    def set_controls(self, controls: BoardControls | None) -> None:
+        set_controls = getattr(self.inner, "set_controls", None)
+        if set_controls is not None:
+            set_controls(controls)
+
+    def pointer(self) -> tuple[int, int] | None:
+        """The inner sink's pointer (a window's held mouse button), if it has one."""
+        pointer = getattr(self.inner, "pointer", None)
+        return pointer() if callable(pointer) else None
+
+    @property
+    def frames_shown(self) -> int:  # type: ignore[override]
+        return int(getattr(self.inner, "frames_shown", 0))
+
+    @frames_shown.setter
+    def frames_shown(self, value: int) -> None:
+        pass  # set by DisplaySink.__init__ only; the inner sink counts
+
+    @property
+    def closed(self) -> bool:  # type: ignore[override]
+        return bool(getattr(self.inner, "closed", False))
+
+    @closed.setter
+    def closed(self, value: bool) -> None:
+        pass  # set by DisplaySink.__init__ only; the inner sink owns the state
+
+    @property
+    def close_reason(self) -> str:  # type: ignore[override]
+        return str(getattr(self.inner, "close_reason", ""))
+
+    @close_reason.setter
+    def close_reason(self, value: str) -> None:
+        pass
+
+    @property
+    def on_close_ignored(self) -> Callable[[], None] | None:  # type: ignore[override]
+        return getattr(self.inner, "on_close_ignored", None)
+
+    @on_close_ignored.setter
+    def on_close_ignored(self, hook: Callable[[], None] | None) -> None:
+        if "inner" in vars(self):  # DisplaySink.__init__ sets None before the inner sink is known
+            self.inner.on_close_ignored = hook
+
+    def closed_error(self) -> WindowClosed:
+        closed_error = getattr(self.inner, "closed_error", None)
+        return closed_error() if closed_error is not None else WindowClosed(f"the LCD output {self.name} is closed")
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
+
+
+class TeeSink(SinkWrapper):
     """Another sink, unchanged, plus calls after every frame it shows and every pump.
 
     For views that follow the LCD (``--show-ai``, the IDE page's LCD pane): ``after_show(rgb)``
@@ -447,48 +523,103 @@ class TeeSink(DisplaySink):
 
     def __init__(self, inner: DisplaySink, after_show: Callable[[np.ndarray], None] | None = None,
                  on_pump: Callable[[], None] | None = None):
-        super().__init__()
-        self.inner = inner
-        self.name = inner.name
-        self.records = inner.records
+        super().__init__(inner)
         self._after_show = after_show
         self._on_pump = on_pump
 
     def show(self, rgb: np.ndarray) -> None:
         self.inner.show(rgb)
-        self.frames_shown = self.inner.frames_shown
         if self._after_show is not None:
             self._after_show(rgb)
 
     def pump(self, delay_ms: int = 1) -> None:
-        self.inner.pump(delay_ms)
+        super().pump(delay_ms)
         if self._on_pump is not None:
             self._on_pump()
 
-    def set_controls(self, controls: BoardControls | None) -> None:
-        self.inner.set_controls(controls)
 
-    @property
-    def closed(self) -> bool:  # type: ignore[override]
-        return self.inner.closed
+class BoardDisplay(SinkWrapper):
+    """The board's display: decides what a frame of the sink behind it is.
 
-    @closed.setter
-    def closed(self, value: bool) -> None:
-        pass  # set by DisplaySink.__init__ only; the inner sink owns the state
+    The LCD shows every change of its panel (:meth:`show`, ``new_picture=True`` when the whole
+    screen is redrawn: ``init``, ``clear``, ``display`` without an offset). A live sink (window,
+    memory, none) gets every change. A recording sink (``records``) gets one frame per finished
+    picture: scripts often call ``lcd.display(img)`` and then ``lcd.draw_string(...)``, and a
+    recording that took every change would alternate frames with and without the text (a flicker
+    nobody sees on the glass, where the text stays up). So the picture being composed is held and
+    written when the next whole-screen picture starts, at a frame boundary (the board wires the
+    camera's: :meth:`frame_boundary`), while the script is idle (:meth:`idle`, its sleeps) and when
+    the run ends (:meth:`flush`, :meth:`close`).
 
-    @property
-    def close_reason(self) -> str:  # type: ignore[override]
-        return self.inner.close_reason
+    ``on_shown(rgb)`` hears every picture the sink got (the board's ``lcd_shown`` event). One
+    thread at a time shows (script threads share the display), and nothing once it is closed.
+    """
 
-    @close_reason.setter
-    def close_reason(self, value: str) -> None:
-        pass
+    def __init__(self, inner: DisplaySink, on_shown: Callable[[np.ndarray], None] | None = None):
+        super().__init__(inner)
+        self.on_shown = on_shown
+        self._pending: np.ndarray | None = None
+        self._lock = threading.RLock()
 
-    def closed_error(self) -> WindowClosed:
-        return self.inner.closed_error()
+    def show(self, rgb: np.ndarray, *, new_picture: bool = False) -> None:
+        """One change of the panel (``rgb`` is the panel's buffer: copied when it is kept)."""
+        if not self.records:
+            with self._lock:
+                self.inner.show(rgb)
+            self._shown(rgb)
+            return
+        if new_picture:
+            self.flush()
+        with self._lock:
+            self._pending = np.array(rgb, copy=True)
+
+    def flush(self) -> None:
+        """Hand a recording the picture composed so far (nothing when none is pending)."""
+        with self._lock:
+            frame = self._pending
+            if frame is None:
+                return
+            # Cleared only once shown: a signal handler that finalises the run in between (second
+            # Ctrl-C) flushes the same picture instead of losing it; a Ctrl-C raised inside show()
+            # leaves it pending for the closing flush.
+            try:
+                self.inner.show(frame)
+            except Exception:  # the sink failed (a full disk): reported once, not again at close
+                if self._pending is frame:
+                    self._pending = None
+                raise
+            if self._pending is frame:
+                self._pending = None
+        self._shown(frame)
+
+    def frame_boundary(self) -> None:
+        """A new camera frame is being taken: the picture on the glass is finished."""
+        self.flush()
+
+    def idle(self, delay_ms: int = 1) -> None:
+        """The script sleeps: its picture is finished, and a window processes its events (ESC, the
+        close button) — :class:`WindowClosed` when the user closed it."""
+        self.flush()
+        self.pump(delay_ms)
+        if self.closed:
+            raise self.closed_error()
 
     def close(self) -> None:
-        self.inner.close()
+        """The last picture, then the sink's own close (never while another thread shows)."""
+        with self._lock:
+            try:
+                self.flush()
+            finally:
+                super().close()
+
+    def _shown(self, rgb: np.ndarray) -> None:
+        if self.on_shown is not None:
+            self.on_shown(rgb)
+
+
+def board_display(sink: DisplaySink) -> BoardDisplay:
+    """``sink`` as a board's display (itself when it is one already)."""
+    return sink if isinstance(sink, BoardDisplay) else BoardDisplay(sink)
 
 
 def display_available() -> bool:

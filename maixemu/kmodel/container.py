@@ -251,8 +251,8 @@ def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview, *, f
         tail = "" if "model" in desc or ";" in desc or "(" in desc else ", not a kmodel"
         raise KmodelFormatError(f"{name} is {desc}{tail}", offset=0, field="magic")
     model.notes = list(getattr(model, "notes", [])) + notes
-    # the compiled kernels its layers chose load in the background from here on (kpu.fast), so
-    # that this load did not wait for numba and the first run() usually finds them ready
+    # the compiled paths its layers queued come in the background (kpu.warmup): at once in the
+    # wait mode, else once the numpy plans have run long enough for them to pay
     from .kpu.fast import preload
 
     preload()

@@ -48,7 +48,8 @@ def _shape(shapes) -> str:
     return " ".join("x".join(str(int(v)) for v in s) if len(s) else "scalar" for s in shapes)
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """A byte count as MaixPy users read it: B, KiB or MiB."""
     if n >= MIB:
         return f"{n / MIB:.2f} MiB"
     if n >= 1024:
@@ -82,7 +83,7 @@ def layer_table(model: Model) -> str:
                 "KPU" if layer.on_kpu else "CPU",
                 _shape(layer.input_shapes),
                 _shape(layer.output_shapes),
-                _size(layer.param_bytes) if layer.param_bytes else "-",
+                size_text(layer.param_bytes) if layer.param_bytes else "-",
                 f"{layer.macs / 1e6:.2f}M" if layer.macs else "-",
                 "u8" if np.dtype(layer.output_dtype) == np.uint8 else "f32",
                 _detail(layer.details),
@@ -106,12 +107,12 @@ def memory_summary(model: Model) -> str:
     lines = [
         f"layers: {len(model.layers)} ({kpu_layers} on the KPU, {len(model.layers) - kpu_layers} on the CPU); "
         f"{macs / 1e6:.1f} M MACs ({kpu_macs / 1e6:.1f} M on the KPU)",
-        f"file: {_size(mem.file_bytes)}, parameters: {_size(mem.param_bytes)}",
-        f"main memory (scratch): {_size(mem.main_memory_bytes)}; KPU RAM: {_size(mem.kpu_ram_bytes)} of {_size(K210_KPU_RAM_BYTES)}",
-        f"kpu.load needs about {_size(fit.load_bytes)} of general RAM (file + scratch) of the K210's "
-        f"{_size(K210_MAIN_MEMORY_BYTES)}: {'fits the chip' if fit.fits_chip else 'does NOT fit the chip'}",
+        f"file: {size_text(mem.file_bytes)}, parameters: {size_text(mem.param_bytes)}",
+        f"main memory (scratch): {size_text(mem.main_memory_bytes)}; KPU RAM: {size_text(mem.kpu_ram_bytes)} of {size_text(K210_KPU_RAM_BYTES)}",
+        f"kpu.load needs about {size_text(fit.load_bytes)} of general RAM (file + scratch) of the K210's "
+        f"{size_text(K210_MAIN_MEMORY_BYTES)}: {'fits the chip' if fit.fits_chip else 'does NOT fit the chip'}",
         "MaixPy budgets (--firmware): " + ", ".join(
-            f"{MAIXPY_BUILD_NAMES[build]} {_size(limit)}: {'ok' if fit.budgets[build] else 'too big'}"
+            f"{MAIXPY_BUILD_NAMES[build]} {size_text(limit)}: {'ok' if fit.budgets[build] else 'too big'}"
             for build, limit in MAIXPY_MODEL_BUDGETS.items()),
     ]
     if not fit.budgets["full"]:

@@ -6,9 +6,10 @@ these types, so that ``kpu.forward``, ``maixemu info`` and ``maixemu bench`` wor
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -106,6 +107,11 @@ class Model(ABC):
     @abstractmethod
     def trace(self, *inputs: np.ndarray, limit: int | None = None) -> Iterator[TraceStep]:
         """Run layer by layer (the first ``limit`` layers if given), yielding each layer's output."""
+
+    def layer_times(self, *inputs: np.ndarray, clock: Callable[[], float] = time.process_time) -> list[tuple[int, float]]:
+        """One ``run`` that also reports ``(layer index, seconds by clock)`` per layer (what
+        ``maixemu bench --layers`` shows), the same work as ``run`` apart from the clock reads."""
+        raise NotImplementedError(f"layer_times for kmodel V{self.version} (it cannot run)")
 
     def describe(self) -> str:
         return f"kmodel V{self.version}: {len(self.layers)} layers, inputs {[i.shape for i in self.inputs]}, outputs {[o.shape for o in self.outputs]}"

@@ -3,7 +3,7 @@ host adapters), activated for the firmware while in use, and every adapter close
 
 ::
 
-    with Board(BoardConfig(project=script.parent, camera="synthetic", lcd="none")) as board:
+    with Board(BoardConfig(RunSpec(camera="synthetic", lcd="none"), project=script.parent)) as board:
         outcome = run_script(script, board, budget=FrameBudget(100))
 
 ``maixemu run``, the pytest plugin, soak, ``--show-ai`` and the IDE page all build their boards
@@ -28,7 +28,9 @@ from typing import Any, TextIO
 from ..firmware import state as state_mod
 from ..firmware.state import BoardState, Console
 from ..host import storage as storage_mod
+from .budget import FrameBudget
 from .outcome import SetupError
+from .spec import RunSpec
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 #: maixemu's own demo model is "pre-flashed" here (near the end of the 16 MiB flash, an area MaixPy
@@ -41,60 +43,51 @@ Service = Callable[["Board"], Callable[[], None] | None]
 
 
 @dataclass
-class BoardConfig:
-    """What one board is built from. Every field has the default a user gets with no option."""
+class Plugs:
+    """What a caller plugs into a board besides the user's options: streams, ready-made host adapters
+    and test hooks. Each one set replaces what the :class:`~maixemu.session.spec.RunSpec` would open."""
 
-    #: the script's folder: /sd and /flash show it through copy-on-write layers (None: the cwd)
-    project: Path | None = None
-    #: folders mounted as /sd and /flash instead (the script's writes change them)
-    sd_dir: Path | None = None
-    flash_dir: Path | None = None
-    #: write into ``project`` itself instead of its ``.maixemu`` copy-on-write layer
-    writable: bool = False
-    #: where copy-on-write layers live (None: ``project/.maixemu``, or a private folder)
-    layer_home: Path | None = None
-    #: a ready-made storage (tests); replaces the fields above
-    storage: storage_mod.Storage | None = None
-    #: flash address -> file (``--flash``), and a ``.kfpkg`` whose files are mapped too
-    flash: dict[int, Path] = field(default_factory=dict)
-    flash_image: Path | None = None
-    #: map maixemu's demo model at :data:`DEMO_MODEL_ADDRESS` (unless something else is there)
-    demo_model: bool = True
-    #: ``--camera`` spec (``"0"``, a video, folder, image, ``"synthetic"``) or a source factory
-    camera: str | Callable[[], Any] | None = None
-    #: ``--lcd`` spec (``"window"``, ``"none"``, ``"record:PATH"``) or a display sink
-    lcd: str | Any = None
-    #: the camera chip's windowing (``"ov2640"``, or ``"centred"`` as a GC0328)
-    windowing: str = "ov2640"
-    ai_memory: str = "device"
-    firmware: str = "full"
-    #: write one JSON line per KPU call here (``--kpu-log``); ``keep_kpu_calls``: keep them in memory
-    kpu_log: Path | None = None
-    keep_kpu_calls: bool = False
-    #: the script's ``sys.argv``
-    argv: list[str] = field(default_factory=list)
     #: the board console (None: the process's streams at the time of use)
     stdout: TextIO | None = None
     stderr: TextIO | None = None
     stdin: TextIO | None = None
-    #: ``--quiet``: no ``[maixemu]`` notices
-    quiet: bool = False
-    #: ``--audio-out`` / ``--audio-in`` specs (``wav:PATH``, ``speaker``, ``none`` / ``silence``, ``tone:HZ``,
-    #: a WAV file, ``mic``) or factories of a sink / source (``maixemu.host.audio``)
-    audio_out: str | Callable[[], Any] | None = None
-    audio_in: str | Callable[[], Any] | None = None
-    #: ``--board NAME``: the board profile (pins, LCD, keys, LEDs, power chip; ``maixemu.firmware.board_profiles``)
-    board: str | None = None
-    #: ``--uart-loop TX:RX``: UART lines wired TX -> RX (``"1:2"``, ``"UART1:UART1"``; see ``firmware.uart_bus``)
-    uart_loop: list[str] = field(default_factory=list)
+    #: a frame-source factory instead of ``spec.camera`` (scripted frames)
+    camera: Callable[[], Any] | None = None
+    #: a display sink instead of ``spec.lcd`` (the plugin's memory sink)
+    display: Any = None
+    #: factories of an audio sink / source instead of ``spec.audio_out`` / ``spec.audio_in``
+    audio_out: Callable[[], Any] | None = None
+    audio_in: Callable[[], Any] | None = None
+    #: the caller's own folders as /sd and /flash when the spec names none (a test's fresh folders):
+    #: written for real, and no notice says so (they hold nothing of the user's)
+    sd_dir: Path | None = None
+    flash_dir: Path | None = None
+    #: a ready-made storage (tests); replaces the folders of the spec and the fields above
+    storage: storage_mod.Storage | None = None
+    #: where copy-on-write layers live (None: ``project/.maixemu``, or a private folder)
+    layer_home: Path | None = None
+    #: map maixemu's demo model at :data:`DEMO_MODEL_ADDRESS` (unless something else is there)
+    demo_model: bool = True
+    #: keep every KPU call's record in memory (``board.state.kpu.log.calls``)
+    keep_kpu_calls: bool = False
     #: scripted UART peers: ``{UART: bytes waiting at power-on | callable(written) -> answer bytes}``
     #: (keys as ``--uart-loop`` names them: ``1`` or ``"UART1"`` is ``UART.UART1``)
     uart_input: dict[Any, Any] = field(default_factory=dict)
     #: a virtual clock ``(now_ns, sleep_ns)`` instead of real time (tests of timing-driven scripts)
     clock: tuple[Callable[[], int], Callable[[int], None]] | None = None
-    #: ``--overwrite``: outputs (a recording, a WAV file, the KPU log) may replace files maixemu did not
-    #: write; without it only maixemu's own earlier outputs are replaced (``maixemu.host.outputs``)
-    overwrite: bool = False
+
+
+@dataclass
+class BoardConfig:
+    """What one board is built from: the user's options, the script's folder and ``sys.argv``, and
+    what the caller plugs in."""
+
+    spec: RunSpec = field(default_factory=RunSpec)
+    #: the script's folder: /sd and /flash show it through copy-on-write layers (None: the cwd)
+    project: Path | None = None
+    #: the script's ``sys.argv``
+    argv: list[str] = field(default_factory=list)
+    plugs: Plugs = field(default_factory=Plugs)
 
 
 class Board:
@@ -108,11 +101,15 @@ class Board:
 
     def __init__(self, config: BoardConfig | None = None, **fields: Any):
         self.config = config if config is not None else BoardConfig(**fields)
+        self.spec = self.config.spec
+        self.plugs = self.config.plugs
         self.state: BoardState = BoardState()
         #: ``listener(text)`` for every notice (the IDE page copies them)
         self.notice_listeners: list[Callable[[str], None]] = []
         self._cleanup: list[Callable[[], None]] = []
         self._detach: list[Callable[[], None]] = []
+        #: the run's frame budget (set by ``maixemu.session.lifecycle.execute`` before services attach)
+        self.budget: FrameBudget | None = None
         self._opened = False
         self._active = False
         self._notice_stream: TextIO | None = None
@@ -123,9 +120,9 @@ class Board:
     def notice(self, message: str) -> None:
         """``[maixemu] message`` on the console's stderr (unless quiet), and to the listeners."""
         text = message.removeprefix("maixemu: ")
-        if not self.config.quiet:
+        if not self.spec.quiet:
             try:  # maixemu's own stream, not the console a service may have replaced (the IDE page)
-                print(f"[maixemu] {text}", file=self._notice_stream or self.config.stderr or sys.stderr, flush=True)
+                print(f"[maixemu] {text}", file=self._notice_stream or self.plugs.stderr or sys.stderr, flush=True)
             except (OSError, ValueError):
                 pass
         for listener in list(self.notice_listeners):
@@ -137,57 +134,72 @@ class Board:
         if self._opened:
             return self
         self._opened = True
-        cfg = self.config
-        from ..firmware import board_profiles, lcd
+        spec, plugs = self.spec, self.plugs
+        from ..firmware import board_profiles, lcd  # lcd: the stock boot's panel
         from ..firmware.kpu.state import KpuState
         from ..firmware.kpu.calls import KpuCallLog
         from ..firmware.sensor import CameraPort, SensorState
 
         board = self.state
-        self._notice_stream = cfg.stderr or sys.stderr
-        board.console = Console(cfg.stdout, cfg.stderr, cfg.stdin)
-        board.notices.enabled = not cfg.quiet
-        board.system.sys_argv = list(cfg.argv)
+        self._notice_stream = plugs.stderr or sys.stderr
+        board.console = Console(plugs.stdout, plugs.stderr, plugs.stdin)
+        board.notices.enabled = not spec.quiet
+        board.system.sys_argv = list(self.config.argv)
         board.storage = self._build_storage()
         board.camera = CameraPort(self._camera_factory())
-        board.sensor = SensorState(cfg.windowing)
+        board.sensor = SensorState(spec.sensor)
         self._check_kpu_log()
         try:
-            board.kpu = KpuState(firmware=cfg.firmware, ai_memory=cfg.ai_memory,
-                                 log=KpuCallLog(str(cfg.kpu_log) if cfg.kpu_log else None, keep=cfg.keep_kpu_calls))
+            board.kpu = KpuState(firmware=spec.firmware, ai_memory=spec.ai_memory,
+                                 log=KpuCallLog(str(spec.kpu_log) if spec.kpu_log else None, keep=plugs.keep_kpu_calls))
         except ValueError as exc:
             raise SetupError(str(exc)) from None
         except OSError as exc:
-            raise SetupError(f"--kpu-log {cfg.kpu_log}: {exc.strerror or exc}") from None
-        if cfg.clock is not None:
-            board.clock.use(*cfg.clock)
+            raise SetupError(f"--kpu-log {spec.kpu_log}: {exc.strerror or exc}") from None
+        if plugs.clock is not None:
+            board.clock.use(*plugs.clock)
         try:
-            board.pins.profile = board_profiles.profile_name(cfg.board or "default")
+            board.pins.profile = board_profiles.profile_name(spec.board or "default")
         except ValueError as exc:
-            raise SetupError(f"--board {cfg.board}: {exc}") from None
+            raise SetupError(f"--board {spec.board}: {exc}") from None
         with state_mod.bind(board):
             lcd.boot()  # what the stock _boot.py leaves: the panel initialised (lcd.width() works)
         self._wire_uarts()
         board.audio = self._audio_device()
-        board.display = self._open_display()
+        self._wire_display(self._open_display())
+        return self
+
+    def _wire_display(self, sink: Any) -> None:
+        """The board's display around ``sink``, wired to the board: every picture the sink gets is an
+        ``lcd_shown`` event; a camera frame boundary and the script's idle time (``time.sleep``) end
+        the picture being composed, and idle time lets a window react to ESC and its close button.
+        So the camera and the clock never call the LCD."""
+        from ..host.display import BoardDisplay
         from .keys import window_controls
 
-        set_controls = getattr(board.display, "set_controls", None)  # a sink of the caller's may lack it
+        board, events = self.state, self.state.events
+
+        def shown(rgb: Any) -> None:
+            if events.lcd_shown:
+                events.fire(events.lcd_shown, rgb)
+
+        display = BoardDisplay(sink, on_shown=shown)
+        board.display = display
+        set_controls = getattr(sink, "set_controls", None)  # a sink of the caller's may lack it
         if set_controls is not None:
             set_controls(window_controls(board))  # keyboard keys and the LED strip of the window
-        board.events.idle.append(lcd.pump)  # a script sleeping in time.sleep() still reacts to ESC / the close button
-        board.events.before_capture.append(lcd.flush)  # a recording gets the finished picture at the next frame
-        return self
+        events.idle.append(display.idle)
+        events.before_capture.append(display.frame_boundary)
 
     def _check_kpu_log(self) -> None:
         """``--kpu-log FILE`` replaces only a KPU log of maixemu's own (or anything with ``--overwrite``)."""
         from ..host import outputs
 
-        cfg = self.config
-        if cfg.kpu_log is None:
+        spec = self.spec
+        if spec.kpu_log is None:
             return
         try:
-            outputs.check_file(Path(cfg.kpu_log), "--kpu-log", overwrite=cfg.overwrite, streams=True,
+            outputs.check_file(Path(spec.kpu_log), "--kpu-log", overwrite=spec.overwrite, streams=True,
                                ours=lambda path: outputs.is_maixemu_json_lines(path, ("n", "call", "model")))
         except outputs.OutputRefused as exc:
             raise SetupError(str(exc)) from None
@@ -196,14 +208,14 @@ class Board:
         """``--uart-loop`` wires and scripted UART peers, on the board's UART lines."""
         from ..firmware.uart_bus import parse_loop, uart_id
 
-        cfg = self.config
-        if not cfg.uart_loop and not cfg.uart_input:
+        loops, peers = self.spec.uart_loop, self.plugs.uart_input
+        if not loops and not peers:
             return
         bus = self.state.uart
         try:
-            for spec in cfg.uart_loop:
-                bus.wire(*parse_loop(spec))
-            for device, peer in cfg.uart_input.items():
+            for wire in loops:
+                bus.wire(*parse_loop(wire))
+            for device, peer in peers.items():
                 if not (callable(peer) or isinstance(peer, (bytes, bytearray, memoryview))):
                     raise ValueError(f"uart={{{device!r}: ...}}: give bytes or a callable(written) -> bytes")
                 bus.attach(uart_id(device), peer)
@@ -212,27 +224,29 @@ class Board:
 
     def _build_storage(self) -> storage_mod.Storage:
         """/sd and /flash: the project through copy-on-write layers, or the folders given."""
-        cfg = self.config
-        flash_map = {int(address): Path(path) for address, path in cfg.flash.items()}
-        if cfg.flash_image is not None:
-            for address, path in self._extract_flash_image(Path(cfg.flash_image)).items():
+        spec, plugs = self.spec, self.plugs
+        flash_map = {int(address): Path(path) for address, path in spec.flash.items()}
+        if spec.flash_image is not None:
+            for address, path in self._extract_flash_image(Path(spec.flash_image)).items():
                 flash_map.setdefault(address, path)
-        if cfg.demo_model:
+        if plugs.demo_model:
             flash_map.setdefault(DEMO_MODEL_ADDRESS, DEMO_MODEL)
-        if cfg.storage is not None:
-            cfg.storage.flash_map.update({a: p for a, p in flash_map.items() if a not in cfg.storage.flash_map})
-            return cfg.storage
-        for option, folder in (("--sd", cfg.sd_dir), ("--flash-dir", cfg.flash_dir)):
+        if plugs.storage is not None:
+            plugs.storage.flash_map.update({a: p for a, p in flash_map.items() if a not in plugs.storage.flash_map})
+            return plugs.storage
+        for option, folder in (("--sd", spec.sd_dir), ("--flash-dir", spec.flash_dir)):
             if folder is not None and not Path(folder).is_dir():
                 raise SetupError(f"{option} {folder}: no such folder")
-        project = Path(cfg.project if cfg.project is not None else Path.cwd()).resolve()
-        layer_home = cfg.layer_home
+        sd_dir = spec.sd_dir if spec.sd_dir is not None else plugs.sd_dir
+        flash_dir = spec.flash_dir if spec.flash_dir is not None else plugs.flash_dir
+        project = Path(self.config.project if self.config.project is not None else Path.cwd()).resolve()
+        layer_home = plugs.layer_home
         if layer_home is None and (PACKAGE_DIR in project.parents or project == PACKAGE_DIR
                                    or not os.access(project, os.W_OK)):
             # maixemu's own samples (keep the package clean) or a read-only folder: a private layer
             layer_home = storage_mod.private_layer_home()
         return storage_mod.Storage.for_project(
-            project, sd_dir=cfg.sd_dir, flash_dir=cfg.flash_dir, writable=cfg.writable, layer_home=layer_home,
+            project, sd_dir=sd_dir, flash_dir=flash_dir, writable=spec.writable, layer_home=layer_home,
             cwd="/sd", flash_map=flash_map, on_notice=self.notice,
         )
 
@@ -251,10 +265,10 @@ class Board:
     def _camera_factory(self) -> Callable[[], Any]:
         from ..host import camera
 
-        spec = self.config.camera
-        if callable(spec):
-            return spec
-        return lambda: camera.open_source(spec, on_notice=self.notice)
+        if self.plugs.camera is not None:
+            return self.plugs.camera
+        source = self.spec.camera
+        return lambda: camera.open_source(source, on_notice=self.notice)
 
     def _audio_device(self) -> Any:
         """The board's audio path with the PC's sink and source; bad specs are set-up errors (checked
@@ -262,27 +276,26 @@ class Board:
         from ..firmware.audio_device import AudioDevice
         from ..host import audio as host_audio
 
-        out, into = self.config.audio_out, self.config.audio_in
-        overwrite = self.config.overwrite
+        out, into = self.spec.audio_out, self.spec.audio_in
+        overwrite = self.spec.overwrite
+        sink, source = self.plugs.audio_out, self.plugs.audio_in
         try:
-            if not callable(out):
+            if sink is None:
                 host_audio.open_sink(out, on_notice=lambda m: None, overwrite=overwrite).close()
-            if not callable(into):
+            if source is None:
                 host_audio.open_source(into, on_notice=lambda m: None).close()
         except host_audio.AudioError as exc:
             raise SetupError(str(exc)) from None
-        sink = out if callable(out) else (lambda: host_audio.open_sink(out, on_notice=self.notice, overwrite=overwrite))
-        source = into if callable(into) else (lambda: host_audio.open_source(into, on_notice=self.notice))
-        return AudioDevice(sink, source)
+        return AudioDevice(sink or (lambda: host_audio.open_sink(out, on_notice=self.notice, overwrite=overwrite)),
+                           source or (lambda: host_audio.open_source(into, on_notice=self.notice)))
 
     def _open_display(self) -> Any:
         from ..host import display
 
-        spec = self.config.lcd
-        if spec is not None and not isinstance(spec, str):
-            return spec
+        if self.plugs.display is not None:
+            return self.plugs.display
         try:
-            return display.open_sink(spec, on_notice=self.notice, overwrite=self.config.overwrite)
+            return display.open_sink(self.spec.lcd, on_notice=self.notice, overwrite=self.spec.overwrite)
         except display.DisplayError as exc:
             raise SetupError(str(exc)) from None
 
@@ -319,6 +332,11 @@ class Board:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def opened(self) -> bool:
+        """:meth:`open` was called (the adapters exist, also when it failed half-way)."""
+        return self._opened
+
     def close(self) -> None:
         """Switch the board off: services detached, the LCD's last picture shown, display, camera and
         KPU log closed, temporary flash folders removed. Safe to call twice; each step's failure is
@@ -346,15 +364,10 @@ class Board:
             self._active = False
 
     def _flush_lcd(self) -> None:
-        from ..firmware import lcd
-
-        if "panel" in vars(self.state):
-            with state_mod.bind(self.state):
-                lcd.flush()
+        self.state.display.flush()
 
     def _close_display(self) -> None:
-        with self.state.display_lock:  # never while a script thread is inside show()
-            self.state.display.close()
+        self.state.display.close()  # never while a script thread is inside show()
 
     def _cleanup_failed(self, exc: Exception) -> None:
         try:
@@ -363,4 +376,4 @@ class Board:
             print(f"[maixemu] cleanup failed: {exc}", file=sys.__stderr__)
 
 
-__all__ = ["Board", "BoardConfig", "BoardState", "DEMO_MODEL", "DEMO_MODEL_ADDRESS", "Service"]
+__all__ = ["Board", "BoardConfig", "BoardState", "DEMO_MODEL", "DEMO_MODEL_ADDRESS", "Plugs", "RunSpec", "Service"]

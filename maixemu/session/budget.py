@@ -61,7 +61,9 @@ class FrameBudget:
         self._lock = threading.Lock()
 
     def attach(self, board: BoardState) -> None:
-        """Count the frames of ``board`` (its ``snapshot`` and ``lcd_push`` events)."""
+        """Count the frames of ``board`` (its ``snapshot`` and ``lcd_push`` events); once per board."""
+        if self._board is board:
+            return
         self._board = board
         board.events.snapshot.append(self.on_snapshot)
         board.events.lcd_push.append(self.on_lcd_frame)

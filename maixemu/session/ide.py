@@ -7,8 +7,12 @@ This module connects a run to it: :meth:`IdeLink.attach` is a service of the run
 =============================  ==============================================================
 ``on_framebuffer(image)``      ``events.framebuffer`` — the firmware's ``fb_update_jpeg_buffer``
                                (start of ``snapshot()``, ``sensor.flush()``, ``copy_to_fb``;
-                               never ``lcd.display``)
-``on_lcd_frame(rgb)``          ``events.lcd_shown``: every picture the LCD sink shows
+                               never ``lcd.display``); only while the page's preview is on or
+                               a recording runs (``events.framebuffer_enabled``, as the IDE's
+                               Disable button switches the firmware's copy off)
+``on_snapshot()``              ``events.snapshot``: the frame clock (PC frames/s, KPU per frame)
+``on_lcd_frame(rgb)``          ``events.lcd_shown``: every picture the LCD sink shows (copied for
+                               the page only while its preview is on)
 ``on_output_level(pin, lvl)``  ``events.gpio_output``: the board's LEDs
 ``on_clock_fps(value)``        ``events.clock_fps``: what ``clock.fps()`` returned
 ``on_kpu_call(call, model)``   ``events.kpu_call``: for the device-time estimate
@@ -45,16 +49,18 @@ import time
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
+from ..firmware.notices import advice_line, report_advice
 from ..firmware.state import RunEnded
 from ..firmware.threads import raise_in_thread
 from ..firmware.tracebacks import format_exception
 from ..host.ide import IdeChannel
 from ..host.ide.terminal import ChannelInput, ConsoleReader, TerminalTee
 from . import ide_analysis
-from .board import Board
-from .run import RunOptions, run_options
+from .board import Board, Plugs
+from .lifecycle import execute
+from .spec import DEFAULT_IDE_PORT, RunSpec
 from .summary import ModelTimes
 
 #: Seconds a button event waits for the script's next checkpoint before a helper thread delivers it
@@ -125,6 +131,7 @@ class IdeLink:
         self._stop_pending: tuple[float, type[BaseException]] | None = None
         self._fps_script: float | None = None
         self._frame_times: deque[float] = deque(maxlen=61)
+        self._snapshots = 0
         self._kpu_frame: dict[str, list[float]] = {}  # call -> [count, estimated ms] since the last frame
         self._kpu_last: dict[str, Any] = {"ms": None, "calls": []}
         self._estimates = ModelTimes()
@@ -137,7 +144,8 @@ class IdeLink:
         self.stopped_by_page = False
         #: Exit code when maixemu was told to quit while it waited for Run (SIGTERM: 143).
         self.quit_code: int | None = None
-        channel.set_handlers(stop=self.stop, run=self.run_again, button=self.button, analyze=ide_analysis.analyze)
+        channel.set_handlers(stop=self.stop, run=self.run_again, button=self.button, analyze=ide_analysis.analyze,
+                             picture=ide_analysis.picture)
 
     # ------------------------------------------------------------------ one run
     def attach(self, board: Board) -> Callable[[], None]:
@@ -150,6 +158,7 @@ class IdeLink:
         self._stop_pending = None
         self._events.clear()
         self._frame_times.clear()
+        self._snapshots = 0
         self._kpu_frame = {}
         self._kpu_last = {"ms": None, "calls": []}
         self._estimates.clear()
@@ -175,7 +184,10 @@ class IdeLink:
             self.channel.write(f"\n[maixemu] run {self.runs} of {name}\n", "notice")
 
         events = board.state.events
-        hooks = ((events.framebuffer, self.on_framebuffer), (events.clock_fps, self.on_clock_fps),
+        events.framebuffer_enabled = self.channel.frames_wanted()
+        hooks: tuple[tuple[list[Any], Callable[..., None]], ...] = (
+                 (events.framebuffer, self.on_framebuffer), (events.snapshot, self.on_snapshot),
+                 (events.clock_fps, self.on_clock_fps),
                  (events.kpu_call, self.on_kpu_call), (events.gpio_output, self.on_output_level),
                  (events.lcd_shown, self.on_lcd_frame), (events.checkpoint, self.checkpoint),
                  (events.idle, self.checkpoint))
@@ -227,6 +239,9 @@ class IdeLink:
         """Show the script's exception on the page as the IDE's terminal does (MicroPython's format)."""
         text = format_exception(exc)
         self.channel.write(text, "err")
+        advice = advice_line(exc, not self.quiet)
+        if advice:  # maixemu's advice, on its own line after the device's traceback (grey)
+            self.channel.write(advice, "notice")
         lines = text.strip().splitlines()
         where = [line for line in lines if line.lstrip().startswith("File ")]
         match = re.search(r'File "([^"]*)", line (\d+)', where[-1]) if where else None
@@ -241,16 +256,20 @@ class IdeLink:
 
     # ------------------------------------------------------------------ hook points
     def on_framebuffer(self, img: Any) -> None:
-        """``fb_update_jpeg_buffer``: the IDE's copy of the frame buffer (also the frame clock)."""
-        now = time.monotonic()
-        self._frame_times.append(now)
-        self._finish_kpu_frame()
+        """``fb_update_jpeg_buffer``: the IDE's copy of the frame buffer."""
         self.channel.publish_framebuffer(ide_analysis.FrameBufferCopy(img))  # kept, encoded only when looked at
-        self._publish_stats()
         self.checkpoint()
 
+    def on_snapshot(self) -> None:
+        """A frame was captured: the frame clock (PC frames/s, the KPU time of the frame before)."""
+        self._snapshots += 1
+        self._frame_times.append(time.monotonic())
+        self._finish_kpu_frame()
+        self._publish_stats()
+
     def on_lcd_frame(self, rgb: Any) -> None:
-        self.channel.publish_lcd(rgb)
+        if self.channel.frames_wanted():
+            self.channel.publish_lcd(rgb)
         self.checkpoint()
 
     def on_output_level(self, pin: int, level: int) -> None:
@@ -319,7 +338,7 @@ class IdeLink:
             "pc_fps": round(pc_fps, 2) if pc_fps else None,
             "kpu_ms": self._kpu_last["ms"], "kpu_calls": self._kpu_last["calls"],
             "kpu_fps": round(1000.0 / self._kpu_last["ms"], 1) if self._kpu_last["ms"] else None,
-            "frames": len(times),
+            "frames": len(times), "snapshots": self._snapshots,
         })
 
     # ------------------------------------------------------------------ page requests (server thread)
@@ -373,12 +392,16 @@ class IdeLink:
                     gpio.set_input(int(entry["pin"]), level, deliver=True)
                 except Exception as exc:  # MicroPython prints an IRQ handler's exception and goes on
                     sys.stderr.write(format_exception(exc))
+                    if self._board is not None:
+                        report_advice(self._board.state, exc)
         finally:
             self._in_irq.active = False
             self._irq_lock.release()
 
     def _watch(self) -> None:
-        """Helper thread of one run: late button events and Stops that reached no checkpoint."""
+        """Helper thread of one run: late button events and Stops that reached no checkpoint, and the
+        page's preview toggle passed on to the board (the firmware's ``JPEG_FB()->enabled``)."""
+        events = self._board.state.events if self._board is not None else None
         while True:
             with self._lock:
                 if not self._attached:
@@ -386,6 +409,8 @@ class IdeLink:
                 self._wake.wait(timeout=0.05)
                 if not self._attached:
                     return
+                if events is not None:
+                    events.framebuffer_enabled = self.channel.frames_wanted()
                 now = time.monotonic()
                 late_button = (bool(self._events) and now - self._events[0][0] >= IRQ_FALLBACK_S
                                and now - self._checkpoint_at >= IRQ_FALLBACK_S)
@@ -462,15 +487,16 @@ def _numbered(spec: str | None, run: int) -> str | None:
     return f"record:{path.with_name(f'{path.stem}-run{run}{path.suffix}')}"
 
 
-def rerun_options(options: RunOptions, run: int) -> RunOptions:
+def rerun_spec(spec: RunSpec, run: int) -> RunSpec:
     """The options of run number ``run`` (>= 2): its recordings and logs go to files of their own."""
-    kpu_log = options.kpu_log
+    kpu_log = spec.kpu_log
     if kpu_log is not None:
         kpu_log = kpu_log.with_name(f"{kpu_log.stem}-run{run}{kpu_log.suffix}")
-    return replace(options, lcd=_numbered(options.lcd, run), show_ai=_numbered(options.show_ai, run), kpu_log=kpu_log)
+    return replace(spec, lcd=_numbered(spec.lcd, run), show_ai=_numbered(spec.show_ai, run), kpu_log=kpu_log)
 
 
-def run_with_ide(options: RunOptions, *, stdout: Any = None, stderr: Any = None) -> int:
+def run_with_ide(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdout: Any = None,
+                 stderr: Any = None) -> int:
     """``maixemu run --ide``: serve the page, run the script (again, as often as the page asks)."""
     err = stderr or sys.stderr
     try:
@@ -480,8 +506,8 @@ def run_with_ide(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
               file=err)
         return 2
     channel = IdeChannel()
-    host = options.ide_host or "127.0.0.1"
-    server = IdeServer(channel, host=host, port=options.ide if options.ide is not None else 8210,
+    host = spec.ide_host or "127.0.0.1"
+    server = IdeServer(channel, host=host, port=spec.ide if spec.ide is not None else DEFAULT_IDE_PORT,
                        record_dir=Path.cwd(), on_notice=lambda text: channel.write(f"[maixemu] {text}\n", "notice"))
     try:
         url = server.start()
@@ -493,10 +519,10 @@ def run_with_ide(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
         print(f"[maixemu] the IDE page is reachable from other machines on {host}; it answers only requests "
               "carrying the token in that address: share it only with people who may control this run",
               file=err, flush=True)
-    link = IdeLink(channel, options.script, quiet=options.quiet)
+    link = IdeLink(channel, script, quiet=spec.quiet)
 
     def notice(text: str) -> None:
-        if not options.quiet:
+        if not spec.quiet:
             print(f"[maixemu] {text}", file=err, flush=True)
         link.on_notice(text)
 
@@ -504,9 +530,10 @@ def run_with_ide(options: RunOptions, *, stdout: Any = None, stderr: Any = None)
     try:
         run = 1
         while True:
-            exit_code = run_options(options if run == 1 else rerun_options(options, run), stdout=stdout, stderr=stderr,
-                                    services=[link.attach], error_hook=link.on_script_error,
-                                    notice_listeners=[link.on_notice])
+            exit_code = execute(spec if run == 1 else rerun_spec(spec, run), script, argv=argv,
+                                plugs=Plugs(stdout=stdout, stderr=stderr), services=[link.attach],
+                                listeners=[link.on_notice], error_hook=link.on_script_error,
+                                owns_process=True).exit_code
             link.run_ended(exit_code)
             if exit_code in (130, 143) and not link.stopped_by_page:
                 break  # Ctrl-C or SIGTERM in maixemu's own terminal: the user wants to quit

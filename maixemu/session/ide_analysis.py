@@ -9,25 +9,42 @@ touches the running script's images, and may run on any thread.
 Colour spaces: ``lab`` is the firmware's own (``get_histogram`` of the RGB565 frame); ``gray`` is
 the frame converted by ``to_grayscale``; ``rgb`` applies the gray-image ``get_histogram`` and
 ``get_statistics`` to each 8-bit channel of the frame's RGB565 → RGB888 expansion (the firmware has
-no RGB histogram; the IDE computes one from the picture it receives).
+no RGB histogram; the IDE computes one from the picture it receives); ``yuv`` does the same with
+the firmware's own YUV of each RGB565 pixel (``COLOR_RGB565_TO_Y/U/V``, the ``yuv_table`` of the
+full build: Y, U and V are signed, -128..127, as imlib's ``COLOR_Y_MIN``..``COLOR_V_MAX``; a
+grayscale frame has Y = gray - 128 and no colour).
+
+The threshold editor also works on a picture file the page gives (:func:`picture`): decoded as
+``--camera FILE`` decodes it, packed to RGB565 as the camera packs a frame, at most the camera's
+UXGA size.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
+import cv2
 import numpy as np
 
 from ..firmware import image as image_mod
+from ..firmware.image import _tables
+from ..host import camera as camera_mod
 
-SPACES = ("rgb", "gray", "lab")
+SPACES = ("rgb", "gray", "lab", "yuv")
 #: (name, lowest value, highest value) of each channel per colour space.
 CHANNELS = {
     "rgb": (("R", 0, 255), ("G", 0, 255), ("B", 0, 255)),
     "gray": (("Gray", 0, 255),),
     "lab": (("L", 0, 100), ("A", -128, 127), ("B", -128, 127)),
+    "yuv": (("Y", -128, 127), ("U", -128, 127), ("V", -128, 127)),
 }
+#: Offset from a stored channel value to the one shown (YUV is signed: stored + 128 in a gray plane).
+_SHOWN_OFFSET = {"yuv": -128}
+#: The largest picture file the threshold editor keeps at its own size: the camera's UXGA frame
+#: (the biggest frame buffer a script can have); larger ones are scaled down to fit, as the camera would.
+PICTURE_MAX_SIZE = (1600, 1200)
 STAT_KEYS = ("mean", "median", "mode", "stdev", "min", "max", "lq", "uq")
 #: Blobs listed per answer at most (largest first).
 MAX_BLOBS = 16
@@ -36,12 +53,12 @@ MAX_BLOBS = 16
 class FrameBufferCopy:
     """The IDE's copy of the frame buffer: a detached ``image.Image`` plus its display pixels."""
 
-    def __init__(self, img: Any):
+    def __init__(self, img: Any, **info: Any):
         self.image = img
         self.width = int(img.width())
         self.height = int(img.height())
         gray = img.format() == image_mod.GRAYSCALE
-        self.info = {"format": "GRAYSCALE" if gray else "RGB565", "width": self.width, "height": self.height}
+        self.info = {"format": "GRAYSCALE" if gray else "RGB565", "width": self.width, "height": self.height, **info}
         self._rgb: np.ndarray | None = None
 
     def rgb888(self) -> np.ndarray:
@@ -107,6 +124,14 @@ def _channel_images(frame: FrameBufferCopy, space: str) -> list[tuple[Any, str]]
         return [(lab_img, "l_"), (lab_img, "a_"), (lab_img, "b_")]
     if space == "gray":
         return [(img if frame.is_gray else img.to_grayscale(copy=True), "")]
+    if space == "yuv":
+        pixels = img._buf.pix
+        if frame.is_gray:  # Y = gray - 128 (stored as gray), no colour
+            planes = [pixels, np.full_like(pixels, 128), np.full_like(pixels, 128)]
+        else:
+            yuv = _tables.yuv_table()[pixels]
+            planes = [(yuv[..., c].astype(np.int16) + 128).astype(np.uint8) for c in range(3)]
+        return [(image_mod.Image._from_gray_view(np.ascontiguousarray(plane)), "") for plane in planes]
     rgb = frame.rgb888()
     return [(image_mod.Image._from_gray_view(np.ascontiguousarray(rgb[:, :, c])), "") for c in range(3)]
 
@@ -128,6 +153,9 @@ def histogram(frame: FrameBufferCopy, request: dict[str, Any]) -> dict[str, Any]
             hist, stats = img.get_histogram(**kwargs), img.get_statistics(**kwargs)
             bins = hist.bins()
         values = {key: int(getattr(stats, prefix + key)()) for key in STAT_KEYS}
+        offset = _SHOWN_OFFSET.get(space, 0)
+        if offset:  # every statistic but the spread moves with the values (floor(x) + k = floor(x + k))
+            values = {key: value if key == "stdev" else value + offset for key, value in values.items()}
         channels.append({"name": name, "lo": lo, "hi": hi, "bins": [float(b) for b in bins], "stats": values})
     return {"space": space, "roi": list(roi) if roi else [0, 0, frame.width, frame.height],
             "frame": frame.info, "channels": channels}
@@ -165,7 +193,7 @@ def pixel(frame: FrameBufferCopy, request: dict[str, Any]) -> dict[str, Any]:
 def thresholds(request: dict[str, Any]) -> tuple[str, tuple[int, ...]]:
     """(space, threshold tuple) of a threshold-editor request: six LAB numbers or two gray ones."""
     space = _space(request, "lab")
-    if space == "rgb":
+    if space not in ("lab", "gray"):
         raise ValueError("thresholds are LAB (6 numbers) or grayscale (2 numbers), as find_blobs takes them")
     count = 6 if space == "lab" else 2
     values = tuple(_ints(request.get("t"), count, "thresholds"))
@@ -200,7 +228,28 @@ def blobs(frame: FrameBufferCopy, request: dict[str, Any]) -> dict[str, Any]:
     return {"space": space, "thresholds": list(values), "invert": invert, "count": len(ordered), "blobs": listed}
 
 
-KINDS = {"histogram": histogram, "pixel": pixel, "binary": binary, "blobs": blobs}
+def picture(data: bytes, name: str = "picture") -> FrameBufferCopy:
+    """A picture file for the threshold editor, as a frame-buffer copy: decoded as ``--camera FILE``
+    decodes it (OpenCV, then Pillow; bounded before decoding), packed to RGB565 as the camera packs
+    a frame, scaled down (``INTER_AREA``, aspect kept) when larger than the camera's UXGA."""
+    try:
+        rgb = camera_mod.decode_picture(data, name)
+    except camera_mod.CameraError as exc:  # FrameTooLarge: the header claims too many pixels
+        raise ValueError(str(exc).split(";")[0]) from None
+    if rgb is None:
+        raise ValueError(f"{name} is not a picture OpenCV or Pillow can decode")
+    height, width = rgb.shape[:2]
+    info: dict[str, Any] = {"name": name}
+    scale = min(PICTURE_MAX_SIZE[0] / width, PICTURE_MAX_SIZE[1] / height, 1.0)
+    if scale < 1.0:
+        size = (max(1, round(width * scale)), max(1, round(height * scale)))
+        rgb = cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
+        info["scaled_from"] = [width, height]
+    return FrameBufferCopy(image_mod.Image._from_rgb888(np.ascontiguousarray(rgb), image_mod.RGB565), **info)
+
+
+KINDS: dict[str, Callable[[FrameBufferCopy, dict[str, Any]], Any]] = {
+    "histogram": histogram, "pixel": pixel, "binary": binary, "blobs": blobs}
 
 
 def analyze(frame: FrameBufferCopy, request: dict[str, Any]) -> dict[str, Any] | np.ndarray:

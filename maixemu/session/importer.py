@@ -17,7 +17,10 @@ script wrote into ``/flash`` is importable, a link that leads out of a mount is 
 * packages (``mypkg/__init__.py``), their submodules and relative imports inside them are served
   here, with the run's builtins;
 * Python's library is reached only where it lives: a name the host would import from anywhere
-  else (the PC's working directory under ``python -m``, ``PYTHONPATH``) is not a module.
+  else (the PC's working directory under ``python -m``, ``PYTHONPATH``) is not a module;
+* ``import maixemu`` (the top-level package only, after the script's own modules) is maixemu's own
+  channel, wherever maixemu is installed: ``maixemu.advice(e)`` reads the advice kept beside a
+  device exception (no board has the module, so a script uses it only under maixemu).
 """
 
 from __future__ import annotations
@@ -330,6 +333,8 @@ class ScriptImporter:
                 if rest and self._import_local(name) is None:
                     raise no_module(name)
                 return self._with_fromlist(local, name, fromlist)
+        if name == "maixemu":  # maixemu's own channel (``maixemu.advice(e)``), wherever it is installed
+            return importlib.import_module("maixemu")
         if not _from_library(top):
             raise no_module(name)
         # This board's view of the library module, never the process's object (pytest's own ``re``).

@@ -70,7 +70,7 @@ def _script_frames_only(tb: traceback.StackSummary, script_files: set[str]) -> t
 
 
 def format_script_error(exc: BaseException, script_files: set[str], debug: bool,
-                        device_name: Callable[[str], str] | None = None) -> str:
+                        device_name: Callable[[str], str] | None = None, *, hints: bool = True) -> str:
     """The traceback of a script that failed, as MicroPython prints it (``mp_obj_print_exception``):
     the script's own frames as ``File "/sd/main.py", line 5, in f`` (no source lines), ``Type:
     message`` in MicroPython's names and words, only the last exception (MicroPython does not chain
@@ -79,10 +79,15 @@ def format_script_error(exc: BaseException, script_files: set[str], debug: bool,
 
     ``script_files`` are the script and the local modules it imported; ``device_name`` names their
     files as the device does (default: their path in the board's mounts). A name the script misspelt
-    gets CPython's suggestion on a line of its own (``[maixemu] Did you mean: 'load'?``).
+    gets CPython's suggestion on a line of its own (``[maixemu] Did you mean: 'load'?``), and a
+    device error maixemu has advice for gets it on its own line after the device's text
+    (``[maixemu] call img.pix_to_ai() first``; :func:`maixemu.firmware.notices.advised`), unless
+    ``hints`` is off (``--quiet``). The exception's own text is never changed.
     """
+    from ..firmware.notices import advice_line
+
     if debug:
-        return "".join(traceback.format_exception(exc))
+        return "".join(traceback.format_exception(exc)) + advice_line(exc, hints)
     from ..firmware.tracebacks import format_exception
 
     def is_script(filename: str) -> bool:
@@ -92,7 +97,7 @@ def format_script_error(exc: BaseException, script_files: set[str], debug: bool,
     hint = did_you_mean(exc)
     if hint:
         text += f"[maixemu] Did you mean: {hint!r}?\n"
-    return text
+    return text + advice_line(exc, hints)
 
 
 def did_you_mean(exc: BaseException) -> str | None:

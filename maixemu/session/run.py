@@ -1,5 +1,5 @@
-"""Run a MaixPy script unchanged on a board: :func:`run_script` (the one place a script is executed)
-and :func:`run_options` (``maixemu run``: board, signals, budget and closing line from the options).
+"""Run a MaixPy script unchanged on an opened board: :func:`run_script`, the one place a script is
+executed (the run's lifecycle around it — guard, board, closing line — is ``maixemu.session.lifecycle``).
 
 The script is executed with its own ``__builtins__`` whose ``__import__`` serves MaixPy module names
 (``sensor``, ``image``, ``time`` with MicroPython extras, ``os`` with device paths, ``_thread`` ...)
@@ -22,20 +22,19 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..firmware import state as state_mod
 from ..firmware.state import RunEnded
-from .board import PACKAGE_DIR, Board, BoardConfig, Service
+from .board import PACKAGE_DIR, Board
 from .budget import FrameBudget
 from .importer import ScriptImporter, compile_source, read_source
-from .outcome import (Outcome, SetupError, clean_end_types, device_fault,
+from .outcome import (Outcome, clean_end_types, device_fault,
                       format_script_error, system_exit_code)
 from .signals import RunGuard
-from .summary import RunSummary, RunTally
+from .summary import RunTally
 
 #: Seconds the run waits for the script's threads to end after its main code returned.
 THREAD_END_WAIT_S = 2.0
@@ -44,43 +43,6 @@ THREAD_INTERRUPT_S = 2.0
 
 #: ``error_hook(exc)``: a service's view of the script's exception; may return the exit code.
 ErrorHook = Callable[[BaseException], "int | None"]
-
-
-@dataclass
-class RunOptions:
-    """Everything ``maixemu run`` can be told; the defaults are what a user gets with no flags."""
-
-    script: Path
-    camera: str | None = None
-    lcd: str | None = None
-    sd_dir: Path | None = None
-    flash_dir: Path | None = None
-    #: write into the script's folder itself instead of its ``.maixemu`` copy-on-write layer
-    writable: bool = False
-    flash: dict[int, Path] = field(default_factory=dict)
-    flash_image: Path | None = None
-    frames: int | None = None
-    #: ``--board NAME``: the board profile (``maixemu.firmware.board_profiles``)
-    board: str | None = None
-    #: ``--uart-loop TX:RX`` (repeatable): a UART's TX wired to a UART's RX
-    uart_loop: list[str] = field(default_factory=list)
-    timeout: float | None = None
-    ai_memory: str = "device"
-    firmware: str = "full"
-    debug: bool = False
-    quiet: bool = False
-    kpu_log: Path | None = None
-    show_ai: str | None = None
-    #: ``--ide [PORT]``: serve the IDE page on this port (0: any free one); None: no page.
-    ide: int | None = None
-    #: ``--ide-host ADDR``: where the IDE page listens (default 127.0.0.1; others need the URL's token).
-    ide_host: str | None = None
-    #: ``--audio-out SINK`` / ``--audio-in SOURCE``: where I2S sound goes and what the microphone hears.
-    audio_out: str | None = None
-    audio_in: str | None = None
-    #: ``--overwrite``: outputs may replace files maixemu did not write (``maixemu.host.outputs``)
-    overwrite: bool = False
-    argv: list[str] = field(default_factory=list)
 
 
 def default_sample() -> Path:
@@ -188,7 +150,9 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
     path = Path(script).resolve()
     shown = shown_as if shown_as is not None else script
     if not path.is_file():
-        return _report(board, Outcome(2, messages=[f"maixemu: no such script: {shown}\n"]))
+        from .script_hint import missing_script_message
+
+        return _report(board, Outcome(2, messages=[f"maixemu: {missing_script_message(Path(script), str(shown))}\n"]))
     device_name = _device_names(board, path)
     board.state.run.device_name = device_name  # sys.print_exception and thread tracebacks name files so too
     code, failed = _compile(path, shown, device_name, debug)
@@ -237,8 +201,6 @@ def run_script(script: str | os.PathLike, board: Board, *, budget: FrameBudget |
     if budget.limit is not None:
         frames = min(frames, budget.limit)  # the request past the budget ended the run, it got no frame
     outcome.summary = tally.summary(_ended_text(outcome), outcome.exit_code, frames, _writes_line(board))
-    if outcome.reason != "device fault":
-        board.notice(outcome.summary.line())
     return outcome
 
 
@@ -316,7 +278,7 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
         fault = device_fault(exc, script_files, board.state.display)
         if fault is not None:  # one line says it all (the camera or LCD of the PC failed): no closing line
             return Outcome(fault[1], error=exc, messages=[fault[0] + "\n"], reason="device fault")
-    messages = [format_script_error(exc, script_files, debug, device_name)]
+    messages = [format_script_error(exc, script_files, debug, device_name, hints=board.state.notices.enabled)]
     return Outcome(1, error=exc, messages=messages)
 
 
@@ -367,126 +329,4 @@ def _report(board: Board, outcome: Outcome) -> Outcome:
     return outcome
 
 
-# ---------------------------------------------------------------------------------- maixemu run
-def board_config(options: RunOptions, *, stdout: Any = None, stderr: Any = None) -> BoardConfig:
-    """The board ``maixemu run`` builds from its options."""
-    return BoardConfig(
-        project=Path(options.script).resolve().parent, sd_dir=options.sd_dir, flash_dir=options.flash_dir,
-        writable=options.writable, flash=dict(options.flash), flash_image=options.flash_image,
-        camera=options.camera, lcd=options.lcd, ai_memory=options.ai_memory, firmware=options.firmware,
-        kpu_log=options.kpu_log, argv=[str(options.script), *options.argv], stdout=stdout, stderr=stderr,
-        quiet=options.quiet, audio_out=options.audio_out, audio_in=options.audio_in, board=options.board,
-        uart_loop=list(options.uart_loop), overwrite=options.overwrite,
-    )
-
-
-def announce_storage(board: Board, *, how: str) -> None:
-    """Say once which folders the script writes into for real, and that earlier runs left changes."""
-    store = board.state.storage
-    real = [(name, store.mount(name)) for name in ("sd", "flash") if not store.mount(name).copy_on_write]
-    if real:
-        where = " and ".join(f"/{name} is {mount.root}" for name, mount in real)
-        board.notice(f"{where} ({how}): the script's writes and deletions change the files there")
-    earlier = store.earlier_changes_line()
-    if earlier:
-        board.notice(earlier)
-
-
-def run_options(options: RunOptions, *, stdout: Any = None, stderr: Any = None, services: Iterable[Service] = (),
-                error_hook: ErrorHook | None = None, notice_listeners: Iterable[Callable[[str], None]] = ()) -> int:
-    """``maixemu run``: build the board from ``options``, run the script, close everything; exit code.
-
-    ``services`` are attached after the board's own set-up (the IDE page); ``notice_listeners``
-    get every notice.
-    """
-    board = Board(board_config(options, stdout=stdout, stderr=stderr))
-    board.notice_listeners.extend(notice_listeners)
-    closing_done = False
-
-    def close_and_say_where() -> None:
-        nonlocal closing_done
-        board.close()
-        if not closing_done:
-            closing_done = True
-            try:
-                closing = board.state.storage.closing_line() if board._opened else None
-            except Exception:  # noqa: BLE001 - the closing line must never hide the result
-                closing = None
-            if closing:
-                board.notice(closing)  # the run's last line: where the script's writes went
-
-    stopping = False
-
-    def stop_now(why: str, exit_code: int) -> None:
-        """The script caught an end request and kept running: finalise for it and leave the process.
-
-        Once only: a second Ctrl-C arriving while this finalises (its signal handler runs on the same
-        thread) must neither repeat the notice nor cut the recording short.
-        """
-        nonlocal stopping
-        if stopping:
-            return
-        stopping = True
-        board.notice(f"{why} and the script caught the end request; stopping it")
-        try:
-            close_and_say_where()
-            for stream in (board.state.console.stdout, board.state.console.stderr):
-                stream.flush()
-        finally:
-            os._exit(exit_code)
-
-    guard = RunGuard(board.state.run, timeout=options.timeout, owns_process=True, stop_now=stop_now,
-                     notice=board.notice)
-    exit_code = 0
-    setup_started = time.monotonic()
-
-    def ended_in_setup(ended: str, code: int) -> int:
-        """The closing line of a run that ended before its script started (0 frames)."""
-        board.notice(RunSummary(ended=ended, exit_code=code, frames=0,
-                                seconds=time.monotonic() - setup_started).line())
-        return code
-
-    with guard:  # --timeout and SIGTERM hold during set-up too (a stuck FIFO, a webcam)
-        try:
-            try:
-                board.open()
-                board.activate()
-                announce_storage(board, how="--writable" if options.writable else "--sd/--flash-dir")
-                board.state.display.on_close_ignored = lambda: stop_now(
-                    board.state.display.close_reason or "the LCD window was closed", 0)
-                if options.show_ai:  # --show-ai: a second view with the AI buffers the KPU read
-                    from .show_ai import ai_view_service
-
-                    board.attach(ai_view_service(options.show_ai))
-                for service in services:
-                    board.attach(service)
-            except SetupError as exc:
-                print(f"maixemu: {exc}", file=board.state.console.stderr)
-                return 2
-            except RunEnded as end:  # --timeout or a signal during set-up
-                return ended_in_setup(f"{end.reason}; run ended", end.exit_code)
-            except KeyboardInterrupt:
-                return ended_in_setup("interrupted (Ctrl-C)", 130)
-            outcome = run_script(options.script, board, budget=FrameBudget(options.frames), guard=guard,
-                                 debug=options.debug, error_hook=error_hook)
-            exit_code = outcome.exit_code
-            if outcome.summary is not None and outcome.summary.writes:
-                closing_done = True  # the summary line said where the writes went
-        finally:
-            guard.script_returned()
-            close_and_say_where()
-    return exit_code
-
-
-def run_command(options: RunOptions, *, stdout: Any = None, stderr: Any = None) -> int:
-    """``maixemu run`` as the command line runs it: with ``options.ide``, through the IDE page (which
-    waits for the next Run after each run), else once; returns the exit code."""
-    if options.ide is not None:
-        from .ide import run_with_ide
-
-        return run_with_ide(options, stdout=stdout, stderr=stderr)
-    return run_options(options, stdout=stdout, stderr=stderr)
-
-
-__all__ = ["RunOptions", "THREAD_END_WAIT_S", "stray_script_threads", "announce_storage", "board_config", "default_sample",
-           "run_command", "run_options", "run_script"]
+__all__ = ["ErrorHook", "THREAD_END_WAIT_S", "default_sample", "run_script", "stray_script_threads"]

@@ -124,10 +124,10 @@ def ai_view_service(spec: str) -> Callable[[Any], Callable[[], None] | None]:
 
     def attach(board: Any) -> Callable[[], None] | None:
         window = board.state.display
-        while isinstance(window, display.TeeSink):  # a view may wrap the LCD's window
+        while isinstance(window, display.SinkWrapper):  # the board's display (and views) wrap the LCD's window
             window = window.inner
         sink = open_ai_sink(spec, board.notice, beside=getattr(window, "title", None),
-                            overwrite=board.config.overwrite)
+                            overwrite=board.spec.overwrite)
         if sink is None:
             return None
         view = AiView(sink)

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from ..session.board import Board as SessionBoard
-from ..session.board import BoardConfig, BoardState
+from ..session.board import BoardConfig, BoardState, Plugs
+from ..session.spec import RunSpec
 from ..session.importer import device_module, device_module_names
 from .run import CameraSpec, MemorySink, _source_factory
 
@@ -36,11 +37,11 @@ class Board:
         self.sd_dir = workdir / "sd"
         self.flash_dir = workdir / "flash"
         self.sink = MemorySink()
-        self._session = SessionBoard(BoardConfig(
-            project=workdir, sd_dir=self.sd_dir, flash_dir=self.flash_dir,
-            flash={int(a): Path(p) for a, p in flash.items()}, camera=_source_factory(camera, print),
-            lcd=self.sink, ai_memory=ai_memory, firmware=firmware, keep_kpu_calls=True, quiet=True,
-        ))
+        spec = RunSpec(flash={int(a): Path(p) for a, p in flash.items()}, ai_memory=ai_memory, firmware=firmware,
+                       quiet=True)
+        self._session = SessionBoard(BoardConfig(spec, project=workdir, plugs=Plugs(
+            sd_dir=self.sd_dir, flash_dir=self.flash_dir, camera=_source_factory(camera, print), display=self.sink,
+            keep_kpu_calls=True)))
         self._installed: dict[str, types.ModuleType | None] = {}
 
     @property

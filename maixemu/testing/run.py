@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Union
 
@@ -19,14 +19,12 @@ import numpy as np
 
 from ..host import camera as camera_mod
 from ..host.display import DisplaySink
-from ..session.board import Board, BoardConfig
-from ..session.budget import FrameBudget
+from ..session.board import Board, Plugs
 from ..session.keys import KeyPresses, KeySpec, LedWatch
+from ..session.lifecycle import execute
 from ..session.motion import ImuScript
-from ..session.outcome import SetupError
 from ..session.project import load_project
-from ..session.run import run_script
-from ..session.signals import RunGuard
+from ..session.spec import RunSpec, given_by_plugin, inherited_by_tests, plugin_help, with_plugin_signature
 from ..session.summary import RunSummary
 
 #: What ``camera=`` accepts: a path (image, folder, video), ``"synthetic"``, one HxWx3 RGB array, an
@@ -37,12 +35,9 @@ CameraSpec = Union[str, os.PathLike, np.ndarray, Sequence[Union[str, os.PathLike
 DEFAULT_TIMEOUT_S = 120.0
 
 
-class _Unset:
-    def __repr__(self) -> str:
-        return "the project file's timeout, else DEFAULT_TIMEOUT_S"
-
-
-UNSET = _Unset()
+#: The plugin's own defaults under the project file and a test's arguments: never a webcam, and a
+#: time limit (a script that never takes frames must still end).
+TEST_DEFAULTS = RunSpec(camera="synthetic", timeout=DEFAULT_TIMEOUT_S)
 
 
 # ---------------------------------------------------------------------------------- host adapters
@@ -149,7 +144,8 @@ def _one_pass(camera: CameraSpec) -> int | None:
     frames = _frame_list(camera)
     if frames is not None:
         return len(frames)
-    if camera is None or (isinstance(camera, str) and camera.strip().lower() in ("synthetic", "auto", "")):
+    if not isinstance(camera, (str, os.PathLike)) or (isinstance(camera, str)
+                                                      and camera.strip().lower() in ("synthetic", "auto", "")):
         return None
     path = Path(camera)
     if path.is_dir():
@@ -248,36 +244,28 @@ class MaixPyRunner:
         self.workdir = Path(workdir)
         self._runs = 0
 
+    @with_plugin_signature
     def run(
         self,
         script: str | os.PathLike | None = None,
         *,
         code: str | None = None,
         camera: CameraSpec = None,
-        frames: int | None = None,
-        sd: str | os.PathLike | None = None,
-        flash_dir: str | os.PathLike | None = None,
-        flash: Mapping[int, str | os.PathLike] | None = None,
-        flash_image: str | os.PathLike | None = None,
         files: Mapping[str, str | bytes | os.PathLike] | None = None,
-        timeout: float | None | _Unset = UNSET,
-        ai_memory: str | None = None,
-        firmware: str | None = None,
         argv: Iterable[str] = (),
         keep_lcd: int | None = None,
         keep_ai: bool = False,
         keys: Mapping[int, KeySpec] | None = None,
-        audio_in: str | os.PathLike | None = None,
         clock: tuple[Callable[[], int], Callable[[int], None]] | None = None,
-        board: str | None = None,
         uart: Mapping[Any, Any] | None = None,
-        uart_loop: Iterable[str] = (),
         imu: Mapping[int, Mapping[str, Any]] | None = None,
         i2c: Mapping[tuple[int, int], str] | None = None,
-        debug: bool = False,
-        quiet: bool | None = None,
+        **options: Any,
     ) -> RunResult:
         """Run ``script`` (a path) or ``code`` (script text) once and return what happened.
+
+        The run options are ``maixemu run``'s, as keywords (:class:`maixemu.session.spec.RunSpec`;
+        each is listed below the ones only a test has):
 
         * ``camera``: image path, folder, video, ``"synthetic"``, an HxWx3 RGB array, an NxHxWx3
           array or a list of paths/arrays (looped). Default: the synthetic pattern, never a webcam.
@@ -287,115 +275,85 @@ class MaixPyRunner:
           the script's writes change them (said in ``result.notices``). Default: fresh empty folders
           per run (``result.sd_dir``/``result.flash_dir``), so a script's writes never reach your
           files; ``files`` copies ``{"/sd/labels.txt": "text" | b"bytes" | Path}`` into them first.
-        * ``flash``: ``{0x300000: "face.kmodel"}`` for ``kpu.load(address)``; ``flash_image``: a
-          ``.kfpkg`` whose files are mapped at the addresses its ``flash-list.json`` gives.
         * ``keep_lcd``: keep only the last N LCD frames; ``keep_ai``: keep a copy of every AI buffer
           the KPU read (``result.kpu_inputs``, CHW uint8).
         * ``keys``: scripted key presses, ``{5: "BOOT_KEY"}`` presses BOOT when camera frame 5 is
           taken and releases it at frame 6; ``{5: ("BOOT_KEY", 40)}`` holds it 40 frames (see
           :class:`KeyPresses`). Presses made are in ``result.key_presses``.
-        * ``audio_in``: what the microphone hears (``"silence"``, ``"tone:1000"``, a WAV path, as
-          ``--audio-in``); everything played over I2S is in ``result.audio`` / ``result.audio_rate``.
+        * ``audio_in``: what the microphone hears (as ``--audio-in``); everything played over I2S is
+          in ``result.audio`` / ``result.audio_rate``.
         * ``clock``: ``(now_ns, sleep_ns)``, a virtual clock for the board (``time.ticks_ms()`` reads
           ``now_ns()`` nanoseconds since power-on, ``time.sleep`` calls ``sleep_ns(ns)``).
-        * ``board``: the board profile (``"m5stickv"``, ``"amigo"``, ... as ``--board``): its
-          ``board_info``, LCD, keys and LEDs; LED levels are in ``result.leds``/``result.led_changes``.
+        * ``board``: LED levels are in ``result.leds``/``result.led_changes``.
         * ``uart``: what is on the other end of UARTs: ``{1: b"AT\\r\\n"}`` (bytes waiting on
           ``UART.UART1`` from power-on) or ``{1: callable}`` (called with every write, may answer
-          bytes); ``uart_loop``: ``["1:2"]`` as ``--uart-loop``. Written bytes: ``result.uart_sent``.
+          bytes). Written bytes: ``result.uart_sent``.
         * ``imu``: what the board's motion sensors feel from camera frame N on (0: from power-on):
           ``{0: {"accel": (0, 0, 1), "gyro": (0, 0, 0), "temperature": 25.0}}`` in g, °/s and °C
           (default: at rest); ``i2c``: chips plugged into SCL/SDA pins, ``{(10, 11): "MPU6050"}``
           (``"MPU6886"``, ``"SH200Q"`` too; see :mod:`maixemu.firmware.imu`).
         * ``quiet``: no ``[maixemu]`` hints after device messages (``--quiet``); notices still reach
           ``result.notices``.
+        * ``timeout``: default :data:`DEFAULT_TIMEOUT_S`; ``None``: no limit.
 
         The project file (``maixemu.toml`` or ``[tool.maixemu]``, from the script's folder upwards, or
-        from the working directory for ``code=``) gives the defaults of ``flash``, ``flash_image``,
-        ``firmware``, ``ai_memory``, ``camera``, ``timeout`` and ``quiet`` (default
-        ``timeout``: :data:`DEFAULT_TIMEOUT_S`); the arguments given here win.
+        from the working directory for ``code=``) gives the defaults of the options a test inherits
+        (:func:`maixemu.session.spec.inherited_by_tests`); the arguments given here win.
+
+        Every option keyword:
+
+        {options}
         """
         self._runs += 1
         run_dir = self.workdir / f"run{self._runs}"
         run_dir.mkdir(parents=True, exist_ok=True)
         if (script is None) == (code is None):
             raise TypeError("give either a script path or code=")
+        script_path = Path(script) if script is not None else run_dir / "main.py"
         if code is not None:
-            script_path = run_dir / "main.py"
             script_path.write_text(code, encoding="utf-8")
-        else:
-            script_path = Path(script)
+        scripted = _frame_list(camera)
+        given = given_by_plugin(options if scripted is not None or camera is None else {**options, "camera": camera})
         project = load_project(script_path.resolve().parent if script is not None else Path.cwd())
-        if project is not None:
-            flash = {**project.flash, **{int(a): p for a, p in (flash or {}).items()}}
-            flash_image = flash_image if flash_image is not None else project.flash_image
-            firmware = firmware or project.firmware
-            ai_memory = ai_memory or project.ai_memory
-            camera = camera if camera is not None else project.camera
-            quiet = project.quiet if quiet is None else quiet
-            if timeout is UNSET and project.timeout is not None:
-                timeout = project.timeout
-        if timeout is UNSET:
-            timeout = DEFAULT_TIMEOUT_S
-        sd_dir = Path(sd) if sd is not None else run_dir / "sd"
-        flash_path = Path(flash_dir) if flash_dir is not None else run_dir / "flash"
+        spec = TEST_DEFAULTS.merged(inherited_by_tests(project.values) if project is not None else None, given)
+        if spec.frames is None:
+            spec = replace(spec, frames=_one_pass(scripted if scripted is not None else spec.camera))
+        sd_dir = spec.sd_dir if spec.sd_dir is not None else run_dir / "sd"
+        flash_path = spec.flash_dir if spec.flash_dir is not None else run_dir / "flash"
         for folder in (sd_dir, flash_path):
             folder.mkdir(parents=True, exist_ok=True)
         _copy_files(files or {}, sd_dir, flash_path)
-        if frames is None:
-            frames = _one_pass(camera)
         sink = MemorySink(keep_lcd)
         presses = KeyPresses(keys) if keys else None
         motion = ImuScript(imu, i2c) if imu or i2c else None
-        given = frozenset(name for name, value in (("sd", sd), ("flash", flash_dir)) if value is not None)
-        out, err = io.StringIO(), io.StringIO()
-        notices: list[str] = []
+        leds: list[LedWatch] = []
         kpu_inputs: list[np.ndarray] = []
         audio_sink = MemoryAudioSink()
-        the_board = Board(BoardConfig(
-            project=script_path.resolve().parent, sd_dir=sd_dir, flash_dir=flash_path,
-            flash={int(a): Path(p) for a, p in (flash or {}).items()},
-            flash_image=Path(flash_image) if flash_image is not None else None,
-            lcd=sink, ai_memory=ai_memory or "device", firmware=firmware or "full", keep_kpu_calls=True,
-            argv=[str(script_path), *argv], stdout=out, stderr=err, clock=clock, quiet=bool(quiet),
-            audio_out=lambda: audio_sink, audio_in=None if audio_in is None else os.fspath(audio_in),
-            board=board, uart_input=dict(uart or {}), uart_loop=list(uart_loop),
-        ))
-        board = the_board
-        board.config.camera = _source_factory(camera, board.notice)
-        board.notice_listeners.append(notices.append)
-        budget = FrameBudget(frames)
-        guard = RunGuard(board.state.run, timeout=timeout, owns_process=False, notice=board.notice)
-        exit_code = 2
-        outcome = None
-        leds: LedWatch | None = None
-        with guard:
-            try:
-                try:
-                    board.open()
-                except SetupError as exc:
-                    print(f"maixemu: {exc}", file=err)
-                else:
-                    board.activate()
-                    _announce_given(board, given)
-                    events = board.state.events
-                    budget.attach(board.state)
-                    if presses is not None:
-                        presses.attach(board.state, budget)
-                    if motion is not None:
-                        motion.attach(board.state, budget)
-                    leds = LedWatch(board.state, budget)
-                    if keep_ai:
-                        events.kpu_input.append(lambda ai, call: kpu_inputs.append(np.array(ai, copy=True)))
-                    outcome = run_script(script_path, board, guard=guard, debug=debug)
-                    exit_code = outcome.exit_code
-            finally:
-                guard.script_returned()
-                board.close()
-        if guard.interrupted or (outcome is not None and outcome.interrupted):
+        out, err = io.StringIO(), io.StringIO()
+        notices: list[str] = []
+
+        def watch(board: Board) -> None:
+            """The test's own views of the run: scripted keys and motion, LED writes, the AI buffers the KPU read."""
+            budget = board.budget
+            assert budget is not None
+            if presses is not None:
+                presses.attach(board.state, budget)
+            if motion is not None:
+                motion.attach(board.state, budget)
+            leds.append(LedWatch(board.state, budget))
+            if keep_ai:
+                board.state.events.kpu_input.append(lambda ai, call: kpu_inputs.append(np.array(ai, copy=True)))
+
+        plugs = Plugs(stdout=out, stderr=err, display=sink, audio_out=lambda: audio_sink, sd_dir=sd_dir,
+                      flash_dir=flash_path, keep_kpu_calls=True, clock=clock, uart_input=dict(uart or {}))
+        if scripted is not None:
+            plugs.camera = _source_factory(scripted, notices.append)
+        record = execute(spec, script_path, argv=argv, plugs=plugs, services=[watch], listeners=[notices.append])
+        if record.interrupted:
             raise KeyboardInterrupt  # Ctrl-C belongs to pytest: the session stops, as without the plugin
+        board, budget = record.board, record.budget
         return RunResult(
-            exit_code=exit_code,
+            exit_code=record.exit_code,
             stdout=out.getvalue(),
             stderr=err.getvalue(),
             lcd_frames=sink.frames,
@@ -410,11 +368,14 @@ class MaixPyRunner:
             audio_rate=audio_sink.rate,
             key_presses=list(presses.pressed) if presses else [],
             board=board.state.pins.profile,
-            leds=leds.levels() if leds is not None else {},
+            leds=leds[0].levels() if leds else {},
             uart_sent=_uart_sent(board),
-            led_changes=list(leds.changes) if leds is not None else [],
-            summary=outcome.summary if outcome is not None else None,
+            led_changes=list(leds[0].changes) if leds else [],
+            summary=record.summary,
         )
+
+    if run.__doc__:
+        run.__doc__ = run.__doc__.replace("{options}", plugin_help().replace("\n", "\n        "))
 
 
 def _uart_sent(board: Board) -> dict[str, bytes]:
@@ -423,14 +384,6 @@ def _uart_sent(board: Board) -> dict[str, bytes]:
     names = {0: "UART1", 1: "UART2", 2: "UART3", 4: "UARTHS"}  # the firmware's numbers (firmware.uart_bus.UART_IDS)
     return {names.get(device, str(device)): bytes(data) for device, data in sorted(board.state.uart.sent.items())
             if data}
-
-
-def _announce_given(board: Board, given: frozenset[str]) -> None:
-    """Fresh per-run folders are the test's own: only folders the test passed are worth a notice."""
-    store = board.state.storage
-    shown = [f"/{name} is {store.mount(name).root}" for name in ("sd", "flash") if name in given]
-    if shown:
-        board.notice(" and ".join(shown) + ": the script's writes and deletions change the files there")
 
 
 def _copy_files(files: Mapping[str, str | bytes | os.PathLike], sd_dir: Path, flash_dir: Path) -> None:

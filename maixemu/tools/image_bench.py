@@ -1,13 +1,25 @@
 """Benchmark every ``image.Image`` method on a 320x240 RGB565 and grayscale frame: ms per call.
 
 ``python -m maixemu.tools.image_bench`` prints one row per case (method, typical arguments, format):
-the median ms per call, the ratio to a same-run 256x256 float64 numpy matmul (``x matmul``: how
-many matmuls the call costs, which stays comparable on a loaded machine), then the slowest cases.
-``--filter gauss`` keeps the cases whose name contains a word; ``--json FILE`` writes the rows.
+the median CPU ms per call (process CPU time, so a loaded machine's waiting is not counted), the
+ratio to a same-run 256x256 float64 numpy matmul (``x matmul``: how many matmuls the call costs,
+which stays comparable across machines), then the peer and the K210:
+
+* ``peer ms`` / ``x peer``: the same job done by the C library a PC user would reach for (OpenCV:
+  ``image_peers``), on the same frame, timed interleaved with the case (call for call, both on one
+  thread); ``x peer`` is ours over the peer's. ``found`` gives the number of findings of both
+  (``ours/peer``) for finders.
+* ``K210 ms``: the device's own time where the firmware documents one or users measured one
+  (``image_k210``, each with its source; ``≥`` when only part of the call was timed).
+
+``--filter gauss`` keeps the cases whose name contains a word; ``--json FILE`` writes the rows,
+``--markdown FILE`` the table with its sources (``docs/image-speed.md`` is made this way).
 
 The frame is ``../shared/images/dog.bmp`` (a 320x240 photo) when the shared folder is there, else a
 deterministic synthetic scene (gradients, shapes, a checkerboard and noise), so finders see edges
-and blobs. Methods that change the image run on a fresh copy each call (the copy is not timed).
+and blobs; the ``qrcode`` scene is the same frame with a QR code (made by OpenCV's encoder) on it,
+the ``apriltag`` scene with three tag36h11 markers (``apriltag_peer.tag_scene``).
+Methods that change the image run on a fresh copy each call (the copy is not timed).
 ``tests/firmware/test_image_bench.py`` runs the same cases under pytest-benchmark and checks that
 every method of the firmware's table has a case.
 """
@@ -34,6 +46,7 @@ JPEG_QVGA = SHARED_DIR / "images" / "face_20.jpg"
 JPEG_LARGE = SHARED_DIR / "images" / "coco_436511.jpg"
 
 RGB, GRAY = "rgb565", "gray"
+APRILTAG_ROI = (0, 0, 240, 240)  # the firmware takes at most 64K pixels: a QVGA frame's AprilTag roi
 
 
 @dataclass(frozen=True)
@@ -41,7 +54,8 @@ class Case:
     """One timed call: ``run(img, fx)`` on the frame of ``fmt`` (``fx``: :class:`Fixtures`).
 
     ``methods`` are the ``Image`` methods (or ``image.`` module functions, prefixed ``image.``)
-    the case exercises; ``mutates`` makes every call start from a fresh copy of the frame.
+    the case exercises; ``mutates`` makes every call start from a fresh copy of the frame;
+    ``scene`` names the frame (:attr:`Fixtures.scenes`).
     """
 
     name: str
@@ -49,6 +63,7 @@ class Case:
     run: Callable
     methods: tuple[str, ...]
     mutates: bool = False
+    scene: str = "photo"
 
 
 class Fixtures:
@@ -66,6 +81,12 @@ class Fixtures:
             self.source = "synthetic scene"
             rgb = synthetic_scene(320, 240)
         self.frames = {RGB: _snapshot(image, rgb, image.RGB565), GRAY: _snapshot(image, rgb, image.GRAYSCALE)}
+        from .apriltag_peer import tag_scene
+
+        self.scenes = {"photo": self.frames}
+        for scene, scene_rgb in (("qrcode", qrcode_scene(rgb)), ("apriltag", tag_scene(rgb))):
+            self.scenes[scene] = {RGB: _snapshot(image, scene_rgb, image.RGB565),
+                                  GRAY: _snapshot(image, scene_rgb, image.GRAYSCALE)}
         self.ai_dst = {f: _snapshot(image, rgb, self.frames[f]._fmt) for f in (RGB, GRAY)}
         shifted = np.roll(rgb, (3, 5), axis=(0, 1))
         self.others = {RGB: image.Image._from_rgb888(shifted),
@@ -77,6 +98,12 @@ class Fixtures:
         self.glyph = bytes(range(32))
         gray = self.frames[GRAY]
         self.thresholds = {RGB: [(30, 100, 15, 127, 15, 127)], GRAY: [(128, 255)]}
+        # the red bicycle and the yellow wall of the photo; dark and bright regions on gray
+        self.blob_thresholds = {RGB: [(20, 100, 15, 127, -20, 127), (50, 100, -30, 10, 30, 127)],
+                                GRAY: [(0, 60), (200, 255)]}
+        self.peer_frames = {(scene, fmt): opencv_frame(img) for scene, by_fmt in self.scenes.items()
+                            for fmt, img in by_fmt.items()}
+        self.peer_frames.update({("shifted", fmt): opencv_frame(self.others[fmt]) for fmt in (RGB, GRAY)})
         self.lbp = {GRAY: gray.find_lbp((0, 0, 320, 240))}
         self.keypoints = gray.find_keypoints(max_keypoints=50)
         self.affine = image.get_affine_transform([(0, 0), (319, 0), (0, 239)], [(10, 5), (300, 20), (15, 230)])
@@ -109,6 +136,30 @@ def _read_rgb(path: Path) -> np.ndarray:
     return np.ascontiguousarray(bgr[:, :, ::-1])
 
 
+def opencv_frame(img) -> np.ndarray:
+    """The image's pixels as OpenCV holds a frame: BGR uint8 (RGB565 expanded as the LCD shows it)
+    or gray uint8; a copy, so peers never touch the bench's frames."""
+    from ..firmware import pixformat
+    from ..firmware.image import _color
+
+    if img._fmt == pixformat.GRAYSCALE:
+        return img._pix.copy()
+    return np.ascontiguousarray(_color.rgb565_to_888(img._pix)[:, :, ::-1])
+
+
+def qrcode_scene(rgb: np.ndarray, payload: str = "maixemu image bench") -> np.ndarray:
+    """``rgb`` with a QR code (OpenCV's encoder, 3 pixels a module, its own quiet zone) pasted at
+    (180, 60): a frame on which ``find_qrcodes`` and its peer have something to decode."""
+    import cv2
+
+    code = cv2.QRCodeEncoder.create().encode(payload)
+    code = cv2.resize(code, None, fx=3, fy=3, interpolation=cv2.INTER_NEAREST)
+    out = rgb.copy()
+    h, w = code.shape
+    out[60:60 + h, 180:180 + w] = code[:, :, None]
+    return out
+
+
 def synthetic_scene(w: int, h: int) -> np.ndarray:
     """A deterministic (H, W, 3) uint8 scene with gradients, edges, blobs and texture."""
     yy, xx = np.mgrid[0:h, 0:w]
@@ -128,10 +179,10 @@ def synthetic_scene(w: int, h: int) -> np.ndarray:
 def _cases() -> list[Case]:
     cases: list[Case] = []
 
-    def add(name, run, methods=None, formats=(RGB, GRAY), mutates=False):
+    def add(name, run, methods=None, formats=(RGB, GRAY), mutates=False, scene="photo"):
         methods = tuple(methods or (name.split("(")[0],))
         for fmt in formats:
-            cases.append(Case(f"{name} [{fmt}]", fmt, run, methods, mutates))
+            cases.append(Case(f"{name} [{fmt}]", fmt, run, methods, mutates, scene))
 
     def mut(name, run, methods=None, formats=(RGB, GRAY)):
         add(name, run, methods, formats, mutates=True)
@@ -232,8 +283,9 @@ def _cases() -> list[Case]:
     mut("draw_image(64x48, scale 2, alpha)", lambda i, fx: i.draw_image(fx.small[i_fmt(i)], 50, 40, x_scale=2.0, y_scale=2.0, alpha=128), ["draw_image"])
 
     # -- finders
-    add("find_blobs(thr)", lambda i, fx: i.find_blobs(fx.thresholds[i_fmt(i)], pixels_threshold=50, area_threshold=50), ["find_blobs"])
-    add("find_blobs(thr, merge)", lambda i, fx: i.find_blobs(fx.thresholds[i_fmt(i)], pixels_threshold=50, area_threshold=50, merge=True), ["find_blobs"])
+    add("find_blobs(thr)", lambda i, fx: i.find_blobs(fx.blob_thresholds[i_fmt(i)], pixels_threshold=50, area_threshold=50), ["find_blobs"])
+    add("find_blobs(thr, merge)", lambda i, fx: i.find_blobs(fx.blob_thresholds[i_fmt(i)], pixels_threshold=50, area_threshold=50, merge=True), ["find_blobs"])
+    mut("find_blobs + draw", _blobs_and_draw, ["find_blobs", "draw_rectangle", "draw_cross"])
     add("get_regression(thr)", lambda i, fx: i.get_regression(fx.thresholds[i_fmt(i)]), ["get_regression"])
     add("get_regression(thr, robust)", lambda i, fx: i.get_regression(fx.thresholds[i_fmt(i)], robust=True, x_stride=4, y_stride=4), ["get_regression"])
     add("find_lines()", lambda i, fx: i.find_lines(threshold=1000), ["find_lines"])
@@ -241,7 +293,9 @@ def _cases() -> list[Case]:
     add("find_line_segments()", lambda i, fx: i.find_line_segments(merge_distance=5), ["find_line_segments"])
     add("find_rects()", lambda i, fx: i.find_rects(threshold=10000), ["find_rects"])
     add("find_qrcodes()", lambda i, fx: i.find_qrcodes(), ["find_qrcodes"])
+    add("find_qrcodes(code)", lambda i, fx: i.find_qrcodes(), ["find_qrcodes"], scene="qrcode")
     add("find_apriltags()", lambda i, fx: i.find_apriltags(roi=(0, 0, 240, 240)), ["find_apriltags"])
+    add("find_apriltags(tags)", lambda i, fx: i.find_apriltags(roi=APRILTAG_ROI), ["find_apriltags"], scene="apriltag")
     add("find_barcodes()", lambda i, fx: i.find_barcodes(), ["find_barcodes"])
     add("find_template(40x30, SEARCH_EX)", lambda i, fx: i.find_template(fx.templates[GRAY], 0.7, step=4, search=fx.image.SEARCH_EX), ["find_template"], [GRAY])
     add("find_template(40x30, SEARCH_DS)", lambda i, fx: i.find_template(fx.templates[GRAY], 0.7, search=fx.image.SEARCH_DS), ["find_template"], [GRAY])
@@ -284,6 +338,15 @@ def _cases() -> list[Case]:
                                               fx.image.rgb_to_grayscale((10, 200, 30)), fx.image.grayscale_to_rgb(77)),
         ["image.rgb_to_lab", "image.lab_to_rgb", "image.rgb_to_grayscale", "image.grayscale_to_rgb"], [RGB])
     return cases
+
+
+def _blobs_and_draw(img, fx):
+    """A tracking loop's frame: the blobs, a rectangle and a cross on each."""
+    blobs = img.find_blobs(fx.blob_thresholds[i_fmt(img)], pixels_threshold=50, area_threshold=50)
+    for b in blobs:
+        img.draw_rectangle(b.rect())
+        img.draw_cross(b.cx(), b.cy())
+    return blobs
 
 
 def _draw_utf8(img, fx):
@@ -334,7 +397,7 @@ def bench_board():
 
 def prepare(case: Case, fx: Fixtures):
     """The argument-free callable that times one call, and the setup to run before each one."""
-    base = fx.frames[case.fmt]
+    base = fx.scenes[case.scene][case.fmt]
     state = {"img": base}
 
     generation = (base._buf.fmt, base._buf.pix_gen)
@@ -366,22 +429,59 @@ def clone(img):
     return out
 
 
-def time_case(case: Case, fx: Fixtures, *, min_runs: int = 3, max_runs: int = 50, budget_s: float = 0.4) -> float:
-    """Median seconds of one call (after one untimed warm-up call, which also compiles kernels)."""
+@dataclass
+class Timing:
+    """Median CPU seconds of one call of a case and, when it has one, of its peer (timed in turn
+    with it), and the findings of the last call of each (None where a result is not a list)."""
+
+    seconds: float
+    peer_seconds: float | None = None
+    found: int | None = None
+    peer_found: int | None = None
+
+
+def time_case(case: Case, fx: Fixtures, *, min_runs: int = 3, max_runs: int = 50, budget_s: float = 0.4,
+              peer=None) -> Timing:
+    """Median CPU seconds of one call (after one untimed warm-up call, which also compiles kernels);
+    with ``peer`` (an ``image_peers.Peer``), the peer's call on the same frame runs after each of
+    ours, so both see the same machine load."""
     setup, call = prepare(case, fx)
+    peer_call = None if peer is None else peer.prepare(fx.peer_frames[case.scene, case.fmt], fx, case.fmt)
     setup()
-    call()
+    result = call()
+    peer_result = None if peer_call is None else peer_call()
     times: list[float] = []
+    peer_times: list[float] = []
     spent = 0.0
     while len(times) < max_runs and (len(times) < min_runs or spent < budget_s):
         setup()
-        start = time.perf_counter()
-        call()
-        elapsed = time.perf_counter() - start
+        start = time.process_time()
+        result = call()
+        elapsed = time.process_time() - start
         times.append(elapsed)
         spent += elapsed
+        if peer_call is not None:
+            start = time.process_time()
+            peer_result = peer_call()
+            peer_times.append(time.process_time() - start)
     setup()  # raises if a case marked as not mutating changed its frame
-    return float(np.median(times))
+    timing = Timing(float(np.median(times)))
+    if peer_call is not None:
+        timing.peer_seconds = float(np.median(peer_times))
+        if peer.count is not None:
+            timing.peer_found = peer.count(peer_result)
+            timing.found = findings(result)
+    return timing
+
+
+def findings(result) -> int | None:
+    """How many things a finder's result holds: a list's length, a keypoints object's, 0 for None."""
+    if result is None:
+        return 0
+    try:
+        return len(result)
+    except TypeError:
+        return None
 
 
 def matmul_seconds(n: int = 256, runs: int = 15) -> float:
@@ -406,21 +506,38 @@ class Row:
     ms: float
     ratio: float
     error: str = ""
+    peer_ms: float | None = None
+    found: str = ""
+    k210: str = ""
 
 
-def run_cases(cases: list[Case], fx: Fixtures, *, budget_s: float = 0.4, progress=None) -> tuple[list[Row], float]:
-    """Time ``cases``; the matmul yardstick is measured before and after and averaged."""
+def run_cases(cases: list[Case], fx: Fixtures, *, budget_s: float = 0.4, progress=None,
+              peers: bool = True) -> tuple[list[Row], float]:
+    """Time ``cases`` (and their peers, OpenCV on one thread as our code runs); the matmul yardstick
+    is measured before and after and averaged."""
+    from .image_k210 import k210_time
+    from .image_peers import PeerUnavailable, peer_of
+
     before = matmul_seconds()
     rows: list[Row] = []
-    for case in cases:
-        if progress:
-            progress(case.name)
-        try:
-            seconds = time_case(case, fx, budget_s=budget_s)
-        except Exception as exc:  # a case that cannot run here is reported, the others go on
-            rows.append(Row(case.name, math.nan, math.nan, f"{type(exc).__name__}: {exc}"))
-            continue
-        rows.append(Row(case.name, seconds * 1e3, 0.0))
+    with _opencv_threads(1):
+        for case in cases:
+            if progress:
+                progress(case.name)
+            peer = peer_of(case.name) if peers else None
+            k210 = k210_time(case.name, case.fmt)
+            try:
+                try:
+                    timing = time_case(case, fx, budget_s=budget_s, peer=peer)
+                except PeerUnavailable:
+                    timing = time_case(case, fx, budget_s=budget_s)
+            except Exception as exc:  # a case that cannot run here is reported, the others go on
+                rows.append(Row(case.name, math.nan, math.nan, f"{type(exc).__name__}: {exc}"))
+                continue
+            found = "" if timing.peer_found is None else f"{timing.found}/{timing.peer_found}"
+            peer_ms = None if timing.peer_seconds is None else timing.peer_seconds * 1e3
+            rows.append(Row(case.name, timing.seconds * 1e3, 0.0, peer_ms=peer_ms, found=found,
+                            k210="" if k210 is None else k210.label()))
     reference = (before + matmul_seconds()) / 2
     for row in rows:
         if not row.error:
@@ -428,20 +545,116 @@ def run_cases(cases: list[Case], fx: Fixtures, *, budget_s: float = 0.4, progres
     return rows, reference
 
 
+@contextlib.contextmanager
+def _opencv_threads(n: int):
+    """OpenCV's worker threads set to ``n`` (both sides of a comparison on one thread), then back."""
+    import cv2
+
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(n)
+    try:
+        yield
+    finally:
+        cv2.setNumThreads(before)
+
+
+def _x_peer(r: Row) -> str:
+    if r.peer_ms is None or not r.peer_ms > 0:
+        return "-"
+    return f"{r.ms / r.peer_ms:.2f}"
+
+
 def format_rows(rows: list[Row], reference_s: float, slowest: int = 10) -> str:
     width = max(len(r.name) for r in rows)
-    lines = [f"{'case'.ljust(width)}  {'ms/call':>9}  {'x matmul':>9}"]
+    lines = [f"{'case'.ljust(width)}  {'ms/call':>9}  {'x matmul':>9}  {'peer ms':>9}  {'x peer':>7}  "
+             f"{'found':>7}  {'K210 ms':>8}"]
     for r in rows:
         if r.error:
-            lines.append(f"{r.name.ljust(width)}  {'-':>9}  {'-':>9}  {r.error}")
+            lines.append(f"{r.name.ljust(width)}  {'-':>9}  {'-':>9}  {'-':>9}  {'-':>7}  {'':>7}  {'':>8}  {r.error}")
         else:
-            lines.append(f"{r.name.ljust(width)}  {r.ms:9.3f}  {r.ratio:9.2f}")
+            peer = "-" if r.peer_ms is None else f"{r.peer_ms:9.3f}"
+            lines.append(f"{r.name.ljust(width)}  {r.ms:9.3f}  {r.ratio:9.2f}  {peer:>9}  {_x_peer(r):>7}  "
+                         f"{r.found:>7}  {r.k210:>8}")
     timed = sorted((r for r in rows if not r.error), key=lambda r: -r.ms)
     lines.append("")
     lines.append(f"yardstick: 256x256 float64 numpy matmul (1 BLAS thread) = {reference_s * 1e3:.3f} ms")
     lines.append(f"slowest {min(slowest, len(timed))}:")
     lines += [f"  {r.ms:9.2f} ms  {r.ratio:8.1f}x  {r.name}" for r in timed[:slowest]]
     return "\n".join(lines)
+
+
+def format_markdown(rows: list[Row], reference_s: float, frame: str) -> str:
+    """The table as Markdown, with the peers' library calls and the K210 times' sources under it."""
+    from .image_k210 import K210_TIMES
+    from .image_peers import PEERS
+
+    out = [f"| case | ms | x matmul | peer ms | x peer | found | K210 ms |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r.error:
+            out.append(f"| `{r.name}` | - | - | - | - | | | ")
+            continue
+        peer = "" if r.peer_ms is None else f"{r.peer_ms:.3f}"
+        x_peer = "" if r.peer_ms is None else _x_peer(r)
+        out.append(f"| `{r.name}` | {r.ms:.3f} | {r.ratio:.2f} | {peer} | {x_peer} | {r.found} | {r.k210} |")
+    out += ["", f"Frame: {_frame_label(frame)}. {machine()}. Yardstick: a 256x256 float64 numpy matmul on one "
+            f"BLAS thread = {reference_s * 1e3:.3f} ms.", "", "Peers (OpenCV calls on the same frame):", ""]
+    out += [f"* `{name}`: {peer.what}" for name, peer in PEERS.items()]
+    out += ["", "K210 times and their sources:", ""]
+    out += [f"* `{name}`{'' if t.fmt is None else f' [{t.fmt}]'}: {'at least ' if t.at_least else ''}{t.ms:g} ms"
+            f"{f' at {t.frame}' if t.frame else ''}, {t.what}. Source: {t.source}." for name, t in K210_TIMES.items()]
+    return "\n".join(out) + "\n"
+
+
+def _frame_label(frame: str) -> str:
+    """The frame's path as the docs show it (``../shared/...`` rather than this machine's path)."""
+    try:
+        return "../shared/" + Path(frame).resolve().relative_to(SHARED_DIR.resolve()).as_posix()
+    except ValueError:
+        return frame
+
+
+def machine() -> str:
+    """The CPU, its core count and vector extensions, and the libraries' versions, in one line."""
+    import os
+    import platform
+
+    import cv2
+
+    model = platform.processor() or platform.machine()
+    flags: set[str] = set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and model in ("", platform.machine(), platform.processor()):
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    simd = [f for f in ("avx2", "avx512f", "avx512_vnni", "neon", "asimd") if f in flags]
+    try:
+        import numba
+
+        nb = f", numba {numba.__version__}"
+    except ImportError:
+        nb = ", no numba"
+    return (f"Machine: {model}, {os.cpu_count()} cores ({' '.join(simd) or 'no AVX2'}); numpy {np.__version__}, "
+            f"OpenCV {cv2.__version__}{nb}")
+
+
+TABLE_BEGIN, TABLE_END = "<!-- image_bench table: begin -->", "<!-- image_bench table: end -->"
+
+
+def write_markdown(path: Path, table: str) -> None:
+    """Write ``table`` to ``path``; a file that holds the two ``TABLE_BEGIN``/``TABLE_END`` markers
+    (``docs/image-speed.md``) keeps its text around them and gets the table between them."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if TABLE_BEGIN in text and TABLE_END in text:
+        head, rest = text.split(TABLE_BEGIN, 1)
+        tail = rest.split(TABLE_END, 1)[1]
+        text = f"{head}{TABLE_BEGIN}\n{table}{TABLE_END}{tail}"
+    else:
+        text = table
+    path.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -451,6 +664,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=0.4, help="seconds of timed calls per case (at least 3 calls; default 0.4)")
     parser.add_argument("--slowest", type=int, default=10, help="how many slowest cases to list (default 10)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
+    parser.add_argument("--markdown", type=Path, help="also write the table as Markdown, with the peers and sources "
+                        "(between the table markers of a file that has them, e.g. docs/image-speed.md)")
+    parser.add_argument("--no-peers", action="store_true", help="time our calls only (no OpenCV peer column)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     args = parser.parse_args(argv)
     cases = [c for c in CASES if all(w in c.name for w in args.filter)]
@@ -463,8 +679,10 @@ def main(argv: list[str] | None = None) -> int:
     with bench_board():
         fx = Fixtures(args.photo)
         print(f"frame: {fx.source}, {len(cases)} cases", file=sys.stderr)
-        rows, reference = run_cases(cases, fx, budget_s=args.budget)
+        rows, reference = run_cases(cases, fx, budget_s=args.budget, peers=not args.no_peers)
     print(format_rows(rows, reference, args.slowest))
+    if args.markdown:
+        write_markdown(args.markdown, format_markdown(rows, reference, fx.source))
     if args.json:
         args.json.write_text(json.dumps({"matmul_ms": reference * 1e3, "frame": fx.source,
                                          "rows": [r.__dict__ for r in rows]}, indent=1))

@@ -1,7 +1,7 @@
 """Soak benchmark: run the face-detection sample for thousands of frames and watch memory.
 
 ``python -m maixemu.tools.soak --frames 5000`` runs ``samples/face_detect.py`` in this process (the
-way ``maixemu run`` does, on a :class:`maixemu.session.Board`) on a looping folder of pictures,
+way ``maixemu run`` does, through :func:`maixemu.session.execute`) on a looping folder of pictures,
 with no LCD output, and samples the process's resident memory every ``--every`` frames from
 ``/proc/self/statm``. Why in-process: a leak in the firmware modules, the KPU engine or the frame
 path shows up as RSS growth of *this* process; a subprocess would only add noise.
@@ -25,9 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..session import Board, BoardConfig, FrameBudget, run_script
+from ..session import Board, Plugs, RunSpec, execute
 from ..session.run import default_sample
-from ..session.signals import RunGuard
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_DIR = REPO_ROOT.parent / "shared"
@@ -109,23 +108,24 @@ def soak(frames: int, *, every: int = 250, warmup: int = 500, notice=print) -> S
         script, flash, folder = choose_workload(Path(tmp), notice)
         # the sample prints nothing, but a script's print must not flood the report
         out, err = io.StringIO(), io.StringIO()
-        board = Board(BoardConfig(project=script.parent, camera=str(folder), lcd="none", flash=flash, quiet=True,
-                                  argv=[str(script)], stdout=out, stderr=err))
-        budget = FrameBudget(frames)
         result = SoakResult(script=script, frames=frames, warmup=warmup, exit_code=0)
+        taken = 0
         started = time.perf_counter()
 
-        def sample() -> None:  # before the budget's own count: the frame being taken is counted here
-            count = budget.snapshots + 1
-            if count % every == 0 and count <= frames:
-                result.samples.append(Sample(count, time.perf_counter() - started, rss_bytes()))
+        def sample() -> None:  # after the budget's own count: a frame past the budget never gets here
+            nonlocal taken
+            taken += 1
+            if taken % every == 0 and taken <= frames:
+                result.samples.append(Sample(taken, time.perf_counter() - started, rss_bytes()))
+
+        def watch(board: Board) -> None:
+            board.state.events.snapshot.append(sample)
 
         result.samples.append(Sample(0, 0.0, rss_bytes()))
-        guard = RunGuard(board.state.run, timeout=None, owns_process=False)
-        with guard, board:
-            board.state.events.snapshot.append(sample)
-            result.exit_code = run_script(script, board, budget=budget, guard=guard).exit_code
-        done = min(budget.snapshots, frames)
+        spec = RunSpec(camera=str(folder), lcd="none", flash=flash, frames=frames, quiet=True)
+        record = execute(spec, script, plugs=Plugs(stdout=out, stderr=err), services=[watch])
+        result.exit_code = record.exit_code
+        done = min(record.budget.snapshots, frames)
         if result.samples[-1].frame != done:  # the run ended between two samples
             result.samples.append(Sample(done, time.perf_counter() - started, rss_bytes()))
         errors = err.getvalue().strip()

@@ -17,7 +17,7 @@ import pytest
 
 from _shared import split_summary
 from maixemu.cli import main as cli_main
-from maixemu.runner import RunOptions, run_script
+from maixemu.runner import RunSpec, run_script
 
 MODEL = Path(__file__).resolve().parents[2] / "maixemu" / "data" / "edge_filters.kmodel"
 
@@ -52,7 +52,7 @@ def run_in_process(pkg: Path, tmp_path: Path) -> tuple[int, str]:
     script.write_text("print('never runs')\n")
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()) as out:
-        code = run_script(RunOptions(script=script, lcd="none", flash_image=pkg, quiet=True), stderr=err)
+        code = run_script(RunSpec(lcd="none", flash_image=pkg, quiet=True), script, stderr=err)
     assert out.getvalue() == ""
     return code, err.getvalue()
 

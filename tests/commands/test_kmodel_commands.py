@@ -72,7 +72,9 @@ def test_bench_reports_ratio(capsys):
     assert bench.run(_args(bench, [str(SAMPLE), "--runs", "2", "--warmup", "1"])) == 0
     out = capsys.readouterr().out
     assert "edge_filters" in out and "ratio" in out and "GMAC/s" in out
-    assert "1 KPU layers:" in out  # the path of the one conv layer
+    assert "1 KPU layers; paths: " in out  # the path of the one conv layer
+    assert out.startswith("CPU: ") and "\nint8 products: " in out and "\nBLAS: " in out  # the machine
+    assert "CPU ms/run" in out and "memory MiB" in out and "x file" in out
 
 
 def test_bench_compare_and_layers(capsys):
@@ -82,6 +84,7 @@ def test_bench_compare_and_layers(capsys):
     assert " auto " in out and " numpy " in out
     assert out.count("layer ") >= 2 * 23  # every conv layer of both engines, with its path
     assert "CHW" in out  # the numpy path's layers
+    assert " ms " in out and "GMAC/s" in out  # each layer's CPU time and speed
 
 
 def test_bench_default_models_prefer_shared():

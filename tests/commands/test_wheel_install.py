@@ -34,7 +34,7 @@ def wheel(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def fresh_env(wheel, tmp_path_factory) -> Path:
     env = tmp_path_factory.mktemp("venv")
-    python = fresh_venv(env, borrow=["numpy", "pillow", "opencv-python", "tqdm"])
+    python = fresh_venv(env, borrow=["numpy", "pillow", "opencv-python", "tqdm", "threadpoolctl"])
     pip_install(python, str(wheel))
     where = run([str(python), "-c", "import maixemu; print(maixemu.__file__)"], cwd=env)
     assert where.stdout.strip().startswith(str(env / "lib")), where

@@ -65,3 +65,52 @@ def test_finder_speed(benchmark, photo, matmul_seconds, name):
         pytest.skip(str(exc))
     benchmark.pedantic(call, args=(img,), rounds=5, iterations=1, warmup_rounds=1)
     benchmark.extra_info["x_matmul"] = round(benchmark.stats.stats.mean / matmul_seconds, 1)
+
+
+# ------------------------------------------------------------------------- AprilTag 3, the peer
+@pytest.mark.parametrize("roi", [(0, 0, 160, 120), (0, 0, 240, 240)], ids=["160x120", "240x240"])
+def test_find_apriltags_against_apriltag3(benchmark, roi):
+    """find_apriltags and AprilTag 3 (``maixemu.tools.apriltag_peer``) on the same frames with tags,
+    timed call for call in process CPU time; ``extra_info`` has both means and ``x_apriltag3``, ours
+    over theirs. Both must find the same tags (what the comparison is of), the times are not judged."""
+    import time
+
+    from maixemu.tools import apriltag_peer, image_bench
+
+    try:
+        peer_detector = apriltag_peer.detector()
+    except ImportError as exc:
+        pytest.skip(str(exc))
+    photo = image_bench.PHOTO
+    if not photo.is_file():
+        pytest.skip(f"{photo} not found (../shared is absent)")
+    rgb = apriltag_peer.tag_scene(image_bench._read_rgb(photo))
+    x, y, w, h = roi
+    frames = [(image.Image._from_rgb888(rgb, fmt), fmt) for fmt in (image.GRAYSCALE, image.RGB565)]
+    for img, _ in frames:
+        gray = image.Image._from_rgb888(rgb, image.GRAYSCALE)._pix[y:y + h, x:x + w].copy()
+        ours = sorted(t.id() for t in img.find_apriltags(roi=roi))
+        assert ours == sorted(d.tag_id for d in peer_detector.detect(gray)) and len(ours) >= 2
+    peers = [apriltag_peer.prepare(roi)(_bgr_or_gray(img)) for img, _ in frames]
+    ours_s, theirs_s = [], []
+    for _ in range(10):
+        for (img, _), peer in zip(frames, peers):
+            start = time.process_time()
+            img.find_apriltags(roi=roi)
+            mid = time.process_time()
+            peer()
+            theirs_s.append(time.process_time() - mid)
+            ours_s.append(mid - start)
+    benchmark.pedantic(lambda: frames[0][0].find_apriltags(roi=roi), rounds=5, iterations=1, warmup_rounds=1)
+    benchmark.extra_info.update(ours_ms=round(1e3 * float(np.mean(ours_s)), 3),
+                                apriltag3_ms=round(1e3 * float(np.mean(theirs_s)), 3),
+                                x_apriltag3=round(float(np.mean(ours_s) / np.mean(theirs_s)), 2))
+
+
+def _bgr_or_gray(img) -> np.ndarray:
+    """The frame as OpenCV holds it (gray uint8, or BGR uint8 of the RGB565 pixels)."""
+    from maixemu.firmware.image import _color
+
+    if img._fmt == image.GRAYSCALE:
+        return img._pix.copy()
+    return np.ascontiguousarray(_color.rgb565_to_888(img._pix)[:, :, ::-1])

@@ -16,7 +16,7 @@ from maixemu.firmware.kpu import loader
 from maixemu.host import storage
 
 DEMO_MODEL = Path(__file__).resolve().parents[2] / "maixemu" / "data" / "edge_filters.kmodel"
-BASE_PARTS = {"console", "display_lock", "events", "framebuffer", "notices", "pins", "power", "imu", "powered_on_ns",
+BASE_PARTS = {"console", "events", "framebuffer", "notices", "pins", "power", "imu", "powered_on_ns",
               "run", "system"}
 
 

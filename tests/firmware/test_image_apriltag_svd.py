@@ -1,4 +1,4 @@
-"""The AprilTag detector's float32 SVD and homography/pose (``_apriltag_svd``, ``_apriltag``) against the
+"""The AprilTag detector's float32 SVD and homography/pose (``_quadkernels``, ``_apriltag``) against the
 firmware's apriltag.c compiled from the mirror (its matd/svd22/homography sections), bit for bit."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from firmware_c import IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c
 from maixemu.firmware.image import _apriltag
-from maixemu.firmware.image import _apriltag_svd as _matd
+from maixemu.firmware.image import _quads
 
 _MAIN = r"""
 static float rdf(void) { unsigned u; if (scanf("%x", &u) != 1) exit(3); float f; memcpy(&f, &u, 4); return f; }
@@ -72,7 +72,7 @@ def test_svd_equals_matd_svd(firmware_matd):
         A = rng.normal(0, 10, (r, c)).astype(np.float32)
         if t % 6 == 1:
             A = (A @ A.T).astype(np.float32)  # a normal matrix, as homography_compute builds
-        U, S, V = _matd.svd([list(row) for row in A])
+        U, S, V = _quads.kernels().svd(A, _quads.sin_table())
         theirs = firmware_matd(f"0 {r} {c} {_hex(A)}")
         assert [list(_bits(U)), list(_bits(S)), list(_bits(V))] == [list(x) for x in theirs], t
 

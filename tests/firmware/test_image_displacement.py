@@ -32,13 +32,15 @@ _EXTRA = r"""
 #define IMAGE_PUT_GRAYSCALE_PIXEL(img, x, y, v) (((uint8_t *) (img)->data)[((img)->w * (y)) + (x)] = (v))
 #define IMAGE_PUT_BINARY_PIXEL_FAST(row, x, v) ((void) 0)
 #define IMAGE_PUT_BINARY_PIXEL(img, x, y, v) ((void) 0)
-#define IMAGE_PUT_RGB565_PIXEL_FAST(row, x, v) ((void) 0)
-#define IMAGE_PUT_RGB565_PIXEL(img, x, y, v) ((void) 0)
+#undef IMAGE_COMPUTE_RGB565_PIXEL_ROW_PTR
+#undef IMAGE_GET_RGB565_PIXEL_FAST
+#define IMAGE_COMPUTE_RGB565_PIXEL_ROW_PTR(img, y) (((uint16_t *) (img)->data) + ((img)->w * (y)))
+#define IMAGE_GET_RGB565_PIXEL_FAST(row, x) ((row)[x])
+#define IMAGE_PUT_RGB565_PIXEL_FAST(row, x, v) ((row)[x] = (v))
+#define IMAGE_PUT_RGB565_PIXEL(img, x, y, v) (((uint16_t *) (img)->data)[((img)->w * (y)) + (x)] = (v))
 #define IM_IS_GS(img) ((img)->bpp == IMAGE_BPP_GRAYSCALE)
 #define IM_GET_GS_PIXEL(img, x, y) (((uint8_t *) (img)->data)[((img)->w * (y)) + (x)])
-#define IM_GET_RGB565_PIXEL(img, x, y) 0
-#define IMLIB_ENABLE_YUV_LAB_FUNC
-int8_t yuv_table(uint32_t idx) { (void) idx; return 0; }
+#define IM_GET_RGB565_PIXEL(img, x, y) (((uint16_t *) (img)->data)[((img)->w * (y)) + (x)])
 static size_t image_size(image_t *img) { return img->w * img->h * (img->bpp == IMAGE_BPP_RGB565 ? 2 : 1); }
 static void fs_no_intersection(void *p) { (void) p; abort(); }
 static bool rectangle_subimg(image_t *img, rectangle_t *r, rectangle_t *o) { *o = *r; return true; }
@@ -50,13 +52,13 @@ static void imlib_rotation_corr(image_t *img, float xr, float yr, float zr, floa
 _MAIN = r"""
 static void bits(float f) { uint32_t u; memcpy(&u, &f, 4); printf("%08x ", u); }
 int main(void) {
-    int w0, h0, w1, h1, r0[4], r1[4], lp, fix;
-    if (scanf("%d %d %d %d %d %d %d %d %d %d %d %d %d %d", &w0, &h0, &w1, &h1, &r0[0], &r0[1], &r0[2], &r0[3],
-              &r1[0], &r1[1], &r1[2], &r1[3], &lp, &fix) != 14) return 2;
+    int w0, h0, w1, h1, r0[4], r1[4], lp, fix, bpp0, bpp1;
+    if (scanf("%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d", &w0, &h0, &w1, &h1, &r0[0], &r0[1], &r0[2], &r0[3],
+              &r1[0], &r1[1], &r1[2], &r1[3], &lp, &fix, &bpp0, &bpp1) != 16) return 2;
     getchar();
-    image_t a = { w0, h0, IMAGE_BPP_GRAYSCALE, malloc(w0 * h0) }, b = { w1, h1, IMAGE_BPP_GRAYSCALE, malloc(w1 * h1) };
-    if (fread(a.data, 1, w0 * h0, stdin) != (size_t) (w0 * h0)) return 3;
-    if (fread(b.data, 1, w1 * h1, stdin) != (size_t) (w1 * h1)) return 3;
+    image_t a = { w0, h0, bpp0, malloc(w0 * h0 * bpp0) }, b = { w1, h1, bpp1, malloc(w1 * h1 * bpp1) };
+    if (fread(a.data, 1, w0 * h0 * bpp0, stdin) != (size_t) (w0 * h0 * bpp0)) return 3;
+    if (fread(b.data, 1, w1 * h1 * bpp1, stdin) != (size_t) (w1 * h1 * bpp1)) return 3;
     rectangle_t ra = { r0[0], r0[1], r0[2], r0[3] }, rb = { r1[0], r1[1], r1[2], r1[3] };
     float x, y, r, s, resp;
     imlib_phasecorrelate(&a, &b, &ra, &rb, lp, fix, &x, &y, &r, &s, &resp);
@@ -68,12 +70,17 @@ int main(void) {
 
 @pytest.fixture(scope="module")
 def firmware_phasecorrelate(tmp_path_factory):
-    source = (imlib_shim() + _EXTRA + strip_includes(firmware_source(f"{IMG_DIR}/sincos_tab.c"))
+    yuv = firmware_source(f"{IMG_DIR}/yuv_tab.c")  # the full build's 196608-entry table
+    yuv = yuv[yuv.index("const int8_t yuv_table[196608]"):]
+    yuv = yuv[:yuv.index("};") + 2] + "\n"
+    source = (imlib_shim() + _EXTRA + yuv + strip_includes(firmware_source(f"{IMG_DIR}/sincos_tab.c"))
               + strip_includes(firmware_source(f"{IMG_DIR}/include/omv_fft.h")) + strip_includes(firmware_source(f"{IMG_DIR}/fft.c")) + strip_includes(firmware_source(f"{IMG_DIR}/phasecorrelation.c")) + _MAIN)
     exe = build(tmp_path_factory.mktemp("phasecorr"), "phasecorrelate", source)
 
     def call(a: np.ndarray, b: np.ndarray, roi0, roi1, logpolar: bool, fix: bool) -> list[np.float32]:
-        head = [a.shape[1], a.shape[0], b.shape[1], b.shape[0], *roi0, *roi1, int(logpolar), int(fix)]
+        """a, b: uint8 (grayscale) or uint16 (RGB565 as the K210 stores it) pixels."""
+        head = [a.shape[1], a.shape[0], b.shape[1], b.shape[0], *roi0, *roi1, int(logpolar), int(fix),
+                a.itemsize, b.itemsize]
         text = run(exe, (" ".join(map(str, head)) + "\n").encode() + a.tobytes() + b.tobytes())
         return [np.frombuffer(struct.pack("<I", int(v, 16)), np.float32)[0] for v in text.split()]
 
@@ -135,6 +142,39 @@ def test_find_displacement_equals_the_firmwares_float32_fft(firmware_phasecorrel
         assert [_bits(v) for v in got] == [_bits(v) for v in expected[:5]], (trial, got, expected)
         if fix:
             assert [_bits(v) for v in seen] == [_bits(v) for v in expected[5:]]
+
+
+def _rgb_scene(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
+    """Three of :func:`_scene`'s textures as the R, G, B planes: a colour picture with edges and blobs."""
+    return np.stack([_scene(rng, h, w) for _ in range(3)], axis=-1)
+
+
+@needs_firmware_c
+@pytest.mark.parametrize("mode", ["translation", "logpolar", "fix_rotation_scale"])
+def test_rgb565_correlates_the_signed_luma_in_a_byte(firmware_phasecorrelate, mode):
+    """fft2d_run reads an RGB565 pixel as ``yuv_table[pixel * 3]``: the signed Y (gray - 128) stored
+    into a uint8_t, i.e. the brightness wrapped half-way round. RGB565 images (and one against a
+    grayscale template) give the firmware's five floats bit for bit."""
+    import cv2
+
+    rng = np.random.default_rng({"translation": 11, "logpolar": 12, "fix_rotation_scale": 13}[mode])
+    logpolar, fix = mode == "logpolar", mode == "fix_rotation_scale"
+    for trial in range(4):
+        h, w = [(64, 64), (48, 80), (40, 40), (60, 100)][trial]
+        scene = _rgb_scene(rng, h + 20, w + 20)
+        a = np.ascontiguousarray(scene[10:10 + h, 10:10 + w])
+        if logpolar:
+            m = cv2.getRotationMatrix2D((w / 2, h / 2), float(rng.uniform(-20, 20)), float(rng.uniform(0.9, 1.1)))
+            b = cv2.warpAffine(a, m, (w, h), borderMode=cv2.BORDER_REFLECT)
+        else:
+            dy, dx = rng.integers(-6, 7, size=2)
+            b = np.ascontiguousarray(scene[10 + dy:10 + dy + h, 10 + dx:10 + dx + w])
+        img_a = image.Image._from_rgb888(a)
+        img_b = image.Image._from_rgb888(b, image.GRAYSCALE if trial == 3 else image.RGB565)
+        roi = (0, 0, w, h)
+        expected = firmware_phasecorrelate(img_a._pix, img_b._pix, roi, roi, logpolar, fix)
+        got = _phasecorr.phasecorrelate(img_a, img_b, roi, roi, logpolar, fix, lambda pixels, z, zoom: pixels)
+        assert [_bits(v) for v in got] == [_bits(v) for v in expected[:5]], (trial, got, expected)
 
 
 def test_fft_tables_are_the_firmwares():

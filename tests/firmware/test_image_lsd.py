@@ -92,16 +92,29 @@ def test_the_lsd_kernels_equal_their_python_and_the_pixel_iterator():
                     alg += bool(t <= r.prec)
         assert _lsd._rect_count(angles, vx, vy, r.theta, r.prec) == (pts, alg)
         assert _lsd._rect_count.__wrapped__(angles, vx, vy, r.theta, r.prec) == (pts, alg)
-    for seed in range(20):
-        x, y = int(rng.integers(0, 60)), int(rng.integers(0, 40))
+    cos0, sin0 = _lsd.seed_cos_sin(angles)
+    for trial in range(20):
+        seeds_x = rng.integers(0, 60, 30).astype(np.int64)
+        seeds_y = rng.integers(0, 40, 30).astype(np.int64)
+        min_size = int(rng.integers(0, 12))
         outs = []
         for fn in (_lsd._grow, _lsd._grow.__wrapped__):
             used = np.zeros((40, 60), np.uint8)
             rx, ry = np.empty(2400, np.int64), np.empty(2400, np.int64)
-            a0 = F(angles[y, x]) * _lsd.RAD
-            n, ang = fn(angles, used, fm.COS, fm.SIN, x, y, fm.cosf(a0), fm.sinf(a0), a0, F(0.4), rx, ry)
-            outs.append((n, F(ang).tobytes(), rx[:n].tolist(), ry[:n].tolist(), used.tobytes()))
+            steps, k = [], 0
+            while k < 30:
+                k, n, ang = fn(angles, used, fm.COS, fm.SIN, cos0, sin0, seeds_x, seeds_y, k, min_size, F(0.4), rx, ry)
+                steps.append((k, n, F(ang).tobytes(), rx[:n].tolist(), ry[:n].tolist()))
+                k += 1
+            outs.append((steps, used.tobytes()))
         assert outs[0] == outs[1]
+        # a kept region's seed is the first unused one whose region reaches min_size; its sums start
+        # from the libm cos/sin of the seed's own angle
+        for k, n, _, xs, ys in outs[0][0]:
+            if k < 30:
+                assert n >= min_size and (xs[0], ys[0]) == (seeds_x[k], seeds_y[k])
+                a0 = F(angles[ys[0], xs[0]]) * _lsd.RAD
+                assert (cos0[angles[ys[0], xs[0]] + 32768], sin0[angles[ys[0], xs[0]] + 32768]) == (fm.cosf(a0), fm.sinf(a0))
 
 
 def test_merging_a_zero_length_segment_divides_by_zero_as_the_k210_does():

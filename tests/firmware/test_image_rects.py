@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from maixemu.firmware import image
+from firmware_c import needs_firmware_c
 from maixemu.firmware.image import _quads, _rects
 
 
@@ -66,23 +67,24 @@ def test_threshold_marks_low_contrast_tiles():
     assert (t[8:12, 8:12] == 255).all() and t[6, 12] == 0
 
 
+def _roots(parent: np.ndarray) -> np.ndarray:
+    root = parent.astype(np.int64)
+    while True:
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            return root
+        root = nxt
+
+
 def test_union_find_keeps_16_bit_ids():
     """Pixel i and pixel i + 65536 are one node on the device (a 300x240 image has 72000)."""
     t = np.full((240, 300), 127, np.uint8)
     t[1, 10:12] = 0  # nodes 310, 311
     t[219, 146:149] = 0  # pixels 65846..65848 -> nodes 310..312
-    root = _quads._roots(_quads._union_find(t, np.arange(65536, dtype=np.int64)))
+    root = _roots(_quads.union_find(t))
     # node 312 (pixel (1, 12), which is not even black) is in the component of (1, 10)-(1, 11)
     assert root[310] == root[311] == root[312]
     assert root[313] == 313
-
-
-def test_union_find_python_and_compiled_agree():
-    rng = np.random.default_rng(3)
-    t = rng.choice(np.array([0, 127, 255], np.uint8), size=(40, 50))
-    a = _quads._union_find.__wrapped__(t, np.arange(2001, dtype=np.int64))
-    b = _quads._union_find(t, np.arange(2001, dtype=np.int64))
-    assert np.array_equal(_quads._roots(a), _quads._roots(b))
 
 
 def test_bresenham_visits_the_firmware_points():
@@ -92,10 +94,12 @@ def test_bresenham_visits_the_firmware_points():
     assert list(zip(xs, ys)) == [(3, 4), (3, 3), (3, 2), (3, 1), (3, 0)]
 
 
-def test_fast_exp_and_log_are_the_firmware_approximations():
-    # fast_expf(0) is not 1: the Schraudolph constant lands at 0.971
-    assert abs(float(_quads.fast_expf(np.float32(0))) - 0.9710083) < 1e-6
-    assert abs(float(_quads.fast_log(np.float32(0.05))) + 2.9957736) < 1e-5
+def test_the_segment_filter_uses_the_firmware_approximations():
+    # fmath.c's fast_expf(0) is not 1: the Schraudolph constant lands at 0.971
+    from maixemu.firmware.image import _fmath
+
+    assert abs(float(_fmath.fast_expf_1(np.float32(0))) - 0.9710083) < 1e-6
+    assert abs(float(_fmath.fast_log_1(np.float32(0.05))) + 2.9957736) < 1e-5
     assert list(_quads._filter_taps().round(4)) == [0.0113, 0.1321, 0.6103, 0.971, 0.6103, 0.1321, 0.0113]
 
 
@@ -125,17 +129,68 @@ def test_find_lines_halves_the_accumulator_for_large_rois():
     assert [(l.theta(), l.rho()) for l in small] == [(45, 141)]
 
 
-def test_the_scalar_line_fit_equals_the_array_one():
-    """``fit_line_1`` (the per-quad path) and ``fit_line`` (the vectorised maxima path) agree bit for bit."""
-    from maixemu.firmware.image import _quads
+# ---------------------------------------------------------------------- live: the mirror's C
+_RECTS_DRIVER = r"""
+int main(void) {
+    int w, h, thr;
+    while (scanf("%d %d %d", &w, &h, &thr) == 3) {
+        uint8_t *buf = malloc(w * h);
+        for (int i = 0; i < w * h; i++) { int v; if (scanf("%d", &v) != 1) return 2; buf[i] = v; }
+        image_t img; img.w = w; img.h = h; img.bpp = IMAGE_BPP_GRAYSCALE; img.data = buf;
+        rectangle_t roi = { 0, 0, w, h };
+        list_t out;
+        imlib_find_rects(&out, &img, &roi, thr);
+        printf("%d\n", (int) list_size(&out));
+        while (list_size(&out)) {
+            find_rects_list_lnk_data_t d; list_pop_front(&out, &d);
+            printf("%d %d %d %d %u", d.rect.x, d.rect.y, d.rect.w, d.rect.h, (unsigned) d.magnitude);
+            for (int i = 0; i < 4; i++) printf(" %d %d", d.corners[i].x, d.corners[i].y);
+            printf("\n");
+        }
+        free(buf);
+    }
+    return 0;
+}
+"""
 
-    rng = np.random.default_rng(11)
-    n = 60
-    cols = [np.cumsum(rng.random(n).astype(np.float32) * s, dtype=np.float32) for s in (50, 40, 2500, 1600, 2000, 3)]
-    mom = _quads._Moments(*cols)
-    pairs = [(int(a), int(b)) for a, b in rng.integers(0, n, (200, 2))] + [(0, 5), (5, 0), (n - 1, 0), (0, n - 1)]
-    for a, b in pairs:
-        (ex, ey, nx, ny), err, mse = _quads.fit_line(mom, np.array([a]), np.array([b]))
-        (ex1, ey1, nx1, ny1), err1, mse1 = _quads.fit_line_1(mom, a, b)
-        for u, v in ((ex, ex1), (ey, ey1), (nx, nx1), (ny, ny1), (err, err1), (mse, mse1)):
-            assert np.float32(u[0]).tobytes() == np.float32(v).tobytes(), (a, b)
+
+def _cluttered(rng, w: int, h: int) -> np.ndarray:
+    """Filled random quadrilaterals (overlapping, some inside others) on a gradient, blurred, noisy."""
+    import cv2
+
+    yy, xx = np.mgrid[0:h, 0:w]
+    a = (rng.uniform(0, 200) + rng.uniform(-1, 1) * xx + rng.uniform(-1, 1) * yy).clip(0, 255).astype(np.uint8)
+    for _ in range(int(rng.integers(2, 9))):
+        cx, cy, s, ang = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(8, w / 2), rng.uniform(0, np.pi)
+        pts = np.array([[np.cos(ang + k * np.pi / 2 + rng.normal(0, 0.15)),
+                         np.sin(ang + k * np.pi / 2 + rng.normal(0, 0.15))] for k in range(4)]) * s / 1.4 + [cx, cy]
+        cv2.fillPoly(a, [pts.astype(np.int32)], int(rng.integers(0, 256)))
+    if rng.random() < 0.5:
+        a = cv2.GaussianBlur(a, (3, 3), rng.uniform(0.3, 1.2))
+    return np.clip(a.astype(int) + rng.normal(0, rng.uniform(0, 8), a.shape), 0, 255).astype(np.uint8)
+
+
+@needs_firmware_c
+def test_find_rects_equals_the_firmwares_build(tmp_path):
+    """Every rect, its magnitude, corners and the order, as the mirror's imlib_find_rects gives them.
+    The order comes from the cluster hash table (700 KiB of buckets) and from the reconciliation,
+    whose ``zarray_remove_index(..., 1)`` moves the last quad into the removed one's slot."""
+    import subprocess
+
+    from firmware_c import apriltag_program
+
+    exe = apriltag_program(tmp_path, "find_rects", _RECTS_DRIVER)
+    rng = np.random.default_rng(7)
+    scenes = [_cluttered(rng, *[(160, 120), (100, 90), (320, 240), (80, 60)][i % 4]) for i in range(40)]
+    text = "\n".join(f"{g.shape[1]} {g.shape[0]} 1000 " + " ".join(map(str, g.ravel().tolist())) for g in scenes)
+    out = subprocess.run([str(exe)], input=(text + "\n").encode(), capture_output=True, check=True,
+                         timeout=300).stdout.decode().splitlines()
+    theirs, i = [], 0
+    while i < len(out):
+        n = int(out[i])
+        theirs.append([tuple(map(int, line.split())) for line in out[i + 1:i + 1 + n]])
+        i += 1 + n
+    ours = [[(*r.rect(), r.magnitude(), *[c for p in r.corners() for c in p]) for r in gray(g).find_rects(threshold=1000)]
+            for g in scenes]
+    assert ours == theirs
+    assert sum(map(len, theirs)) > 60

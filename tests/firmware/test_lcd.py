@@ -407,8 +407,7 @@ def test_frames_reach_a_recorder(tmp_path):
     plug(sink)
     lcd.init()
     lcd.clear(lcd.RED)
-    lcd.flush()  # the run's end: the picture still being composed goes to the recording
-    sink.close()
+    current().display.close()  # the run's end: the picture still being composed goes to the recording
     back = cv2.imread(str(tmp_path / "png" / "frame_000002.png"))
     assert tuple(back[0, 0]) == (0, 0, 255)  # BGR of pure red: not byte-swapped on the way out
 
@@ -426,23 +425,22 @@ def test_recordings_get_one_frame_per_finished_picture(tmp_path):
     for _ in range(3):
         lcd.display(image.Image(size=(320, 240)))
         lcd.draw_string(10, 10, "hello", lcd.WHITE, lcd.RED)
-    lcd.flush()
-    sink.close()
+    current().display.close()
     frames = sorted((tmp_path / "png").glob("*.png"))
     assert len(frames) == 4  # the black screen of init, then three pictures
     for path in frames[1:]:
         assert tuple(cv2.imread(str(path))[12, 12]) == (0, 0, 255)  # every picture has its red text box
 
 
-def test_pump_reports_a_closed_window():
+def test_idle_time_reports_a_closed_window():
     from maixemu.host.display import WindowClosed
 
     sink = NullSink()
     plug(sink)
-    lcd.pump()  # nothing to do for an open sink
+    current().display.idle()  # nothing to do for an open sink
     sink.close()
     with pytest.raises(WindowClosed):
-        lcd.pump()
+        current().display.idle()
 
 
 def test_a_panel_mounted_upside_down_is_shown_as_the_user_sees_it(maixpy):

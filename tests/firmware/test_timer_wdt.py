@@ -161,14 +161,15 @@ def test_wdt_stop_and_errors(clock):
 
 
 def test_wdt_reset_ends_a_run_cleanly(tmp_path):
-    from maixemu.session import Board, BoardConfig
+    from maixemu.session import Board, BoardConfig, Plugs, RunSpec
     from maixemu.session.run import run_script
 
     script = tmp_path / "main.py"
     script.write_text("from machine import WDT\nimport time\nwdt = WDT(0, 200)\nprint('up')\n"
                       "while True:\n    time.sleep_ms(50)\n")
     now = [0]
-    with Board(BoardConfig(project=tmp_path, camera="synthetic", lcd="none", quiet=True,
-                           clock=(lambda: now[0], lambda ns: now.__setitem__(0, now[0] + ns)))) as board:
+    clock = (lambda: now[0], lambda ns: now.__setitem__(0, now[0] + ns))
+    with Board(BoardConfig(RunSpec(camera="synthetic", lcd="none", quiet=True), project=tmp_path,
+                           plugs=Plugs(clock=clock))) as board:
         outcome = run_script(script, board)
     assert outcome.exit_code == 0 and "watchdog" in (outcome.reason or "")

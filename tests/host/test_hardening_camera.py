@@ -21,7 +21,7 @@ import pytest
 from _shared import split_summary
 
 from maixemu.host import camera
-from maixemu.runner import RunOptions, run_script
+from maixemu.runner import RunSpec, run_script
 
 HINT = "use --camera synthetic|DIR|VIDEO|IMAGE"
 
@@ -70,7 +70,7 @@ def run_in_process(tmp_path: Path, body: str, **options) -> tuple[int, str, str]
     script.write_text(textwrap.dedent(body))
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = run_script(RunOptions(script=script, lcd="none", **options), stderr=err)
+        code = run_script(RunSpec(lcd="none", **options), script, stderr=err)
     return code, out.getvalue(), err.getvalue()
 
 

@@ -7,7 +7,7 @@ import io
 import textwrap
 from pathlib import Path
 
-from maixemu.runner import RunOptions, run_script
+from maixemu.runner import RunSpec, run_script
 
 MODEL = Path(__file__).resolve().parents[2] / "maixemu" / "data" / "edge_filters.kmodel"
 
@@ -88,7 +88,7 @@ def test_every_escape_gets_enoent_and_nothing_outside_changes(tmp_path):
     import contextlib
 
     with contextlib.redirect_stdout(stdout):
-        code = run_script(RunOptions(script=script, lcd="none", camera="synthetic", quiet=True), stderr=stderr)
+        code = run_script(RunSpec(lcd="none", camera="synthetic", quiet=True), script, stderr=stderr)
     assert code == 0, stderr.getvalue()
     lines = stdout.getvalue().splitlines()
     expected = []
@@ -126,7 +126,7 @@ def test_kpu_load_outside_the_mounts_is_a_param_error(tmp_path):
     import contextlib
 
     with contextlib.redirect_stdout(stdout):
-        code = run_script(RunOptions(script=script, lcd="none", quiet=True), stderr=stderr)
+        code = run_script(RunSpec(lcd="none", quiet=True), script, stderr=stderr)
     assert code == 0, stderr.getvalue()
     assert stdout.getvalue().splitlines() == [
         "[MAIXPY]kpu: load error:2001, ERR_PARAM: please check param, load address or kmodel file name"

@@ -455,6 +455,38 @@ def test_row_tiling_matches_untiled(monkeypatch, pool_type, kernel, dw):
     assert len(np.unique(whole)) >= 8
 
 
+@pytest.mark.kpu_engines("fast-u8s8", "fast-u8u8", "fast-f32", "fast-f64")
+@pytest.mark.parametrize("pool_type", range(10))
+@pytest.mark.parametrize("channels,kernel", [(3, 3), (8, 3), (8, 1)])
+def test_compiled_row_tiles_match_the_whole_map(monkeypatch, pool_type, channels, kernel):
+    """The compiled path sums and finishes a layer in row tiles of its GEMM grid (the camera
+    image's packed-word layout too): one output row per tile must give the whole map's bytes."""
+    from maixemu.kmodel.build import encode_batchnorm
+    from maixemu.kmodel.kpu.hwc import HwcPath
+
+    rng = np.random.default_rng(300 + pool_type + channels)
+    c, h, w = channels, 21, 34
+    x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=6, weights=_weights(rng, 6, c, kernel, False), kernel=kernel,
+                    pool_type=pool_type, pad_value=200, arg_x=-120 << 15, shr_x=15, src_row=0, dst_row=4000)
+    spec = _calibrate(spec, x, rng)
+
+    def prepared():
+        return K.KpuConv.prepare(K.decode_registers(spec.registers()), spec.weights.tobytes(),
+                                 np.frombuffer(encode_batchnorm(spec.bn_mul, spec.bn_add, spec.bn_shift), "<u8"),
+                                 spec.activation.encode())
+
+    whole = prepared()
+    assert len(whole._hwc.tiles) == 1
+    monkeypatch.setattr(HwcPath, "TILE_BYTES", 1)
+    tiled = prepared()
+    assert len(tiled._hwc.tiles) == tiled.out_shape[1] and tiled.path == whole.path
+    want = whole.run_reference(x)
+    np.testing.assert_array_equal(whole.run(x), want)
+    np.testing.assert_array_equal(tiled.run(x), want)
+    assert len(np.unique(want)) >= 8
+
+
 @NUMPY_PATH_DETAIL
 def test_float64_gemm_when_float32_chunks_would_be_too_many():
     """16-bit weights near 65535 with no offset: every tap alone nearly fills float32's exact
@@ -488,6 +520,8 @@ def test_threaded_work_items_give_the_same_bytes(monkeypatch):
                                      spec.activation.encode())
             if threads == "2":
                 assert conv._worth_threads() and len(conv.work_items(2)) > 1
+                if conv._hwc is not None and not dw:  # the compiled path: row tiles for the pool
+                    assert conv._hwc.threads == 2 and len(conv._hwc.tiles) >= 2
             results.append(conv.run(x))
     for a, b in zip(results[:3], results[3:]):
         np.testing.assert_array_equal(a, b)
@@ -509,7 +543,7 @@ def test_sixteen_bit_depthwise(kernel, pool_type):
         return  # the compiled depthwise kernel sums in int64: nothing to widen
     # the sums themselves, before batch-norm could hide a lost bit, are exact
     ax = conv.regs.arg_x >> conv.regs.shr_x
-    const = 128 * (conv.weights + ax).sum(axis=1) + conv.const_w
+    const = 128 * (conv.weights.astype(np.int64) + ax).sum(axis=1) + conv.const_w
     exact = conv.accumulate_reference(x) - const[:, None, None]
     g = conv._conv_rows(conv._conv_source(K.to_centered(x)), 0, conv._g_geometry()[1])
     want = exact if conv._sample is None else K.pool(exact, pool_type)
@@ -612,7 +646,7 @@ def test_direct_segments_match_the_reference(monkeypatch, pool_type, kernel, dw)
     assert len(np.unique(got)) >= 6
 
 
-@pytest.mark.kpu_engines("fast", "fast-f32")
+@pytest.mark.kpu_engines("fast-u8s8", "fast-u8u8", "fast-f32", "fast-f64")
 @pytest.mark.parametrize("pool_type,kernel,dw", [(0, 3, False), (1, 1, False), (0, 3, True), (5, 3, False), (9, 3, True), (3, 1, False)])
 def test_step_buckets_match_the_reference(monkeypatch, pool_type, kernel, dw):
     """With no full table allowed, a monotone activation runs as step buckets (one word lookup
@@ -648,7 +682,7 @@ _LAYER_SHAPES = [(0, 3, False), (1, 1, False), (1, 3, False), (0, 3, True), (1, 
                  (2, 1, True), (4, 3, False), (9, 3, False), (8, 3, True), (3, 1, False)]
 
 
-@pytest.mark.kpu_engines("fast", "fast-f32")
+@pytest.mark.kpu_engines("fast-u8s8", "fast-u8u8", "fast-f32", "fast-f64")
 @pytest.mark.parametrize("pool_type,kernel,dw", _LAYER_SHAPES)
 def test_table_lookup_matches_the_reference(monkeypatch, pool_type, kernel, dw):
     """The compiled path's table lookup (the linear form off): same bytes as the int64 reference."""

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from _shared import SHARED_DIR, shared_path
+from conftest import engine_key
 from maixemu.kmodel import load_kmodel
 
 
@@ -39,14 +40,12 @@ def _v3_cases():
 
 
 _MODELS: dict[tuple[str, str], object] = {}
-#: the golden cases run on the numpy path and on the compiled path with int8 products
-GOLDEN_ENGINES = pytest.mark.kpu_engines("numpy", "fast")
+#: the golden cases run on the numpy path and on the compiled path with each product kind
+GOLDEN_ENGINES = pytest.mark.kpu_engines("numpy", "fast-u8s8", "fast-u8u8", "fast-f32", "fast-f64")
 
 
 def _model(rel: str):
-    import os
-
-    key = (rel, os.environ.get("MAIXEMU_KPU_ENGINE", "auto"))
+    key = (rel, engine_key())
     if key not in _MODELS:
         _MODELS[key] = load_kmodel(shared_path(*rel.split("/")))
     return _MODELS[key]

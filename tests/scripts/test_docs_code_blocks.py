@@ -39,6 +39,9 @@ NOT_RUN = {
     'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[dev]"':
         "creates the venv and installs from the package index: .ci/run runs this line as written",
     ". .venv/bin/activate && python -m pytest": "the whole test suite, which this test is part of",
+    "python -m maixemu.tools.image_bench --markdown docs/image-speed.md":
+        "rewrites docs/image-speed.md of a checkout (the scratch project has no docs/): the same table "
+        "without --markdown runs here, and tests/firmware/test_bench_image.py times the same cases",
     "maixemu bench": "benchmarks for minutes; tests/kmodel/test_bench_kmodel.py runs the command",
     "python -m maixemu.tools.soak --frames 5000":
         "5000 frames take minutes; tests/session/test_hardening_soak.py runs the soak on a few frames",
@@ -257,3 +260,13 @@ def test_the_example_project_passes_its_tests(world: Path, tmp_path):
     tests = sum(unit.text.count("\ndef test_") + unit.text.startswith("def test_") for unit in UNITS
                 if (_project_file(unit) or "").startswith("test_"))
     assert f"{tests} passed" in proc.stdout, proc.stdout[-1000:]
+
+
+def test_the_readme_states_the_input_shape_load_kmodel_gives():
+    """The README's ``load_kmodel`` example says which shape its face model's input has: the one it has."""
+    from maixemu.kmodel import load_kmodel
+
+    line = next(line for line in (REPO_ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+                if line.startswith("print(m.inputs[0].shape)"))
+    stated = tuple(int(v) for v in re.search(r"# \(([\d, ]+)\)", line).group(1).split(","))
+    assert load_kmodel(SHARED_DIR / "models" / "v3" / "face_detect_320x240.kmodel").inputs[0].shape == stated

@@ -7,7 +7,7 @@ import gc
 import io
 import sys
 
-from maixemu.runner import RunOptions, run_script
+from maixemu.runner import RunSpec, run_script
 
 KEEPS_A_MODEL = """
 import KPU as kpu
@@ -27,7 +27,7 @@ def test_eight_runs_in_one_process_each_keep_a_model(tmp_path):
     try:
         for _ in range(8):
             err = io.StringIO()
-            codes.append(run_script(RunOptions(script=script, lcd="none", camera="synthetic", quiet=True),
+            codes.append(run_script(RunSpec(lcd="none", camera="synthetic", quiet=True), script,
                                     stdout=io.StringIO(), stderr=err))
             errors.append(err.getvalue())
     finally:
@@ -62,7 +62,7 @@ def test_device_sys_is_the_boards_own_and_nothing_reaches_the_host_or_the_next_r
     outputs = []
     for _ in range(2):
         out = io.StringIO()
-        code = run_script(RunOptions(script=script, lcd="none", camera="synthetic", quiet=True, argv=["-x"]),
+        code = run_script(RunSpec(lcd="none", camera="synthetic", quiet=True), script, argv=["-x"],
                           stdout=out, stderr=io.StringIO())
         assert code == 0
         outputs.append(out.getvalue() or capsys.readouterr().out)
@@ -85,7 +85,7 @@ def test_a_module_on_an_appended_device_path_is_importable(tmp_path):
     script.write_text("import sys\nsys.path.append('/sd/lib')\nimport helper\nprint(helper.VALUE)\n"
                       "print('helper' in sys.modules)\n")
     out = io.StringIO()
-    code = run_script(RunOptions(script=script, lcd="none", camera="synthetic", quiet=True), stdout=out,
+    code = run_script(RunSpec(lcd="none", camera="synthetic", quiet=True), script, stdout=out,
                       stderr=io.StringIO())
     assert code == 0
     assert out.getvalue().splitlines() == ["42", "True"]

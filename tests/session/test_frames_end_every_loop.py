@@ -79,12 +79,11 @@ def test_a_long_start_up_sleep_is_one_idle_frame(maixpy):
 
 @pytest.mark.parametrize("frames", [1, 2])
 def test_cli_frames_ends_an_lcd_loop_after_one_snapshot(tmp_path, frames):
-    from maixemu.session import RunOptions, run_options
+    from maixemu.runner import RunSpec, run_script
 
     script = tmp_path / "main.py"
     script.write_text(CAMERA_THEN_LCD)
-    assert run_options(RunOptions(script=script, frames=frames, camera="synthetic", lcd="none", quiet=True,
-                                  timeout=60)) == 0
+    assert run_script(RunSpec(frames=frames, camera="synthetic", lcd="none", quiet=True, timeout=60), script) == 0
 
 
 # -- camera loops whose LCD updates or sleeps per frame vary (issue 26) ------------------------------
@@ -205,9 +204,8 @@ def test_the_closing_line_names_the_budget_when_the_script_caught_its_end(maixpy
 
 
 def test_the_cli_exit_code_after_a_caught_budget_end_is_the_budget_s(tmp_path):
-    from maixemu.session import RunOptions, run_options
+    from maixemu.runner import RunSpec, run_script
 
     script = tmp_path / "main.py"
     script.write_text(BARE_EXCEPT_THEN_EXIT.replace("sys.exit()", "sys.exit(3)"))
-    assert run_options(RunOptions(script=script, frames=2, camera="synthetic", lcd="none", quiet=True,
-                                  timeout=60)) == 0
+    assert run_script(RunSpec(frames=2, camera="synthetic", lcd="none", quiet=True, timeout=60), script) == 0

@@ -7,6 +7,7 @@ text for ``sys.exit("message")``.
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from _shared import split_summary
+from _shared import split_summary, with_growing_timeout
 
 
 def write(tmp_path: Path, body: str, name: str = "main.py") -> Path:
@@ -107,17 +108,21 @@ def test_timeout_ends_a_long_sleep(tmp_path):
 def test_timeout_swallowed_by_the_script_still_ends_the_run(tmp_path):
     script = write(tmp_path, """
         import time
+        print("in the loop", flush=True)
         while True:
             try:
                 time.sleep(30)
             except:
                 print("caught", flush=True)
     """)
-    # --timeout counts from before set-up: leave a loaded machine time to reach the script's loop.
-    proc = run(script, "--timeout", "4")
+    # --timeout counts from before set-up: a loaded machine may need a longer one to reach the loop.
+    proc = with_growing_timeout(lambda timeout: run(script, "--timeout", f"{timeout:g}"),
+                                lambda proc: proc.stdout.startswith("in the loop"))
+    timeout = re.search(r"--timeout of (\S+) s", proc.stderr).group(1)
     assert proc.returncode == 0
-    assert proc.stdout == "caught\n"
-    assert proc.stderr == "[maixemu] --timeout of 4 s reached and the script caught the end request; stopping it\n"
+    assert proc.stdout == "in the loop\ncaught\n"
+    assert proc.stderr == (f"[maixemu] --timeout of {timeout} s reached and the script caught the end request; "
+                           "stopping it\n")
 
 
 def test_sigterm_ends_the_run_cleanly(tmp_path):

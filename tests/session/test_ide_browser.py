@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import os
 import shutil
 import textwrap
@@ -26,6 +25,7 @@ import cv2
 import numpy as np
 import pytest
 
+from _firmware_colours import firmware_yuv, lab_table_value
 from _shared import REPO_ROOT, SHARED_DIR
 from ide_harness import WAIT_S, IdeProcess, wait_until
 
@@ -69,34 +69,6 @@ def as_png(rgb565: np.ndarray, path: Path) -> Path:
 
 def decode(png: bytes) -> np.ndarray:
     return cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)[..., ::-1].astype(int)
-
-
-def lab_table_value(pixel: int) -> tuple[int, int, int]:
-    """L, A, B of one byte-swapped RGB565 value as the firmware's ``lab_tab.c`` holds it.
-
-    Its generator (OpenMV ``gen_rgb2lab.py``, documented in ``lab_tab.c``): 5/6-bit channels
-    expanded to 8 bits (``(v * 255 + 15.5) / 31``, ``(v * 255 + 31.5) / 63``), sRGB linearised, XYZ (D65), L*a*b*, each rounded half away from zero.
-    Written out here, independent of maixemu's tables.
-    """
-    value = ((pixel & 0xFF) << 8) | (pixel >> 8)
-    r5, g6, b5 = value >> 11, (value >> 5) & 0x3F, value & 0x1F
-    r, g, b = int((r5 * 255 + 15.5) / 31), int((g6 * 255 + 31.5) / 63), int((b5 * 255 + 15.5) / 31)
-
-    def linear(c: int) -> float:
-        c /= 255.0
-        return 100.0 * (((c + 0.055) / 1.055) ** 2.4 if c > 0.04045 else c / 12.92)
-
-    def f(t: float) -> float:
-        return t ** (1 / 3) if t > 0.008856 else 7.787037 * t + 0.137931
-
-    def rnd(v: float) -> int:
-        return int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
-
-    rl, gl, bl = linear(r), linear(g), linear(b)
-    x = f((rl * 0.4124 + gl * 0.3576 + bl * 0.1805) / 95.047)
-    y = f((rl * 0.2126 + gl * 0.7152 + bl * 0.0722) / 100.0)
-    z = f((rl * 0.0193 + gl * 0.1192 + bl * 0.9505) / 108.883)
-    return rnd(116 * y) - 16, rnd(500 * (x - y)), rnd(200 * (y - z))
 
 
 def keep_screenshot(page, name: str, tmp: Path, **kwargs) -> None:
@@ -153,7 +125,7 @@ def at_pixel(shot: np.ndarray, x: int, y: int, width: int = 320, height: int = 2
 
 
 def stats_row(page, channel: str) -> dict[str, int]:
-    cells = page.locator(f'#stats tr[data-channel="{channel}"] td[data-key]')
+    cells = page.locator(f'#stats td[data-channel="{channel}"]')
     return {cells.nth(i).get_attribute("data-key"): int(cells.nth(i).inner_text()) for i in range(cells.count())}
 
 
@@ -253,6 +225,108 @@ def test_threshold_editor_tuple_finds_the_firmwares_blobs(tour):
     keep_screenshot(page, "ide-page.png", folder)
 
 
+def test_yuv_histogram_of_a_solid_colour_is_the_firmwares_yuv(tour):
+    page, _, folder = tour
+    picture = golden_input("blobs_320x240")
+    x, y, w, h = 24, 24, 20, 14  # the ROI the LAB test dragged (inside the big red square)
+    (value,) = np.unique(picture[y:y + h, x:x + w])
+    page.locator("#space-yuv").check()
+    wait_js(page, f"document.getElementById('stats').dataset.roi === '{x},{y},{w},{h}' && "
+                  "document.getElementById('stats').dataset.space === 'yuv'")
+    heads = page.locator("#stats thead th")
+    assert [heads.nth(i).inner_text() for i in range(heads.count())] == ["", "Y", "U", "V"]
+    for channel, expected in zip("YUV", firmware_yuv(int(value))):  # the yuv_tab.c entry, from its generator
+        row = stats_row(page, channel)
+        assert row["mean"] == row["median"] == row["mode"] == row["min"] == row["max"] == expected, (channel, row)
+        assert row["stdev"] == 0
+    keep_screenshot(page.locator("#hist-pane"), "ide-histogram-yuv.png", folder)
+    page.locator("#space-lab").check()
+
+
+def test_threshold_editor_works_on_a_picture_file(tour):
+    """As the IDE's threshold editor offers "Image File": the sliders' preview and blobs on a file."""
+    page, ide, folder = tour
+    clean = as_png(golden_input("blobs_320x240"), folder / "blobs-file.png")  # no drawings on it, unlike the frame
+    page.set_input_files("#thr-file", str(clean))
+    wait_js(page, "document.getElementById('thr-source-info').dataset.source === 'file'")
+    assert page.locator("#thr-source-info").inner_text() == "on blobs-file.png, 320x240"
+    assert page.locator("#thr-source-file").is_checked() and page.locator("#thr-from-roi").is_disabled()
+    wait_js(page, "document.getElementById('thr-blobs').dataset.source === 'file'")
+    # The firmware's blobs of that picture (golden case 094), kept by find_blobs' default filters.
+    expected = [b for b in golden_case("094_find_blobs")["expected"] if b[4] >= 10 and b[2] * b[3] >= 10]
+    largest = max(expected, key=lambda b: b[4])
+    text = f"{len(expected)} blobs; largest ({', '.join(map(str, largest[:4]))}), {largest[4]} px"
+    wait_js(page, f"document.getElementById('thr-blobs').textContent === {json.dumps(text)}")
+    wait_js(page, "document.getElementById('thr-source').naturalWidth === 320")
+    # The preview is binary() of the file as the camera packs it (no drawings), pixel for pixel.
+    src = page.locator("#thr-preview").get_attribute("src")
+    assert "source=file" in src
+    shown = decode(ide.get(src[src.index("/frame/"):]))
+    own = image.Image._wrap(image.RGB565, golden_input("blobs_320x240").copy()).binary([RED])._rgb888()
+    assert np.array_equal(shown, own)
+    keep_screenshot(page.locator("#thr-pane"), "ide-threshold-file.png", folder)
+    page.locator("#thr-source-fb").check()
+    wait_js(page, "document.getElementById('thr-blobs').dataset.source === 'fb'")
+    assert not page.locator("#thr-from-roi").is_disabled()
+
+
+def test_terminal_save_and_clear(tour):
+    page, _, folder = tour
+    with page.expect_download() as download:
+        page.locator("#term-save").click()
+    assert download.value.suggested_filename.startswith("maixemu-terminal-")
+    saved = folder / "terminal.txt"
+    download.value.save_as(saved)
+    assert "ide_tour: hold BOOT" in saved.read_text(encoding="utf-8")
+    assert saved.read_text(encoding="utf-8") == page.locator("#terminal").text_content()
+    page.locator("#term-clear").click()
+    assert "ide_tour: hold BOOT" not in page.locator("#terminal").text_content()
+    wait_js(page, "document.getElementById('terminal').textContent.includes('fps')")  # the script goes on printing
+
+
+def snapshots(page) -> int:
+    return int(page.evaluate("document.getElementById('fps-pc').dataset.snapshots || '0'"))
+
+
+def test_disable_preview_stops_the_pictures_while_the_run_goes_on(tour):
+    page, _, _ = tour
+    page.locator("#preview-off").check()
+    wait_js(page, "document.body.dataset.preview === 'off' && !document.getElementById('preview-note').hidden")
+    start = snapshots(page)
+    wait_until(lambda: snapshots(page) >= start + 10, what="10 snapshots after the toggle")  # one in flight lands
+    shown = page.evaluate("document.getElementById('fb').dataset.seq")
+    start = snapshots(page)
+    wait_until(lambda: snapshots(page) >= start + 30, what="30 more snapshots")
+    assert page.evaluate("document.getElementById('fb').dataset.seq") == shown  # no copy for the page: as fast as none
+    page.locator("#preview-off").uncheck()
+    wait_js(page, f"document.getElementById('fb').dataset.seq !== {json.dumps(shown)}")
+    assert page.locator("#preview-note").is_hidden()
+
+
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_no_pane_is_clipped_on_a_laptop_screen(tour, browser, width):
+    """The statistics table and the frame buffer fit their panes at 1280 and 1024 pixels wide."""
+    _, ide, _ = tour
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    page.set_default_timeout(WAIT_MS)
+    try:
+        page.goto(ide.url)
+        wait_js(page, "document.querySelectorAll('#stats tbody tr').length === 8")
+        boxes = page.evaluate("""() => {
+            const box = (el) => el.getBoundingClientRect();
+            const stats = document.getElementById('stats'), fb = document.getElementById('fb');
+            return {stats: box(stats).right, statsPane: box(stats.closest('section')).right,
+                    scroll: stats.parentElement.scrollWidth, visible: stats.parentElement.clientWidth,
+                    fb: box(fb).right, fbPane: box(fb.closest('section')).right,
+                    page: document.documentElement.scrollWidth, window: window.innerWidth};
+        }""")
+        assert boxes["stats"] <= boxes["statsPane"] and boxes["scroll"] <= boxes["visible"], boxes
+        assert boxes["fb"] <= boxes["fbPane"], boxes
+        assert boxes["page"] <= boxes["window"], boxes  # nothing runs off the right of the window
+    finally:
+        page.close()
+
+
 def test_pixel_readout_and_save_png(tour):
     page, _, folder = tour
     picture = golden_input("blobs_320x240")
@@ -284,7 +358,8 @@ def test_stop_shows_the_ide_interrupt_and_run_starts_again(tour):
     page.locator("#run").click()
     wait_js(page, "document.getElementById('status').dataset.state === 'running'")
     wait_js(page, "document.getElementById('terminal').textContent.includes('[maixemu] run 2')")
-    wait_js(page, "document.getElementById('terminal').textContent.split('ide_tour: hold BOOT').length === 3")
+    wait_js(page, "(document.getElementById('terminal').textContent.split('[maixemu] run 2')[1] || '')"
+                  ".includes('ide_tour: hold BOOT')")  # the second run printed its line
     assert ide.proc.poll() is None
 
 

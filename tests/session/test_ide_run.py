@@ -20,8 +20,8 @@ pytest.importorskip("aiohttp", reason="the IDE server needs the 'ide' extra (aio
 
 from ide_harness import IdeProcess, PageClient, wait_until  # noqa: E402
 
-from maixemu.runner import RunOptions  # noqa: E402
-from maixemu.session.ide import board_controls, rerun_options  # noqa: E402
+from maixemu.runner import RunSpec  # noqa: E402
+from maixemu.session.ide import board_controls, rerun_spec  # noqa: E402
 
 
 def script(tmp_path: Path, body: str, name: str = "main.py") -> Path:
@@ -280,13 +280,12 @@ def test_port_in_use_is_exit_2(tmp_path):
 
 
 def test_second_runs_record_to_files_of_their_own(tmp_path):
-    options = RunOptions(script=tmp_path / "main.py", lcd="record:out/lcd.mp4", show_ai="record:ai",
-                         kpu_log=tmp_path / "calls.jsonl")
-    second = rerun_options(options, 2)
+    options = RunSpec(lcd="record:out/lcd.mp4", show_ai="record:ai", kpu_log=tmp_path / "calls.jsonl")
+    second = rerun_spec(options, 2)
     assert second.lcd == "record:out/lcd-run2.mp4"
     assert second.show_ai == "record:ai-run2"
     assert second.kpu_log == tmp_path / "calls-run2.jsonl"
-    assert rerun_options(RunOptions(script=Path("x.py"), lcd="window"), 3).lcd == "window"
+    assert rerun_spec(RunSpec(lcd="window"), 3).lcd == "window"
 
 
 def test_board_pane_buttons_and_leds_come_from_the_profile():

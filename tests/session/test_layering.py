@@ -1,6 +1,6 @@
 """The import rules of ``docs/DESIGN.md``, checked on every import statement of the package (also the
 ones inside functions): dependencies point ``commands/testing → session → firmware → kmodel`` and
-``session/firmware → host``.
+``session/firmware → host``; ``evaluate`` runs its device path on a session board.
 
 * ``kmodel`` imports nothing else of maixemu (a pure library: no images, cameras or MicroPython);
 * ``host`` imports nothing of ``firmware``, ``session``, ``testing`` or the commands (only the
@@ -26,8 +26,10 @@ ALLOWED: dict[str, set[str]] = {
     "firmware": {"kmodel", "host"},
     "session": {"firmware", "kmodel", "host", "micropython_source"},
     "testing": {"session", "host"},
-    "evaluate": {"firmware", "kmodel", "host", "progress"},
-    "commands": {"session", "firmware", "kmodel", "host", "evaluate", "progress"},
+    "evaluate": {"session", "firmware", "kmodel", "host", "progress", "floatmodel"},  # its device path runs on a board
+    "floatmodel": set(),  # TFLite/ONNX operator lists (maixemu check, eval --layers): a leaf like kmodel
+    "check": {"floatmodel", "kmodel"},  # nncase's rules over a float model or a kmodel: no firmware, no session
+    "commands": {"session", "firmware", "kmodel", "host", "evaluate", "progress", "check", "floatmodel"},
     "tools": {"session", "firmware", "kmodel", "host", "progress"},
     "progress": set(),  # the long commands' progress bars (tqdm): a leaf every command may use
     "micropython_source": set(),

@@ -26,7 +26,6 @@ ALLOWED = {
     ("firmware/state.py", "_bound"): "the accessor: the board bound to each thread",
     ("firmware/state.py", "_default"): "the accessor: the board of firmware used outside any run",
     ("firmware/threads.py", "_stubborn"): "a cache of exception classes (types, not run state)",
-    ("firmware/image/_quads.py", "_SIN_TABLE"): "a constant table built on first use",
     ("firmware/lcd.py", "_GRAY_LUT"): "a constant table built on first use",
     ("firmware/device_modules.py", "_facts"): "the module behind each view (weak keys; the views are the board's)",
 }

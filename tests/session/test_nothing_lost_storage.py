@@ -12,7 +12,7 @@ from pathlib import Path
 
 from _shared import make_kfpkg, snapshot
 
-from maixemu.runner import RunOptions, run_script
+from maixemu.runner import RunSpec, run_script
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -25,7 +25,7 @@ def run_here(script: Path, **options) -> tuple[int, str, str]:
     options.setdefault("lcd", "none")
     options.setdefault("camera", "synthetic")
     with contextlib.redirect_stdout(out):
-        code = run_script(RunOptions(script=script, **options), stderr=err)
+        code = run_script(RunSpec(**options), script, stderr=err)
     return code, out.getvalue(), err.getvalue()
 
 

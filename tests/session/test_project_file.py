@@ -6,7 +6,6 @@ copy-on-write off says so, ``quiet`` or not."""
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import textwrap
@@ -14,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from maixemu.session.project import ProjectFileError, apply_project, find_project_file, load_project
+from maixemu.session.project import (COPY_ON_WRITE_OFF, ProjectFileError, copy_on_write_line, find_project_file,
+                                     load_project)
+from maixemu.session.spec import RunSpec, inherited_by_tests
 from maixemu.testing import MaixPyRunner
 from maixemu.session.board import DEMO_MODEL
 
@@ -85,14 +86,7 @@ def test_a_pyproject_without_the_table_is_passed_over(tmp_path):
 def test_maixemu_toml_wins_in_the_same_folder(tmp_path):
     _project(tmp_path, '[tool.maixemu]\nfirmware = "none"\n', name="pyproject.toml")
     (tmp_path / "maixemu.toml").write_text('firmware = "minimum"\n')
-    assert load_project(tmp_path / "app").firmware == "minimum"
-
-
-def _args(**given):
-    base = dict(flash=[], flash_image=None, firmware=None, camera=None, lcd=None, ai_memory=None, sd_dir=None,
-                flash_dir=None, frames=None, timeout=None, audio_out=None, audio_in=None, quiet=False, writable=False)
-    base.update(given)
-    return argparse.Namespace(**base)
+    assert load_project(tmp_path / "app").values["firmware"] == "minimum"
 
 
 def test_command_line_options_override_the_file(tmp_path):
@@ -105,10 +99,11 @@ def test_command_line_options_override_the_file(tmp_path):
     """)
     other = tmp_path / "other.kmodel"
     other.write_bytes(b"x")
-    args = _args(firmware="none", flash=[(0x300000, other)])
-    assert apply_project(args, tmp_path / "app") == tmp_path / "maixemu.toml"
-    assert args.firmware == "none" and args.frames == 10 and args.ai_memory == "warn" and args.quiet is True
-    assert dict(args.flash) == {0x300000: other, 0x400000: tmp_path / "models" / "demo.kmodel"}
+    project = load_project(tmp_path / "app")
+    assert project.file == tmp_path / "maixemu.toml"
+    spec = RunSpec().merged(project.values, {"firmware": "none", "flash": {0x300000: other}})
+    assert spec.firmware == "none" and spec.frames == 10 and spec.ai_memory == "warn" and spec.quiet is True
+    assert spec.flash == {0x300000: other, 0x400000: tmp_path / "models" / "demo.kmodel"}
 
 
 def test_the_cli_overrides_the_file_end_to_end(tmp_path):
@@ -121,7 +116,7 @@ def test_the_cli_overrides_the_file_end_to_end(tmp_path):
     ('firmware = "big"', "firmware = 'big': must be one of 'full', 'minimum', 'none'"),
     ("frames = -3", "frames = -3: must be a whole number >= 0"),
     ("quiet = 1", "quiet = 1: must be true or false"),
-    ('cameras = "0"', "cameras: not a maixemu option (allowed: flash, flash-image, firmware, camera"),
+    ('cameras = "0"', "cameras: not a maixemu option (did you mean camera? allowed: camera, lcd, sd, flash-dir"),
     ('flash = { 0x300000 = "nope.kmodel" }', "flash.0x300000: no such file"),
     ('flash = { banana = "models/demo.kmodel" }', "flash.banana: the address must be a number > 0"),
     ("flash = 3", "flash: must be a table of address = \"file\""),
@@ -156,10 +151,10 @@ def test_the_plugin_takes_its_defaults_from_the_file(tmp_path):
 
 def test_paths_in_the_file_are_relative_to_its_folder(tmp_path):
     _project(tmp_path, 'flash = { 0x300000 = "models/demo.kmodel" }\nlcd = "record:out/frames.mp4"\ncamera = "clip.mp4"\n')
-    project = load_project(tmp_path / "app")
-    assert project.flash == {0x300000: tmp_path / "models" / "demo.kmodel"}
-    assert project.lcd == f"record:{tmp_path / 'out' / 'frames.mp4'}"
-    assert project.camera == str(tmp_path / "clip.mp4")
+    project = load_project(tmp_path / "app").values
+    assert project["flash"] == {0x300000: tmp_path / "models" / "demo.kmodel"}
+    assert project["lcd"] == f"record:{tmp_path / 'out' / 'frames.mp4'}"
+    assert project["camera"] == str(tmp_path / "clip.mp4")
 
 
 # ---------------------------------------------------------------------------------- issue 24: whose file applies
@@ -196,7 +191,7 @@ def test_the_projects_top_ends_the_search(tmp_path, top):
     shared, app = _nested(tmp_path, 'firmware = "minimum"\n', top=top)
     assert find_project_file(app) is None  # the file lies above the project's top
     (shared / "team" / "maixemu.toml").write_text('firmware = "none"\n')
-    assert load_project(app).firmware == "none"
+    assert load_project(app).values["firmware"] == "none"
 
 
 def test_the_home_folder_and_above_never_apply(tmp_path, monkeypatch):
@@ -209,14 +204,14 @@ def test_the_home_folder_and_above_never_apply(tmp_path, monkeypatch):
     assert find_project_file(app) is None
     (home / "code" / ".git").mkdir()
     (home / "code" / "maixemu.toml").write_text('firmware = "none"\n')
-    assert load_project(app).firmware == "none"
-    assert load_project(home).writable is True  # a script in the home folder itself: its own file
+    assert load_project(app).values["firmware"] == "none"
+    assert load_project(home).values["writable"] is True  # a script in the home folder itself: its own file
 
 
 def test_a_folder_anyone_may_write_to_ends_the_search(tmp_path):
     shared, app = _nested(tmp_path, 'firmware = "minimum"\n')
     (shared / ".git").mkdir()
-    assert load_project(app).firmware == "minimum"
+    assert load_project(app).values["firmware"] == "minimum"
     shared.chmod(0o1777)  # a shared temp folder: anyone may put a project file there
     try:
         assert find_project_file(app) is None
@@ -242,6 +237,18 @@ def test_quiet_in_the_file_does_not_hide_a_writable_command_line(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.startswith("[maixemu] --writable: the script writes into real folders")
     assert "quiet = true" in proc.stderr
+
+
+def test_the_plugin_inherits_no_key_that_switches_copy_on_write_off(tmp_path):
+    """A test's /sd and /flash are its own: the file's writable, sd and flash-dir never reach it (so
+    the plugin has no copy-on-write line to say), and the line's rule names exactly those fields."""
+    (tmp_path / "dir").mkdir()
+    values = {"writable": True, "sd_dir": tmp_path / "dir", "flash_dir": tmp_path / "dir", "firmware": "minimum"}
+    assert set(COPY_ON_WRITE_OFF) == {"writable", "sd_dir", "flash_dir"}
+    assert inherited_by_tests(values) == {"firmware": "minimum"}
+    assert copy_on_write_line(tmp_path / "maixemu.toml", inherited_by_tests(values), {}) is None
+    said = copy_on_write_line(tmp_path / "maixemu.toml", values, {"sd_dir": tmp_path / "dir"})
+    assert said is not None and "sets writable = true, flash-dir = " in said and " sd = " not in said
 
 
 def test_a_huge_project_file_is_one_line_not_read(tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maixemu.runner import RunOptions, run_script
+from maixemu.runner import RunSpec, run_script
 
 
 def write_script(tmp_path: Path, body: str, name: str = "main.py") -> Path:
@@ -130,7 +130,7 @@ def test_micropython_names_do_not_leak_into_the_process(tmp_path, capsys):
         import time, os, gc, sys
         print(time.ticks_diff(time.ticks_ms(), 0) >= 0, os.listdir("/"), gc.mem_free() > 0, hasattr(sys, "print_exception"))
     """)
-    assert run_script(RunOptions(script=script, lcd="none", quiet=True)) == 0
+    assert run_script(RunSpec(lcd="none", quiet=True), script) == 0
     assert capsys.readouterr().out.strip() == "True ['flash', 'sd'] True True"
     import gc
     import os
@@ -160,7 +160,7 @@ def test_sd_and_flash_map_to_folders_and_cannot_escape(tmp_path, capsys):
             except OSError as e:
                 print("refused", e.args[0])
     """)
-    code = run_script(RunOptions(script=script, lcd="none", sd_dir=sd, flash_dir=flash, quiet=True))
+    code = run_script(RunSpec(lcd="none", sd_dir=sd, flash_dir=flash, quiet=True), script)
     assert code == 0
     lines = capsys.readouterr().out.splitlines()
     assert (sd / "out.txt").read_text() == "written"
@@ -172,7 +172,7 @@ def test_sd_and_flash_map_to_folders_and_cannot_escape(tmp_path, capsys):
 def test_script_local_modules_import_with_maixpy_names(tmp_path, capsys):
     write_script(tmp_path, "import utime\ndef ms():\n    return utime.ticks_ms() >= 0\n", name="mylib.py")
     script = write_script(tmp_path, "import mylib\nprint(mylib.ms())\n")
-    assert run_script(RunOptions(script=script, lcd="none", quiet=True)) == 0
+    assert run_script(RunSpec(lcd="none", quiet=True), script) == 0
     assert capsys.readouterr().out.strip() == "True"
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from maixemu.firmware import board_profiles
-from maixemu.session import Board, BoardConfig, run_options, RunOptions
+from maixemu.session import Board, BoardConfig, RunSpec
+from maixemu.runner import run_script
 
 
 def test_every_shipped_board_has_a_profile_and_aliases_resolve():
@@ -101,7 +102,7 @@ def test_a_key_the_board_does_not_have_is_named(maixpy):
 def test_unknown_board_is_a_setup_error(tmp_path, capsys):
     script = tmp_path / "main.py"
     script.write_text("print('never')\n")
-    code = run_options(RunOptions(script=script, board="nano", lcd="none", camera="synthetic"))
+    code = run_script(RunSpec(board="nano", lcd="none", camera="synthetic"), script)
     assert code == 2
     assert "--board nano: unknown board 'nano'" in capsys.readouterr().err
 
@@ -109,7 +110,7 @@ def test_unknown_board_is_a_setup_error(tmp_path, capsys):
 def test_board_pane_lists_the_profiles_buttons_and_leds(tmp_path):
     from maixemu.session.ide import board_controls
 
-    with Board(BoardConfig(project=tmp_path, camera="synthetic", lcd="none", quiet=True, board="cube")):
+    with Board(BoardConfig(RunSpec(camera="synthetic", lcd="none", quiet=True, board="cube"), project=tmp_path)):
         controls = board_controls()
     assert controls["profile"] == "cube"
     assert [b["label"] for b in controls["buttons"]] == ["ENTER", "BACK", "NEXT / BOOT_KEY"]

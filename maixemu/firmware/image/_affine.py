@@ -28,7 +28,8 @@ def _svd22(a: list[np.float32]):
     s1 = F(abs(float(s0) - math.sqrt(d1 ** 2 + d2 ** 2)))
     if s0 > s1:
         num = F(2) * (a0 * a1 + a2 * a3)
-        den = a0 * a0 - a1 * a1 + a2 * a2 - a3 * a3
+        # ``a0*a0 - a1*a1 + a2*a2 - a3*a3`` as the -ffast-math build sums it (GCC's optimised tree)
+        den = ((a2 * a2 + a0 * a0) - a1 * a1) - a3 * a3
         v2 = F(math.sin(math.atan2(float(num), float(den)) / 2))
     else:
         v2 = F(0)
@@ -83,12 +84,13 @@ def get_affine_transform(src_list, dst_list):
     sd = [(F(dst[i][0]) - sm[0], F(dst[i][1]) - sm[1]) for i in range(cnt)]
     dd = [(F(src[i][0]) - dm[0], F(src[i][1]) - dm[1]) for i in range(cnt)]
     A = [[F(0), F(0)], [F(0), F(0)]]
+    inv_cnt = F(1) / F(cnt)
     for i in range(2):
         for k in range(2):
             acc = F(0)
             for j in range(cnt):
                 acc += dd[j][i] * sd[j][k]
-            A[i][k] = acc / F(cnt)
+            A[i][k] = acc * inv_cnt  # ``A[i][k] /= cnt``: -freciprocal-math multiplies by 1/cnt
     U, S, V = _svd22([A[0][0], A[0][1], A[1][0], A[1][1]])
     t00 = U[0] * V[0] + U[1] * V[2]
     t01 = U[0] * V[1] + U[1] * V[3]
@@ -103,9 +105,10 @@ def get_affine_transform(src_list, dst_list):
     for i in range(cnt):
         var[0] += (mean[0] - sd[i][0]) * (mean[0] - sd[i][0])
         var[1] += (mean[1] - sd[i][1]) * (mean[1] - sd[i][1])
-    var = [v / F(cnt) for v in var]
     with np.errstate(divide="ignore", invalid="ignore"):
-        scale = F(1.0) / (var[0] + var[1]) * (S[0] + S[1])
+        # ``var /= cnt; scale = 1.0f / (var[0] + var[1]) * (S[0] + S[1])``: the build folds the two
+        # divisions by cnt into ``(1 / (var[1] + var[0])) * (cnt * (S[0] + S[1]))``
+        scale = (F(1.0) / (var[1] + var[0])) * (F(cnt) * (S[0] + S[1]))
         t02 = dm[0] - scale * (t00 * sm[0] + t01 * sm[1])
         t12 = dm[1] - scale * (t10 * sm[0] + t11 * sm[1])
         t00, t01, t10, t11 = t00 * scale, t01 * scale, t10 * scale, t11 * scale

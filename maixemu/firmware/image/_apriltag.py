@@ -6,13 +6,16 @@ rotations), reconciliation of overlapping duplicates, then the outputs ``imlib_f
 builds: truncated corners (``p[3]..p[0]``), centroid, ``decision_margin / 255`` and the pose from
 ``homography_to_pose(H, -fx, fy, cx, cy)``. ``goodness`` is 0: the firmware does not refine the pose.
 
-Where the arithmetic comes from: apriltag.c ``#define``s ``double`` as ``float`` and the firmware
-builds it with ``-Os -ffast-math -fsingle-precision-constant``, so every formula here is float32 in
-the order GCC emits it (read from its optimised tree dump; ``tests/firmware/test_image_apriltag_decode.py``
-lists the regroupings and checks them against the mirror's C): the gray models' solve, the rows of
-``homography_project``, the margin sums of ``quad_decode`` and the ``/ 255`` scaling. The two SVDs
-(the homography's null vector, the polar decomposition of the pose) are ``_apriltag_svd``'s port of
-the firmware's float32 Jacobi SVD. All of it is the no-FMA build (the golden cases' ``expected_nofma``).
+The work is done by the compiled kernels of ``_quadkernels`` (quads, refinement, homography, SVD,
+decoding, poses), one call per step for all candidates; this module holds the families, the
+reconciliation and the result objects. Where the arithmetic comes from: apriltag.c ``#define``s
+``double`` as ``float`` and the firmware builds it with ``-Os -ffast-math
+-fsingle-precision-constant``, so every formula is float32 in the order GCC emits it (read from its
+optimised tree dump; ``tests/firmware/test_image_apriltag_decode.py`` lists the regroupings and
+checks them against the mirror's C): the gray models' solve, the rows of ``homography_project``,
+the margin sums of ``quad_decode`` and the ``/ 255`` scaling. The two SVDs (the homography's null
+vector, the polar decomposition of the pose) are the firmware's float32 Jacobi SVD. All of it is
+the no-FMA build (the golden cases' ``expected_nofma``).
 
 Code tables: the families come from OpenCV's AprilTag dictionaries (TAG16H5, TAG25H9, TAG36H10,
 TAG36H11; their grids turned 180 degrees read as the firmware's 64-bit codes, checked on every
@@ -33,8 +36,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import _args
-from . import _fmath as fm
-from ._fmath import F, fast_atan2f, fsqrt, ftoi
+from ._fmath import F, ftoi
 
 TAG16H5, TAG25H7, TAG25H9, TAG36H10, TAG36H11, ARTOOLKIT = 1, 2, 4, 8, 16, 32
 #: flag -> (OpenCV dictionary, d, h) in the order the firmware adds them to the detector
@@ -62,6 +64,8 @@ def family_codes(flag: int) -> np.ndarray:
         return out
 
     name, d = next((n, d) for f, n, d, _ in _FAMILIES if f == flag)
+    if name is None:
+        raise ValueError(f"unknown AprilTag family flag {flag}")
     aruco = cv2.aruco
     bl = aruco.getPredefinedDictionary(getattr(aruco, name)).bytesList
     out = np.zeros(bl.shape[0], np.uint64)
@@ -73,288 +77,136 @@ def family_codes(flag: int) -> np.ndarray:
 
 
 def _rotate90(w: int, d: int) -> int:
-    wr = 0
-    for r in range(d - 1, -1, -1):
-        for c in range(d):
-            b = r + d * c
-            wr = (wr << 1) | ((w >> b) & 1)
-    return wr
+    """``rotate90``: the d x d bit grid of the code ``w`` turned a quarter."""
+    from ._quads import kernels
+
+    return int(kernels().rotate90(int(w), int(d)))
 
 
 def quick_decode(flag: int, d: int, h: int, rcode: int):
     """``quick_decode_codeword``: (id, hamming, rotation), or None."""
-    codes = family_codes(flag)
-    threshold = max(h - d - 1, 0)
-    for ridx in range(4):
-        ham = np.bitwise_count(codes ^ np.uint64(rcode))
-        hit = np.flatnonzero(ham <= threshold)
-        if hit.size:
-            return int(hit[0]), int(ham[hit[0]]), ridx
-        rcode = _rotate90(rcode, d)
-    return None
+    from ._quads import kernels
+
+    codes = family_codes(flag).astype(np.int64)
+    tag_id, hamming, rotation = kernels().quick_decode(codes, 0, codes.size, int(d), int(h), int(rcode))
+    return None if tag_id < 0 else (int(tag_id), int(hamming), int(rotation))
 
 
 # ---------------------------------------------------------------------- homographies
 def homography_compute(corr) -> np.ndarray | None:
-    """``homography_compute`` (SVD flag): the 9x9 normal matrix in float32, its null vector."""
-    c = np.asarray(corr, F)
-    n = F(c.shape[0])
-    sums = [F(0)] * 4
-    for row in c:
-        for k in range(4):
-            sums[k] = sums[k] + row[k]
-    x_cx, x_cy, y_cx, y_cy = (s / n for s in sums)
-    A = np.zeros((9, 9), F)
-    for row in c:
-        wx, wy = row[0] - x_cx, row[1] - x_cy
-        ix, iy = row[2] - y_cx, row[3] - y_cy
-        r0 = np.array([F(0), F(0), F(0), -wx, -wy, F(-1), wx * iy, wy * iy, iy], F)
-        r1 = np.array([wx, wy, F(1), F(0), F(0), F(0), -wx * ix, -wy * ix, -ix], F)
-        r2 = np.array([-wx * iy, -wy * iy, -iy, wx * ix, wy * ix, ix, F(0), F(0), F(0)], F)
-        for r in (r0, r1, r2):
-            A = (A + np.outer(r, r).astype(F)).astype(F)
-    A = np.triu(A) + np.triu(A, 1).T
-    if not np.all(np.isfinite(A)):
-        return None
-    from . import _apriltag_svd as svd32
+    """``homography_compute`` (SVD flag) of (world x, world y, image x, image y) rows; None when the
+    normal matrix is not finite."""
+    from ._quads import kernels, sin_table
 
-    U, _, _ = svd32.svd([list(row) for row in A])
-    H = [[U[3 * i + j][8] for j in range(3)] for i in range(3)]
-    Tx = [[F(1), F(0), -x_cx], [F(0), F(1), -x_cy], [F(0), F(0), F(1)]]
-    Ty = [[F(1), F(0), y_cx], [F(0), F(1), y_cy], [F(0), F(0), F(1)]]
-    return np.array(svd32._multiply(svd32._multiply(Ty, H), Tx), F)  # matd_op("M*M*M"), left to right
-
-
-def _project_rows(H: np.ndarray, x, y):
-    """``homography_project``'s three sums in the order GCC ``-Os -ffast-math`` emits them.
-
-    Its reassociation pass regroups the second and third rows (the ones indexed through
-    ``H->ncols``) as ``(H[r][0]*x + H[r][2]) + H[r][1]*y``; the first stays
-    ``(H[0][0]*x + H[0][1]*y) + H[0][2]``. The quotients are two divisions by ``zz``."""
-    xx = H[0, 0] * x + H[0, 1] * y + H[0, 2]
-    yy = (H[1, 0] * x + H[1, 2]) + H[1, 1] * y
-    zz = (H[2, 0] * x + H[2, 2]) + H[2, 1] * y
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return xx / zz, yy / zz
+    with np.errstate(all="ignore"):
+        H, ok = kernels().homography_compute(np.ascontiguousarray(corr, F), sin_table())
+    return H if ok else None
 
 
 def project(H: np.ndarray, x, y) -> tuple[np.float32, np.float32]:
-    return _project_rows(H, F(x), F(y))
+    """``homography_project`` of one point, in the order of operations the firmware's build uses."""
+    from ._quads import kernels
 
-
-def project_many(H: np.ndarray, x: np.ndarray, y: np.ndarray):
-    return _project_rows(H, x.astype(F), y.astype(F))
+    with np.errstate(all="ignore"):
+        px, py = kernels().project(np.ascontiguousarray(H, F), F(x), F(y))
+    return F(px), F(py)
 
 
 def homography_to_pose(H: np.ndarray, fx, fy, cx, cy) -> np.ndarray:
-    fx, fy, cx, cy = F(fx), F(fy), F(cx), F(cy)
-    R20, R21, TZ = H[2, 0], H[2, 1], H[2, 2]
-    R00 = (H[0, 0] - cx * R20) / fx
-    R01 = (H[0, 1] - cx * R21) / fx
-    TX = (H[0, 2] - cx * TZ) / fx
-    R10 = (H[1, 0] - cy * R20) / fy
-    R11 = (H[1, 1] - cy * R21) / fy
-    TY = (H[1, 2] - cy * TZ) / fy
-    length1 = fsqrt(R00 * R00 + R10 * R10 + R20 * R20)
-    length2 = fsqrt(R01 * R01 + R11 * R11 + R21 * R21)
-    s = F(1.0) / fsqrt(length1 * length2)
-    if TZ > 0:
-        s = s * F(-1)
-    R20, R21, TZ, R00, R01, TX, R10, R11, TY = (v * s for v in (R20, R21, TZ, R00, R01, TX, R10, R11, TY))
-    R02 = R10 * R21 - R20 * R11
-    R12 = R20 * R01 - R00 * R21
-    R22 = R00 * R11 - R10 * R01
-    from . import _apriltag_svd as svd32
+    """``homography_to_pose``: the 4x4 float32 pose of a homography for a camera (fx, fy, cx, cy)."""
+    from ._quads import kernels, sin_table
 
-    U, _, V = svd32.svd([[F(R00), F(R01), F(R02)], [F(R10), F(R11), F(R12)], [F(R20), F(R21), F(R22)]])
-    R = np.array(svd32._multiply(U, svd32._transpose(V)), F)  # matd_op("M*M'", U, V)
-    pose = np.zeros((4, 4), F)
-    pose[:3, :3] = R
-    pose[:3, 3] = (TX, TY, TZ)
-    pose[3, 3] = 1
-    return pose
+    with np.errstate(all="ignore"):
+        return kernels().homography_to_pose(np.ascontiguousarray(H, F), F(fx), F(fy), F(cx), F(cy), sin_table())
 
 
 # ---------------------------------------------------------------------- decoding
 class _GrayModel:
-    """``struct graymodel``: least-squares plane intensity = C0 x + C1 y + C2."""
+    """``struct graymodel``: least-squares plane intensity = C0 x + C1 y + C2 (``A``: the upper
+    triangle 00 01 02 11 12 22 of J'J, ``B``: J'g)."""
 
     def __init__(self):
-        self.A = [F(0)] * 6  # 00 01 02 11 12 22
-        self.B = [F(0)] * 3
-        self.C = [F(0)] * 3
+        self.A = np.zeros(6, F)
+        self.B = np.zeros(3, F)
+        self.C = np.zeros(3, F)
 
     def add(self, x, y, g):
-        x, y, g = F(x), F(y), F(g)
-        a = self.A
-        a[0] = a[0] + x * x
-        a[1] = a[1] + x * y
-        a[2] = a[2] + x
-        a[3] = a[3] + y * y
-        a[4] = a[4] + y
-        a[5] = a[5] + F(1)
-        b = self.B
-        b[0] = b[0] + x * g
-        b[1] = b[1] + y * g
-        b[2] = b[2] + g
+        from ._quads import kernels
+
+        self.A, self.B = np.asarray(self.A, F), np.asarray(self.B, F)
+        kernels().graymodel_add(self.A, self.B, F(x), F(y), F(g))
 
     def solve(self):
-        """``mat33_sym_solve``: Cholesky of the upper-triangle A, triangular inverse, two products."""
-        A0, A1, A2, A4, A5, A8 = self.A
-        with np.errstate(divide="ignore", invalid="ignore"):
-            L0 = fsqrt(A0)
-            L3 = A1 / L0
-            L6 = A2 / L0
-            L4 = fsqrt(A4 - L3 * L3)
-            L7 = (A5 - L3 * L6) / L4
-            L8 = fsqrt(A8 - L6 * L6 - L7 * L7)
-            M0 = F(1) / L0
-            M3 = -L3 * M0 / L4
-            M4 = F(1) / L4
-            M6 = (-L6 * M0 - L7 * M3) / L8
-            M7 = -L7 * M4 / L8
-            M8 = F(1) / L8
-            B0, B1, B2 = self.B
-            t1 = M3 * B0 + M4 * B1
-            t2 = M6 * B0 + M7 * B1 + M8 * B2
-            # -ffast-math folds ``M0*tmp[0]`` = ``M0*(M0*B0)`` into ``B0*(M0*M0)`` (a "powmult")
-            self.C = [B0 * (M0 * M0) + M3 * t1 + M6 * t2, M4 * t1 + M7 * t2, M8 * t2]
+        from ._quads import kernels
+
+        self.C = np.zeros(3, F)
+        with np.errstate(all="ignore"):
+            kernels().graymodel_solve(np.asarray(self.A, F), np.asarray(self.B, F), self.C)
 
     def interpolate(self, x, y):
-        c = self.C
-        return c[0] * F(x) + c[1] * F(y) + c[2]
+        from ._quads import kernels
+
+        return F(kernels().graymodel_interpolate(np.asarray(self.C, F), F(x), F(y)))
 
 
 def quad_decode(flag: int, d: int, h: int, im: np.ndarray, H: np.ndarray):
     """``quad_decode``: (decision margin, (id, hamming, rotation) or None)."""
-    ih, iw = im.shape
-    bb = F(1)
-    n = F(2) * bb + F(d)
-    wb = F(1.0)
-    patterns = (
-        (F(0) - wb / F(2.0), F(0.5), 0, 1, 1),
-        (F(0) + bb / F(2.0), F(0.5), 0, 1, 0),
-        (F(2) * bb + F(d) + wb / F(2.0), F(0.5), 0, 1, 1),
-        (F(2) * bb + F(d) - bb / F(2.0), F(0.5), 0, 1, 0),
-        (F(0.5), -wb / F(2.0), 1, 0, 1),
-        (F(0.5), bb / F(2.0), 1, 0, 0),
-        (F(0.5), F(2) * bb + F(d) + wb / F(2.0), 1, 0, 1),
-        (F(0.5), F(2) * bb + F(d) - bb / F(2.0), 1, 0, 0),
-    )
-    white, black = _GrayModel(), _GrayModel()
-    count = 2 + d
-    for p0, p1, p2, p3, is_white in patterns:
-        i = np.arange(count).astype(F)
-        tagx = F(2) * ((p0 + i * F(p2)) / n - F(0.5))
-        tagy = F(2) * ((p1 + i * F(p3)) / n - F(0.5))
-        px, py = project_many(H, tagx, tagy)
-        model = white if is_white else black
-        for k in range(count):
-            ix, iy = ftoi(px[k]), ftoi(py[k])
-            if ix < 0 or iy < 0 or ix >= iw or iy >= ih:
-                continue
-            model.add(tagx[k], tagy[k], int(im[iy, ix]))
-    white.solve()
-    black.solve()
-    if white.interpolate(0, 0) - black.interpolate(0, 0) < 0:
-        return F(-1), None
-    black_score = white_score = F(0)
-    black_count = white_count = F(1)
-    rcode = 0
-    for bitidx in range(d * d):
-        bitx, bity = bitidx % d, bitidx // d
-        tagx = F(2) * ((bb + F(bitx) + F(0.5)) / n - F(0.5))
-        tagy = F(2) * ((bb + F(bity) + F(0.5)) / n - F(0.5))
-        px, py = project(H, tagx, tagy)
-        rcode <<= 1
-        ix, iy = ftoi(px), ftoi(py)
-        if ix < 0 or iy < 0 or ix >= iw or iy >= ih:
-            continue
-        v = F(int(im[iy, ix]))
-        thresh = (black.interpolate(tagx, tagy) + white.interpolate(tagx, tagy)) / F(2.0)
-        # ``score += v - thresh`` as -ffast-math reassociates it: ``(v + score) - thresh`` for white,
-        # ``(score - v) + thresh`` for black
-        if v > thresh:
-            white_score = (v + white_score) - thresh
-            white_count = white_count + F(1)
-            rcode |= 1
-        else:
-            black_score = (black_score - v) + thresh
-            black_count = black_count + F(1)
-    entry = quick_decode(flag, d, h, rcode)
-    a, b = white_score / white_count, black_score / black_count
-    return (a if a < b else b), entry
+    from ._quads import kernels
+
+    codes = family_codes(flag).astype(np.int64)
+    with np.errstate(all="ignore"):
+        margin, tag_id, hamming, rotation = kernels().quad_decode(
+            np.ascontiguousarray(im, np.uint8), np.ascontiguousarray(H, F), int(d), int(h), codes, 0, codes.size)
+    return F(margin), (None if tag_id < 0 else (int(tag_id), int(hamming), int(rotation)))
 
 
-def _table_sincos(theta) -> tuple[np.float32, np.float32]:
-    """The ``cos``/``sin`` macros of apriltag.c (512-entry table with interpolation)."""
+@lru_cache(maxsize=None)
+def _family_tables(families: int):
+    """The enabled families in the firmware's order: (flags, d, h, starts, counts) and all their codes
+    (int64) in one array, as the decode kernel takes them (read-only, cached per families mask)."""
+    fams = [(f, d, h) for f, _, d, h in _FAMILIES if families & f]
+    codes = [family_codes(f).astype(np.int64) for f, _, _ in fams]
+    counts = np.array([c.size for c in codes], np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    tables = (np.array([f for f, _, _ in fams], np.int64), np.array([d for _, d, _ in fams], np.int64),
+              np.array([h for _, _, h in fams], np.int64), starts, counts,
+              np.concatenate(codes) if codes else np.zeros(0, np.int64))
+    for t in tables:
+        t.setflags(write=False)
+    return tables
+
+
+@lru_cache(maxsize=1)
+def _rotations() -> np.ndarray:
+    """cos/sin (apriltag.c's table macros) of ``theta = -rotation * M_PI / 2.0`` for the 4 rotations."""
     from ._quads import table_cos, table_sin
 
-    return table_cos(theta), table_sin(theta)
+    out = np.array([[table_cos(F(-r) * F(math.pi) / F(2.0)), table_sin(F(-r) * F(math.pi) / F(2.0))]
+                    for r in range(4)], F)
+    out.setflags(write=False)
+    return out
 
 
 def detect(im: np.ndarray, families: int) -> list[dict]:
+    """``apriltag_detector_detect``: quads, refined, decoded with each family, reconciled, by id."""
     from . import _quads
 
-    fams = [(f, d, h) for f, _, d, h in _FAMILIES if families & f]
-    detections = []
-    for quad in _quads.detect_quads(im, override_mode=False):
-        q = _quads.refine_edges(im, quad)
-        corr = [((-1 if i in (0, 3) else 1), (-1 if i in (0, 1) else 1), q[i][0], q[i][1]) for i in range(4)]
-        H = homography_compute(corr)
-        if H is None or not np.all(np.isfinite(H)) or np.linalg.det(H.astype(np.float64)) == 0:
-            continue
-        for flag, d, h in fams:
-            margin, entry = quad_decode(flag, d, h, im, H)
-            if entry is None or not margin >= 0:
-                continue
-            tag_id, hamming, rotation = entry
-            theta = F(-rotation) * F(math.pi) / F(2.0)
-            c, s = _table_sincos(theta)
-            R = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]], F)
-            DH = (H @ R).astype(F)
-            center = project(DH, 0, 0)
-            p = []
-            for i in range(4):
-                tcx = 1 if i in (1, 2) else -1
-                tcy = 1 if i < 2 else -1
-                p.append(project(DH, tcx, tcy))
-            detections.append(dict(family=flag, id=tag_id, hamming=hamming, goodness=F(0), margin=F(margin),
-                                   H=DH, c=center, p=p))
-    detections = _reconcile(detections)
-    detections.sort(key=lambda det: det["id"])
-    return detections
-
-
-def _reconcile(dets: list[dict]) -> list[dict]:
-    from ._quads import _prefer_smaller, polygons_overlap
-
-    dets = list(dets)
-    i0 = 0
-    while i0 < len(dets):
-        a = dets[i0]
-        i1 = i0 + 1
-        restart = False
-        while i1 < len(dets):
-            b = dets[i1]
-            if a["id"] != b["id"] or a["family"] != b["family"] or not polygons_overlap(a["p"], b["p"]):
-                i1 += 1
-                continue
-            pref = _prefer_smaller(0, a["hamming"], b["hamming"])
-            pref = _prefer_smaller(pref, -a["margin"], -b["margin"])
-            pref = _prefer_smaller(pref, -a["goodness"], -b["goodness"])
-            for i in range(4):
-                pref = _prefer_smaller(pref, a["p"][i][0], b["p"][i][0])
-                pref = _prefer_smaller(pref, a["p"][i][1], b["p"][i][1])
-            if pref < 0:
-                del dets[i1]
-                continue
-            del dets[i0]
-            restart = True
-            break
-        if not restart:
-            i0 += 1
-    return dets
+    flags, ds, hs, starts, counts, codes = _family_tables(families)
+    if flags.size == 0:
+        return []
+    im = np.ascontiguousarray(im, np.uint8)
+    quads = _quads.detect_quads(im, override_mode=False)
+    with np.errstate(all="ignore"):
+        fam, ids, hamming, margins, Hs, centres, corners = _quads.kernels().decode_quads(
+            im, quads, codes, ds, hs, starts, counts, _rotations(), _quads.sin_table())
+    # reconcile: same id and family, overlapping: prefer small hamming, big margin, big goodness (0),
+    # then the smaller corner coordinates
+    keys = np.concatenate([hamming[:, None].astype(F), -margins[:, None], np.zeros((ids.size, 1), F),
+                           corners.reshape(-1, 8)], axis=1)
+    kept = _quads.reconcile(keys, corners, ids * 64 + fam)
+    by_id = sorted(kept.tolist(), key=lambda i: ids[i])  # zarray_sort by id (glibc's qsort: stable)
+    return [dict(family=int(flags[fam[i]]), id=int(ids[i]), hamming=int(hamming[i]), goodness=F(0),
+                 margin=F(margins[i]), H=Hs[i], c=centres[i], p=corners[i]) for i in by_id]
 
 
 #: ``x / 255.0`` under ``-ffast-math -fsingle-precision-constant`` is ``x * (1.0f / 255.0f)``
@@ -362,20 +214,24 @@ def _reconcile(dets: list[dict]) -> list[dict]:
 _INV_255 = F(1) / F(255)
 
 
-def find_apriltags(gray_full: np.ndarray, roi, families: int, fx, fy, cx, cy) -> list[dict]:
-    rx, ry, rw, rh = roi
-    im = np.ascontiguousarray(gray_full[ry:ry + rh, rx:rx + rw])
+def find_apriltags(gray_roi: np.ndarray, roi, families: int, fx, fy, cx, cy) -> list[dict]:
+    """``imlib_find_apriltags`` on the roi's gray pixels (``gray_roi``), positions in the image's."""
+    from . import _quads
+
+    rx, ry = roi[0], roi[1]
+    dets = detect(gray_roi, families)
+    if not dets:
+        return []
+    with np.errstate(all="ignore"):
+        poses, rotations = _quads.kernels().tag_poses(np.array([d["H"] for d in dets], F), F(fx), F(fy), F(cx),
+                                                      F(cy), _quads.sin_table())
     out = []
-    for det in detect(im, families):
+    for det, pose, (xr, yr, zr) in zip(dets, poses, rotations.tolist()):
         pts = [(ftoi(px) + rx, ftoi(py) + ry) for px, py in det["p"]]
         x0, y0 = pts[0]
         x1, y1 = x0, y0
         for x, y in pts[1:]:
             x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
-        pose = homography_to_pose(det["H"], -F(fx), fy, cx, cy)
-        xr = float(fast_atan2f(pose[2, 1], pose[2, 2]))
-        yr = float(fast_atan2f(-pose[2, 0], fsqrt(pose[2, 1] * pose[2, 1] + pose[2, 2] * pose[2, 2])))
-        zr = float(fast_atan2f(pose[1, 0], pose[0, 0]))
         out.append(dict(x=x0, y=y0, w=x1 - x0, h=y1 - y0, id=det["id"], family=det["family"],
                         cx=ftoi(det["c"][0]) + rx, cy=ftoi(det["c"][1]) + ry, rotation=zr,
                         decision_margin=float(F(det["margin"]) * _INV_255), hamming=det["hamming"],
@@ -438,5 +294,5 @@ class AprilTagMixin:
         fy = _args.to_float(_args.pick(args, 3, kwargs, "fy", float(F(F(2.8 / 2.952) * F(h)))))
         cx = _args.to_float(_args.pick(args, 4, kwargs, "cx", float(F(w) * F(0.5))))
         cy = _args.to_float(_args.pick(args, 5, kwargs, "cy", float(F(h) * F(0.5))))
-        found = find_apriltags(_gray8(self), roi, families, F(fx), F(fy), F(cx), F(cy))
+        found = find_apriltags(_gray8(self, roi), roi, families, F(fx), F(fy), F(cx), F(cy))
         return [AprilTag(**d) for d in found]

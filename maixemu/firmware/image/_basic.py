@@ -16,6 +16,23 @@ from ._core import GRAYSCALE, RGB565, _alloc, _main_frame
 _F = np.float32
 
 
+def _consecutive(idx: np.ndarray) -> slice | None:
+    """The slice ``idx`` spells when its values are consecutive (an unscaled axis), else None."""
+    if idx.size and int(idx[-1]) - int(idx[0]) == idx.size - 1 and bool(np.all(np.diff(idx) == 1)):
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return None
+
+
+def pick_grid(pix: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``pix[rows][:, cols]`` as a new array: a slice copy along unscaled axes, one gather per
+    scaled axis (cheaper than one 2-D fancy index)."""
+    r, c = _consecutive(rows), _consecutive(cols)
+    if r is not None and c is not None:
+        return pix[r, c].copy()
+    out = pix[r] if r is not None else np.take(pix, rows, axis=0)
+    return np.take(out, cols, axis=1) if c is None else np.ascontiguousarray(out[:, c])
+
+
 class BasicMixin:
     # ------------------------------------------------------------------ pixels
     def get_pixel(self, *args, **kwargs):
@@ -132,7 +149,7 @@ class BasicMixin:
         over_y = _F(1.0) / ys
         sx = (np.arange(ow, dtype=_F) * over_x).astype(np.int64) + x
         sy = (np.arange(oh, dtype=_F) * over_y).astype(np.int64) + y
-        pix = self._pix[sy[:, None], sx[None, :]].copy()
+        pix = pick_grid(self._pix, sy, sx)
         fmt = self._fmt
         nbytes = pix.nbytes
 
@@ -185,7 +202,9 @@ class BasicMixin:
         out = _alloc(fmt, w, h)
         W, H = self.width(), self.height()
         y1, x1 = min(y + h, H), min(x + w, W)
-        if y1 > y and x1 > x:
+        if y1 > y and x1 > x and x >= 0 and y >= 0:
+            out[0:y1 - y, 0:x1 - x] = self._pix[y:y1, x:x1]  # inside the image: rows of the buffer
+        elif y1 > y and x1 > x:
             rows = np.arange(y, y1)[:, None]
             cols = np.arange(x, x1)[None, :]
             idx = rows * W + cols

@@ -22,13 +22,39 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
-from . import _args
+from . import _args, _color
 from ._core import GRAYSCALE, RGB565
 from ..pixformat import BINARY
-from ._lab import any_threshold, parse_thresholds
-from ._pixels import Window, binary_max, keyword_mask, ksize, mask_pixels, operand, to_binary
+from ._lab import Threshold, any_threshold, parse_thresholds
+from ._pixels import binary_max, box_sum, keyword_mask, ksize, mask_pixels, operand, to_binary
+
+
+def _lookup(pix: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``table[pix]`` (a 256-entry table for 8-bit pixels, 65536 for RGB565)."""
+    return _color.lut16(pix, table) if pix.dtype == np.uint16 else _color.lut8(pix, table)
+
+
+@lru_cache(maxsize=32)
+def _inside_table(fmt: int, thresholds: tuple[Threshold, ...], invert: bool) -> np.ndarray:
+    """uint8 0/1 of :func:`any_threshold` for every pixel value of ``fmt``: a script's thresholds
+    rarely change between frames, so each pixel then costs one table lookup."""
+    values = np.arange(65536 if fmt == RGB565 else 256).astype(np.uint16 if fmt == RGB565 else np.uint8)
+    table = any_threshold(values, fmt, list(thresholds), invert).astype(np.uint8)
+    table.flags.writeable = False
+    return table
+
+
+@lru_cache(maxsize=32)
+def _binary_table(fmt: int, thresholds: tuple[Threshold, ...], invert: bool) -> np.ndarray:
+    """What ``binary`` writes for every pixel value (no mask, no ``zero``): white inside, else black."""
+    dtype = np.uint16 if fmt == RGB565 else np.uint8
+    table = np.where(_inside_table(fmt, thresholds, invert) != 0, binary_max(fmt), 0).astype(dtype)
+    table.flags.writeable = False
+    return table
 
 
 class BinaryMixin:
@@ -44,13 +70,16 @@ class BinaryMixin:
         if to_bitmap and not copy and self._fmt != BINARY and self.width() < (4 if self._fmt == GRAYSCALE else 2):
             raise OSError("Can't convert to bitmap in place!")  # the bitmap's 32-bit rows must fit
         pix = self._pix
-        inside = any_threshold(pix, self._fmt, ths, invert)
-        sel = np.ones(pix.shape, bool) if mask is None else mask_pixels(mask, pix.shape)
-        if zero:
-            out = np.where(sel & inside, 0, pix).astype(pix.dtype)
+        if mask is None and not zero:
+            out = _lookup(pix, _binary_table(self._fmt, tuple(ths), invert))
         else:
-            white = np.where(inside, binary_max(self._fmt), 0).astype(pix.dtype)
-            out = np.where(sel, white, pix).astype(pix.dtype)
+            inside = _lookup(pix, _inside_table(self._fmt, tuple(ths), invert)).view(bool)
+            sel = np.ones(pix.shape, bool) if mask is None else mask_pixels(mask, pix.shape)
+            if zero:
+                out = np.where(sel & inside, 0, pix).astype(pix.dtype)
+            else:
+                white = np.where(inside, binary_max(self._fmt), 0).astype(pix.dtype)
+                out = np.where(sel, white, pix).astype(pix.dtype)
         if to_bitmap:
             # imlib_binary into a BINARY ``out``: the in-mask bits, elsewhere COLOR_*_TO_BINARY of the
             # old pixel (zero: of the old pixel, cleared inside) — i.e. COLOR_*_TO_BINARY of ``out``
@@ -103,7 +132,7 @@ class BinaryMixin:
     def _erode_dilate(self, k: int, threshold: int, dilate: bool, mask) -> None:
         pix = self._pix
         on = to_binary(pix, self._fmt)
-        acc = Window(on.astype(np.int64), k).box_sum()
+        acc = box_sum(on.view(np.uint8), k)
         if dilate:
             change = ~on & (acc > threshold)
         else:

@@ -48,6 +48,15 @@ def rainbow_table() -> np.ndarray:
     return table
 
 
+@lru_cache(maxsize=1)
+def rainbow_of_rgb565() -> np.ndarray:
+    """(65536,) the rainbow colour of every RGB565 value: ``rainbow_table`` of its gray
+    (``COLOR_RGB565_TO_GRAYSCALE``: the YUV table's Y + 128), one lookup per pixel."""
+    table = rainbow_table()[_tables.gray_table()]
+    table.flags.writeable = False
+    return table
+
+
 def bit_color(color) -> int:
     """``py_helper_keyword_color`` for a BINARY image: an int's bit 0, a tuple via RGB565 -> Y."""
     return _color.color_value(color, BINARY)
@@ -106,6 +115,5 @@ class BitmapMixin:
         if fmt == GRAYSCALE:
             if not copy:
                 raise OSError("Can't convert to rainbow in place!")
-            return self._new_kind(RGB565, table[self._pix], True)
-        gray = _tables.gray_table()[self._pix]  # COLOR_RGB565_TO_GRAYSCALE: Y + 128
-        return self._new_kind(RGB565, table[gray], copy)
+            return self._new_kind(RGB565, _color.lut8(self._pix, table), True)
+        return self._new_kind(RGB565, _color.lut16(self._pix, rainbow_of_rgb565()), copy)

@@ -16,8 +16,7 @@ The firmware's algorithm, reproduced with array operations:
   the current one (and ``merge_cb(a, b)`` agrees): united rect, pixel-weighted integer centroid,
   ``rotation = fast_atan2f`` of the pixel-weighted mean sine/cosine, codes OR-ed, counts added.
 
-The 4-connected regions come from OpenCV's connected-component labelling, which yields exactly the
-regions the flood fill grows (the firmware's fill only stops early when its stack memory runs out).
+The regions themselves (the seed scan and the fill) are :mod:`._blob_regions`'s.
 """
 
 from __future__ import annotations
@@ -28,7 +27,8 @@ from . import _args
 from . import _fmath as fm
 from ._core import GRAYSCALE, RGB565
 from ..pixformat import BINARY
-from ._lab import parse_thresholds, threshold_mask
+from ._blob_regions import COUNT, SYY, X1, X2, Y1, Y2, RegionGrower
+from ._lab import parse_thresholds
 
 F = np.float32
 _FIELDS = ("x", "y", "w", "h", "pixels", "cx", "cy", "rotation", "code", "count")
@@ -91,23 +91,8 @@ def _wrap32(v: np.ndarray) -> np.ndarray:
     return ((np.asarray(v, np.int64) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
-def _region_sums(labels: np.ndarray, n: int, x0: int, y0: int):
-    """Per-label pixel count and moment sums (absolute coordinates), exact: every partial sum stays
-    far below 2**53, so ``bincount``'s float64 accumulation is exact."""
-    h, w = labels.shape
-    lab = labels.ravel()
-    xs = np.tile(np.arange(x0, x0 + w, dtype=np.float64), h)
-    ys = np.repeat(np.arange(y0, y0 + h, dtype=np.float64), w)
-    out = [np.bincount(lab, minlength=n).astype(np.int64)]
-    for v in (xs, ys, xs * xs, xs * ys, ys * ys):
-        out.append(np.rint(np.bincount(lab, weights=v, minlength=n)).astype(np.int64))
-    return out
-
-
 def find_blobs(img, thresholds, args: tuple, kwargs: dict) -> list[Blob]:
     """``imlib_find_blobs`` with ``py_image_find_blobs``'s argument handling."""
-    import cv2
-
     if img._fmt not in (BINARY, GRAYSCALE, RGB565):
         raise OSError("Image format is not supported!")
     ths = parse_thresholds(thresholds)
@@ -128,27 +113,14 @@ def find_blobs(img, thresholds, args: tuple, kwargs: dict) -> list[Blob]:
     threshold_cb = _args.pick(args, 8, kwargs, "threshold_cb", None)
     merge_cb = _args.pick(args, 9, kwargs, "merge_cb", None)
 
-    pix = img._pix[y0:y0 + h, x0:x0 + w]
-    seed = np.zeros((h, w), bool)
-    for yy in range(0, h, y_stride):
-        seed[yy, ((yy + y0) % x_stride)::x_stride] = True
-    claimed = np.zeros((h, w), bool)
+    grower = RegionGrower(img._pix, img._fmt, (x0, y0, w, h), x_stride, y_stride, invert)
     blobs: list[Blob] = []
     for code, th in enumerate(ths):
-        mask = threshold_mask(pix, img._fmt, th, invert) & ~claimed
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=4)
-        seeded = labels[seed]
-        seeded = seeded[seeded > 0]
-        if seeded.size == 0:
+        rows = grower.grow(th)
+        if rows.shape[0] == 0:
             continue
-        found, first = np.unique(seeded, return_index=True)
-        order = found[np.argsort(first, kind="stable")]
-        taken = np.zeros(n, bool)
-        taken[found] = True
-        claimed |= taken[labels]
-        cnt, sx, sy, sxx, sxy, syy = (v[order] for v in _region_sums(labels, n, x0, y0))
-        bx, by, bw, bh = (stats[order, i].astype(np.int64) for i in range(4))
-        rw, rh = fm.int16(bw - 1), fm.int16(bh - 1)
+        cnt, sx, sy, sxx, sxy, syy = (rows[:, k] for k in range(COUNT, SYY + 1))
+        rw, rh = fm.int16(rows[:, X2] - rows[:, X1]), fm.int16(rows[:, Y2] - rows[:, Y1])
         mx, my = sx // cnt, sy // cnt
         a = _wrap32(sxx - 2 * mx * sx + cnt * mx * mx)
         b = _wrap32(sxy - (mx * sy + my * sx) + cnt * mx * my)
@@ -158,7 +130,7 @@ def find_blobs(img, thresholds, args: tuple, kwargs: dict) -> list[Blob]:
         rot = np.where(a != c, rot, F(0)).astype(F)
         keep = ((rw * rh) >= area_th) & (cnt >= pix_th)
         for k in np.flatnonzero(keep):
-            blob = Blob(bx[k] + x0, by[k] + y0, rw[k], rh[k], cnt[k], mx[k], my[k], rot[k], (1 << code) & 0xFFFF, 1)
+            blob = Blob(rows[k, X1], rows[k, Y1], rw[k], rh[k], cnt[k], mx[k], my[k], rot[k], (1 << code) & 0xFFFF, 1)
             if threshold_cb is None or threshold_cb(blob):
                 blobs.append(blob)
     if merge:
@@ -172,24 +144,44 @@ def _overlap(a: tuple, b: tuple) -> bool:
 
 
 def _merge(blobs: list[Blob], margin: int, merge_cb) -> list[Blob]:
-    """The firmware's merge passes (see the module docstring), until a pass merges nothing."""
+    """The firmware's merge passes (see the module docstring), until a pass merges nothing.
+
+    A pass takes the first pending blob as the head and folds into it, in order, every later blob
+    whose grown rect overlaps the head's current rect (and that ``merge_cb`` accepts). The overlap
+    tests of one head against all later blobs are one array comparison; only the candidates it
+    finds are visited in Python, and the search resumes after each fold with the grown head.
+    """
     while True:
+        n = len(blobs)
+        if n < 2:
+            return blobs
+        rects = np.array([b.rect() for b in blobs], np.int64)
+        gx = np.clip(rects[:, 0] - margin, -32768, 32767)
+        gy = np.clip(rects[:, 1] - margin, -32768, 32767)
+        gx2 = gx + np.clip(rects[:, 2] + 2 * margin, 0, 32767)
+        gy2 = gy + np.clip(rects[:, 3] + 2 * margin, 0, 32767)
+        pending = np.ones(n, bool)
         merged = False
         out: list[Blob] = []
-        pending = list(blobs)
-        while pending:
-            a = pending.pop(0)
-            keep = []
-            for b in pending:
-                bx, by, bw, bh = b.rect()
-                grown = (max(min(bx - margin, 32767), -32768), max(min(by - margin, 32767), -32768),
-                         max(min(bw + 2 * margin, 32767), 0), max(min(bh + 2 * margin, 32767), 0))
-                if _overlap(a.rect(), grown) and (merge_cb is None or merge_cb(a, b)):
-                    a = _fold(a, b)
-                    merged = True
+        for i in range(n):
+            if not pending[i]:
+                continue
+            pending[i] = False
+            a = blobs[i]
+            start = i + 1
+            while start < n:
+                ax, ay, aw, ah = a.rect()
+                hits = np.flatnonzero(pending[start:] & (ax < gx2[start:]) & (ay < gy2[start:])
+                                      & (gx[start:] < ax + aw) & (gy[start:] < ay + ah)) + start
+                for k in hits:
+                    if merge_cb is None or merge_cb(a, blobs[k]):
+                        a = _fold(a, blobs[k])
+                        pending[k] = False
+                        merged = True
+                        start = int(k) + 1
+                        break
                 else:
-                    keep.append(b)
-            pending = keep
+                    break
             out.append(a)
         blobs = out
         if not merged:
@@ -197,18 +189,17 @@ def _merge(blobs: list[Blob], margin: int, merge_cb) -> list[Blob]:
 
 
 def _fold(a: Blob, b: Blob) -> Blob:
-    ax, ay, aw, ah = a.rect()
-    bx, by, bw, bh = b.rect()
+    ax, ay, aw, ah, pa, acx, acy, arot, acode, acount = a._values
+    bx, by, bw, bh, pb, bcx, bcy, brot, bcode, bcount = b._values
     x1, y1 = min(ax, bx), min(ay, by)
     x2, y2 = max(ax + aw, bx + bw), max(ay + ah, by + bh)
-    pa, pb = a.pixels(), b.pixels()
     p = pa + pb
-    s = (fm.sinf(a.rotation()) * F(pa) + fm.sinf(b.rotation()) * F(pb)) / F(p)
-    c = (fm.cosf(a.rotation()) * F(pa) + fm.cosf(b.rotation()) * F(pb)) / F(p)
+    s = (fm.sinf(arot) * F(pa) + fm.sinf(brot) * F(pb)) / F(p)
+    c = (fm.cosf(arot) * F(pa) + fm.cosf(brot) * F(pb)) / F(p)
     return Blob(_int16(x1), _int16(y1), _int16(x2 - x1), _int16(y2 - y1), p & 0xFFFFFFFF,
-                _int16(((a.cx() * pa + b.cx() * pb) & 0xFFFFFFFF) // p),
-                _int16(((a.cy() * pa + b.cy() * pb) & 0xFFFFFFFF) // p),
-                fm.fast_atan2f(F(s), F(c)), a.code() | b.code(), min(a.count() + b.count(), 0xFFFF))
+                _int16(((acx * pa + bcx * pb) & 0xFFFFFFFF) // p),
+                _int16(((acy * pa + bcy * pb) & 0xFFFFFFFF) // p),
+                fm.fast_atan2f_1(F(s), F(c)), acode | bcode, min(acount + bcount, 0xFFFF))
 
 
 class BlobMixin:

@@ -2,7 +2,12 @@
 ``font.c`` geometry.
 
 All drawing writes only the pixel buffer (the AI buffer goes stale, §0) and returns the image.
-Loops run over shapes (line points, circle rows, characters), never over all pixels.
+The per-pixel loops (lines with their ``point_fill`` discs, circles, ellipses, glyphs,
+``draw_image``) are compiled kernels (``_draw_kernels``) with numpy forms for when numba is missing;
+the Python around them walks only the shape (the pen of a string, the arguments). Nothing is
+allocated for pixels that fall off the image (``draw_image`` and glyphs compute only the part on
+it), however large a scale or shape is asked for.
+``tests/firmware/test_image_draw_cdiff.py`` compares every method with the firmware's own C.
 
 Note on rounding: in MaixPy v0.6.2 ``fast_roundf``/``fast_floorf`` (``omv/img/include/fmath.h``)
 are plain ``(int)x`` truncations, so glyph sizes, source rows/columns of scaled glyphs, proportional
@@ -12,11 +17,13 @@ advances, arrow heads and ``draw_image`` sampling all *truncate* (``int(8*1.9) =
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from . import _args, _color, _font8x12
+from . import _args, _color, _draw_kernels, _fmath, _font8x12
 from ._core import GRAYSCALE
+from ._jit import compiled_now as compiled  # (the vectorised form until kernels are served compiled)
 from ._pixels import to_binary
 from ..pixformat import BINARY
 
@@ -26,9 +33,20 @@ _F = np.float32
 _DEG2RAD = _F(np.pi) * (_F(1) / _F(180))
 
 
+def scaled_index(start: int, stop: int, scale) -> np.ndarray:
+    """``fast_roundf(i / scale)`` for i in start..stop-1 as the firmware computes it inside its
+    loops: GCC's loop-invariant motion under ``-ffast-math`` rewrites a division by a loop
+    invariant as a product with its reciprocal (``i * (1 / scale)``, ``rewrite_reciprocal``), which
+    truncates differently where ``i / scale`` lands on an integer (9 / 0.6 is 14, 9 * (1/0.6) 15;
+    found by the differential tests against the firmware's own draw code)."""
+    over = _F(1) / _F(scale)
+    return (np.arange(start, stop).astype(_F) * over).astype(np.int64)
+
+
 def _ftrunc(v) -> int:
-    """The firmware's ``fast_roundf``/``fast_floorf`` on a float32 value: truncation toward zero."""
-    return int(np.trunc(_F(v)))
+    """The firmware's ``fast_roundf``/``fast_floorf`` on a float32 value: truncation toward zero,
+    saturating as the K210 converts (``x_scale=1e30`` is INT32_MAX columns there, not an error)."""
+    return _fmath.ftoi(_F(v))
 
 
 @lru_cache(maxsize=4096)
@@ -62,6 +80,16 @@ def line_offsets(dx: int, dy: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class DrawMixin:
+    if TYPE_CHECKING:  # what the image (``_core.ImageBase``) provides to its mixins
+        _pix: np.ndarray
+        _fmt: int
+
+        def width(self) -> int: ...
+
+        def height(self) -> int: ...
+
+        def _touch(self) -> None: ...
+
     # ------------------------------------------------------------------ low level
     def _plot(self, xs: np.ndarray, ys: np.ndarray, c) -> None:
         """Set pixels at coordinate arrays (clipped to the image, like ``imlib_set_pixel``)."""
@@ -97,6 +125,9 @@ class DrawMixin:
             return
         t0 = thickness // 2
         t1 = (thickness - 1) // 2
+        if compiled():
+            _draw_kernels.point_fill_line(self._pix, int(x0), int(y0), int(x1), int(y1), -t0, t1, c)
+            return
         lx, ly = line_offsets(x1 - x0, y1 - y0)
         ox, oy = self._disc_offsets(-t0, t1)
         px = (lx + x0)[:, None] + ox[None, :]
@@ -152,43 +183,14 @@ class DrawMixin:
 
     def _circle(self, cx: int, cy: int, r: int, c, thickness: int, fill: bool) -> None:
         if fill:
+            if compiled():  # point_fill(cx, cy, -r, r): the line kernel from the centre to itself
+                _draw_kernels.point_fill_line(self._pix, int(cx), int(cy), int(cx), int(cy), -int(r), int(r), c)
+                return
             ox, oy = self._disc_offsets(-r, r)
             self._plot(cx + ox, cy + oy, c)
             return
-        if thickness <= 0:
-            return
-        t0 = thickness // 2
-        t1 = (thickness - 1) // 2
-        xo = r + t0
-        xi = max(r - t1, 0)
-        xi_tmp = xi
-        y = 0
-        erro = 1 - xo
-        erri = 1 - xi
-        while xo >= y:
-            # xLine(x1, x2, row) / yLine(col, y1, y2) spans of the firmware's thick-circle loop
-            self._fill(cx + xi, cx + xo, cy + y, cy + y, c)
-            self._fill(cx + y, cx + y, cy + xi, cy + xo, c)
-            self._fill(cx - xo, cx - xi, cy + y, cy + y, c)
-            self._fill(cx - y, cx - y, cy + xi, cy + xo, c)
-            self._fill(cx - xo, cx - xi, cy - y, cy - y, c)
-            self._fill(cx - y, cx - y, cy - xo, cy - xi, c)
-            self._fill(cx + xi, cx + xo, cy - y, cy - y, c)
-            self._fill(cx + y, cx + y, cy - xo, cy - xi, c)
-            y += 1
-            if erro < 0:
-                erro += 2 * y + 1
-            else:
-                xo -= 1
-                erro += 2 * (y - xo + 1)
-            if y > xi_tmp:
-                xi = y
-            else:
-                if erri < 0:
-                    erri += 2 * y + 1
-                else:
-                    xi -= 1
-                    erri += 2 * (y - xi + 1)
+        if thickness > 0:  # the spans of the thick-circle loop (few pixels: quick as Python too)
+            _draw_kernels.thick_circle(self._pix, int(cx), int(cy), int(r), thickness // 2, (thickness - 1) // 2, c)
 
     # ------------------------------------------------------------------ public drawing
     def draw_line(self, *args, **kwargs):
@@ -297,36 +299,13 @@ class DrawMixin:
                                   filled, shear_dx, shear_dy, c, t)
 
     def _sheared_ellipse(self, x0, y0, width, height, filled, shear_dx, shear_dy, c, thickness):
-        """``scratch_draw_sheared_ellipse``: the midpoint ellipse walk, points or columns per step."""
-        from . import _fmath as fm
-
+        """``scratch_draw_sheared_ellipse``: the midpoint ellipse walk, points or columns per step
+        (its kernel; as Python it writes whole columns at once and allocates nothing, so a very thin
+        ellipse costs what it costs on the device, no more)."""
         t0, t1 = thickness // 2, (thickness - 1) // 2  # thickness >= 0 when used
-        if not ((thickness > 0 or filled) and shear_dx != 0):
-            return
-        # the two octant walks: the second is the first with the axes swapped
-        steps = _ellipse_walk(width, height) + [(x, y) for y, x in _ellipse_walk(height, width)]
-        if not steps:
-            return
-        sx = np.array([s[0] for s in steps], np.int64)
-        sy = np.array([s[1] for s in steps], np.int64)
-
-        def shift(dx):
-            return fm.to_int((dx.astype(_F) * _F(shear_dy)) / _F(shear_dx))
-
-        if filled:
-            for dx in (sx, -sx):
-                top = y0 + shift(dx) - sy
-                for col, y_lo, n in zip(x0 + dx, top, 2 * sy + 1):
-                    self._fill(int(col), int(col), int(y_lo), int(y_lo + n - 1), c)
-        else:
-            ox, oy = self._disc_offsets(-t0, t1)
-            pts_x, pts_y = [], []
-            for dx, dy in ((sx, sy), (-sx, sy), (sx, -sy), (-sx, -sy)):
-                pts_x.append(x0 + dx)
-                pts_y.append(y0 + dy + shift(dx))
-            px = np.concatenate(pts_x)[:, None] + ox[None, :]
-            py = np.concatenate(pts_y)[:, None] + oy[None, :]
-            self._plot(px, py, c)
+        if (thickness > 0 or filled) and shear_dx != 0:
+            _draw_kernels.sheared_ellipse(self._pix, int(x0), int(y0), int(width), int(height), bool(filled),
+                                          _F(shear_dx), _F(shear_dy), c, t0, t1)
 
     # ------------------------------------------------------------------ text
     def draw_string(self, *args, **kwargs):
@@ -363,41 +342,80 @@ class DrawMixin:
         return self
 
     def _draw_text(self, x, y, text, data: bytes, c, scale, x_spacing, y_spacing, mono) -> None:
-        """``imlib_draw_string``'s dispatch on the loaded font (``_fonts.FontMixin`` adds UTF-8)."""
-        self._draw_ascii(x, y, data, c, scale, x_spacing, y_spacing, mono)
+        """``imlib_draw_string``'s dispatch on the loaded font (``_fonts.FontMixin`` adds UTF-8): the
+        ASCII path reads the text as a C string, which ends at its first NUL byte."""
+        self._draw_ascii(x, y, data.split(b"\0", 1)[0], c, scale, x_spacing, y_spacing, mono)
 
     def _draw_ascii(self, x_off, y_off, data: bytes, c, scale, x_spacing, y_spacing, mono) -> None:
-        W, H = _font8x12.WIDTH, _font8x12.HEIGHT
+        """``imlib_draw_ascii_string``: the pen walk in Python (integer steps from :func:`_ascii_metrics`),
+        the glyphs' pixels in one kernel call (numba) or one ``_plot`` per glyph (numpy); every
+        pixel gets ``c``, so the order is free."""
+        m = _ascii_metrics(float(scale))
         anchor = x_off
         last = 0
-        s3 = _ftrunc(scale * _F(3))
+        fast = compiled()
+        table = _glyph_table(float(scale))
+        codes: list[int] = []
+        xs: list[int] = []
+        ys: list[int] = []
+        first = _font8x12.FIRST
         for ch in data:
             prev, last = last, ch
             if prev == 0x0D and ch == 0x0A:
                 continue
-            if ch in (0x0A, 0x0D):
+            if ch == 0x0A or ch == 0x0D:
                 x_off = anchor
-                y_off += _ftrunc(_F(H) * scale) + y_spacing
+                y_off += m.line + y_spacing
                 continue
             if ch < 0x20 or ch > 0x7E:
                 # unknown character: outlined box, width/height swapped as in the firmware, no advance
-                inset = s3 // 2
-                self._rect(x_off + inset, y_off + inset,
-                           _ftrunc(_F(H) * scale) - inset * 2, _ftrunc(_F(W) * scale) - inset * 2,
-                           c, _ftrunc(scale), False)
+                self._rect(x_off + m.inset, y_off + m.inset, m.box_w, m.box_h, c, m.box_t, False)
                 continue
-            first, lastcol = _glyph_extent(ch)
-            if not mono and first is not None:
-                x_off -= _ftrunc(_F(first) * scale)
-            ys, xs = _scaled_glyph(ch, float(scale))
-            if xs.size:
-                self._plot(xs + x_off, ys + y_off, c)
-            if mono:
-                x_off += _ftrunc(_F(W) * scale) + x_spacing
-            elif lastcol is not None:
-                x_off += _ftrunc(_F(lastcol + 2) * scale) + x_spacing
+            i = ch - first
+            if not mono:
+                x_off -= m.lead[i]
+            if table is None:
+                self._big_glyph(i, x_off, y_off, c, scale)
+            elif fast:
+                codes.append(i)
+                xs.append(x_off)
+                ys.append(y_off)
             else:
-                x_off += s3  # space: no x_spacing added
+                gy, gx = np.nonzero(table[i])
+                if gx.size:
+                    self._plot(gx + x_off, gy + y_off, c)
+            if mono:
+                x_off += m.mono + x_spacing
+            elif m.advance[i] is None:
+                x_off += m.space  # space: no x_spacing added
+            else:
+                x_off += m.advance[i] + x_spacing
+        if codes and table is not None and table.size:
+            _draw_kernels.blit_glyphs(self._pix, table, np.array(codes, np.int64), np.array(xs, np.int64),
+                                      np.array(ys, np.int64), c)
+
+    def _font(self, glyph: bytes, font_w: int, font_h: int, scale, x: int, y: int, c) -> None:
+        """``imlib_draw_font``: the rows of the glyph that land on the image (:func:`font_bits`)."""
+        y0 = max(-y, 0)
+        bits = font_bits(glyph, font_w, font_h, scale, y0, self.height() - y)
+        if bits.size:
+            self._blit(bits, x, y + y0, c)
+
+    def _blit(self, bits: np.ndarray, x: int, y: int, c) -> None:
+        """Set ``c`` where the (rows, cols) uint8 ``bits`` are set, placed at (x, y), clipped."""
+        if compiled():
+            _draw_kernels.blit_bits(self._pix, bits, int(x), int(y), c)
+        else:
+            ys, xs = np.nonzero(bits)
+            self._plot(xs + x, ys + y, c)
+
+    def _big_glyph(self, index: int, x_off: int, y_off: int, c, scale) -> None:
+        """One glyph too big for a table: only its rows and columns that land on the image."""
+        h, w = self._pix.shape
+        bits = _glyph_rows(np.array([index]), float(scale), max(-y_off, 0), h - y_off, max(-x_off, 0), w - x_off)[0]
+        if bits.size:
+            gy, gx = np.nonzero(bits)
+            self._plot(gx + x_off + max(-x_off, 0), gy + y_off + max(-y_off, 0), c)
 
     def draw_font(self, *args, **kwargs):
         """``draw_font(x, y, width, height, glyph_bytes, scale=1, color=white)``: one raw 1-bit glyph.
@@ -423,22 +441,7 @@ class DrawMixin:
         scale = _F(_args.to_float(_args.pick(rest, 1, kwargs, "scale", 1.0)))
         if not scale > 0:
             raise OSError("Error: 0 < scale!")
-        buf = np.frombuffer(font, np.uint8)
-        rows = _ftrunc(_F(fh) * scale)
-        cols = _ftrunc(_F(fw) * scale)
-        if rows > 0 and cols > 0:
-            pos = (np.arange(rows, dtype=_F) / scale).astype(np.int64) & 0xFF  # uint8_t pos
-            padded = np.concatenate([buf, np.zeros(4 * 256 + 64, np.uint8)]).astype(np.uint64)
-            tmp = padded[pos]
-            for i in range(1, fh // 8):
-                tmp = ((tmp << np.uint64(8)) | padded[pos + i * fh]) & np.uint64(0xFFFFFFFF)
-            col = (np.arange(cols, dtype=_F) / scale).astype(np.int64)
-            shift = fw - 1 - col
-            valid = (shift >= 0) & (shift < 32)
-            bits = (tmp[:, None] >> np.where(valid, shift, 0).astype(np.uint64)[None, :]) & np.uint64(1)
-            on = (bits == 1) & valid[None, :]
-            ys, xs = np.nonzero(on)
-            self._plot(xs + x, ys + y, c)
+        self._font(font, fw, fh, scale, x, y, c)
         self._touch()
         return self
 
@@ -467,6 +470,8 @@ class DrawMixin:
         if not (0 <= alpha <= 1):
             raise OSError("Error: 0 <= alpha <= 256!")
         mask = _args.pick(rest, 3, kwargs, "mask", None)
+        if mask is not None and not isinstance(mask, DrawMixin):
+            raise TypeError("Image expected")
         ow = _ftrunc(_F(other.width()) * xs)
         oh = _ftrunc(_F(other.height()) * ys)
         if ow <= 0 or oh <= 0:
@@ -474,30 +479,46 @@ class DrawMixin:
             return self
         over_x = _F(1.0 / float(xs)) if xs else _F(0)
         over_y = _F(1.0) / ys if ys else _F(0)
-        sx = (np.arange(ow, dtype=_F) * over_x).astype(np.int64)
-        sy = (np.arange(oh, dtype=_F) * over_y).astype(np.int64)
+        # only the destination pixels on the image: imlib_set_pixel drops the others
+        x0, x1 = max(-x_off, 0), min(ow, self.width() - x_off)
+        y0, y1 = max(-y_off, 0), min(oh, self.height() - y_off)
+        if x1 > x0 and y1 > y0:
+            # other_x = fast_roundf(x * over_xscale): the int x made a float, the product truncated
+            sx = (np.arange(x0, x1).astype(_F) * over_x).astype(np.int64)
+            sy = (np.arange(y0, y1).astype(_F) * over_y).astype(np.int64)
+            if compiled() or np.shares_memory(self._pix, other._pix):
+                self._blit_image(other, sx, sy, x_off + x0, y_off + y0, alpha, mask)
+            else:
+                self._blend_image(other, sx, sy, x_off + x0, y_off + y0, alpha, mask)
+        self._touch()
+        return self
+
+    def _blit_image(self, other, sx, sy, x_off: int, y_off: int, alpha, mask) -> None:
+        """``imlib_draw_image``'s loop in the compiled kernel (its Python twin without numba, where
+        the source is this very image: the C then reads pixels it has already drawn)."""
+        src = other._pix
+        if src.dtype != np.uint16 and not np.shares_memory(self._pix, src):
+            src = src.astype(np.uint16)  # the C reads every source pixel as an int RGB565 value
+        bits = _NO_MASK if mask is None else to_binary(mask._pix, mask._fmt).view(np.uint8)
+        out_mask = 0xFF if self._fmt == GRAYSCALE else 1 if self._fmt == BINARY else 0xFFFF
+        _draw_kernels.draw_image(self._pix, src, sx, sy, x_off, y_off, bits, mask is not None, _F(alpha),
+                                 _color.RGB888_OF_565, _color.PACK888, out_mask)
+
+    def _blend_image(self, other, sx, sy, x_off: int, y_off: int, alpha, mask) -> None:
+        """The numpy form of :meth:`_blit_image` (every sampled pixel at once)."""
+        ow, oh = sx.size, sy.size
         inside = (sx[None, :] < other.width()) & (sy[:, None] < other.height())
         src = other._pix[np.minimum(sy, other.height() - 1)[:, None],
                          np.minimum(sx, other.width() - 1)[None, :]].astype(np.int64)
         src = np.where(inside, src, -1)  # imlib_get_pixel returns -1 outside
-        sel = np.ones(src.shape, bool)
-        if mask is not None:
-            if not isinstance(mask, DrawMixin):
-                raise TypeError("Image expected")
-            sel = _mask_bits(mask, sx, sy)
+        sel = np.ones(src.shape, bool) if mask is None else _mask_bits(mask, sx, sy)
         raw = (src & 0xFFFF).astype(np.uint16)
         if alpha == 1:
-            value = _color.rgb888_to_565(_color.rgb565_to_888(raw))
+            value = raw  # 8-bit and back gives every RGB565 value back (tests check all of them)
         else:
-            dst_x = np.arange(ow) + x_off
-            dst_y = np.arange(oh) + y_off
-            din = ((dst_x[None, :] >= 0) & (dst_x[None, :] < self.width())
-                   & (dst_y[:, None] >= 0) & (dst_y[:, None] < self.height()))
-            dst = self._pix[np.clip(dst_y, 0, self.height() - 1)[:, None],
-                            np.clip(dst_x, 0, self.width() - 1)[None, :]].astype(np.int64)
-            dst = np.where(din, dst, -1)
+            dst = self._pix[y_off:y_off + oh, x_off:x_off + ow].astype(np.uint16)
             s8 = _color.rgb565_to_888(raw).astype(np.uint16)
-            d8 = _color.rgb565_to_888((dst & 0xFFFF).astype(np.uint16)).astype(_F)
+            d8 = _color.rgb565_to_888(dst).astype(_F)
             tmp = ((s8[..., 0] | s8[..., 1] | s8[..., 2]).astype(np.float64) / 256.0).astype(_F)
             t_alpha = alpha * tmp
             beta = _F(1) - t_alpha
@@ -508,27 +529,39 @@ class DrawMixin:
             value = (value & 0xFF).astype(np.uint8)  # imlib_set_pixel stores the low byte
         elif self._fmt == BINARY:
             value = (value & 1).astype(np.uint8)  # IMAGE_PUT_BINARY_PIXEL keeps bit 0 of the RGB565 value
-        yy, xx = np.nonzero(sel)
-        self._plot(xx + x_off, yy + y_off, value[yy, xx])
-        self._touch()
-        return self
+        block = self._pix[y_off:y_off + oh, x_off:x_off + ow]
+        block[sel] = value[sel]
 
 
-def _ellipse_walk(width: int, height: int) -> list[tuple[int, int]]:
-    """One half of scratch_draw_sheared_ellipse's midpoint walk: (x, y) from (0, height) while the
-    slope is below 1, in integer arithmetic exactly as draw.c steps it."""
-    a2, b2 = width * width, height * height
-    out = []
-    x, y = 0, height
-    sigma = 2 * b2 + a2 * (1 - 2 * height)
-    while b2 * x <= a2 * y:
-        out.append((x, y))
-        if sigma >= 0:
-            sigma += 4 * a2 * (1 - y)
-            y -= 1
-        sigma += b2 * (4 * x + 6)
-        x += 1
-    return out
+#: the mask argument of the draw_image kernel when there is no mask
+_NO_MASK = np.zeros((1, 1), np.uint8)
+
+
+def font_bits(glyph: bytes, font_w: int, font_h: int, scale, y0: int = 0, y1: int | None = None) -> np.ndarray:
+    """(rows, cols) uint8: the pixels ``imlib_draw_font(glyph, font_h, font_w, scale)`` sets, or
+    only its rows y0..y1-1 (the others fall off the image).
+
+    ``int(font_h * scale)`` rows and ``int(font_w * scale)`` columns (counted in a ``uint8_t``); row
+    ``y`` shows glyph row ``uint8(int(y / scale))`` built from ``font_h // 8`` bytes ``font_h``
+    apart, column ``x`` tests bit ``font_w - 1 - int(x / scale)`` of it (both as
+    :func:`scaled_index`). Bytes past the glyph read as 0.
+    """
+    rows = _ftrunc(_F(font_h) * _F(scale))
+    cols = _ftrunc(_F(font_w) * _F(scale)) & 0xFF
+    y1 = rows if y1 is None else min(y1, rows)
+    if y1 <= y0 or cols <= 0:
+        return np.zeros((0, 0), np.uint8)
+    pos = scaled_index(y0, y1, scale) & 0xFF  # uint8_t pos
+    table = np.zeros(256 + max(font_h // 8, 1) * max(font_h, 0) + 1, np.uint64)  # every index read
+    buf = np.frombuffer(bytes(glyph), np.uint8)[: table.size]
+    table[: buf.size] = buf
+    tmp = table[pos]
+    for i in range(1, font_h // 8):
+        tmp = ((tmp << np.uint64(8)) | table[pos + i * font_h]) & np.uint64(0xFFFFFFFF)
+    shift = font_w - 1 - scaled_index(0, cols, scale)
+    valid = (shift >= 0) & (shift < 32)
+    bits = (tmp[:, None] >> np.where(valid, shift, 0).astype(np.uint64)[None, :]) & np.uint64(1)
+    return ((bits == 1) & valid[None, :]).astype(np.uint8)
 
 
 def _mask_bits(mask, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
@@ -537,6 +570,37 @@ def _mask_bits(mask, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
     inside = (sx[None, :] < mask.width()) & (sy[:, None] < mask.height())
     p = mask._pix[np.minimum(sy, mask.height() - 1)[:, None], np.minimum(sx, mask.width() - 1)[None, :]]
     return inside & to_binary(p, mask._fmt)
+
+
+class _AsciiMetrics(NamedTuple):
+    """The integer steps of ``imlib_draw_ascii_string`` at one scale (each a ``fast_roundf`` of a
+    float32 product, as font.c computes them)."""
+
+    lead: list[int]  # per glyph: the shift left to its first lit column (0 for a blank glyph)
+    advance: list[int | None]  # per glyph: (last lit column + 2) * scale; None for a blank glyph
+    space: int  # a blank glyph's advance: scale * 3 (no x_spacing)
+    mono: int  # mono_space advance: 8 * scale
+    line: int  # the newline step: 12 * scale
+    inset: int  # the unknown-character box: inset, width, height, thickness
+    box_w: int
+    box_h: int
+    box_t: int
+
+
+@lru_cache(maxsize=64)
+def _ascii_metrics(scale: float) -> _AsciiMetrics:
+    s = _F(scale)
+    lead: list[int] = []
+    advance: list[int | None] = []
+    for code in range(_font8x12.FIRST, _font8x12.LAST + 1):
+        first, last = _glyph_extent(code)
+        lead.append(0 if first is None else _ftrunc(_F(first) * s))
+        advance.append(None if last is None else _ftrunc(_F(last + 2) * s))
+    s3 = _ftrunc(s * _F(3))
+    inset = s3 // 2
+    line = _ftrunc(_F(_font8x12.HEIGHT) * s)
+    mono = _ftrunc(_F(_font8x12.WIDTH) * s)
+    return _AsciiMetrics(lead, advance, s3, mono, line, inset, line - inset * 2, mono - inset * 2, _ftrunc(s))
 
 
 @lru_cache(maxsize=None)
@@ -549,24 +613,49 @@ def _glyph_extent(code: int) -> tuple[int | None, int | None]:
     return int(cols[0]), int(cols[-1])
 
 
-@lru_cache(maxsize=4096)
-def _scaled_glyph(code: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """(ys, xs) of the set pixels of glyph ``code`` drawn at ``scale`` (``imlib_draw_font``).
+#: glyph tables of at most this many pixels per glyph are built for all 95 glyphs at once
+_TABLE_PIXELS = 4096
 
-    Output row ``y`` shows source row ``int(y/scale)``, column ``x`` source column ``int(x/scale)``;
-    rows past the glyph read the next glyph's first row, as the firmware's table is contiguous.
+
+def _glyph_size(scale) -> tuple[int, int]:
+    """(rows, cols) ``imlib_draw_font`` draws for an 8x12 glyph: ``int(12 * scale)`` rows and
+    ``int(8 * scale)`` columns counted in a ``uint8_t``."""
+    s = _F(scale)
+    return _ftrunc(_F(_font8x12.HEIGHT) * s), _ftrunc(_F(_font8x12.WIDTH) * s) & 0xFF
+
+
+def _glyph_rows(codes: np.ndarray, scale: float, y0: int = 0, y1: int | None = None, x0: int = 0,
+                x1: int | None = None) -> np.ndarray:
+    """(len(codes), rows, cols) uint8: the pixels ``imlib_draw_font`` sets for ASCII glyphs
+    ``codes`` (0 = space) at ``scale``, or only rows y0..y1-1 and columns x0..x1-1 of them.
+
+    Output row ``y`` shows source row ``uint8(int(y/scale))``, column ``x`` source column
+    ``int(x/scale)`` (both as :func:`scaled_index`; sizes: :func:`_glyph_size`); rows past a glyph read the next glyph's first rows,
+    as the firmware's table is contiguous (zeros after the last one).
     """
     s = _F(scale)
-    rows = _ftrunc(_F(_font8x12.HEIGHT) * s)
-    cols = _ftrunc(_F(_font8x12.WIDTH) * s)
+    rows, cols = _glyph_size(scale)
+    y1 = rows if y1 is None else min(y1, rows)
+    x1 = cols if x1 is None else min(x1, cols)
+    if y1 <= y0 or x1 <= x0:
+        return np.zeros((codes.size, 0, 0), np.uint8)
     table = np.concatenate([_font8x12.GLYPHS.reshape(-1), np.zeros(256, np.uint8)])
-    base = (code - _font8x12.FIRST) * _font8x12.HEIGHT
-    pos = (np.arange(rows, dtype=_F) / s).astype(np.int64) & 0xFF
-    col = (np.arange(cols, dtype=_F) / s).astype(np.int64)
-    row_bytes = table[base + pos]
+    pos = scaled_index(y0, y1, s) & 0xFF
+    col = scaled_index(x0, x1, s)
+    row_bytes = table[codes[:, None] * _font8x12.HEIGHT + pos[None, :]]
     valid = col < 8
-    bits = (row_bytes[:, None] >> np.where(valid, 7 - col, 0)[None, :]) & 1
-    on = (bits == 1) & valid[None, :]
-    ys, xs = np.nonzero(on)
-    return ys, xs
+    bits = (row_bytes[:, :, None] >> np.where(valid, 7 - col, 0)[None, None, :]) & 1
+    out = ((bits == 1) & valid[None, None, :]).astype(np.uint8)
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=64)
+def _glyph_table(scale: float) -> np.ndarray | None:
+    """Every glyph at ``scale`` (:func:`_glyph_rows`), or None when that would be large (a big
+    scale: each glyph is then made for the part of it that lands on the image)."""
+    rows, cols = _glyph_size(scale)
+    if rows * cols > _TABLE_PIXELS:
+        return None
+    return _glyph_rows(np.arange(_font8x12.LAST - _font8x12.FIRST + 1), scale)
 

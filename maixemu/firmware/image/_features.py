@@ -26,7 +26,7 @@ from . import _args
 from ._core import GRAYSCALE, ImageBase
 from ..pixformat import BINARY
 from ._fmath import COS, SIN, F, fsqrt, ftoi
-from ._jit import compiled, kernel
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 LBP_HIST_SIZE = 59
 LBP_NUM_REGIONS = 7
@@ -283,6 +283,15 @@ def similarity(a: np.ndarray, b: np.ndarray, cmax: int) -> Similarity:
     nbx = (w + 7) // 8
     nby = (h + 7) // 8
     c1, c2 = F(cmax) * F(0.01), F(cmax) * F(0.03)
+    if compiled():
+        acc = np.zeros(4, F)
+        _similarity_blocks(np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64), c1, c2, acc)
+        s, s2, mn, mx = (F(v) for v in acc)
+        blocks = F(nbx * nby)
+        avg = s / blocks
+        with np.errstate(invalid="ignore"):
+            std = fsqrt(s2 / blocks - avg * avg)
+        return Similarity(avg, std, mn, mx)
     x = np.arange(nbx)
     cols = [x + i for i in range(8)]
     widths = np.minimum(w - x * 8, 8)
@@ -324,6 +333,68 @@ def similarity(a: np.ndarray, b: np.ndarray, cmax: int) -> Similarity:
     with np.errstate(invalid="ignore"):
         std = fsqrt(s2 / blocks - avg * avg)
     return Similarity(avg, std, mn, mx)
+
+
+@kernel
+def _similarity_blocks(a, b, c1, c2, acc):
+    """:func:`similarity`'s blocks (numba), in its order and arithmetic: each 8x8 block's integer
+    sums (its columns are ``block + i``, as the firmware indexes them, clamped to the image), the
+    SSIM of the block in float32, and the running float32 sum, sum of squares, min and max (a NaN
+    block wins them) into ``acc``."""
+    f32 = np.float32
+    h, w = a.shape
+    nbx = (w + 7) // 8
+    nby = (h + 7) // 8
+    s = f32(0)
+    s2 = f32(0)
+    mn = f32(3.4028234663852886e38)
+    mx = f32(1.1754943508222875e-38)
+    for byi in range(nby):
+        r0 = byi * 8
+        r1 = min(r0 + 8, h)
+        bh = min(h - r0, 8)
+        for bx in range(nbx):
+            width = min(w - bx * 8, 8)
+            sx = 0
+            sy = 0
+            sxx = 0
+            syy = 0
+            sxy = 0
+            for i in range(width):
+                c = min(bx + i, w - 1)
+                for r in range(r0, r1):
+                    pa = a[r, c]
+                    pb = b[r, c]
+                    sx += pa
+                    sy += pb
+                    sxx += pa * pa
+                    syy += pb * pb
+                    sxy += pa * pb
+            size = width * bh
+            mxv = sx // size
+            myv = sy // size
+            vx = sxx - 2 * mxv * sx + size * mxv * mxv
+            vy = syy - 2 * myv * sy + size * myv * myv
+            vxy = sxy - (mxv * sy + myv * sx) + size * mxv * myv
+            num = (f32(2 * mxv * myv) + c1) * (f32(2 * vxy) + c2)
+            den = (f32(mxv * mxv + myv * myv) + c1) * (f32(vx + vy) + c2)
+            if den == f32(0):  # IEEE division (numba would raise)
+                if num != num or num == f32(0):
+                    v = f32(np.nan)
+                elif (num < f32(0)) != (math.copysign(1.0, den) < 0.0):
+                    v = f32(-np.inf)
+                else:
+                    v = f32(np.inf)
+            else:
+                v = num / den
+            s = s + v
+            s2 = s2 + v * v
+            mn = mn if mn < v else v
+            mx = mx if mx > v else v
+    acc[0] = s
+    acc[1] = s2
+    acc[2] = mn
+    acc[3] = mx
 
 
 # ---------------------------------------------------------------------- the mixin

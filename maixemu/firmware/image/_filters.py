@@ -5,7 +5,8 @@ Every window filter works on the native channels (gray, or R5/G6/B5 of RGB565) o
 original image (the firmware buffers ``size + 1`` output rows before writing back). Shared options:
 
 * ``threshold=True``: the pixel becomes white (0xFF / 0xFFFF) when ``(filtered - offset) < original``
-  (compared on the YUV table's Y for RGB565), else black; ``invert`` flips the test;
+  (compared on the YUV table's Y for RGB565; on a bitmap as unsigned 32-bit numbers, so a
+  negative difference never passes), else black; ``invert`` flips the test;
 * ``mask``: pixels outside the mask keep their value.
 
 Per filter (integer / float32 arithmetic and truncations exactly as in C):
@@ -32,9 +33,10 @@ from . import _fmath as fm
 from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
 from ..pixformat import BINARY
-from ._jit import compiled, kernel
-from ._pixels import MAXES, Window, binary_max, channels, keyword_mask, ksize, mask_pixels, offsets, pack
-from ._tables import yuv_table
+from ._filter_kernels import bilateral_sums, clahe_interpolate, clip_histogram, morph_channel, rank_filter
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._pixels import MAXES, Window, binary_max, box_sum, channels, keyword_mask, ksize, mask_pixels, offsets, pack, planes
+from ._tables import gray_table, yuv_columns
 
 F = np.float32
 
@@ -46,11 +48,16 @@ def _finish(img, new_chans: list[np.ndarray], threshold: bool, offset: int, inve
     orig = img._pix
     new = pack(new_chans, fmt)
     if threshold:
-        if fmt == GRAYSCALE or fmt == BINARY:  # a bitmap compares its 0/1 values as gray does
+        if fmt == BINARY:
+            # IMAGE_GET_BINARY_PIXEL_FAST is a uint32_t, so C compares ``pixel - offset`` unsigned:
+            # a negative difference is a huge number, never below the original bit
+            diff = new.astype(np.int64) - offset
+            test = (diff >= 0) & (diff < orig)
+        elif fmt == GRAYSCALE:
             test = (new.astype(np.int64) - offset) < orig
         else:
-            y = yuv_table()[:, 0].astype(np.int64)
-            test = (y[new] - offset) < y[orig]
+            y = yuv_columns()[0]  # int8 Y, compared as ints
+            test = (np.take(y, new).astype(np.int64) - offset) < np.take(y, orig)
         new = np.where(test ^ invert, binary_max(fmt), 0).astype(orig.dtype)
     if mask is not None:
         new = np.where(mask_pixels(mask, orig.shape), new, orig)
@@ -77,15 +84,23 @@ def _pascal_kernel(k: int) -> list[int]:
 
 
 def _morph_channels(chans, k: int, krn: list[int], mul: np.float32, add: int, fmt: int):
+    """``clamp((int)(acc * m) + b)`` per channel, ``acc`` the kernel's exact integer sum (the
+    compiled kernel, or one shifted view per tap)."""
     out = []
+    weights = np.array(krn, np.int64)
     for ch, hi in zip(chans, MAXES[fmt]):
-        win = Window(ch, k)
+        if compiled():
+            res = np.empty(ch.shape, np.uint8)
+            morph_channel(np.pad(ch, k, mode="edge"), weights, k, F(mul), int(add), hi, res)
+            out.append(res)
+            continue
         acc = np.zeros(ch.shape, np.int64)
+        win = Window(ch.astype(np.int64), k)
         for w, (dy, dx) in zip(krn, offsets(k)):
             if w:
                 acc += w * win.at(dy, dx)
         v = fm.to_int(acc.astype(F) * mul) + add
-        out.append(np.clip(v, 0, hi))
+        out.append(np.clip(v, 0, hi).astype(np.uint8))
     return out
 
 
@@ -102,6 +117,10 @@ def _rank_filter(chan: np.ndarray, k: int, idx: int) -> np.ndarray:
         import cv2
 
         return cv2.medianBlur(np.ascontiguousarray(chan), n)
+    if compiled():
+        out = np.empty(chan.shape, np.uint8)
+        rank_filter(np.pad(chan, k, mode="edge"), k, idx, out)
+        return out
     return np.partition(Window(chan, k).stack(), idx, axis=2)[:, :, idx]
 
 
@@ -155,27 +174,6 @@ def _mode_kernel(padded, k, out):
             out[y, x] = best
 
 
-@kernel
-def _bilateral_sums(padded, k, gi, gs, i_acc, w_acc):
-    """bilateral's weighted sums per pixel, window in scan order, every product and sum in float32
-    (as the vectorised loop over window offsets computes them)."""
-    h, w = i_acc.shape
-    n = 2 * k + 1
-    for y in range(h):
-        for x in range(w):
-            c = padded[y + k, x + k]
-            si = i_acc[y, x]
-            sw = w_acc[y, x]
-            for j in range(n):
-                for i in range(n):
-                    v = padded[y + j, x + i]
-                    wt = gi[abs(c - v)] * gs[j * n + i]
-                    si = si + np.float32(v) * wt
-                    sw = sw + wt
-            i_acc[y, x] = si
-            w_acc[y, x] = sw
-
-
 def _mode(win: Window) -> np.ndarray:
     """For each pixel: the value whose running count first reaches the window's maximum count."""
     vals = [win.at(dy, dx) for dy, dx in offsets(win.k)]
@@ -215,7 +213,7 @@ class FilterMixin:
         k = ksize(size)
         th, off, inv, mask = _common(args, kwargs, 0)
         over_n = F(1.0) / F((2 * k + 1) ** 2)
-        out = [fm.to_int(Window(c, k).box_sum().astype(F) * over_n) for c in channels(self._pix, self._fmt)]
+        out = [fm.to_int(box_sum(c, k).astype(F) * over_n).astype(np.uint8) for c in planes(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -229,7 +227,7 @@ class FilterMixin:
         th, off, inv, mask = _common(args, kwargs, 1)
         n = (2 * k + 1) ** 2
         idx = int(fm.to_int(p * F(n - 1)))
-        out = [_rank_filter(c.astype(np.uint8), k, idx).astype(np.int64) for c in channels(self._pix, self._fmt)]
+        out = [_rank_filter(c, k, idx) for c in planes(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -238,7 +236,7 @@ class FilterMixin:
         self._mutable()
         k = ksize(size)
         th, off, inv, mask = _common(args, kwargs, 0)
-        out = [_mode_filter(c.astype(np.uint8), k).astype(np.int64) for c in channels(self._pix, self._fmt)]
+        out = [_mode_filter(c, k) for c in planes(self._pix, self._fmt)]
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -252,8 +250,8 @@ class FilterMixin:
         th, off, inv, mask = _common(args, kwargs, 1)
         min_bias = F(1.0) - bias
         out = []
-        for c in channels(self._pix, self._fmt):
-            lo, hi = _window_min_max(c.astype(np.uint8), k)
+        for c in planes(self._pix, self._fmt):
+            lo, hi = _window_min_max(c, k)
             out.append(fm.to_int(lo.astype(F) * min_bias + hi.astype(F) * bias))
         _finish(self, out, th, off, inv, mask)
         return self
@@ -262,7 +260,7 @@ class FilterMixin:
         mul = F(_args.to_float(_args.pick(args, first, kwargs, "mul", m_default)))
         add = _args.to_float(_args.pick(args, first + 1, kwargs, "add", 0.0))
         th, off, inv, mask = _common(args, kwargs, first + 2)
-        out = _morph_channels(channels(self._pix, self._fmt), k, krn, mul, int(fm.to_int(F(add))), self._fmt)
+        out = _morph_channels(planes(self._pix, self._fmt), k, krn, mul, int(fm.to_int(F(add))), self._fmt)
         _finish(self, out, th, off, inv, mask)
         return self
 
@@ -319,7 +317,7 @@ class FilterMixin:
             i_acc = np.zeros(c.shape, F)
             w_acc = np.zeros(c.shape, F)
             if compiled():
-                _bilateral_sums(win.padded, k, gi, gs, i_acc, w_acc)
+                bilateral_sums(win.padded, k, gi, gs, i_acc, w_acc)
             else:
                 for t, (dy, dx) in enumerate(offsets(k)):
                     v = win.at(dy, dx)
@@ -344,7 +342,7 @@ class FilterMixin:
             # clahe.c: the bits go in as 0/255 (COLOR_BINARY_TO_GRAYSCALE), come out as gray > 127
             new = (_clahe((pix * 255).astype(np.uint8), clip_limit) > 127).astype(np.uint8)
         elif adaptive:
-            gray = pix if self._fmt == GRAYSCALE else (yuv_table()[pix, 0].astype(np.int64) + 128).astype(np.uint8)
+            gray = pix if self._fmt == GRAYSCALE else gray_table()[pix]  # Y + 128
             new_gray = _clahe(gray, clip_limit)
             new = new_gray if self._fmt == GRAYSCALE else yuv_to_rgb565(new_gray, pix)
         elif self._fmt == BINARY:
@@ -357,10 +355,10 @@ class FilterMixin:
             s = F(255) / F(pix.size)
             new = (fm.to_int(s * hist[pix].astype(F)) & 0xFF).astype(np.uint8)
         else:
-            y = yuv_table()[pix, 0].astype(np.int64)
-            hist = np.cumsum(np.bincount((y + 128).ravel(), minlength=256)).astype(np.int64)
+            gray = np.take(gray_table(), pix)  # Y + 128
+            hist = np.cumsum(np.bincount(gray.ravel(), minlength=256)).astype(np.int64)
             s = F(255) / F(pix.size)
-            ynew = fm.to_int(s * hist[y + 128].astype(F)) & 0xFF
+            ynew = fm.to_int(s * np.take(hist, gray).astype(F)) & 0xFF
             new = yuv_to_rgb565(ynew, pix)
         if mask is not None:
             new = np.where(mask_pixels(mask, pix.shape), new, pix)
@@ -371,14 +369,14 @@ class FilterMixin:
 
 def yuv_to_rgb565(y8: np.ndarray, pix565: np.ndarray) -> np.ndarray:
     """``imlib_yuv_to_rgb(y, U(pixel), V(pixel))`` for every pixel (integer BT.601 inverse)."""
-    t = yuv_table()
-    u = t[pix565, 1].astype(np.int64)
-    v = t[pix565, 2].astype(np.int64)
-    y = np.asarray(y8, np.int64) & 0xFF
-    r = np.clip(y + ((91881 * v) >> 16), 0, 255)
-    g = np.clip(y - (((22554 * u) + (46802 * v)) >> 16), 0, 255)
-    b = np.clip(y + ((116130 * u) >> 16), 0, 255)
-    return pack565(T8TO5[r], T8TO6[g], T8TO5[b])
+    _, u_table, v_table = yuv_columns()
+    u = np.take(u_table, pix565).astype(np.int32)
+    v = np.take(v_table, pix565).astype(np.int32)
+    y = np.asarray(y8).astype(np.int32) & 0xFF
+    r = np.clip(y + ((91881 * v) >> 16), 0, 255).astype(np.uint8)
+    g = np.clip(y - (((22554 * u) + (46802 * v)) >> 16), 0, 255).astype(np.uint8)
+    b = np.clip(y + ((116130 * u) >> 16), 0, 255).astype(np.uint8)
+    return pack565(np.take(T8TO5, r), np.take(T8TO6, g), np.take(T8TO5, b))
 
 
 # ---------------------------------------------------------------------- CLAHE (clahe.c)
@@ -402,35 +400,6 @@ def _clahe(gray: np.ndarray, clip_limit: np.float32) -> np.ndarray:
     if clip_limit != F(1.0):
         buf = _clahe_core(buf, x_tiles, y_tiles, clip_limit)
     return (buf.reshape(-1)[rows] & 0xFF).astype(np.uint8)
-
-
-def _clip_histogram(hist: np.ndarray, limit: int) -> np.ndarray:
-    n = hist.size
-    hist = hist.copy()
-    excess = int(np.maximum(hist - limit, 0).sum())
-    incr = excess // n
-    upper = limit - incr
-    for i in range(n):
-        if hist[i] > limit:
-            hist[i] = limit
-        elif hist[i] > upper:
-            excess -= int(hist[i]) - upper
-            hist[i] = limit
-        else:
-            excess -= incr
-            hist[i] += incr
-    while excess:
-        start = 0
-        while excess and start < n:
-            step = max(n // excess, 1)
-            i = start
-            while i < n and excess:
-                if hist[i] < limit:
-                    hist[i] += 1
-                    excess -= 1
-                i += step
-            start += 1
-    return hist
 
 
 def _interpolation_band(g: int, n: int, size: int) -> tuple[int, int, int]:
@@ -459,9 +428,19 @@ def _clahe_core(img: np.ndarray, nx: int, ny: int, clip: np.float32) -> np.ndarr
     for ty in range(ny):
         for tx in range(nx):
             tile = img[ty * ys:(ty + 1) * ys, tx * xs:(tx + 1) * xs]
-            hist = _clip_histogram(np.bincount(tile.ravel(), minlength=bins)[:bins].astype(np.int64), limit)
+            hist = np.bincount(tile.ravel(), minlength=bins)[:bins].astype(np.int64)
+            if not clip_histogram(hist, limit):
+                raise OSError(f"histeq(adaptive=True, clip_limit={float(clip):g}) never returns on the device: clahe.c "
+                              f"cannot place a {xs}x{ys} tile's excess pixels below its clip limit ({limit} per bin) and "
+                              f"loops forever. Use a larger clip_limit (about 256 * {limit + 1} / {npix} or more) or -1")
             m = fm.to_uint32(np.cumsum(hist).astype(F) * scale + F(0))
             maps[ty, tx] = np.minimum(m, 255)
+    if compiled():
+        out = np.empty_like(img)
+        bands_y = np.array([_interpolation_band(g, ny, ys) for g in range(ny + 1)], np.int64)
+        bands_x = np.array([_interpolation_band(g, nx, xs) for g in range(nx + 1)], np.int64)
+        clahe_interpolate(img, maps, bands_y, bands_x, out)
+        return out
     out = img.copy()
     y = 0
     for gy in range(ny + 1):

@@ -34,11 +34,13 @@ part of the board (``current().font``), so a new board starts with the built-in 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import BinaryIO
 
 import numpy as np
 
 from . import _args
+from ._draw import font_bits
 
 _F = np.float32
 
@@ -248,34 +250,26 @@ def utf8_to_unicode(data: bytes, i: int) -> tuple[int, int]:
 
 
 # ---------------------------------------------------------------------- glyph rasterising
-def glyph_pixels(glyph: bytes, font_w: int, font_h: int, scale) -> tuple[np.ndarray, np.ndarray]:
-    """(ys, xs) offsets of the lit pixels of ``imlib_draw_font(glyph, font_h, font_w, scale)``.
-
-    Output row ``y`` shows glyph row ``uint8(int(y / scale))`` built from ``font_h // 8`` bytes
-    ``font_h`` apart; output column ``x`` (a uint8 counter up to ``uint8(int(font_w * scale))``)
-    tests bit ``font_w - 1 - int(x / scale)``. Bytes past the glyph read as 0.
-    """
-    s = _F(scale)
-    rows = _trunc(_F(font_h) * s)
-    cols = _trunc(_F(font_w) * s) & 0xFF
-    if rows <= 0 or cols <= 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    buf = np.frombuffer(bytes(glyph), np.uint8)
-    pos = (np.arange(rows, dtype=_F) / s).astype(np.int64) & 0xFF
-    joins = max(font_h // 8, 1)
-    need = int(pos.max()) + (joins - 1) * font_h + 1
-    table = np.zeros(max(need, buf.size), np.uint64)
-    table[: buf.size] = buf
-    tmp = table[pos]
-    for i in range(1, font_h // 8):
-        tmp = ((tmp << np.uint64(8)) | table[pos + i * font_h]) & np.uint64(0xFFFFFFFF)
-    shift = font_w - 1 - (np.arange(cols, dtype=_F) / s).astype(np.int64)
-    valid = (shift >= 0) & (shift < 32)
-    bits = (tmp[:, None] >> np.where(valid, shift, 0).astype(np.uint64)[None, :]) & np.uint64(1)
-    ys, xs = np.nonzero((bits == 1) & valid[None, :])
-    return ys, xs
+#: glyphs of at most this many pixels are kept once made (a font has few distinct ones per text)
+_CACHED_PIXELS = 4096
 
 
+@lru_cache(maxsize=1024)
+def _cached_bits(glyph: bytes, font_w: int, font_h: int, scale: float) -> np.ndarray:
+    bits = font_bits(glyph, font_w, font_h, scale)
+    bits.flags.writeable = False
+    return bits
+
+
+def glyph_bits(glyph: bytes, font_w: int, font_h: int, scale, y0: int = 0, y1: int | None = None) -> np.ndarray:
+    """``_draw.font_bits`` of a font glyph (rows ``y0..y1-1``), kept when small."""
+    if _trunc(_F(font_h) * _F(scale)) * (_trunc(_F(font_w) * _F(scale)) & 0xFF) <= _CACHED_PIXELS:
+        bits = _cached_bits(glyph, font_w, font_h, float(scale))
+        return bits[y0:bits.shape[0] if y1 is None else max(y1, y0)]
+    return font_bits(glyph, font_w, font_h, scale, y0, y1)
+
+
+@lru_cache(maxsize=1024)
 def _first_lit_column(glyph: bytes, font_w: int, font_h: int) -> int | None:
     """The proportional-spacing scan of font.c: first x whose bit is set in ``glyph[y]``, y < h."""
     for x in range(font_w):
@@ -285,6 +279,7 @@ def _first_lit_column(glyph: bytes, font_w: int, font_h: int) -> int | None:
     return None
 
 
+@lru_cache(maxsize=1024)
 def _last_lit_column(glyph: bytes, font_w: int, font_h: int) -> int | None:
     for x in range(font_w - 1, -1, -1):
         bit = font_w - 1 - x
@@ -310,9 +305,10 @@ def draw_utf8(img, x_off: int, y_off: int, text, color, scale, x_spacing: int, m
             first = _first_lit_column(glyph, w, h)
             if first is not None:
                 x_off -= _trunc(_F(first) * s)
-        ys, xs = glyph_pixels(glyph, w, h, s)
-        if xs.size:
-            img._plot(xs + x_off, ys + y_off, color)
+        y0 = max(-y_off, 0)  # only the rows that land on the image
+        bits = glyph_bits(glyph, w, h, s, y0, img.height() - y_off)
+        if bits.size:
+            img._blit(bits, x_off, y_off + y0, color)
         if mono:
             x_off += _trunc(_F(w) * s) + x_spacing
         else:

@@ -23,6 +23,8 @@ import struct
 
 import numpy as np
 
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+
 _BUILTIN = {"frontalface": "haarcascade_frontalface_default.xml", "eye": "haarcascade_eye.xml"}
 M32 = 0xFFFFFFFF
 
@@ -151,7 +153,10 @@ def detect(gray: np.ndarray, cascade: Cascade, n_stages: int, roi, threshold: fl
         ys, xs = np.meshgrid(np.arange(0, max(y2, 0), step), np.arange(0, max(x2, 0), step), indexing="ij")
         ys, xs = ys.ravel(), xs.ravel()
         if xs.size:
-            hits = _windows(cascade, n_stages, isum, isq, ys, xs, n, thr)
+            if compiled():
+                hits = _cascade_windows(cascade, n_stages, isum, isq, ys, xs, n, thr)
+            else:
+                hits = _windows(cascade, n_stages, isum, isq, ys, xs, n, thr)
             for x, y in zip(xs[hits].tolist(), ys[hits].tolist()):
                 objects.append([int(F(x) * factor) + rx, int(F(y) * factor) + ry,
                                 int(F(win_w) * factor), int(F(win_h) * factor)])
@@ -199,6 +204,63 @@ def _windows(c: Cascade, n_stages: int, isum, isq, ys, xs: np.ndarray, n: int, t
     out = np.zeros(xs.size, bool)
     out[idx] = True
     return out
+
+
+def _cascade_windows(c: Cascade, n_stages: int, isum, isq, ys, xs: np.ndarray, n: int, thr) -> np.ndarray:
+    """:func:`_windows` with the ``_run_cascade`` kernel: a window leaves at its first failed stage.
+    A cascade file whose rectangles leave the window (the kernel does not check its indices) runs
+    the array form, which reads what numpy's indexing gives as before."""
+    r = c.rects
+    win_w, win_h = c.window
+    if r.size and ((r[:, :2] < 0).any() or (r[:, 2:] < 0).any() or (r[:, 0] + r[:, 2] > win_w).any()
+                   or (r[:, 1] + r[:, 3] > win_h).any()):
+        return _windows(c, n_stages, isum, isq, ys, xs, n, thr)
+    out = np.zeros(xs.size, np.bool_)
+    _run_cascade(isum, isq, np.ascontiguousarray(ys, np.int64), np.ascontiguousarray(xs, np.int64), n,
+                 np.float32(thr), c.window[0], c.window[1], n_stages, c.stages, c.stage_thresh, c.tree_thresh,
+                 c.alpha1, c.alpha2, c.num_rects, c.first_rect, c.weights, c.rects, out)
+    return out
+
+
+@kernel
+def _run_cascade(isum, isq, ys, xs, n, thr, win_w, win_h, n_stages, stages, stage_thresh, tree_thresh, alpha1,
+                 alpha2, num_rects, first_rect, weights, rects, out):
+    """``run_cascade_classifier`` per window (numba): the variance test and the standard deviation in
+    uint32 arithmetic, every weak classifier in integers (the weighted sums wrapped to int32), each
+    stage's sum against ``thr * stage_thresh`` in float32; ``out[i]`` is whether window i passes."""
+    m32 = 0xFFFFFFFF
+    for i in range(xs.shape[0]):
+        y0 = ys[i]
+        x0 = xs[i]
+        i_s = (isum[y0 + win_h, x0 + win_w] + isum[y0, x0] - isum[y0, x0 + win_w] - isum[y0 + win_h, x0]) & m32
+        i_sq = (isq[y0 + win_h, x0 + win_w] + isq[y0, x0] - isq[y0, x0 + win_w] - isq[y0 + win_h, x0]) & m32
+        mean = i_s // n
+        var = ((i_sq // n) - mean * mean) & m32
+        if var < 2500:  # homogeneous windows are skipped
+            continue
+        std = int(np.sqrt(np.float32((i_sq * n - i_s * i_s) & m32)))
+        t = 0
+        passed = True
+        for st in range(n_stages):
+            stage_sum = 0
+            for _ in range(stages[st]):
+                t_thr = tree_thresh[t] * std
+                sumw = 0
+                r0 = first_rect[t]
+                for r in range(r0, r0 + num_rects[t]):
+                    rx = x0 + rects[r, 0]
+                    ry = y0 + rects[r, 1]
+                    rw = rects[r, 2]
+                    rh = rects[r, 3]
+                    area = (isum[ry + rh, rx + rw] + isum[ry, rx] - isum[ry, rx + rw] - isum[ry + rh, rx]) & m32
+                    sumw += area * (weights[r] << 12)
+                sumw = ((sumw + (1 << 31)) & m32) - (1 << 31)  # int32_t
+                stage_sum += alpha2[t] if sumw >= t_thr else alpha1[t]
+                t += 1
+            if not np.float32(stage_sum) >= thr * np.float32(stage_thresh[st]):
+                passed = False
+                break
+        out[i] = passed
 
 
 def merge(rects: list[list[int]]) -> list[list[int]]:

@@ -13,9 +13,9 @@ import numpy as np
 
 FB_ALLOC_SIZE = 700 * 1024  # OMV_FB_ALLOC_SIZE of the full build: what fb_avail() gives at most
 
-from ._fmath import COS, F, SIN, fast_atan2f, ftoi, line_length, line_through_roi
+from ._fmath import COS, F, SIN, fast_atan2f, fast_atan2f_1, ftoi, line_length, line_through_roi
 from ._fmath import fast_atanf as _fast_atanf  # noqa: F401  (kept for the modules that use it here)
-from ._jit import compiled, kernel
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 
 def _sobel(gray: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -112,14 +112,10 @@ def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: i
                               "this algorithm on to bypass this issue!")
     acc = np.zeros((r_size, theta_size), np.int64)
     step = x_stride if row_stride is None else row_stride  # firmware bug: x_stride for gray/RGB565
-    ys, xs = _samples(rx, ry, rw, rh, x_stride, range(ry + 1, ry + rh - 1, step))
-    if ys.size:
-        x_acc, y_acc = _sobel(gray, ys, xs)
-        theta = _angle_deg(x_acc, y_acc, 180)
-        rho = np.trunc(F(1) * (xs - rx).astype(F) * COS[theta] + (ys - ry).astype(F) * SIN[theta]).astype(np.int64)
-        rho = np.sign(rho) * (np.abs(rho) // hd) + r_div  # C division truncates toward zero
-        mag = _magnitude(x_acc, y_acc)
-        np.add.at(acc, (rho, theta // hd + 1), mag)
+    if compiled():
+        _line_votes(np.ascontiguousarray(gray, np.uint8), rx, ry, rw, rh, x_stride, step, hd, r_div, COS, SIN, acc)
+    else:
+        _line_votes_array(gray, rx, ry, rw, rh, x_stride, step, hd, r_div, acc)
     lines = [dict(magnitude=v, theta=(c - 1) * hd, rho=(r - r_div) * hd) for r, c, v in _peaks(acc, threshold)]
     def merge_lines(a, b):
         t0, t1, r0, r1 = a["theta"], b["theta"], a["rho"], b["rho"]
@@ -154,19 +150,165 @@ def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: i
 
 
 def _angle_any(s, c) -> int:
-    ang = fast_atan2f(np.array([s], F), np.array([c], F))[0]
-    return int(np.trunc(F(float(ang) * 57.295780)))
+    return int(np.trunc(F(float(fast_atan2f_1(s, c)) * 57.295780)))
+
+
+def _line_votes_array(gray, rx, ry, rw, rh, x_stride, step, hd, r_div, acc) -> None:
+    """The Hough votes of the line finder with array operations (the path without numba)."""
+    ys, xs = _samples(rx, ry, rw, rh, x_stride, range(ry + 1, ry + rh - 1, step))
+    if ys.size:
+        x_acc, y_acc = _sobel(gray, ys, xs)
+        theta = _angle_deg(x_acc, y_acc, 180)
+        rho = np.trunc(F(1) * (xs - rx).astype(F) * COS[theta] + (ys - ry).astype(F) * SIN[theta]).astype(np.int64)
+        rho = np.sign(rho) * (np.abs(rho) // hd) + r_div  # C division truncates toward zero
+        mag = _magnitude(x_acc, y_acc)
+        np.add.at(acc, (rho, theta // hd + 1), mag)
 
 
 @kernel
-def _circle_votes(pxf, pyf, cos_t, sin_t, mag, rf, r, w_size, h_size, a_size, acc):
-    """One radius of the circle Hough transform: each vote's centre in float32 (the products and
-    sums as numpy does them), truncated, kept inside the accumulator, weighted by the magnitude."""
-    for i in range(pxf.size):
-        a = int(pxf[i] + rf * cos_t[i]) - r
-        b = int(pyf[i] + rf * sin_t[i]) - r
+def _line_votes(gray, rx, ry, rw, rh, x_stride, step, hd, r_div, cos_t, sin_t, acc):
+    """The Hough votes of ``imlib_find_lines`` (numba): at each sample the Sobel sums, the angle
+    (``fast_atan2f`` in degrees, truncated, mod 180), rho in float32 from the tables, divided by
+    ``hd`` toward zero, and the magnitude ``(int) sqrtf``, added to ``acc[rho, theta / hd + 1]``."""
+    f32 = np.float32
+    zero = f32(0.0)
+    pi = f32(np.pi)
+    for y in range(ry + 1, ry + rh - 1, step):
+        for x in range(rx + (y % x_stride) + 1, rx + rw - 1, x_stride):
+            a00 = np.int64(gray[y - 1, x - 1])
+            a01 = np.int64(gray[y - 1, x])
+            a02 = np.int64(gray[y - 1, x + 1])
+            a10 = np.int64(gray[y, x - 1])
+            a12 = np.int64(gray[y, x + 1])
+            a20 = np.int64(gray[y + 1, x - 1])
+            a21 = np.int64(gray[y + 1, x])
+            a22 = np.int64(gray[y + 1, x + 1])
+            x_acc = a00 - a02 + 2 * a10 - 2 * a12 + a20 - a22
+            y_acc = a00 + 2 * a01 + a02 - a20 - 2 * a21 - a22
+            if x_acc != 0:
+                yy = f32(y_acc)
+                xx = f32(x_acc)
+                # fast_atan2f: the quadrant (x != 0 here), then fast_atanf of the ratio
+                if xx > zero and yy >= zero:
+                    case = 1
+                elif xx < zero and yy >= zero:
+                    case = 2
+                elif xx < zero and yy < zero:
+                    case = 3
+                else:
+                    case = 4
+                q = yy / xx
+                v = -q if case == 2 or case == 4 else q
+                neg = v < zero
+                t = -v if neg else v
+                if t > f32(2.414213562373095):
+                    base = f32(np.pi / 2)
+                    xr = -(f32(1) / t)
+                elif t > f32(0.4142135623730950):
+                    base = f32(np.pi / 4)
+                    xr = (t - f32(1)) / (t + f32(1))
+                else:
+                    base = zero
+                    xr = t
+                z = xr * xr
+                poly = ((((f32(8.05374449538e-2) * z - f32(1.38776856032e-1)) * z + f32(1.99777106478e-1)) * z
+                         - f32(3.33329491539e-1)) * z + f32(1)) * xr
+                at = poly + base
+                if neg:
+                    at = -at
+                if case == 1:
+                    ang = at
+                elif case == 2:
+                    ang = pi - at
+                elif case == 3:
+                    ang = pi + at
+                else:
+                    ang = f32(f32(2) * pi) - at
+            else:
+                ang = f32(1.570796)
+            deg = int(f32(float(ang) * 57.295780))
+            theta = deg - int(deg / 180) * 180  # C %: the sign of the dividend
+            if theta < 0:
+                theta += 180
+            rho = int(f32(x - rx) * cos_t[theta] + f32(y - ry) * sin_t[theta])
+            rho = (rho // hd if rho >= 0 else -((-rho) // hd)) + r_div
+            mag = int(np.sqrt(f32(x_acc * x_acc + y_acc * y_acc)))
+            acc[rho, theta // hd + 1] += mag
+
+
+@kernel
+def _circle_radius(pxf, pyf, cos0, sin0, cos1, sin1, mag, r, rw, rh, threshold, acc, out):
+    """One radius of the circle Hough transform (numba): both votes of every edge point (along its
+    gradient, table cos/sin ``cos0``/``sin0``, and opposite, ``cos1``/``sin1``), each centre in
+    float32 as the array path computes it, truncated, kept inside the accumulator, weighted by the
+    magnitude; then the cells >= ``threshold`` and >= their 8 neighbours, row-major, into ``out``
+    rows (row, col, value). Returns their count."""
+    w_size = rw - 2 * r
+    h_size = rh - 2 * r
+    a_size = w_size + 2
+    b_size = h_size + 2
+    for i in range(a_size * b_size):
+        acc[i] = 0
+    rf = np.float32(r)
+    for i in range(pxf.shape[0]):
+        a = int(pxf[i] + rf * cos0[i]) - r
+        b = int(pyf[i] + rf * sin0[i]) - r
         if 0 <= a < w_size and 0 <= b < h_size:
             acc[(b + 1) * a_size + a + 1] += mag[i]
+        a = int(pxf[i] + rf * cos1[i]) - r
+        b = int(pyf[i] + rf * sin1[i]) - r
+        if 0 <= a < w_size and 0 <= b < h_size:
+            acc[(b + 1) * a_size + a + 1] += mag[i]
+    n = 0
+    for row in range(1, b_size - 1):
+        for col in range(1, a_size - 1):
+            k = row * a_size + col
+            v = acc[k]
+            if v < threshold:
+                continue
+            if (v >= acc[k - a_size - 1] and v >= acc[k - a_size] and v >= acc[k - a_size + 1]
+                    and v >= acc[k - 1] and v >= acc[k + 1]
+                    and v >= acc[k + a_size - 1] and v >= acc[k + a_size] and v >= acc[k + a_size + 1]):
+                out[n, 0] = row
+                out[n, 1] = col
+                out[n, 2] = v
+                n += 1
+    return n
+
+
+def _circles_compiled(px, py, th, mg, roi, threshold, r_min, r_max, r_step) -> list[dict]:
+    """The circles of every radius with the ``_circle_radius`` kernel (one call per radius)."""
+    rx, ry, rw, rh = roi
+    pxf, pyf = px.astype(F), py.astype(F)
+    opposite = (th + 180) % 360
+    cos0, sin0, cos1, sin1 = COS[th], SIN[th], COS[opposite], SIN[opposite]
+    mg = np.ascontiguousarray(mg, np.int64)
+    acc = np.empty((rw + 2) * (rh + 2), np.int64)  # the largest accumulator (r >= 0)
+    out = np.empty((acc.size, 3), np.int64)
+    circles: list[dict] = []
+    for r in range(r_min, r_max, r_step):
+        if rw - 2 * r <= 0 or rh - 2 * r <= 0:
+            continue
+        n = _circle_radius(pxf, pyf, cos0, sin0, cos1, sin1, mg, r, rw, rh, threshold, acc, out)
+        for row, col, v in out[:n].tolist():
+            circles.append(dict(x=(col - 1) + r + rx, y=(row - 1) + r + ry, r=r, magnitude=v))
+    return circles
+
+
+def _circle_merger(x_margin: int, y_margin: int, r_margin: int):
+    """hough.c's merge of two circles (centres and radius within the margins): magnitude-weighted
+    mean, half the summed magnitude; None when they stay apart."""
+    def merge_circles(a, b):
+        if not (abs(a["x"] - b["x"]) < x_margin and abs(a["y"] - b["y"]) < y_margin
+                and abs(a["r"] - b["r"]) < r_margin):
+            return None
+        m = a["magnitude"] + b["magnitude"]
+        return dict(x=(a["x"] * a["magnitude"] + b["x"] * b["magnitude"]) // m,
+                    y=(a["y"] * a["magnitude"] + b["y"] * b["magnitude"]) // m,
+                    r=(a["r"] * a["magnitude"] + b["r"] * b["magnitude"]) // m,
+                    magnitude=m // 2)
+
+    return merge_circles
 
 
 def find_circles(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: int, x_margin: int,
@@ -189,6 +331,9 @@ def find_circles(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold:
     mag = _magnitude(x_acc, y_acc) & 0xFFFF
     keep = mag != 0
     px, py, th, mg = (xs - rx)[keep], (ys - ry)[keep], theta[keep], mag[keep]
+    if compiled():
+        circles = _circles_compiled(px, py, th, mg, roi, threshold, r_min, r_max, r_step)
+        return merge_until_stable(circles, _circle_merger(x_margin, y_margin, r_margin))
     # both votes of every edge point (along its gradient and opposite) in one set of arrays; the
     # float32 products and sums are those of one vote at a time, the integer sums are exact
     t = np.concatenate([th, (th + 180) % 360])
@@ -201,26 +346,12 @@ def find_circles(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold:
         a_size, b_size = w_size + 2, h_size + 2
         if a_size <= 2 or b_size <= 2:
             continue
-        if compiled():
-            acc = np.zeros(a_size * b_size, np.int64)
-            _circle_votes(pxf, pyf, cos_t, sin_t, mg2, F(r), r, w_size, h_size, a_size, acc)
-        else:
-            a = (pxf + F(r) * cos_t).astype(np.int32) - r  # truncation toward zero, as np.trunc
-            b = (pyf + F(r) * sin_t).astype(np.int32) - r
-            ok = (a >= 0) & (a < w_size) & (b >= 0) & (b < h_size)
-            idx = (b[ok] + 1) * a_size + (a[ok] + 1)
-            acc = np.bincount(idx, weights=weights[ok], minlength=a_size * b_size).astype(np.int64)
+        a = (pxf + F(r) * cos_t).astype(np.int32) - r  # truncation toward zero, as np.trunc
+        b = (pyf + F(r) * sin_t).astype(np.int32) - r
+        ok = (a >= 0) & (a < w_size) & (b >= 0) & (b < h_size)
+        idx = (b[ok] + 1) * a_size + (a[ok] + 1)
+        acc = np.bincount(idx, weights=weights[ok], minlength=a_size * b_size).astype(np.int64)
         for row, col, v in _peaks(acc.reshape(b_size, a_size), threshold):
             circles.append(dict(x=(col - 1) + r + rx, y=(row - 1) + r + ry, r=r, magnitude=v))
-    def merge_circles(a, b):
-        if not (abs(a["x"] - b["x"]) < x_margin and abs(a["y"] - b["y"]) < y_margin
-                and abs(a["r"] - b["r"]) < r_margin):
-            return None
-        m = a["magnitude"] + b["magnitude"]
-        return dict(x=(a["x"] * a["magnitude"] + b["x"] * b["magnitude"]) // m,
-                    y=(a["y"] * a["magnitude"] + b["y"] * b["magnitude"]) // m,
-                    r=(a["r"] * a["magnitude"] + b["r"] * b["magnitude"]) // m,
-                    magnitude=m // 2)
-
-    circles = merge_until_stable(circles, merge_circles)
+    circles = merge_until_stable(circles, _circle_merger(x_margin, y_margin, r_margin))
     return circles

@@ -10,15 +10,43 @@ A kernel that only indexes its 1-D arrays element by element can name them in ``
 Python path then receives them as lists (indexing a list is several times faster than indexing
 a numpy array from Python) and copies the ones named in ``writes=`` back into the caller's arrays;
 an argument that is a list already passes as it is.
+
+No call waits for numba (the KPU engine's rule, ``kmodel.kpu.warmup``; the same cache folder,
+loader thread and compile worker): in the default ``MAIXEMU_KERNELS=background`` mode a kernel
+runs its Python path until the compiled engine has started (the Python paths' CPU time counts
+towards starting it), then its compiled code when numba's disk cache has it (a load of
+milliseconds), else its Python path again while the compile worker compiles it.
+``compiled_now()`` says whether kernels are served compiled at this moment, so a caller with a
+vectorised numpy alternative takes that one until then (a slow Python path should have one);
+``compiled()`` whether they will be in this process at all. Under ``MAIXEMU_KERNELS=wait`` the
+first call compiles (numba's own behaviour: tests, benchmarks).
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
+from types import ModuleType
+from typing import Any
+
+
+def _warmup() -> ModuleType:
+    """``kmodel.kpu.warmup``, imported on the first kernel call, not with the image module (the
+    KPU package costs ~70 ms to import, which a script that calls no kernel need not pay)."""
+    from ...kmodel.kpu import warmup
+
+    return warmup
+
+
+def _installed() -> bool:
+    from ...kmodel.kpu.fast import numba_installed
+
+    return numba_installed()
 
 
 def _numba():
-    if os.environ.get("MAIXEMU_NO_JIT"):
+    if os.environ.get("MAIXEMU_NO_JIT") or not _installed():
         return None
     try:
         import numba
@@ -28,8 +56,44 @@ def _numba():
 
 
 def compiled() -> bool:
-    """Whether kernels run compiled in this process (numba importable, ``MAIXEMU_NO_JIT`` unset)."""
+    """Whether kernels run compiled in this process (numba importable, ``MAIXEMU_NO_JIT`` unset):
+    for decisions made once, such as registering helpers with numba. When they are served
+    compiled is ``compiled_now()``'s answer."""
     return _numba() is not None
+
+
+def compiled_now() -> bool:
+    """Whether kernels are served compiled at this moment: at once under ``MAIXEMU_KERNELS=wait``,
+    once the compiled engine has started in the background mode (see the module docstring). A
+    caller with a vectorised numpy alternative takes that one while this is False, as a kernel's
+    Python twin is slower; it asks nothing of numba (no import) before then."""
+    if os.environ.get("MAIXEMU_NO_JIT") or not _installed():
+        return False
+    warmup = _warmup()
+    if warmup.mode() == "wait":
+        return _numba() is not None
+    if warmup.active():
+        return True
+    _account_vectorised(warmup)
+    return False
+
+
+#: a thread's CPU clock at its last ``compiled_now()`` answer of False
+_LAST_ASKED = threading.local()
+#: most CPU time one interval between two such answers counts (the script's own work between two
+#: image calls of a frame loop is counted, but not a long pause in an image-free stretch)
+_MAX_INTERVAL_S = 0.1
+
+
+def _account_vectorised(warmup: ModuleType) -> None:
+    """Count the time since this thread last asked towards starting the compiled engine: a frame
+    loop on the vectorised forms is time a compiled kernel could take as well, so it starts the
+    engine as the Python twins' time does (without this an image-only script never would)."""
+    now = time.thread_time()
+    last = getattr(_LAST_ASKED, "t", None)
+    _LAST_ASKED.t = now
+    if last is not None:
+        warmup.account(min(max(now - last, 0.0), _MAX_INTERVAL_S))
 
 
 def _as_lists(fn, lists: tuple[int, ...], writes: tuple[int, ...]):
@@ -50,29 +114,67 @@ def _as_lists(fn, lists: tuple[int, ...], writes: tuple[int, ...]):
 
 
 def kernel(fn=None, *, lists: tuple[int, ...] = (), writes: tuple[int, ...] = ()):
-    """Compile ``fn`` with ``numba.njit`` on first call when numba is available; plain Python otherwise.
+    """Compile ``fn`` with ``numba.njit`` when numba is available; plain Python otherwise (and,
+    in the background mode, until its compiled code is in memory: see the module docstring).
 
-    ``run.__wrapped__`` is the Python path (with the ``lists=`` conversion), for tests.
+    ``run.__wrapped__`` is the Python path (with the ``lists=`` conversion), for tests;
+    ``run.dispatcher()`` numba's dispatcher of ``fn`` (the compile worker calls it).
     """
     if fn is None:
         return lambda f: kernel(f, lists=lists, writes=writes)
     python = _as_lists(fn, lists, writes) if lists else fn
-    compiled_fn = None
+    made: list[Any] = []
+    #: argument-type keys (``warmup.arg_key``) that ran compiled / that the worker is compiling
+    ready: set = set()
+    pending: set = set()
 
-    def run(*args):
-        nonlocal compiled_fn
-        if compiled_fn is None:
+    def dispatcher():
+        if not made:
             nb = _numba()
             if nb is None:
-                compiled_fn = python
-            else:
-                from ...kmodel.kpu.fast import numba_cache_in
+                raise RuntimeError(f"numba is not available for {fn.__qualname__}")
+            from ...kmodel.kpu.fast import numba_cache_in
 
-                with numba_cache_in():  # the user's cache folder, as the KPU kernels
-                    compiled_fn = nb.njit(cache=True, nogil=True)(fn)
-        return compiled_fn(*args)
+            with numba_cache_in():  # the user's cache folder, as the KPU kernels
+                compiled_fn = nb.njit(cache=True, nogil=True)(fn)
+            _warmup().install_guard()
+            made.append(compiled_fn)
+        return made[0]
+
+    def plain(*args):
+        """The Python path; its CPU time counts towards starting the compiled engine."""
+        t0 = time.thread_time()
+        try:
+            return python(*args)
+        finally:
+            _warmup().account(time.thread_time() - t0)
+
+    def run(*args):
+        if os.environ.get("MAIXEMU_NO_JIT") or not _installed():
+            return python(*args)
+        warmup = _warmup()
+        if warmup.mode() == "wait":
+            if _numba() is None:
+                return python(*args)
+            return dispatcher()(*args)
+        if not warmup.active():
+            return plain(*args)
+        key = warmup.arg_key(args)
+        if key in pending or (key not in ready and warmup.compiling_here()):
+            return plain(*args)  # (a compile in this process holds numba's lock: do not queue on it)
+        try:
+            with warmup.CACHE_ONLY:
+                out = dispatcher()(*args)
+        except warmup.NotCached as miss:
+            pending.add(key)
+            warmup.compile_later(miss, lambda: pending.discard(key))
+            return plain(*args)
+        ready.add(key)
+        return out
 
     run.__name__ = fn.__name__
+    run.__qualname__ = fn.__qualname__
     run.__doc__ = fn.__doc__
-    run.__wrapped__ = python  # the Python version, for tests
+    setattr(run, "__wrapped__", plain)  # the Python version, for tests
+    setattr(run, "dispatcher", dispatcher)
     return run

@@ -28,7 +28,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import _color
-from ._jit import compiled, kernel
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 # picojpeg.h status codes (the ones this decoder can report)
 NO_MORE_BLOCKS = 1

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _args
 from ._core import GRAYSCALE, RGB565
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 
 class K210Mixin:
@@ -185,6 +186,21 @@ def _kpu_conv3(planes: np.ndarray, krn: list[float]) -> np.ndarray:
         shift += 1
     y_mul = int(inv) & 0xFFFF
     padded = np.pad(planes, ((0, 0), (1, 1), (1, 1)))  # pad_value 0
+    if compiled():
+        out = np.empty((C, H, W), np.uint8)
+        q0s = np.zeros(C, np.int64)
+        nz = np.zeros((C, 9 * C, 3), np.int64)  # per output plane: (plane, tap, weight - q0) != 0
+        n_taps = np.zeros(C, np.int64)
+        for oc in range(C):
+            across = np.delete(wq[oc], oc, axis=0)
+            q0s[oc] = int(across.flat[0]) if across.size and (across == across.flat[0]).all() else 0
+            for ic in range(C):
+                for k in range(9):
+                    if wq[oc, ic, k] != q0s[oc]:
+                        nz[oc, n_taps[oc]] = (ic, k, wq[oc, ic, k] - q0s[oc])
+                        n_taps[oc] += 1
+        _conv3_planes(padded, q0s, nz, n_taps, arg_x, shr_x, y_mul, shift, out)
+        return out
     taps = [(dy, dx) for dy in range(3) for dx in range(3)]
     sx = np.zeros((H, W), np.int64)
     for ic in range(C):
@@ -208,3 +224,61 @@ def _kpu_conv3(planes: np.ndarray, krn: list[float]) -> np.ndarray:
         r = _round_half_even_shift(np.where(pos, acc, 0) * y_mul, shift)
         out[oc] = np.clip(np.where(pos, r, 0), 0, 255).astype(np.uint8)
     return out
+
+
+@kernel
+def _conv3_planes(padded, q0s, taps, n_taps, arg_x, shr_x, y_mul, shift, out):
+    """:func:`_kpu_conv3`'s accumulation and output stage per pixel (numba), the same integers: the
+    3x3 sum over all planes ``sx``, ``acc = q0 * sx + sum((w - q0) * tap)`` over the taps whose
+    weight differs from ``q0`` (the quantised zero every cross-plane weight holds; ``taps`` lists
+    them per output plane as (plane, tap index, w - q0)), the offset ``(arg_x * sx) >> shr_x``, then
+    for a positive ``acc`` the round-half-even shift of ``acc * y_mul``, clipped to a byte (0 otherwise)."""
+    C, H, W = out.shape
+    total = np.zeros((H + 2, W + 2), np.int64)  # the planes summed
+    for ic in range(C):
+        for y in range(H + 2):
+            for x in range(W + 2):
+                total[y, x] += padded[ic, y, x]
+    sx = np.zeros((H, W), np.int64)  # its 3x3 sums, tap by tap (whole rows: the loops vectorise)
+    for k in range(9):
+        dy = k // 3
+        dx = k % 3
+        for y in range(H):
+            for x in range(W):
+                sx[y, x] += total[y + dy, x + dx]
+    acc = np.empty((H, W), np.int64)
+    for oc in range(C):
+        q0 = q0s[oc]
+        for y in range(H):
+            for x in range(W):
+                acc[y, x] = q0 * sx[y, x] + ((arg_x * sx[y, x]) >> shr_x)
+        for j in range(n_taps[oc]):
+            ic = taps[oc, j, 0]
+            dy = taps[oc, j, 1] // 3
+            dx = taps[oc, j, 1] % 3
+            wk = taps[oc, j, 2]
+            for y in range(H):
+                for x in range(W):
+                    acc[y, x] += padded[ic, y + dy, x + dx] * wk
+        for y in range(H):
+            for x in range(W):
+                a = acc[y, x]
+                v = 0
+                if a > 0:
+                    t = a * y_mul
+                    if shift == 0:
+                        r = t
+                    else:
+                        q = t >> shift
+                        f = t & ((1 << shift) - 1)
+                        half = 1 << (shift - 1)
+                        if f < half:
+                            r = q
+                        elif f > half:
+                            r = q + 1
+                        else:
+                            r = q + (q & 1)
+                    v = r if r < 255 else 255
+                    if v < 0:
+                        v = 0
+                out[oc, y, x] = v

@@ -145,9 +145,9 @@ def binary_of_gray(g: np.ndarray) -> np.ndarray:
 
 def binary_of_rgb565(p: np.ndarray) -> np.ndarray:
     """``COLOR_RGB565_TO_BINARY``: ``Y > -1`` of the YUV table (gray >= 128)."""
-    from . import _tables
+    from . import _color, _tables
 
-    return (_tables.yuv_table()[np.asarray(p, dtype=np.uint16), 0] > -1).astype(np.uint8)
+    return _color.lut16(np.asarray(p, dtype=np.uint16), _tables.binary_table())
 
 
 # ---------------------------------------------------------------------- guards

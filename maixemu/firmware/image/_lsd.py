@@ -22,7 +22,7 @@ import numpy as np
 from . import _args
 from . import _fmath as fm
 from ._fmath import F, fast_atan2f, ftoi, lb_clip_line, line_length
-from ._jit import kernel
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 PI = F(math.pi)
 NOTDEF = F(-512.0)
@@ -348,10 +348,35 @@ def _rect_pixels(r: _Rect):
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _seed_trig(deg: int) -> tuple[np.float32, np.float32]:
+    """libm ``cosf``/``sinf`` of ``deg * RAD`` (a constant per whole degree)."""
+    r = float(F(deg) * RAD)
+    return fm.cosf(r), fm.sinf(r)
+
+
+def seed_cos_sin(angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tables of libm ``cosf``/``sinf`` of every angle in ``angles`` (int16 degrees, index
+    ``deg + 32768``; other entries 0): ``region_grow`` starts its sums with the seed's, so the
+    compiled seed scan reads the firmware's own values from a table instead of calling the C
+    library. An image holds a few hundred distinct angles (0..360, the border's -512, NOTDEF's
+    -29335, which reads back as an angle too); each degree's values are computed once per process."""
+    cos0 = np.zeros(65536, F)
+    sin0 = np.zeros(65536, F)
+    present = np.flatnonzero(np.bincount(angles.ravel() + 32768, minlength=65536))
+    for index in present.tolist():
+        cos0[index], sin0[index] = _seed_trig(index - 32768)
+    return cos0, sin0
+
+
 @kernel
-def _grow(angles, used, cos_t, sin_t, x, y, sumdx, sumdy, reg_angle, prec, reg_x, reg_y):
-    """The sequential core of ``region_grow`` (numba when installed, this Python otherwise): the same
-    float32 steps as the firmware — table cos/sin sums, ``fast_atan2f`` of them, ``isaligned``."""
+def _grow(angles, used, cos_t, sin_t, cos0, sin0, seeds_x, seeds_y, start, min_size, prec, reg_x, reg_y):
+    """``region_grow`` from the seeds ``start, start + 1, ...`` in turn (numba when installed, this
+    Python otherwise): a seed already used or without an angle is skipped, a region smaller than
+    ``min_size`` is dropped (its pixels stay used, as in the firmware's main loop); returns (index of
+    the seed whose region is kept or ``len(seeds_x)``, its pixel count, its angle). The region's
+    pixels are ``reg_x/reg_y[:count]``. The float32 steps are the firmware's: the seed's libm
+    cos/sin (``cos0``/``sin0``, by degree), the table cos/sin sums, ``fast_atan2f``, ``isaligned``."""
     f32 = np.float32
     h, w = used.shape
     rad = f32(np.pi) / f32(180.0)
@@ -391,38 +416,52 @@ def _grow(angles, used, cos_t, sin_t, x, y, sumdx, sumdy, reg_angle, prec, reg_x
             return f32(0)
         return pi if yy > f32(0) else -pi
 
-    reg_x[0] = x
-    reg_y[0] = y
-    count = 1
-    used[y, x] = 1
-    i = 0
-    while i < count:
-        rx = reg_x[i]
-        ry = reg_y[i]
-        for xx in range(rx - 1, rx + 2):
-            for yy in range(ry - 1, ry + 2):
-                if 0 <= xx < w and 0 <= yy < h and used[yy, xx] == 0:
-                    a = f32(angles[yy, xx]) * rad
-                    if a == notdef:
-                        continue
-                    theta = reg_angle - a
-                    if theta < f32(0):
-                        theta = -theta
-                    if theta > three_half_pi:
-                        theta = theta - two_pi
+    n_seeds = seeds_x.shape[0]
+    k = start
+    while k < n_seeds:
+        x = seeds_x[k]
+        y = seeds_y[k]
+        reg_angle = f32(angles[y, x]) * rad
+        if used[y, x] != 0 or reg_angle == notdef:
+            k += 1
+            continue
+        sumdx = cos0[angles[y, x] + 32768]
+        sumdy = sin0[angles[y, x] + 32768]
+        reg_x[0] = x
+        reg_y[0] = y
+        count = 1
+        used[y, x] = 1
+        i = 0
+        while i < count:
+            rx = reg_x[i]
+            ry = reg_y[i]
+            for xx in range(rx - 1, rx + 2):
+                for yy in range(ry - 1, ry + 2):
+                    if 0 <= xx < w and 0 <= yy < h and used[yy, xx] == 0:
+                        a = f32(angles[yy, xx]) * rad
+                        if a == notdef:
+                            continue
+                        theta = reg_angle - a
                         if theta < f32(0):
                             theta = -theta
-                    if theta <= prec:
-                        used[yy, xx] = 1
-                        reg_x[count] = xx
-                        reg_y[count] = yy
-                        count += 1
-                        deg = angles[yy, xx] % 360
-                        sumdx = sumdx + cos_t[deg]
-                        sumdy = sumdy + sin_t[deg]
-                        reg_angle = atan2(sumdy, sumdx)
-        i += 1
-    return count, reg_angle
+                        if theta > three_half_pi:
+                            theta = theta - two_pi
+                            if theta < f32(0):
+                                theta = -theta
+                        if theta <= prec:
+                            used[yy, xx] = 1
+                            reg_x[count] = xx
+                            reg_y[count] = yy
+                            count += 1
+                            deg = angles[yy, xx] % 360
+                            sumdx = sumdx + cos_t[deg]
+                            sumdy = sumdy + sin_t[deg]
+                            reg_angle = atan2(sumdy, sumdx)
+            i += 1
+        if count >= min_size:
+            return k, count, reg_angle
+        k += 1
+    return n_seeds, 0, f32(0)
 
 
 class _LSD:
@@ -465,7 +504,9 @@ class _LSD:
         b = np.minimum(idx.astype(np.int64), nb - 1)
         yy, xx = np.mgrid[0:n - 1, 0:p - 1]
         order = np.lexsort((yy.T.ravel(), xx.T.ravel(), -b.T.ravel()))
-        self.seeds = list(zip(xx.T.ravel()[order].tolist(), yy.T.ravel()[order].tolist()))
+        self.seeds_x = np.ascontiguousarray(xx.T.ravel()[order], np.int64)
+        self.seeds_y = np.ascontiguousarray(yy.T.ravel()[order], np.int64)
+        self.seed_cos, self.seed_sin = seed_cos_sin(self.angles)
 
     def angle_rad(self, x, y) -> np.float32:
         return F(self.angles[y, x]) * RAD
@@ -483,17 +524,19 @@ class _LSD:
                 theta = -theta
         return bool(theta <= prec)
 
+    def grow_next(self, seeds_x, seeds_y, start: int, min_size: int, prec):
+        """The next seed from ``start`` on whose region (``region_grow``: the 8-connected aligned
+        pixels, the region angle updated after each one) has ``min_size`` pixels: (its index or
+        ``len(seeds_x)``, the region's pixels, its angle)."""
+        cos0, sin0 = self.seed_cos, self.seed_sin
+        k, count, reg_angle = _grow(self.angles, self.used, fm.COS, fm.SIN, cos0, sin0, seeds_x, seeds_y,
+                                    start, min_size, F(prec), self._reg_x, self._reg_y)
+        return k, list(zip(self._reg_x[:count].tolist(), self._reg_y[:count].tolist())), F(reg_angle)
+
     def region_grow(self, x, y, prec):
-        """``region_grow``: the 8-connected aligned pixels from (x, y), the region angle updated after
-        each one (the ``_grow`` kernel; the first angle's cos/sin are libm's)."""
-        reg_angle = self.angle_rad(x, y)
-        n = self.w * self.h
-        if self._reg_x is None:
-            self._reg_x = np.empty(n, np.int64)
-            self._reg_y = np.empty(n, np.int64)
-        count, reg_angle = _grow(self.angles, self.used, fm.COS, fm.SIN, x, y, fm.cosf(reg_angle),
-                                 fm.sinf(reg_angle), reg_angle, F(prec), self._reg_x, self._reg_y)
-        return list(zip(self._reg_x[:count].tolist(), self._reg_y[:count].tolist())), F(reg_angle)
+        """``region_grow`` from the unused, defined pixel (x, y)."""
+        _, reg, reg_angle = self.grow_next(np.array([x], np.int64), np.array([y], np.int64), 0, 0, prec)
+        return reg, reg_angle
 
     def get_theta(self, reg, x, y, reg_angle, prec) -> np.float32:
         Ixx = Iyy = Ixy = F(0.0)
@@ -648,15 +691,18 @@ class _LSD:
         logNT = F(5.0) * (_log10(F(self.w)) + _log10(F(self.h))) / F(2.0) + _log10(F(11.0))
         min_reg_size = ftoi(-logNT / _log10(self.p))
         self.used = np.zeros((self.h, self.w), np.uint8)
-        self._reg_x = self._reg_y = None
+        self._reg_x = np.empty(self.w * self.h, np.int64)
+        self._reg_y = np.empty(self.w * self.h, np.int64)
+        if compiled():
+            return self._detect_compiled(logNT, min_reg_size)
         out = []
         density_th = F(0.7)
-        for x, y in self.seeds:
-            if self.used[y, x] or self.angle_rad(x, y) == NOTDEF:
-                continue
-            reg, reg_angle = self.region_grow(x, y, self.prec)
-            if len(reg) < min_reg_size:
-                continue
+        k = 0
+        while True:
+            k, reg, reg_angle = self.grow_next(self.seeds_x, self.seeds_y, k, min_reg_size, self.prec)
+            if k >= self.seeds_x.shape[0]:
+                break
+            k += 1
             rec = self.region2rect(reg, reg_angle, self.prec, self.p)
             reg, rec = self.refine(reg, reg_angle, self.prec, self.p, rec, density_th)
             if reg is None:
@@ -667,6 +713,19 @@ class _LSD:
             out.append((rec.x1 + F(0.5), rec.y1 + F(0.5), rec.x2 + F(0.5), rec.y2 + F(0.5), rec.width, rec.p,
                         log_nfa))
         return out
+
+
+    def _detect_compiled(self, logNT, min_reg_size) -> list[tuple]:
+        """:meth:`detect`'s loop as one numba kernel (``_lsd_detect``): the same segments."""
+        from ._lsd_detect import LANCZOS_Q, _detect
+
+        out = np.empty((max(self.seeds_x.shape[0], 1), 7), F)
+        n = _detect(self.angles, self.modgrad, self.seeds_x, self.seeds_y, fm.COS, fm.SIN, self.seed_cos,
+                    self.seed_sin, F(self.prec), F(self.p), int(min_reg_size), LANCZOS_Q, F(logNT), self.used,
+                    self._reg_x, self._reg_y, out)
+        if n < 0:  # a NaN rectangle: the device loops forever here
+            raise RuntimeError("find_line_segments: the firmware's rectangle scan does not end here")
+        return [tuple(row) for row in out[:n]]
 
 
 # ---------------------------------------------------------------------- merging (line.c)
@@ -703,6 +762,9 @@ def _extend(la, lb, len0, len1, axis: int):
 
 
 def merge_alot(lines: list[dict], threshold: int, theta_threshold: int) -> list[dict]:
+    """line.c ``merge_alot``: compiled (``_line_merge``) with numba, the same passes below without."""
+    if compiled() and lines:
+        return _merge_alot_compiled(lines, threshold, theta_threshold)
     from ._hough import merge_until_stable
 
     def merge(a, b):
@@ -719,6 +781,17 @@ def merge_alot(lines: list[dict], threshold: int, theta_threshold: int) -> list[
         return dict(a, x1=x1, y1=y1, x2=x2, y2=y2)  # theta, rho and magnitude stay the first's
 
     return merge_until_stable(lines, merge)
+
+
+def _merge_alot_compiled(lines: list[dict], threshold: int, theta_threshold: int) -> list[dict]:
+    from ._line_merge import FIELDS, _merge_passes
+
+    rows = np.array([[d[k] for k in FIELDS] for d in lines], np.int64)
+    n = rows.shape[0]
+    items = np.arange(n, dtype=np.int64)
+    count = _merge_passes(rows, n, int(threshold), int(theta_threshold), items, np.empty(n, np.int64),
+                          np.empty(n, np.int64))
+    return [dict(zip(FIELDS, rows[i].tolist())) for i in items[:count].tolist()]
 
 
 def find_line_segments(gray_full: np.ndarray, roi, merge_distance: int, max_theta_diff: int) -> list[dict]:

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _args
 from . import _fmath as fm
-from ._pixels import MAXES, channels, keyword_mask, mask_pixels, operand, pack
+from ._pixels import MAXES, channels, keyword_mask, mask_pixels, operand, pack, planes
 
 F = np.float32
 
@@ -111,9 +111,10 @@ class MathOpsMixin:
         return self
 
     def _difference_with(self, other_pix: np.ndarray, mask) -> None:
-        a = channels(self._pix, self._fmt)
-        b = channels(other_pix, self._fmt)
-        self._apply([np.abs(x - y) for x, y in zip(a, b)], mask)
+        a = planes(self._pix, self._fmt)
+        b = planes(other_pix, self._fmt)
+        # |a - b| of two uint8 fields is a uint8 again (max - min, no widening needed)
+        self._apply([np.maximum(x, y) - np.minimum(x, y) for x, y in zip(a, b)], mask)
 
     def blend(self, other, *args, **kwargs):
         """``blend(image|path|color, alpha=128, mask=None)``: ``alpha/256`` of this image."""

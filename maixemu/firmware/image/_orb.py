@@ -30,6 +30,7 @@ import struct
 import numpy as np
 
 from . import _fmath
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 KDESC_SIZE = 32
 MAX_KP_DIST = KDESC_SIZE * 8
@@ -377,6 +378,47 @@ def _arcs(diff: np.ndarray, length: int) -> np.ndarray:
     return best
 
 
+@kernel
+def _segment_scores(p, x0, y0, ring_x, ring_y, arc, threshold, best):
+    """The segment test's score per pixel (numba): over the circular runs of ``arc`` ring samples,
+    the largest smallest excess over the centre (bright) or under it (dark), as :func:`_arcs` gives
+    it; a side with fewer than ``arc`` samples beyond ``threshold`` cannot score above it and is
+    not computed (a pixel with neither gets ``threshold``: only scores above it are read)."""
+    n = ring_x.shape[0]
+    d = np.empty(n, np.int64)
+    h, w = best.shape
+    for yy in range(h):
+        y = y0 + yy
+        for xx in range(w):
+            x = x0 + xx
+            c = p[y, x]
+            up = 0
+            down = 0
+            for k in range(n):
+                v = p[y + ring_y[k], x + ring_x[k]] - c
+                d[k] = v
+                if v > threshold:
+                    up += 1
+                if -v > threshold:
+                    down += 1
+            score = threshold  # stands for "at most threshold" when no run can pass either way
+            for sign in range(2):
+                if (up if sign == 0 else down) < arc:
+                    continue
+                for start in range(n):
+                    m = d[start] if sign == 0 else -d[start]
+                    for j in range(1, arc):
+                        v = d[(start + j) % n]
+                        if sign == 1:
+                            v = -v
+                        if v < m:
+                            m = v
+                    if m > score:
+                        score = m
+            best[yy, xx] = score
+    return 0
+
+
 _FAST_RING = ((0, 3), (1, 3), (2, 2), (3, 1), (3, 0), (3, -1), (2, -2), (1, -3), (0, -3), (-1, -3), (-2, -2),
               (-3, -1), (-3, 0), (-3, 1), (-2, 2), (-1, 3))  # (dx, dy), fast.c's make_offsets
 _AGAST_RING = ((-1, 0), (-1, -1), (0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1))  # agast.c's 5_8 pattern
@@ -393,11 +435,17 @@ def _corners(img: np.ndarray, roi, threshold: int, agast: bool):
     if x1 <= x0 or y1 <= y0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     p = img.astype(np.int64)
-    centre = p[y0:y1, x0:x1]
-    samples = np.stack([p[y0 + dy:y1 + dy, x0 + dx:x1 + dx] for dx, dy in ring], axis=-1)
-    bright = _arcs(samples - centre[..., None], arc)  # the run's smallest excess over the centre
-    dark = _arcs(centre[..., None] - samples, arc)
-    best = np.maximum(bright, dark)
+    if compiled():
+        best = np.empty((y1 - y0, x1 - x0), np.int64)
+        ring_x = np.array([dx for dx, _ in ring], np.int64)
+        ring_y = np.array([dy for _, dy in ring], np.int64)
+        _segment_scores(p, x0, y0, ring_x, ring_y, arc, threshold, best)
+    else:
+        centre = p[y0:y1, x0:x1]
+        samples = np.stack([p[y0 + dy:y1 + dy, x0 + dx:x1 + dx] for dx, dy in ring], axis=-1)
+        bright = _arcs(samples - centre[..., None], arc)  # the run's smallest excess over the centre
+        dark = _arcs(centre[..., None] - samples, arc)
+        best = np.maximum(bright, dark)
     ys, xs = np.nonzero(best > threshold)  # corner: a run all > centre + b (or all < centre - b)
     ys, xs = ys[:MAX_CORNERS] + y0, xs[:MAX_CORNERS] + x0
     scores = best[ys - y0, xs - x0] - 1  # the largest b the tree still accepts
@@ -421,10 +469,10 @@ def _nonmax(xs, ys, scores):
     return [(int(x), int(y), int(sc)) for x, y, sc, k in zip(xs, ys, scores, keep) if k]
 
 
-def _angle(img: np.ndarray, x: int, y: int) -> int:
-    """``comp_angle``: intensity-centroid orientation, truncated to whole degrees, then to 15."""
+def _angle(p: np.ndarray, x: int, y: int) -> int:
+    """``comp_angle`` (``p``: the octave's pixels as int64): intensity-centroid orientation,
+    truncated to whole degrees, then to 15."""
     um = u_max()
-    p = img.astype(np.int64)
     m01 = m10 = 0
     u = np.arange(-HALF_PATCH, HALF_PATCH + 1)
     m10 += int((u * p[y, x + u]).sum())
@@ -510,8 +558,9 @@ def find_keypoints(gray: np.ndarray, roi, threshold: int, normalized: bool, scal
         if r[2] <= 2 * PATCH_SIZE or r[3] <= 2 * PATCH_SIZE:
             break
         img = kpu_blur(_scale_gray(gray, sw, sh))
+        wide = img.astype(np.int64)  # once per octave, not per keypoint
         for x, y, score in _nonmax(*_corners(img, r, threshold, agast)):
-            angle = _angle(img, x, y)
+            angle = _angle(wide, x, y)
             desc = _describe(img, x, y, angle)
             kpts.append(KeyPoint(int(np.floor(F(x) * scale)), int(np.floor(F(y) * scale)), score, octave, angle, desc))
         if normalized:

@@ -275,24 +275,36 @@ def _polar_scales(rw: int, rh: int) -> tuple[F, F]:
 
 
 def _gray_roi(img, roi) -> np.ndarray:
-    """What ``fft2d_run`` reads: the ROI's gray values (the YUV table's Y for RGB565)."""
+    """The ROI's gray values (the YUV table's Y + 128 for RGB565)."""
     from ._find import _gray8
 
     return _gray8(img, roi)
+
+
+def fft_input(gray: np.ndarray, fmt) -> np.ndarray:
+    """The bytes ``fft2d_run`` puts in its buffer: a grayscale image's pixels; for any other image
+    ``yuv_table[pixel * 3]``, the *signed* luma ``Y = gray - 128`` stored into a ``uint8_t`` without
+    the ``+ 128`` of ``COLOR_RGB565_TO_GRAYSCALE`` -- so the firmware correlates ``gray ^ 0x80``, the
+    brightness wrapped half-way round (black 128, mid-gray 0/255, white 127)."""
+    if fmt == GRAYSCALE:
+        return gray
+    return gray ^ np.uint8(0x80)
 
 
 def phasecorrelate(img0, img1, roi0, roi1, logpolar: bool, fix_rotation_scale: bool, rotation_corr=None):
     """``imlib_phasecorrelate`` -> (x_translation, y_translation, rotation, scale, response), float32.
 
     ``rotation_corr(pixels, z_rotation, zoom)`` is the firmware's ``imlib_rotation_corr(img, 0, 0,
-    z_rotation, 0, 0, zoom, 60, NULL)`` on a copy of the first ROI (fix_rotation_scale only).
+    z_rotation, 0, 0, zoom, 60, NULL)`` on a copy of the first ROI (fix_rotation_scale only). Every
+    FFT reads its image's bytes as :func:`fft_input` gives them (after the log-polar remap, which
+    moves pixels, so a pixel it leaves black reads as black does).
     """
     rw, rh = roi0[2], roi0[3]
     rotation = scale = F(0)
     if not logpolar and fix_rotation_scale:  # step 1: rotation/scale from the log-polar magnitudes
         spectra = []
         for img, roi in ((img0, roi0), (img1, roi1)):
-            f = FFT2D(_gray_roi(img, roi))
+            f = FFT2D(fft_input(_gray_roi(img, roi), img._fmt))
             f.run()
             f.mag()
             f.swap()
@@ -314,7 +326,7 @@ def phasecorrelate(img0, img1, roi0, roi1, logpolar: bool, fix_rotation_scale: b
 
     if logpolar:  # step 3 on log-polar images: the shift is rotation (x) and log-scale (y)
         first, second = logpolar_int(first), logpolar_int(second)
-    a, b = FFT2D(first), FFT2D(second)
+    a, b = FFT2D(fft_input(first, img0._fmt)), FFT2D(fft_input(second, img1._fmt))
     a.run()
     b.run()
     x, y, response = _correlate(a, b)

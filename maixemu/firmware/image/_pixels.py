@@ -39,6 +39,8 @@ def pack(chans: list[np.ndarray], fmt: int) -> np.ndarray:
         return (np.asarray(chans[0], dtype=np.int64) & 1).astype(np.uint8)
     if fmt == GRAYSCALE:
         return (np.asarray(chans[0], dtype=np.int64) & 0xFF).astype(np.uint8)
+    if all(isinstance(c, np.ndarray) and c.dtype == np.uint8 for c in chans):
+        return _color.pack565(*chans)  # fields known to be 0..255: the same bits in uint16 arithmetic
     r, g, b = (np.asarray(c, dtype=np.int64) for c in chans)
     # COLOR_R5_G6_B5_TO_RGB565 with ints: (r << 3) | (g >> 3) | ((g & 7) << 13) | (b << 8), stored as uint16
     return (((r << 3) | (g >> 3) | ((g & 7) << 13) | (b << 8)) & 0xFFFF).astype(np.uint16)
@@ -50,7 +52,9 @@ def to_binary(pix: np.ndarray, fmt: int) -> np.ndarray:
         return pix != 0
     if fmt == GRAYSCALE:
         return pix > 127
-    return _color.rgb565_to_gray(pix) >= 128
+    from ._tables import binary_table
+
+    return _color.lut16(pix, binary_table()).view(bool)
 
 
 def binary_max(fmt: int) -> int:
@@ -133,6 +137,23 @@ def offsets(k: int) -> Iterator[tuple[int, int]]:
             yield j, i
 
 
+def planes(pix: np.ndarray, fmt: int) -> list[np.ndarray]:
+    """Native channels as uint8 arrays (what the window kernels read): [bit], [gray], [R5, G6, B5]."""
+    if fmt == GRAYSCALE or fmt == BINARY:
+        return [pix]
+    return [c.astype(np.uint8) for c in _color.split565(pix)]
+
+
+def box_sum(chan: np.ndarray, k: int) -> np.ndarray:
+    """int32 sum over each pixel's clamp-to-edge (2k+1)^2 window of a uint8 channel (OpenCV's
+    unnormalised box filter with the edge repeated: integer sums, exact)."""
+    import cv2
+
+    n = 2 * k + 1
+    return cv2.boxFilter(np.ascontiguousarray(chan, dtype=np.uint8), cv2.CV_32S, (n, n), normalize=False,
+                         borderType=cv2.BORDER_REPLICATE)
+
+
 class Window:
     """Clamp-to-edge shifted views of a channel, for vectorised neighbourhood loops."""
 
@@ -151,12 +172,6 @@ class Window:
         v = np.lib.stride_tricks.sliding_window_view(self.padded, (n, n))
         return v.reshape(self.h, self.w, n * n)
 
-    def box_sum(self) -> np.ndarray:
-        """Sum over the window (exact integers)."""
-        n = 2 * self.k + 1
-        c = np.cumsum(np.cumsum(self.padded.astype(np.int64), axis=0), axis=1)
-        c = np.pad(c, ((1, 0), (1, 0)))
-        return c[n:, n:] - c[:-n, n:] - c[n:, :-n] + c[:-n, :-n]
 
 
 class ChannelHelpers:

@@ -82,19 +82,43 @@ def remap_nearest(img, sx: np.ndarray, sy: np.ndarray):
     The firmware's geometric corrections all copy the image, clear it and pull pixels back this way.
     """
     h, w = img._pix.shape
+    return remap_flat(img, flat_sources(sx, sy, w, h))
+
+
+def flat_sources(sx: np.ndarray, sy: np.ndarray, w: int, h: int) -> np.ndarray:
+    """The (h*w,) flat source index of every output pixel, ``h*w`` (a black pixel) outside; read-only,
+    so that a map made from the same arguments can be kept and reused (:func:`cached_map`)."""
     ok = (sx >= 0) & (sx < w) & (sy >= 0) & (sy < h)
-    src = img._pix.copy()
-    img._pix[...] = 0
-    img._pix[ok] = src[sy[ok], sx[ok]]
+    index = np.where(ok, sy * w + sx, h * w).astype(np.intp).reshape(-1)
+    index.flags.writeable = False
+    return index
+
+
+def remap_flat(img, index: np.ndarray):
+    """In place: pixel i takes the original's pixel ``index[i]`` (``h*w``: black), one gather."""
+    pix = img._pix
+    src = np.concatenate([pix.reshape(-1), np.zeros(1, pix.dtype)])
+    pix[...] = np.take(src, index).reshape(pix.shape)
     img._touch()
     return img
+
+
+def cached_map(make):
+    """``make(*key) -> flat source index`` kept for the last few argument tuples: a script that
+    corrects every frame the same way (same size, same angles) computes its map once."""
+    return lru_cache(maxsize=8)(make)
+
+
+@cached_map
+def _polar_sources(w: int, h: int, linear: bool, reverse: bool, clamp: bool) -> np.ndarray:
+    return flat_sources(*polar_map(w, h, linear, reverse, clamp), w, h)
 
 
 class PolarMixin:
     def _polar(self, linear: bool, args, kwargs):
         reverse = bool(_args.to_int(_args.pick(args, 0, kwargs, "reverse", False)))
-        sx, sy = polar_map(self.width(), self.height(), linear, reverse, clamp=reverse and self._fmt == RGB565)
-        return remap_nearest(self, sx, sy)
+        index = _polar_sources(self.width(), self.height(), linear, reverse, reverse and self._fmt == RGB565)
+        return remap_flat(self, index)
 
     def linpolar(self, *args, **kwargs):
         """In place: the image unrolled to (angle, radius) linearly (``reverse=True``: rolled back)."""

@@ -11,7 +11,9 @@ import numpy as np
 
 from . import _args
 from . import _fmath as fm
-from ._pixels import channels, pack
+from ._filter_kernels import block_pool
+from ._jit import compiled_now as compiled  # (the vectorised form until kernels are served compiled)
+from ._pixels import pack, planes
 
 F = np.float32
 
@@ -31,20 +33,34 @@ def _divisors(img, x_div, y_div) -> tuple[int, int]:
 
 
 def _blocks(img, x_div: int, y_div: int) -> list[np.ndarray]:
+    """Per native channel (uint8), a (oh, y_div, ow, x_div) view of the whole blocks (no copy)."""
     ow, oh = img.width() // x_div, img.height() // y_div
-    out = []
-    for c in channels(img._pix, img._fmt):
-        b = c[: oh * y_div, : ow * x_div].reshape(oh, y_div, ow, x_div).transpose(0, 2, 1, 3)
-        out.append(b.reshape(oh, ow, -1))
-    return out
+    return [c[: oh * y_div, : ow * x_div].reshape(oh, y_div, ow, x_div) for c in planes(img._pix, img._fmt)]
+
+
+def _pooled(img, x_div: int, y_div: int, midpoint: bool, bias: int) -> np.ndarray:
+    """The pooled pixels: the compiled block loops, or reductions over block views."""
+    ow, oh = img.width() // x_div, img.height() // y_div
+    chans = []
+    for plane, b in zip(planes(img._pix, img._fmt), _blocks(img, x_div, y_div)):
+        if compiled():
+            out = np.empty((oh, ow), np.uint8)
+            block_pool(np.ascontiguousarray(plane), x_div, y_div, midpoint, bias, out)
+        elif midpoint:
+            lo = b.min(axis=(1, 3)).astype(np.int32)
+            hi = b.max(axis=(1, 3)).astype(np.int32)
+            out = ((lo * (256 - bias) + hi * bias) >> 8).astype(np.uint8)
+        else:
+            out = (b.sum(axis=(1, 3), dtype=np.int64) // (x_div * y_div)).astype(np.uint8)
+        chans.append(out)
+    return pack(chans, img._fmt)
 
 
 class PoolMixin:
     def _mean_pool_pix(self, x_div, y_div) -> np.ndarray:
         self._mutable()
         x_div, y_div = _divisors(self, x_div, y_div)
-        n = x_div * y_div
-        return pack([b.sum(axis=2) // n for b in _blocks(self, x_div, y_div)], self._fmt)
+        return _pooled(self, x_div, y_div, False, 0)
 
     def _midpoint_pool_pix(self, args, kwargs) -> np.ndarray:
         self._mutable()
@@ -53,8 +69,7 @@ class PoolMixin:
         x_div, y_div = _divisors(self, args[0], args[1])
         b = F(_args.to_float(_args.pick(args, 2, kwargs, "bias", 0.5))) * F(256)
         bias = int(fm.to_int(max(min(b, F(256)), F(0))))
-        return pack([(blk.min(axis=2) * (256 - bias) + blk.max(axis=2) * bias) >> 8
-                     for blk in _blocks(self, x_div, y_div)], self._fmt)
+        return _pooled(self, x_div, y_div, True, bias)
 
     def mean_pool(self, x_div, y_div):
         """In place: the image becomes (w // x_div) x (h // y_div) block means."""

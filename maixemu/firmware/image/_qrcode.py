@@ -18,6 +18,9 @@ QR standard says 94), which changes the cells read as data on version-21 codes.
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 import numpy as np
 
 from . import _args
@@ -182,6 +185,100 @@ def _flood_fill(pix, x, y, frm, to, spans, stack):
             right = stack[depth, 3]
 
 
+@kernel
+def _finder_candidates(pix, out):
+    """``finder_scan`` over every row: the (y, x, pb[0..4]) where a white run starts after five runs
+    in the 1:1:3:1:1 ratio, in scan order; returns their count. ``test_capstone`` only renumbers
+    black pixels (never turns one white), so the runs are those of the scan that calls it."""
+    h, w = pix.shape
+    n = 0
+    pb = np.zeros(5, np.int64)
+    for y in range(h):
+        last_color = 0
+        run_length = 0
+        run_count = 0
+        for i in range(5):
+            pb[i] = 0
+        for x in range(w):
+            color = 1 if pix[y, x] != 0 else 0
+            if x != 0 and color != last_color:
+                for i in range(4):
+                    pb[i] = pb[i + 1]
+                pb[4] = run_length
+                run_length = 0
+                run_count += 1
+                if color == 0 and run_count >= 5:
+                    avg = (pb[0] + pb[1] + pb[3] + pb[4]) // 4
+                    err = avg * 3 // 4
+                    ok = True
+                    for i in range(5):
+                        check = 3 if i == 2 else 1
+                        if pb[i] < check * avg - err or pb[i] > check * avg + err:
+                            ok = False
+                    if ok:  # out has room: at most one white-run start per two columns
+                        out[n, 0] = y
+                        out[n, 1] = x
+                        for i in range(5):
+                            out[n, 2 + i] = pb[i]
+                        n += 1
+            run_length += 1
+            last_color = color
+    return n
+
+
+#: fitness_cell's sample offsets inside a cell (``static const float offsets[]``)
+FITNESS_OFFSETS = np.array([0.3, 0.5, 0.7], np.float32)
+
+
+@kernel
+def _fitness(c, cells, weights, pix, off):
+    """``fitness_all``'s sum: for each cell (x, y) its weight times ``fitness_cell`` (+1 per black,
+    -1 per white sample of the 3x3 grid at ``off`` = 0.3/0.5/0.7, nothing outside the image), the
+    perspective map in float32 and each coordinate cast to int as the K210 converts (toward zero,
+    saturating at the int32 range, NaN to INT_MAX)."""
+    h, w = pix.shape
+    one = np.float32(1.0)
+    total = 0
+    for k in range(cells.shape[0]):
+        score = 0
+        fx = np.float32(cells[k, 0])
+        fy = np.float32(cells[k, 1])
+        for j in range(3):
+            v = fy + off[j]
+            for i in range(3):
+                u = fx + off[i]
+                den = c[6] * u + c[7] * v + one
+                nx = c[0] * u + c[1] * v + c[2]
+                ny = c[3] * u + c[4] * v + c[5]
+                if den == 0:  # IEEE division (numba would raise): +-inf or NaN, cast as below
+                    positive = math.copysign(1.0, den) > 0
+                    px = 2147483647 if nx != nx or nx == 0 or (nx > 0) == positive else -2147483648
+                    py = 2147483647 if ny != ny or ny == 0 or (ny > 0) == positive else -2147483648
+                else:
+                    x = nx / den
+                    y = ny / den
+                    if x != x or x >= 2147483647.0:
+                        px = 2147483647
+                    elif x <= -2147483648.0:
+                        px = -2147483648
+                    else:
+                        px = int(x)
+                    if y != y or y >= 2147483647.0:
+                        py = 2147483647
+                    elif y <= -2147483648.0:
+                        py = -2147483648
+                    else:
+                        py = int(y)
+                if py < 0 or py >= h or px < 0 or px >= w:
+                    continue
+                if pix[py, px] != 0:
+                    score += 1
+                else:
+                    score -= 1
+        total += score * weights[k]
+    return total
+
+
 # ---------------------------------------------------------------------- perspective (float32)
 def perspective_setup(rect, w, h) -> list:
     x0, y0 = F(rect[0][0]), F(rect[0][1])
@@ -242,6 +339,58 @@ def perspective_unmap(c, p) -> tuple[np.float32, np.float32]:
 
 
 # ---------------------------------------------------------------------- identification
+def _ring(cx: int, cy: int, r: int) -> list[tuple[int, int]]:
+    """``fitness_ring``'s cells, in its order."""
+    cells = []
+    for i in range(r * 2):
+        cells += [(cx - r + i, cy - r), (cx - r, cy + r - i), (cx + r, cy - r + i), (cx + r - i, cy + r)]
+    return cells
+
+
+@lru_cache(maxsize=64)
+def fitness_pattern(gs: int) -> tuple[np.ndarray, np.ndarray]:
+    """The cells ``fitness_all`` scores for a grid of ``gs`` modules and the sign each score gets:
+    the timing patterns, the three finder patterns (centre, rings 1-3) and the alignment patterns
+    of the version. (n, 2) int64 cells and (n,) int64 weights, read-only (cached per size)."""
+    version = int(np.trunc((gs - 17) / 4))
+    cells: list[tuple[int, int]] = []
+    weights: list[int] = []
+    for i in range(gs - 14):
+        expect = 1 if i & 1 else -1
+        cells += [(i + 7, 6), (6, i + 7)]
+        weights += [expect, expect]
+
+    def add(group, sign):
+        cells.extend(group)
+        weights.extend([sign] * len(group))
+
+    for x, y in ((0, 0), (gs - 7, 0), (0, gs - 7)):
+        x, y = x + 3, y + 3
+        add([(x, y)], 1)
+        add(_ring(x, y, 1), 1)
+        add(_ring(x, y, 2), -1)
+        add(_ring(x, y, 3), 1)
+    if 0 <= version <= MAX_VERSION and version >= 1:
+        ap = _alignment(version)  # VERSIONS[version]["apat"]
+        apc = len(ap)
+
+        def apat(cx, cy):
+            add([(cx, cy)], 1)
+            add(_ring(cx, cy, 1), -1)
+            add(_ring(cx, cy, 2), 1)
+
+        for i in range(1, apc - 1):
+            apat(6, ap[i])
+            apat(ap[i], 6)
+        for i in range(1, apc):
+            for j in range(1, apc):
+                apat(ap[i], ap[j])
+    out = np.array(cells, np.int64).reshape(-1, 2), np.array(weights, np.int64)
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
 class _Quirc:
     """One ``struct quirc`` run: pixels, regions, capstones, grids."""
 
@@ -252,8 +401,8 @@ class _Quirc:
         self.capstones: list[dict] = []
         self.grids: list[dict] = []
         n = self.w * self.h + 1
-        self._spans = np.zeros((n, 3), np.int64)
-        self._stack = np.zeros((n, 4), np.int64)
+        self._spans = np.empty((n, 3), np.int64)  # the fill writes every row it hands back
+        self._stack = np.empty((n, 4), np.int64)
 
     # -- flood fills
     def fill(self, x, y, frm, to) -> np.ndarray:
@@ -336,23 +485,12 @@ class _Quirc:
             return
         self.record_capstone(ring_left, stone)
 
-    def finder_scan(self, y: int) -> None:
-        color = (self.pixels[y] != 0).astype(np.int8)
-        trans = np.flatnonzero(color[1:] != color[:-1]) + 1  # x where a new run starts
-        if trans.size < 5:
-            return
-        starts = np.concatenate([[0], trans])
-        lengths = np.diff(starts)  # length of the run ended at each transition
-        for j in range(4, trans.size):
-            x = int(trans[j])
-            if color[x]:
-                continue  # only where a white run starts
-            pb = [int(v) for v in lengths[j - 4:j + 1]]
-            avg = (pb[0] + pb[1] + pb[3] + pb[4]) // 4
-            err = avg * 3 // 4
-            if all(check * avg - err <= pb[i] <= check * avg + err
-                   for i, check in enumerate((1, 1, 3, 1, 1))):
-                self.test_capstone(x, y, pb)
+    def finder_scan(self) -> None:
+        """``finder_scan`` of every row: the candidates in scan order, each tested in turn."""
+        out = np.empty((self.h * (self.w // 2 + 1), 7), np.int64)
+        n = _finder_candidates(self.pixels, out)
+        for y, x, *pb in out[:n].tolist():
+            self.test_capstone(x, y, pb)
 
     # -- grids
     def timing_scan(self, p0, p1) -> int:
@@ -440,61 +578,9 @@ class _Quirc:
         out[inside] = (self.pixels[py[inside], px[inside]] != 0).astype(np.int64)
         return out
 
-    def fitness_cells(self, c, cells: np.ndarray) -> np.ndarray:
-        """``fitness_cell`` for an (n, 2) array of cell coordinates: +1 per black sample of the
-        3x3 grid at offsets 0.3/0.5/0.7, -1 per white one, 0 outside the image."""
-        off = np.array([0.3, 0.5, 0.7], F)
-        ox = np.tile(off, 3)
-        oy = np.repeat(off, 3)
-        us = cells[:, 0:1].astype(F) + ox[None, :]
-        vs = cells[:, 1:2].astype(F) + oy[None, :]
-        vals = self._cell_pixels(c, us.ravel(), vs.ravel()).reshape(us.shape)
-        return np.where(vals < 0, 0, np.where(vals > 0, 1, -1)).sum(axis=1)
-
-    @staticmethod
-    def _ring(cx, cy, r):
-        cells = []
-        for i in range(r * 2):
-            cells += [(cx - r + i, cy - r), (cx - r, cy + r - i), (cx + r, cy - r + i), (cx + r - i, cy + r)]
-        return cells
-
     def fitness_all(self, qr) -> int:
-        c = qr["c"]
-        gs = qr["grid_size"]
-        version = int(np.trunc((gs - 17) / 4))
-        cells, weights = [], []
-        for i in range(gs - 14):
-            expect = 1 if i & 1 else -1
-            cells += [(i + 7, 6), (6, i + 7)]
-            weights += [expect, expect]
-
-        def add(group, sign):
-            cells.extend(group)
-            weights.extend([sign] * len(group))
-
-        for x, y in ((0, 0), (gs - 7, 0), (0, gs - 7)):
-            x, y = x + 3, y + 3
-            add([(x, y)], 1)
-            add(self._ring(x, y, 1), 1)
-            add(self._ring(x, y, 2), -1)
-            add(self._ring(x, y, 3), 1)
-        if 0 <= version <= MAX_VERSION and version >= 1:
-            ap = VERSIONS[version]["apat"]
-            apc = len(ap)
-
-            def apat(cx, cy):
-                add([(cx, cy)], 1)
-                add(self._ring(cx, cy, 1), -1)
-                add(self._ring(cx, cy, 2), 1)
-
-            for i in range(1, apc - 1):
-                apat(6, ap[i])
-                apat(ap[i], 6)
-            for i in range(1, apc):
-                for j in range(1, apc):
-                    apat(ap[i], ap[j])
-        scores = self.fitness_cells(c, np.array(cells, np.int64))
-        return int((scores * np.array(weights, np.int64)).sum())
+        cells, weights = fitness_pattern(qr["grid_size"])
+        return int(_fitness(np.array(qr["c"], F), cells, weights, self.pixels, FITNESS_OFFSETS))
 
     def jiggle_perspective(self, qr) -> None:
         best = self.fitness_all(qr)
@@ -600,8 +686,7 @@ class _Quirc:
         self.record_qr_grid(best_h, i, best_v)
 
     def run(self) -> None:
-        for y in range(self.h):
-            self.finder_scan(y)
+        self.finder_scan()
         for i in range(len(self.capstones)):
             self.test_grouping(i)
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _args
-from ._fmath import F, fsqrt, ftoi, lb_clip_line
+from ._fmath import F, ftoi, lb_clip_line
+from ._jit import kernel
 
 
 def quad_box_and_corners(p, rx: int, ry: int):
@@ -45,15 +46,49 @@ def _bresenham(x1: int, y1: int, x2: int, y2: int) -> tuple[np.ndarray, np.ndarr
     return np.concatenate([[x1], xs]).astype(np.int64), np.concatenate([[y1], ys]).astype(np.int64)
 
 
-def pixel_magnitudes(gray: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    """``pixel_magnitude``: Sobel magnitude with the rows/columns clamped at the image border."""
+@kernel
+def trace_magnitude(gray, x1, y1, x2, y2):
+    """``trace_line``'s points from (x1, y1) to (x2, y2) (Bresenham, the first included) summed by
+    their ``pixel_magnitude`` (Sobel, rows and columns clamped at the image border,
+    ``(int)sqrtf(gx*gx + gy*gy)``); -1 when the line leaves the image."""
     h, w = gray.shape
-    g = gray.astype(np.int64)
-    xm, xp = np.maximum(xs - 1, 0), np.minimum(xs + 1, w - 1)
-    ym, yp = np.where(ys != 0, ys - 1, ys), np.where(ys != h - 1, ys + 1, ys)
-    x_acc = g[ym, xm] - g[ym, xp] + 2 * g[ys, xm] - 2 * g[ys, xp] + g[yp, xm] - g[yp, xp]
-    y_acc = g[ym, xm] + 2 * g[ym, xs] + g[ym, xp] - g[yp, xm] - 2 * g[yp, xs] - g[yp, xp]
-    return np.trunc(np.sqrt((x_acc * x_acc + y_acc * y_acc).astype(F))).astype(np.int64)
+    if not (0 <= x1 < w and 0 <= x2 < w and 0 <= y1 < h and 0 <= y2 < h):
+        return -1  # Bresenham's points lie between the ends: they are all inside when both ends are
+
+    def magnitude(x, y):
+        ym = y - 1 if y != 0 else y
+        yp = y + 1 if y != h - 1 else y
+        xm = max(x - 1, 0)
+        xp = min(x + 1, w - 1)
+        a, b, c = int(gray[ym, xm]), int(gray[ym, x]), int(gray[ym, xp])
+        d, f = int(gray[y, xm]), int(gray[y, xp])
+        g, k, m = int(gray[yp, xm]), int(gray[yp, x]), int(gray[yp, xp])
+        gx = a - c + 2 * d - 2 * f + g - m
+        gy = a + 2 * b + c - g - 2 * k - m
+        return int(np.sqrt(np.float32(gx * gx + gy * gy)))
+
+    dx = x2 - x1
+    dy = y2 - y1
+    sdx = -1 if dx < 0 else (1 if dx > 0 else 0)
+    sdy = -1 if dy < 0 else (1 if dy > 0 else 0)
+    if abs(dx) >= abs(dy):  # one step along x each point, along y when the accumulator overflows
+        steps, minor, mx, my, nx, ny = abs(dx), abs(dy), sdx, 0, 0, sdy
+    else:
+        steps, minor, mx, my, nx, ny = abs(dy), abs(dx), 0, sdy, sdx, 0
+    acc = steps >> 1
+    px = x1
+    py = y1
+    total = magnitude(px, py)
+    for _ in range(steps):
+        acc += minor
+        if acc >= steps:
+            acc -= steps
+            px += nx
+            py += ny
+        px += mx
+        py += my
+        total += magnitude(px, py)
+    return total
 
 
 def edge_magnitude(gray: np.ndarray, corners, rx: int = 0, ry: int = 0) -> int:
@@ -72,10 +107,7 @@ def edge_magnitude(gray: np.ndarray, corners, rx: int = 0, ry: int = 0) -> int:
         clipped = lb_clip_line(x1, y1, x2, y2, 0, 0, w, h)
         if clipped is None:
             continue
-        xs, ys = _bresenham(*clipped)
-        if xs.min() < 0 or ys.min() < 0 or xs.max() >= w or ys.max() >= h:
-            continue
-        total += int(pixel_magnitudes(gray, xs, ys).sum())
+        total += max(0, int(trace_magnitude(gray, *clipped)))
     return total & 0xFFFFFFFF
 
 
@@ -85,8 +117,7 @@ def find_rects(gray_full: np.ndarray, roi, threshold: int) -> list[dict]:
     rx, ry, rw, rh = roi
     im = np.ascontiguousarray(gray_full[ry:ry + rh, rx:rx + rw])
     quads = _quads.detect_quads(im, override_mode=True)
-    quads = [_quads.refine_edges(im, q) for q in quads]
-    quads = _quads.drop_overlapping(quads)
+    quads = _quads.drop_overlapping(_quads.refine_edges(im, quads))
     out = []
     for q in quads:
         rect, corners, _ = quad_box_and_corners(q, rx, ry)

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _args, _lab
 from ._fmath import COS, SIN, F, cdiv, fast_atan2f, fsqrt, ftoi, i32, line_length, line_through_roi
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 
 def sample_points(pix: np.ndarray, fmt: int, roi, x_stride: int, y_stride: int, thresholds,
@@ -64,6 +65,9 @@ def _pair_differences(values: list[np.ndarray], size: int) -> np.ndarray:
     n = seq.size
     if n < 2:
         return hist
+    if compiled():
+        _pair_hist(np.ascontiguousarray(seq, np.int64), size, np.zeros(size, np.int64), hist)
+        return hist
     # The sequence is cut in chunks: a chunk's pairs with all earlier points are one correlation of
     # two histograms, the pairs inside it a small outer difference.
     earlier = np.zeros(size, np.int64)
@@ -80,6 +84,26 @@ def _pair_differences(values: list[np.ndarray], size: int) -> np.ndarray:
         hist += np.bincount(d[iu] + size, minlength=2 * size)
         earlier += bh
     return hist
+
+
+@kernel
+def _pair_hist(seq, size, earlier, hist):
+    """:func:`_pair_differences` (numba): point by point, the differences with every earlier point
+    read off the running histogram of the earlier values (``earlier``), so the pairs cost the point
+    count times the coordinate range instead of the point count squared."""
+    lo = size
+    hi = -1
+    for j in range(seq.shape[0]):
+        v = seq[j]
+        for u in range(lo, hi + 1):
+            c = earlier[u]
+            if c != 0:
+                hist[u - v + size] += c
+        earlier[v] += 1
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
 
 
 def get_regression(pix: np.ndarray, fmt: int, img_w: int, img_h: int, roi, x_stride: int,

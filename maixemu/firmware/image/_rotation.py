@@ -27,6 +27,7 @@ exact instruction sequence and is not reproducible bit for bit.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -40,8 +41,9 @@ def _cdiv2(v: int) -> int:
     return int(v / 2) if v < 0 else v // 2  # C integer division by 2 (toward zero)
 
 
-def transform(w: int, h: int, xr: float, yr: float, zr: float, xt: float, yt: float,
-              zoom: float, fov: float) -> np.ndarray | None:
+def transform(w: int, h: int, xr: float | np.floating, yr: float | np.floating, zr: float | np.floating,
+              xt: float | np.floating, yt: float | np.floating, zoom: float | np.floating,
+              fov: float | np.floating) -> np.ndarray | None:
     """T4 of imlib_rotation_corr (angles in radians, float32), or None for a singular model."""
     z = F(F(np.sqrt(F(w * w + h * h))) / F(2)) / _fmath.tanf(F(fov / F(2)))
     z_z = F(z * F(zoom))
@@ -92,17 +94,30 @@ class RotationMixin:
         if "corners" in kwargs or len(args) > 7:  # py_helper_keyword_corner_array: 4 (x, y) points
             raw = kwargs["corners"] if "corners" in kwargs else args[7]
             corners = [[_args.to_float(v) for v in _args.fixed_array(p, 2)] for p in _args.fixed_array(raw, 4)]
-        from ._polar import remap_nearest
+        from ._polar import remap_flat
 
-        w, h = self.width(), self.height()
-        T4 = transform(w, h, xr, yr, zr, xt, yt, zoom, fov)
-        if corners is not None:  # the source corners (0, 0), (w-1, 0), (w-1, h-1), (0, h-1) -> corners
-            world = ((0, 0), (w - 1, 0), (w - 1, h - 1), (0, h - 1))
-            H = homography_compute([(*wp, *cp) for wp, cp in zip(world, corners)])
-            if T4 is not None:
-                T4 = matmul(H, T4)
-        if T4 is None:  # singular model: the image is cleared and nothing is pulled back
+        key = tuple(float(v) for v in (xr, yr, zr, xt, yt, zoom, fov))
+        index = _sources(self.width(), self.height(), key, None if corners is None else tuple(map(tuple, corners)))
+        if index is None:  # singular model: the image is cleared and nothing is pulled back
             self._pix[...] = 0
             self._touch()
             return self
-        return remap_nearest(self, *source_map(T4, w, h))
+        return remap_flat(self, index)
+
+
+@lru_cache(maxsize=8)
+def _sources(w: int, h: int, params: tuple[float, ...], corners: tuple | None) -> np.ndarray | None:
+    """The flat source map of one ``rotation_corr`` call (None: singular), kept for the last few
+    argument tuples: a script that corrects every frame the same way builds it once."""
+    from ._polar import flat_sources
+
+    xr, yr, zr, xt, yt, zoom, fov = (F(v) for v in params)
+    T4 = transform(w, h, xr, yr, zr, xt, yt, zoom, fov)
+    if corners is not None:  # the source corners (0, 0), (w-1, 0), (w-1, h-1), (0, h-1) -> corners
+        world = ((0, 0), (w - 1, 0), (w - 1, h - 1), (0, h - 1))
+        H = homography_compute([(*wp, *cp) for wp, cp in zip(world, corners)])
+        if T4 is not None:
+            T4 = matmul(H, T4)
+    if T4 is None:
+        return None
+    return flat_sources(*source_map(T4, w, h), w, h)

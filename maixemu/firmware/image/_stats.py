@@ -18,13 +18,16 @@ Results are stored in the firmware's ``uint8_t``/``int8_t`` fields and wrap like
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from . import _args
 from . import _fmath as fm
 from ._core import GRAYSCALE, RGB565
 from ..pixformat import BINARY
-from ._lab import keyword_thresholds, lab_of, threshold_mask
+from ._lab import keyword_thresholds, threshold_mask
+from ._tables import lab_table
 
 F = np.float32
 
@@ -54,32 +57,42 @@ def _bin_index(values: np.ndarray, lo: int, hi: int, bins: int) -> np.ndarray:
     return fm.to_int((values.astype(np.int64) - lo).astype(F) * mult)
 
 
-def _channels(img, roi) -> list[np.ndarray]:
-    x, y, w, h = roi
-    pix = img._pix[y:y + h, x:x + w]
-    if _one_channel(img._fmt):
-        return [pix]
-    return list(lab_of(pix))
+@lru_cache(maxsize=32)
+def _bins_of_values(fmt: int, channel: int, n: int) -> np.ndarray:
+    """The bin of every pixel value (``_bin_index``): indexed by the byte-swapped RGB565 value for
+    the L/A/B channels of an RGB565 image (through the LAB table), by the gray or bit value (256
+    entries) otherwise. Read-only, cached: the histogram becomes a count of the raw values, then
+    one weighted count of their bins per channel."""
+    lo, hi = _ranges_of(fmt)[channel]
+    if fmt == RGB565:
+        values = lab_table()[:, channel].astype(np.int64)
+    else:
+        values = np.arange(256, dtype=np.int64)  # a gray level, or a bitmap's 0/1 (only 0, 1 occur)
+    out = _bin_index(values, lo, hi, n)
+    out.flags.writeable = False
+    return out
 
 
 def _histogram(img, roi, thresholds, invert: bool, counts: list[int]) -> list[np.ndarray]:
-    """``imlib_get_histogram``: float32 normalised bins per channel."""
+    """``imlib_get_histogram``: float32 normalised bins per channel. The pixels are counted by raw
+    value once (weighted by how many thresholds each passes), then each channel's bins are the
+    counts of the values' bins: the same integers as binning every pixel."""
     x, y, w, h = roi
     pix = img._pix[y:y + h, x:x + w]
-    chans = _channels(img, roi)
-    ranges = _ranges_of(img._fmt)
-    idx = [_bin_index(c, lo, hi, n) for c, (lo, hi), n in zip(chans, ranges, counts)]
     if thresholds:
         weight = np.zeros(pix.shape, np.int64)
         for th in thresholds:
             weight += threshold_mask(pix, img._fmt, th, invert)
     else:
         weight = None
+    n_values = 65536 if img._fmt == RGB565 else 256
+    per_value = np.bincount(pix.ravel().astype(np.intp), weights=None if weight is None else weight.ravel(),
+                            minlength=n_values)
     scale = F(1) / F(w * h)
     out = []
-    for i, n in zip(idx, counts):
-        cnt = np.bincount(i.ravel(), weights=None if weight is None else weight.ravel(), minlength=n)
-        cnt = cnt[:n].astype(np.int64)  # the firmware indexes past the end only for values out of range
+    for channel, n in enumerate(counts):
+        cnt = np.bincount(_bins_of_values(img._fmt, channel, n), weights=per_value, minlength=n)
+        cnt = np.rint(cnt[:n]).astype(np.int64)  # exact: integer counts far below 2**53
         out.append((cnt.astype(np.uint32).astype(F) * scale).astype(F))
     return out
 

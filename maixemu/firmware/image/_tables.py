@@ -62,6 +62,20 @@ def gray_table() -> np.ndarray:
     return _frozen((yuv_table()[:, 0].astype(np.int16) + 128).astype(np.uint8))
 
 
+@lru_cache(maxsize=1)
+def yuv_columns() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Y, U, V): the columns of :func:`yuv_table` as contiguous (65536,) int8 tables (one lookup
+    per pixel with ``np.take``)."""
+    t = yuv_table()
+    return _frozen(np.ascontiguousarray(t[:, 0])), _frozen(np.ascontiguousarray(t[:, 1])), _frozen(np.ascontiguousarray(t[:, 2]))
+
+
+@lru_cache(maxsize=1)
+def binary_table() -> np.ndarray:
+    """(65536,) uint8: ``COLOR_RGB565_TO_BINARY`` = Y > -1 (0/1)."""
+    return _frozen((yuv_table()[:, 0] > -1).astype(np.uint8))
+
+
 def srgb_to_linear(v8: np.ndarray) -> np.ndarray:
     """sRGB 8-bit -> linear light in percent (0..100), double precision."""
     c = np.asarray(v8, dtype=np.float64) / 255.0

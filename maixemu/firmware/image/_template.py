@@ -13,13 +13,40 @@ import numpy as np
 from . import _args
 from ._core import GRAYSCALE
 from ._fmath import F, fsqrt, ftou, i32, u32
+from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 SEARCH_EX, SEARCH_DS = 0, 1
 _CHUNK = 1 << 22  # elements of the window matrix built at once
 
 
+@kernel
+def _patch_dots(f, tc, us, vs, out):
+    """``out[a, b] = sum(f[vs[a] + j, us[b] + i] * tc[j, i])``: the NCC numerators of the grid in
+    exact integers (each template row's dot product over a row slice, which vectorises)."""
+    th, tw = tc.shape
+    fi = f.astype(np.int32)
+    for a in range(vs.shape[0]):
+        v = vs[a]
+        for b in range(us.shape[0]):
+            u = us[b]
+            acc = 0
+            for j in range(th):
+                seg = fi[v + j, u:u + tw]
+                tr = tc[j]
+                row = 0
+                for i in range(tw):
+                    row += seg[i] * tr[i]
+                acc += row
+            out[a, b] = acc
+
+
 def _window_dots(f: np.ndarray, t: np.ndarray, us: np.ndarray, vs: np.ndarray) -> np.ndarray:
-    """sum(f[v:v+th, u:u+tw] * t) for every (v, u) of the grid, exact (float64 sums of integers)."""
+    """sum(f[v:v+th, u:u+tw] * t) for every (v, u) of the grid, exact (the compiled kernel, or
+    float64 sums of integers)."""
+    if compiled():
+        out = np.empty((vs.size, us.size), np.int64)
+        _patch_dots(np.ascontiguousarray(f), np.ascontiguousarray(t, dtype=np.int32), us, vs, out)
+        return out
     th, tw = t.shape
     win = np.lib.stride_tricks.sliding_window_view(f, (th, tw))
     tv = t.astype(np.float64).ravel()
@@ -31,11 +58,20 @@ def _window_dots(f: np.ndarray, t: np.ndarray, us: np.ndarray, vs: np.ndarray) -
     return np.rint(out).astype(np.int64)
 
 
-def _box_sums(a: np.ndarray, th: int, tw: int) -> np.ndarray:
-    """Sums over every th x tw window (exact int64)."""
-    c = np.zeros((a.shape[0] + 1, a.shape[1] + 1), np.int64)
-    c[1:, 1:] = a.astype(np.int64).cumsum(0).cumsum(1)
-    return c[th:, tw:] - c[:-th, tw:] - c[th:, :-tw] + c[:-th, :-tw]
+def _grid_sums(f: np.ndarray, th: int, tw: int, us: np.ndarray, vs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int64 sums of the pixels and of their squares over the th x tw window at each grid point
+    (``imlib_integral_lookup``), from OpenCV's integral images (float64: exact integers below 2^53)."""
+    import cv2
+
+    s, sq = cv2.integral2(np.ascontiguousarray(f), sdepth=cv2.CV_64F, sqdepth=cv2.CV_64F)
+
+    def window(ii: np.ndarray) -> np.ndarray:
+        ii = ii.astype(np.int64)
+        top, bottom = vs[:, None], vs[:, None] + th
+        left, right = us[None, :], us[None, :] + tw
+        return ii[bottom, right] - ii[top, right] - ii[bottom, left] + ii[top, left]
+
+    return window(s), window(sq)
 
 
 def match_ex(f: np.ndarray, t: np.ndarray, roi, step: int) -> tuple[float, tuple | None]:
@@ -50,8 +86,9 @@ def match_ex(f: np.ndarray, t: np.ndarray, roi, step: int) -> tuple[float, tuple
     vs = np.arange(ry, ry + rh - th + 1, step)
     if us.size == 0 or vs.size == 0:
         return 0.0, None
-    sums = _box_sums(f, th, tw)[np.ix_(vs, us)] & 0xFFFFFFFF
-    sumsq = _box_sums(f.astype(np.int64) ** 2, th, tw)[np.ix_(vs, us)] & 0xFFFFFFFF
+    sums, sumsq = _grid_sums(f, th, tw, us, vs)
+    sums &= 0xFFFFFFFF
+    sumsq &= 0xFFFFFFFF
     fsum = sums.astype(F)
     nf = F(n)
     f_mean = np.trunc(fsum / nf).astype(np.int64)  # uint32 = sum / (float)n, always >= 0
@@ -97,6 +134,49 @@ def _block_ncc(f: np.ndarray, t: np.ndarray, t_mean: int, t_sumsq: int, u: int, 
         return F(num) / (fsqrt(F(f_sumsq)) * fsqrt(F(t_sumsq)))
 
 
+@kernel
+def _block_nccs(f, t, t_mean, t_sumsq, xs, ys, out):
+    """``find_block_ncc`` at each (xs[i], ys[i]): the patch clipped to the image, its integer mean
+    (``uint32 f_sum / (w*h)``), ``num`` in C int and ``f_sumsq`` in uint32 (wrapping), the float32
+    quotient (x/0 as IEEE: +-inf, 0/0 NaN)."""
+    fh, fw = f.shape
+    th, tw = t.shape
+    sqrt_t = np.sqrt(np.float32(t_sumsq))
+    for p in range(xs.shape[0]):
+        u, v, w, h = max(xs[p], 0), max(ys[p], 0), tw, th
+        if u + w >= fw:
+            w = fw - u
+        if v + h >= fh:
+            h = fh - v
+        total = 0
+        for y in range(v, v + h):
+            seg = f[y, u:u + w]
+            for x in range(w):
+                total += seg[x]
+        f_mean = (total & 0xFFFFFFFF) // (w * h)
+        num = 0
+        sumsq = 0
+        for y in range(h):
+            seg = f[v + y, u:u + w]
+            trow = t[y, :w]
+            for x in range(w):
+                a = np.int64(seg[x]) - f_mean
+                b = np.int64(trow[x]) - t_mean
+                num += a * b
+                sumsq += a * a
+        num = ((num + 2147483648) & 0xFFFFFFFF) - 2147483648
+        den = np.sqrt(np.float32(sumsq & 0xFFFFFFFF)) * sqrt_t
+        fnum = np.float32(num)
+        if den != 0:
+            out[p] = fnum / den
+        elif fnum > 0:
+            out[p] = np.inf
+        elif fnum < 0:
+            out[p] = -np.inf
+        else:
+            out[p] = np.nan
+
+
 def match_ds(f: np.ndarray, t: np.ndarray) -> tuple[float, tuple]:
     """``imlib_template_match_ds``: large diamond search, step = template width, shrinking."""
     fh, fw = f.shape
@@ -104,6 +184,16 @@ def match_ds(f: np.ndarray, t: np.ndarray) -> tuple[float, tuple]:
     t_mean = int(t.astype(np.int64).sum()) // (tw * th)
     tc = t.astype(np.int64) - t_mean
     t_sumsq = u32(int((tc * tc).sum()))
+    if compiled():
+        ncc = np.empty(9, F)
+
+        def block_nccs(points):
+            xs = np.array([p[0] for p in points], np.int64)
+            _block_nccs(f, t, t_mean, t_sumsq, xs, np.array([p[1] for p in points], np.int64), ncc[:xs.size])
+            return ncc[:xs.size]
+    else:
+        def block_nccs(points):
+            return [_block_ncc(f, t, t_mean, t_sumsq, x, y) for x, y in points]
     cx, cy = fw // 2 - tw // 2, fh // 2 - th // 2
     px = py = 0
     max_xc = -np.finfo(np.float32).max
@@ -112,10 +202,8 @@ def match_ds(f: np.ndarray, t: np.ndarray) -> tuple[float, tuple]:
         half = step // 2
         pts = ((cx, cy), (cx + step, cy), (cx + half, cy + half), (cx, cy + step), (cx - half, cy + half),
                (cx - step, cy), (cx - half, cy - half), (cx, cy - step), (cx + half, cy - half))
-        for x, y in pts:
-            if x >= fw or y >= fh:
-                continue
-            xc = _block_ncc(f, t, t_mean, t_sumsq, x, y)
+        inside = [(x, y) for x, y in pts if x < fw and y < fh]
+        for (x, y), xc in zip(inside, block_nccs(inside)):
             if xc > max_xc:
                 px, py, max_xc = x, y, xc
         if px == cx and py == cy:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .canmv_feat import Feat, FeatApi, license_plate_recognition, nn_activation, yolo2
 from .canmv_released import ReleasedApi
+from .errors import advised
 
 _FAMILY_NAMES = {"released": "released CanMV firmware (load_kmodel/run_with_output)",
                  "feat": "feat/kpu CanMV firmware (load/run/get_outputs)"}
@@ -41,11 +42,10 @@ class KPU(ReleasedApi, FeatApi):
         if self._family is None:
             self._family = family
         elif self._family != family:
-            raise AttributeError(
-                f"'KPU' object has no attribute '{method}'\n[maixemu] this KPU object was used with the "
-                f"{_FAMILY_NAMES[self._family]}; {method}() belongs to the {_FAMILY_NAMES[family]}. A firmware "
-                "has one of the two APIs: use one per object (and per script)"
-            )
+            raise advised(AttributeError(f"'KPU' object has no attribute '{method}'"),
+                          f"this KPU object was used with the {_FAMILY_NAMES[self._family]}; {method}() belongs "
+                          f"to the {_FAMILY_NAMES[family]}. A firmware has one of the two APIs: use one per object "
+                          "(and per script)")
 
     def deinit(self):
         """Free the model: released firmware returns True/False, feat/kpu returns None."""

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from ..notices import notice_once
-from .errors import with_advice
+from .errors import advised
 from .region import region_layer
 from . import algorithm, probe
 from . import canmv_model as slot
@@ -72,37 +72,36 @@ class FeatApi:
             length = size_arg or probe.model_size(slot.read_flash(path_or_offset, probe.FLASH_PROBE_BYTES))
             name = f"flash:0x{path_or_offset:08X}"
             if length <= 0 and unmapped:
-                raise ValueError(with_advice("Model size error!", slot.unmapped_advice(path_or_offset)))
+                raise advised(ValueError("Model size error!"), slot.unmapped_advice(path_or_offset))
         else:
             raise ValueError("Load_kmodel need one parameter, path(string) or offset(int)")
         if length <= 0 or length >= MAX_MODEL_BYTES:
-            raise ValueError(with_advice("Model size error!", f"{name}: {length} bytes; the firmware loads "
-                                         f"models of 1 byte up to {MAX_MODEL_BYTES - 1}"))
+            raise advised(ValueError("Model size error!"), f"{name}: {length} bytes; the firmware loads "
+                          f"models of 1 byte up to {MAX_MODEL_BYTES - 1}")
         self._drop_model()
         if isinstance(source, str):
             data = slot.read_file(source, length)
             if data is None:
-                raise OSError(with_advice("Failed to read file from filesystem",
-                                          f"{source} is shorter than the size={length} given"))
+                raise advised(OSError("Failed to read file from filesystem"),
+                              f"{source} is shorter than the size={length} given")
             declared = probe.model_size(data)
             if declared == -1 and size_arg == 0:
                 print("Probe model size failed, will skip size check.")
             elif declared != length:
-                raise OSError(with_advice(
-                    "Model in filesystem maybe damaged",
-                    f"{source} is {length} bytes but its headers declare {declared}: the firmware loads a file "
-                    f"only if the two agree. Pass size={declared} to read just the model, or load it from flash "
-                    "as the CanMV demos do for such files" if declared > 0 else
-                    f"size={length} was given but the file is no V3/V4 kmodel whose size can be probed"))
+                raise advised(OSError("Model in filesystem maybe damaged"),
+                              f"{source} is {length} bytes but its headers declare {declared}: the firmware loads a file "
+                              f"only if the two agree. Pass size={declared} to read just the model, or load it from flash "
+                              "as the CanMV demos do for such files" if declared > 0 else
+                              f"size={length} was given but the file is no V3/V4 kmodel whose size can be probed")
         else:
             data = slot.read_flash(source, length)
         try:
             self._loaded = slot.parse_and_reserve(data, str(source) if isinstance(source, str) else name, source)
         except slot.ModelParseError as exc:
             advice = slot.unmapped_advice(int(source)) if unmapped else exc.advice
-            raise OSError(with_advice("Failed to load model", advice)) from None
+            raise advised(OSError("Failed to load model"), advice) from None
         except slot.ModelMemoryError as exc:
-            raise MemoryError(with_advice("Model buffer memory allocation failed", exc.advice)) from None
+            raise advised(MemoryError("Model buffer memory allocation failed"), exc.advice) from None
         self._path = name
         self._ran = False
 
@@ -132,7 +131,7 @@ class FeatApi:
         try:
             slot.run_model(loaded, ai.reshape(-1), "KPU.run")
         except Exception as exc:
-            raise OSError(with_advice("Model Buffer maybe dirty!", f"{type(exc).__name__}: {exc}")) from exc
+            raise advised(OSError("Model Buffer maybe dirty!"), f"{type(exc).__name__}: {exc}") from exc
         self._ran = True
 
     def _require_run(self) -> slot.LoadedModel:
@@ -249,14 +248,14 @@ class yolo2:  # noqa: N801 - the firmware's type name
             if loaded is not None:
                 advice = (f"{loaded.label} does not end in a KPU convolution + dequantize, so the firmware "
                           "knows no output shape to decode")
-            raise OSError(with_advice("Parse model for yolo run failed", advice))
+            raise advised(OSError("Parse model for yolo run failed"), advice)
         loaded = parent._require_run()
         output = parent._output(0)
         count = len(self._anchors) // 2
         classes = chw_out[0] // count - 5 if count else -1
         if classes < 0:
-            raise OSError(with_advice("Yolo2 region layer init failed",
-                                      f"{count} anchors do not fit the {chw_out[0]} output channels"))
+            raise advised(OSError("Yolo2 region layer init failed"),
+                          f"{count} anchors do not fit the {chw_out[0]} output channels")
         boxes = region_layer(
             output, layer_w=chw_out[2], layer_h=chw_out[1], anchors=self._anchors, threshold=self._threshold,
             nms_value=self._nms, classes=classes, net_w=chw_in[2], net_h=chw_in[1],
@@ -363,8 +362,8 @@ class nn_activation:  # noqa: N801 - the firmware's type name
         """As in the firmware: any non-empty list raises ``ValueError("list minimum size is 2")``."""
         values = items_of(x)
         if len(values) >= 1:
-            raise ValueError(with_advice("list minimum size is 2", "the feat/kpu firmware's size check is inverted, "
-                                         "so Act.softmax fails for every list on the device; compute it in Python"))
+            raise advised(ValueError("list minimum size is 2"), "the feat/kpu firmware's size check is inverted, "
+                          "so Act.softmax fails for every list on the device; compute it in Python")
         return []
 
 

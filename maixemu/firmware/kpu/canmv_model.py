@@ -19,8 +19,8 @@ from ...kmodel.k210 import K210_MAIN_MEMORY_BYTES
 from .. import ai_memory, ide_events
 from . import calls as kpu_calls
 from . import loader as kpu_loader
-from ..notices import notice_once
-from .errors import with_advice
+from ..notices import advice_of, notice_once
+from .errors import advised
 from . import probe
 
 #: Erased NOR flash reads as 0xFF: what a read past the end of a mapped file returns.
@@ -31,7 +31,8 @@ class FileOpenError(ValueError):
     """``get_file_size``: the path does not open (both APIs raise this ValueError text)."""
 
     def __init__(self, path: str, advice: str):
-        super().__init__(with_advice("open file error, please check file path!", advice))
+        super().__init__("open file error, please check file path!")
+        advised(self, advice)
 
 
 def _missing_file_advice(path: str) -> str:
@@ -58,7 +59,7 @@ RAM_BYTES = K210_MAIN_MEMORY_BYTES
 def check_allocation(size: int, message: str) -> None:
     """A buffer larger than the board's RAM fails to malloc: the firmware's MemoryError, nothing read."""
     if size > RAM_BYTES:
-        raise MemoryError(with_advice(message, f"{size} bytes is more than the K210's {RAM_BYTES // (1024 * 1024)} MiB of RAM"))
+        raise advised(MemoryError(message), f"{size} bytes is more than the K210's {RAM_BYTES // (1024 * 1024)} MiB of RAM")
 
 
 def read_file(path: str, size: int) -> bytes | None:
@@ -143,7 +144,7 @@ class LoadedModel:
 class ModelParseError(Exception):
     """``kpu_load_kmodel`` returned an error: the bytes are no V3/V4 model maixemu can run."""
 
-    def __init__(self, advice: str):
+    def __init__(self, advice: str | None):
         super().__init__(advice)
         self.advice = advice
 
@@ -151,7 +152,7 @@ class ModelParseError(Exception):
 class ModelMemoryError(Exception):
     """The model does not fit in what the firmware leaves for models (malloc fails)."""
 
-    def __init__(self, advice: str):
+    def __init__(self, advice: str | None):
         super().__init__(advice)
         self.advice = advice
 
@@ -161,12 +162,12 @@ def parse_and_reserve(data: bytes, label: str, source: int | str) -> LoadedModel
     try:
         model = kpu_loader.model_from_bytes(data, label)
     except ValueError as exc:
-        raise ModelParseError(str(exc).split("\n", 1)[-1].removeprefix("[maixemu] ")) from exc
+        raise ModelParseError(advice_of(exc)) from exc
     loaded = LoadedModel(model=model, data=data, label=label, source=source)
     try:
         kpu_loader.reserve(loaded, model, len(data), streamed=False, flash=False, max_models=None)
     except ValueError as exc:
-        raise ModelMemoryError(str(exc).split("\n", 1)[-1].removeprefix("[maixemu] ")) from exc
+        raise ModelMemoryError(advice_of(exc)) from exc
     return loaded
 
 

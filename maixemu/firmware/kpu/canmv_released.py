@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import with_advice
+from .errors import advised
 from .region import region_layer
 from . import algorithm
 from . import canmv_model as slot
@@ -79,7 +79,7 @@ class ReleasedApi:
             data = slot.read_flash(path, size)
             source, label = path, f"flash 0x{path:x}"
             if mapped is None:
-                raise OSError(with_advice("Failed to init model", slot.unmapped_advice(path)))
+                raise advised(OSError("Failed to init model"), slot.unmapped_advice(path))
         else:
             raise ValueError("path error!")
         self._replace_model(data, label, source)
@@ -92,9 +92,9 @@ class ReleasedApi:
         try:
             self._loaded = slot.parse_and_reserve(data, label, source)
         except slot.ModelParseError as exc:
-            raise OSError(with_advice("Failed to init model", exc.advice)) from None
+            raise advised(OSError("Failed to init model"), exc.advice) from None
         except slot.ModelMemoryError as exc:
-            raise MemoryError(with_advice("model buffer memory allocation failed", exc.advice)) from None
+            raise advised(MemoryError("model buffer memory allocation failed"), exc.advice) from None
         self._ran = False
 
     # ---------------------------------------------------------------------------- running
@@ -120,7 +120,7 @@ class ReleasedApi:
         except (OSError, ValueError, MemoryError):
             raise
         except Exception as exc:
-            raise OSError(with_advice(_DIRTY, f"{type(exc).__name__}: {exc}")) from exc
+            raise advised(OSError(_DIRTY), f"{type(exc).__name__}: {exc}") from exc
         self._ran = True
         output = loaded.output_floats(0)
         if getlist:
@@ -133,15 +133,15 @@ class ReleasedApi:
 
     def _require_model(self, method: str) -> slot.LoadedModel:
         if self._loaded is None:
-            raise OSError(with_advice(_DIRTY, f"call kpu.load_kmodel(path) before {method}() (the device would crash)"))
+            raise advised(OSError(_DIRTY), f"call kpu.load_kmodel(path) before {method}() (the device would crash)")
         return self._loaded
 
     def _last_output(self, method: str) -> np.ndarray:
         loaded = self._require_model(method)
         output = loaded.output_floats(0) if self._ran else None
         if output is None:
-            raise OSError(with_advice(_DIRTY, f"call kpu.run_with_output(img) before {method}() (the device reads "
-                                      "an output buffer that was never written)"))
+            raise advised(OSError(_DIRTY), f"call kpu.run_with_output(img) before {method}() (the device reads "
+                          "an output buffer that was never written)")
         return output
 
     # ---------------------------------------------------------------------------- YOLOv2
@@ -164,8 +164,8 @@ class ReleasedApi:
         self._commit("released", "regionlayer_yolo2")
         y = self._yolo
         if y is None:
-            raise OSError(with_advice(_DIRTY, "call kpu.init_yolo2(anchor, ...) before regionlayer_yolo2() "
-                                      "(the device would crash)"))
+            raise advised(OSError(_DIRTY), "call kpu.init_yolo2(anchor, ...) before regionlayer_yolo2() "
+                          "(the device would crash)")
         output = self._last_output("regionlayer_yolo2")
         loaded = self._require_model("regionlayer_yolo2")
         count = y["anchor_num"]

@@ -7,7 +7,7 @@ one more line starting with ``[maixemu]`` says what to do on the PC.
 
 from __future__ import annotations
 
-from ..notices import with_advice  # the one advice mechanism (re-exported for the KPU code)
+from ..notices import advised  # the one advice mechanism (re-exported for the KPU code)
 
 ERROR_TEXTS = {
     2001: "ERR_PARAM: please check param, load address or kmodel file name",
@@ -42,4 +42,4 @@ def error_text(code: int) -> str:
 def load_error(code: int, advice: str | None = None, *, flash: bool = False) -> ValueError:
     """``ValueError("[MAIXPY]kpu: load error:<code>, <text>")`` as ``kpu.load`` raises it."""
     verb = "load_flash error" if flash else "load error"
-    return ValueError(with_advice(f"[MAIXPY]kpu: {verb}:{code}, {error_text(code)}", advice))
+    return advised(ValueError(f"[MAIXPY]kpu: {verb}:{code}, {error_text(code)}"), advice)

@@ -81,9 +81,7 @@ class kpu_net:  # noqa: N801 - the firmware's type name
     @property
     def model(self):
         if not self._alive:
-            raise OSError(
-                codes.with_advice(codes.error_text(codes.RUN_MODEL), "this model was freed with kpu.deinit(); load it again")
-            )
+            raise codes.advised(OSError(codes.error_text(codes.RUN_MODEL)), "this model was freed with kpu.deinit(); load it again")
         return self._model
 
     def _store(self, key, values: np.ndarray) -> np.ndarray:

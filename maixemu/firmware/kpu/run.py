@@ -28,13 +28,9 @@ def model_input_chw(net: kpu_net) -> tuple[int, int, int]:
         raise ValueError("[MAIXPY]kpu: first layer not conv layer!\r\n")
     shape = tuple(int(s) for s in spec.shape)
     if len(shape) < 3 or spec.memory != "kpu" and np.dtype(spec.dtype) != np.uint8:
-        raise ValueError(
-            codes.with_advice(
-                "[MAIXPY]kpu: check img format err!\r\n",
-                f"this model takes {np.dtype(spec.dtype).name} input of shape {shape}, not an image; "
-                "pass a list of numbers: kpu.forward(task, [..])",
-            )
-        )
+        raise codes.advised(ValueError("[MAIXPY]kpu: check img format err!\r\n"),
+                            f"this model takes {np.dtype(spec.dtype).name} input of shape {shape}, not an image; "
+                            "pass a list of numbers: kpu.forward(task, [..])")
     return shape[-3], shape[-2], shape[-1]
 
 
@@ -87,13 +83,9 @@ def v4_fmap(net: kpu_net, output: np.ndarray, out_index: int, *, shape_set: bool
     shape = net._output_shapes.get(out_index, None if shape_set else (0, 0, 0))
     count = int(np.asarray(output).size)
     if shape is None:
-        raise OSError(
-            codes.with_advice(
-                codes.error_text(codes.OUTPUTS_NODONE),
-                f"V4 models need kpu.set_outputs(task, {out_index}, w, h, ch) before forward/run_yolo2; "
-                f"output {out_index} has {count} values (w*h*ch must equal it; `maixemu info MODEL` lists them)",
-            )
-        )
+        raise codes.advised(OSError(codes.error_text(codes.OUTPUTS_NODONE)),
+                            f"V4 models need kpu.set_outputs(task, {out_index}, w, h, ch) before forward/run_yolo2; "
+                            f"output {out_index} has {count} values (w*h*ch must equal it; `maixemu info MODEL` lists them)")
     data = net._store(("out", out_index), np.asarray(output, dtype=np.float32).reshape(-1))
     w, h, ch = shape
     return kpu_fmap(data, size=data.nbytes, index=len(net.model.layers) - 1, w=w, h=h, ch=ch, typecode="f")
@@ -113,7 +105,7 @@ def run_model(net: kpu_net, x: np.ndarray) -> list[np.ndarray]:
     try:
         outputs = [np.asarray(o) for o in net.model.run(x)]
     except Exception as exc:  # a model that cannot run: the device's run error, with the reason
-        raise OSError(codes.with_advice(codes.error_text(codes.RUN_MODEL), f"{type(exc).__name__}: {exc}")) from exc
+        raise codes.advised(OSError(codes.error_text(codes.RUN_MODEL)), f"{type(exc).__name__}: {exc}") from exc
     net._outputs = outputs
     return outputs
 
@@ -138,7 +130,7 @@ def run(net: kpu_net, data, out_index: int, call: str) -> kpu_fmap:
         try:
             *_, last = model.trace(x, limit=limit)
         except Exception as exc:  # a model that cannot run: the device's run error, with the reason
-            raise OSError(codes.with_advice(codes.error_text(codes.RUN_MODEL), f"{type(exc).__name__}: {exc}")) from exc
+            raise codes.advised(OSError(codes.error_text(codes.RUN_MODEL)), f"{type(exc).__name__}: {exc}") from exc
         fm = v3_fmap(net, last.output, limit - 1, ("layer", limit - 1))
     else:
         run_model(net, x)
@@ -160,12 +152,8 @@ def last_layer_whc(net: kpu_net) -> tuple[int, int, int]:
     if model.version == 4:
         shape = net._output_shapes.get(0)
         if shape is None:
-            raise OSError(
-                codes.with_advice(
-                    codes.error_text(codes.OUTPUTS_NODONE),
-                    f"call kpu.set_outputs(task, 0, w, h, ch) first; output 0 has {model.outputs[0].size} values",
-                )
-            )
+            raise codes.advised(OSError(codes.error_text(codes.OUTPUTS_NODONE)),
+                                f"call kpu.set_outputs(task, 0, w, h, ch) first; output 0 has {model.outputs[0].size} values")
         return shape
     convs = [layer for layer in model.layers if layer.on_kpu and layer.output_shapes]
     if not convs:

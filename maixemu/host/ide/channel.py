@@ -9,7 +9,9 @@ must never wait for each other. Everything here is a small, bounded, lock-protec
 * **terminal** — the script's output as one ring of at most :data:`TERMINAL_CHARS` characters
   (older text is dropped and a reader that fell behind is told how much);
 * **input** — lines typed in the page, at most :data:`INPUT_LINES` waiting;
-* **status / numbers / LEDs** — small dicts replaced whole, each with a version counter.
+* **status / numbers / LEDs / view** — small dicts replaced whole, each with a version counter
+  (``view``: the page's "Disable preview" — while it is off and nothing records, the run copies
+  no picture for the page at all, so it runs as fast as without a page).
 
 The run side publishes with ``publish_framebuffer``/``publish_lcd``/``write``/``set_*`` and reads
 with ``read_input``; it gives the page's requests a handler with :meth:`IdeChannel.set_handlers`
@@ -67,6 +69,9 @@ class Handlers:
     button: Callable[[str, bool], None] | None = None
     #: ``analyze(frame, request) -> dict | bytes``: histogram, statistics, pixel, binary preview ...
     analyze: Callable[[Any, dict[str, Any]], Any] | None = None
+    #: ``picture(data, name) -> frame``: a picture file's bytes decoded for the threshold editor
+    #: (ValueError with the reason when it is no picture or too large)
+    picture: Callable[[bytes, str], Any] | None = None
 
 
 class IdeChannel:
@@ -82,7 +87,8 @@ class IdeChannel:
         self._input: deque[str] = deque()
         self._input_ready = threading.Condition(self._lock)
         self._state: dict[str, dict[str, Any]] = {"status": {"state": "starting"}, "stats": {}, "leds": {},
-                                                  "board": {}, "recording": {"active": False}}
+                                                  "board": {}, "recording": {"active": False},
+                                                  "view": {"preview": True}}
         self._versions: dict[str, int] = {key: 1 for key in self._state}
         self._wakers: list[Callable[[], None]] = []
         self._viewers = 0
@@ -118,7 +124,22 @@ class IdeChannel:
 
     @property
     def viewers(self) -> int:
+        """Pages open now (their WebSockets; a picture stream is no page of its own)."""
         return self._viewers
+
+    # ------------------------------------------------------------------ preview (the page's "Disable")
+    def set_preview(self, on: bool) -> None:
+        """The page's preview toggle, as the IDE's Disable button (``USBDBG_FB_ENABLE``): every page
+        shows the same setting."""
+        self.set_state("view", {"preview": bool(on)})
+
+    @property
+    def preview(self) -> bool:
+        return bool(self._state["view"].get("preview", True))
+
+    def frames_wanted(self) -> bool:
+        """Whether the run should hand pictures to the page: the preview is on, or a recording runs."""
+        return self.preview or bool(self._state["recording"].get("active"))
 
     # ------------------------------------------------------------------ frames
     def publish_framebuffer(self, frame: Frame) -> None:
@@ -208,7 +229,7 @@ class IdeChannel:
 
     # ------------------------------------------------------------------ state dicts
     def set_state(self, key: str, value: dict[str, Any]) -> None:
-        """Replace one of ``status``, ``stats``, ``leds``, ``board``, ``recording``."""
+        """Replace one of ``status``, ``stats``, ``leds``, ``board``, ``recording``, ``view``."""
         with self._lock:
             self._state[key] = dict(value)
             self._versions[key] += 1
@@ -231,7 +252,7 @@ class IdeChannel:
 
     # ------------------------------------------------------------------ run side registration
     def set_handlers(self, **handlers: Any) -> None:
-        """Set the run side's handlers (``stop``, ``run``, ``button``, ``analyze``); None removes one."""
+        """Set the run side's handlers (``stop``, ``run``, ``button``, ``analyze``, ``picture``); None removes one."""
         for name, value in handlers.items():
             if not hasattr(self.handlers, name):
                 raise TypeError(f"unknown IDE handler {name!r}")

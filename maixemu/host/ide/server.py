@@ -13,9 +13,14 @@ What it serves, and nothing else (no static folder, so no host file can be reach
   skips the ones in between (at most :data:`MAX_STREAM_FPS` per second);
 * ``/frame/fb.png``, ``/frame/lcd.png``: the current picture, losslessly (Save as PNG);
 * ``/api/...``: histogram and statistics, pixel readout, threshold preview and blobs, answered by the
-  run side's analyser (maixemu's own ``image`` methods) on the newest frame-buffer copy;
+  run side's analyser (maixemu's own ``image`` methods) on the newest frame-buffer copy, or with
+  ``source=file`` on the picture file the page gave the threshold editor (``POST /api/picture``:
+  at most :data:`MAX_PICTURE_BYTES`, decoded by the run side as the camera would deliver it,
+  ``/frame/picture.png`` shows it as the thresholds see it);
 * ``/ws``: one WebSocket per page for terminal output, status, numbers, LEDs (server → page) and
-  typed input, Stop, Run, buttons, recording (page → server);
+  typed input, Stop, Run, buttons, recording, the preview toggle (page → server). It is also how a
+  page is known to be open: a ping every :data:`HEARTBEAT_S` seconds that gets no pong within half
+  of that ends it, so a page whose browser was killed or froze is noticed as gone;
 * ``/recording/N``: the N-th video this server recorded itself.
 
 Safety: it binds to 127.0.0.1 unless told otherwise and then answers only requests whose ``Host``
@@ -55,6 +60,11 @@ STATS_PER_SECOND = 5
 MESSAGES_PER_SECOND = 20
 #: Analysis requests computed at the same time at most (more wait; the page sends one at a time).
 ANALYSIS_WORKERS = 2
+#: Seconds between the WebSocket pings that tell an open page from a vanished one (a pong must come
+#: within half of it). Short, because a session that waits for Run ends only once no page is open.
+HEARTBEAT_S = 2.0
+#: Largest picture file the threshold editor takes (bytes of the file, before decoding).
+MAX_PICTURE_BYTES = 32 * 1024 * 1024
 TOKEN_COOKIE = "maixemu_ide_token"
 PAGE_FILES = {"/": ("index.html", "text/html"), "/ide.js": ("ide.js", "text/javascript"),
               "/ide.css": ("ide.css", "text/css")}
@@ -126,8 +136,13 @@ class IdeServer:
         self._encoded: dict[tuple[str, str], tuple[int, bytes]] = {}
         self._encode_locks: dict[str, asyncio.Lock] = {}
         self._analysis: asyncio.Semaphore | None = None
+        #: The threshold editor's picture file (``POST /api/picture``), decoded; None until one is given.
+        self.picture: Any = None
+        self._picture_seq = 0
         self.frames_sent = {name: 0 for name in STREAMS}
         self.frames_encoded = 0
+        #: Picture streams being served now (each ends when its page is gone, even with no new picture).
+        self.streams_open = 0
 
     # ------------------------------------------------------------------ life cycle
     @property
@@ -179,7 +194,9 @@ class IdeServer:
         app.router.add_get("/ide.css", self._page_file)
         app.router.add_get("/stream/{name}.mjpg", self._stream)
         app.router.add_get("/frame/binary.png", self._binary_png)  # before the {name} route it would match
+        app.router.add_get("/frame/picture.png", self._picture_png)
         app.router.add_get("/frame/{name}.png", self._frame_png)
+        app.router.add_post("/api/picture", self._picture_upload)
         app.router.add_get("/api/{kind}", self._api)
         app.router.add_get("/recording/{index}", self._recording)
         app.router.add_get("/ws", self._websocket)
@@ -265,10 +282,10 @@ class IdeServer:
             if not hmac.compare_digest(given.encode(), self.token.encode()):
                 return web.Response(status=403, text="maixemu IDE: this page needs its token; open the address "
                                                      "maixemu printed (http://HOST:PORT/?token=...)\n")
-        if request.path == "/ws":
+        if request.path == "/ws" or request.method != "GET":  # a page of another site may not drive this one
             origin = request.headers.get("Origin")
             if origin is not None and origin not in (f"http://{request.host}", f"https://{request.host}"):
-                return web.Response(status=403, text="maixemu IDE: WebSocket from another site refused\n")
+                return web.Response(status=403, text="maixemu IDE: a request from another site refused\n")
         try:
             response = await handler(request)
         except web.HTTPException:
@@ -317,12 +334,15 @@ class IdeServer:
         response = web.StreamResponse(headers={"Content-Type": "multipart/x-mixed-replace; boundary=frame",
                                                **_SECURITY_HEADERS})
         await response.prepare(request)
-        self.channel.viewer_joined()
         loop = asyncio.get_running_loop()
         sent = -1
+        self.streams_open += 1
         try:
             await response.write(b"--frame\r\n")
             while not self._closing:
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    break  # the page went away while no new picture came (the script ended)
                 seq, _ = self.channel.latest(name)
                 if seq == sent:
                     await self._wait_change(timeout=1.0)
@@ -342,7 +362,7 @@ class IdeServer:
         except (ConnectionError, asyncio.CancelledError):
             pass  # the page went away: the run does not care
         finally:
-            self.channel.viewer_left()
+            self.streams_open -= 1
         return response
 
     async def _frame_png(self, request: web.Request) -> web.Response:
@@ -360,10 +380,18 @@ class IdeServer:
         analyze = self.channel.handlers.analyze
         if analyze is None:
             return 503, {"error": "no run is attached"}
-        seq, frame = self.channel.latest("fb")
-        if frame is None:
-            return 404, {"error": "no frame-buffer picture yet (the script has not taken a second snapshot, "
-                                  "called sensor.flush() or used copy_to_fb)"}
+        source = request.get("source") or "fb"
+        if source == "file":
+            seq, frame = self._picture_seq, self.picture
+            if frame is None:
+                return 404, {"error": "no picture file yet: choose one in the threshold editor"}
+        elif source == "fb":
+            seq, frame = self.channel.latest("fb")
+            if frame is None:
+                return 404, {"error": "no frame-buffer picture yet (the script has not taken a second snapshot, "
+                                      "called sensor.flush() or used copy_to_fb)"}
+        else:
+            return 400, {"error": f"source is fb or file, not {source!r}"}
         assert self._analysis is not None
         async with self._analysis:
             try:
@@ -391,6 +419,38 @@ class IdeServer:
         data = await asyncio.get_running_loop().run_in_executor(None, encode_image, result, "png")
         return web.Response(body=data, content_type="image/png")
 
+    # ------------------------------------------------------------------ the threshold editor's picture file
+    async def _picture_upload(self, request: web.Request) -> web.Response:
+        """The page's picture file for the threshold editor: read (bounded), decoded on the run side."""
+        decode = self.channel.handlers.picture
+        if decode is None:
+            return web.json_response({"error": "no run is attached"}, status=503)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.content.iter_chunked(1 << 16):  # read as it comes, never past the bound
+            size += len(chunk)
+            if size > MAX_PICTURE_BYTES:
+                return web.json_response({"error": f"the picture file is larger than {MAX_PICTURE_BYTES >> 20} "
+                                                   "MiB; choose a smaller one"}, status=413)
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        name = str(request.query.get("name") or "picture")[:200]
+        try:
+            frame = await asyncio.get_running_loop().run_in_executor(None, decode, data, name)
+        except (ValueError, OSError, MemoryError) as exc:
+            return web.json_response({"error": str(exc) or type(exc).__name__}, status=400)
+        self.picture = frame
+        self._picture_seq += 1
+        return web.json_response({**getattr(frame, "info", {}), "width": frame.width, "height": frame.height,
+                                  "seq": self._picture_seq}, dumps=_dumps)
+
+    async def _picture_png(self, request: web.Request) -> web.Response:
+        frame = self.picture
+        if frame is None:
+            return web.json_response({"error": "no picture file yet"}, status=404)
+        data = await asyncio.get_running_loop().run_in_executor(None, encode_image, frame.rgb888(), "png")
+        return web.Response(body=data, content_type="image/png")
+
     # ------------------------------------------------------------------ recordings
     async def _recording(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -408,7 +468,7 @@ class IdeServer:
 
     # ------------------------------------------------------------------ websocket
     async def _websocket(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=64 * 1024)
+        ws = web.WebSocketResponse(heartbeat=HEARTBEAT_S, max_msg_size=64 * 1024)
         await ws.prepare(request)
         self._sockets.add(ws)
         self.channel.viewer_joined()
@@ -454,6 +514,8 @@ class IdeServer:
             name, pressed = str(command["name"]), bool(command.get("pressed"))
             (held.add if pressed else held.discard)(name)
             handlers.button(name, pressed)
+        elif kind == "preview":
+            self.channel.set_preview(bool(command.get("on")))
         elif kind == "record":
             if command.get("on"):
                 try:

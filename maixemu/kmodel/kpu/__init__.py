@@ -4,13 +4,19 @@ Modules: ``registers`` (the 12 register words), ``activation`` (batch-norm/activ
 exact activation, lookup tables, segment and step tables), ``ram`` (KPU RAM layout, arena, the
 KPU→KPU plan, native map forms), ``pool``, ``conv`` (``KpuConv``: preparation, the numpy path and
 the int64 reference), ``hwc`` (the compiled path of one layer), ``kernels`` (its numba kernels),
-``int8`` (onnxruntime int8 products with their load-time proof), ``fast`` (which engine, the kernel
-cache), ``parallel`` (scratch buffers, thread pool), ``blas`` (per-thread OpenBLAS threads).
+``int8`` (onnxruntime int8 products with their load-time proof), ``products`` (which product a
+layer takes on this machine, ``MAIXEMU_KPU_PRODUCTS``), ``machine`` (the CPU facts ``maixemu
+bench`` prints), ``fast`` (which engine, the kernel cache), ``warmup`` and ``compile_worker``
+(compiled kernels brought in without a run waiting), ``parallel`` (scratch buffers, thread pool),
+``blas`` (per-thread OpenBLAS threads, the process-wide BLAS limit).
 
-Each layer chooses its path at load: with the ``fast`` extra the compiled HWC path of ``hwc``
-(int8 / ConvInteger / depthwise kernel / float products, then a table, step buckets or the
-segments); otherwise the numpy path described below. ``conv.path`` names the choice,
-``conv.layout`` the native map form ``run_native`` takes. Every path is held to
+Each layer chooses its path at load: the numpy path described below, and with the ``fast``
+extra the compiled HWC path of ``hwc`` (u8s8 / u8u8 / depthwise kernel / float products, then a
+table, step buckets or the segments), which ``warmup`` prepares and puts in place in the
+background once its kernels are in memory (``MAIXEMU_KERNELS=wait``: from the first run).
+``conv.path`` names the path in place, ``conv.refused`` why faster products were refused,
+``conv.native()`` gives its map form and runner in one read (``conv.layout`` / ``run_native`` the
+same, separately). Every path is held to
 ``run_reference`` by the tests.
 
 Public API (stable; V3's ``K210_CONV``, V4's ``kpu_conv2d`` and the firmware layer use it):

@@ -15,9 +15,9 @@ import ctypes
 import os
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
-_SET_LOCAL = None
+_SET_LOCAL: Callable[[int], int] | None = None
 _SEARCHED = False
 
 
@@ -70,18 +70,35 @@ def available() -> bool:
 @contextmanager
 def blas_threads(n: int) -> Iterator[None]:
     """Run the block with OpenBLAS limited to ``n`` threads for this thread (no-op if unknown)."""
-    if not available():
+    set_local = _SET_LOCAL if available() else None
+    if set_local is None:
         yield
         return
-    previous = _SET_LOCAL(int(n))
+    previous = set_local(int(n))
     try:
         yield
     finally:
-        _SET_LOCAL(previous if previous > 0 else 0)
+        set_local(previous if previous > 0 else 0)
+
+
+@contextmanager
+def process_threads(n: int) -> Iterator[None]:
+    """Every BLAS numpy links (OpenBLAS, MKL, BLIS, Accelerate) limited to ``n`` threads for the
+    whole process inside the block, through threadpoolctl (the maintained way to reach every
+    vendor; it only sees libraries already loaded, so numpy is imported first). The commands run
+    in it with ``MAIXEMU_THREADS`` (default 1, ``session.compute``)."""
+    import numpy  # noqa: F401  (loads the BLAS library threadpoolctl then finds)
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a core dependency; without it the BLAS default stays
+        yield
+        return
+    with threadpool_limits(limits=max(1, int(n)), user_api="blas"):
+        yield
 
 
 def set_local_threads(n: int) -> int | None:
     """Set this thread's OpenBLAS thread count; returns the previous one (None if unavailable)."""
-    if not available():
-        return None
-    return int(_SET_LOCAL(int(n)))
+    set_local = _SET_LOCAL if available() else None
+    return None if set_local is None else int(set_local(int(n)))

@@ -3,7 +3,9 @@ and activation into an exact fast plan, and the conv → batch-norm → activati
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -26,38 +28,20 @@ from .activation import (
     unit_step_buckets,
 )
 from .blas import blas_threads
+from . import warmup
 from .fast import compiled_available
 from .hwc import HwcPath
-from .parallel import _pool, _scratch, _workers
+from . import parallel as _parallel
+from .parallel import _pool, _scratch
+from .products import ProductsInexact, chunks_for_bound
 from .pool import _MAX_POOLS, _POOL_COMMUTES_MONOTONE, _SELECTION_POOLS, POOL_GEOMETRY, POOL_NAMES, pool
-from .ram import from_centered, from_native, row_addr, to_centered, to_native
+from .ram import from_centered, from_native, row_addr, to_centered, to_native, warm_transposes
 from .registers import KpuRegisters
 
 #: Largest activation lookup table built for the fast path (entries).
 LUT_MAX_ENTRIES = 1 << 22
 _F32_EXACT = 1 << 24
 _F64_EXACT = 1 << 53
-
-
-def _chunks_for_bound(absw: np.ndarray, xmax: int, limit: int) -> list[tuple[int, int]] | None:
-    """Split the K axis so that ``xmax * Σ|w|`` over every chunk and row stays below ``limit``."""
-    oc, k = absw.shape
-    if k == 0:
-        return [(0, 0)]
-    per_tap = absw.max(axis=0).astype(np.int64) * xmax
-    if (per_tap >= limit).any():
-        return None
-    cs = np.concatenate([np.zeros((oc, 1), dtype=np.int64), np.cumsum(absw.astype(np.int64), axis=1)], axis=1)
-    chunks = []
-    start = 0
-    while start < k:
-        # largest end with max_o (cs[o,end]-cs[o,start]) * xmax < limit
-        span = (cs[:, start + 1 :] - cs[:, start : start + 1]).max(axis=0) * xmax
-        ok = np.nonzero(span < limit)[0]
-        end = start + 1 + int(ok[-1])
-        chunks.append((start, end))
-        start = end
-    return chunks
 
 
 @dataclass
@@ -108,6 +92,11 @@ class KpuConv:
     def __init__(self) -> None:  # use prepare()
         self.regs: KpuRegisters
         self.notes: list[str] = []
+        #: called after the compiled path takes over (``kpu.warmup``): e.g. the layer table's path
+        self.on_switch: list[Callable[[], None]] = []
+        #: the compiled HWC path (``kpu.hwc``) once it is in place
+        self._hwc: HwcPath | None = None
+        self._lut_max_entries = LUT_MAX_ENTRIES
 
     # ---------------------------------------------------------------- preparation
     @classmethod
@@ -141,24 +130,27 @@ class KpuConv:
         self.src_addr = row_addr(regs.image_src_addr)
         self.dst_addr = row_addr(regs.image_dst_addr)
         taps_per_out = (1 if regs.depthwise else ic) * k * k
+        # the weights stay as the file has them (uint8 / uint16): an int64 copy held for the life
+        # of the model was 8x the file; the few load-time sums below widen them as they go
         if isinstance(weights, np.ndarray):
-            wflat = weights.reshape(-1).astype(np.int64)
+            wflat = weights.reshape(-1) if weights.dtype.kind in "iu" else weights.reshape(-1).astype(np.int64)
         else:
             dt = "<u1" if weight_bytes == 1 else "<u2"
             need = regs.weight_count * weight_bytes
             if len(weights) < need:
                 raise KmodelFormatError(f"KPU weights need {need} bytes, got {len(weights)}", field="weights")
-            wflat = np.frombuffer(bytes(weights[:need]), dtype=dt).astype(np.int64)
+            wflat = np.frombuffer(bytes(weights[:need]), dtype=dt)
         if wflat.size != regs.weight_count:
             raise KmodelFormatError(f"KPU layer needs {regs.weight_count} weights, got {wflat.size}", field="weights")
-        self.weights = wflat.reshape(oc, taps_per_out)  # [oc][ic][ky][kx] flattened per oc
+        #: [oc][ic][ky][kx] flattened per oc, in the file's integer type
+        self.weights = wflat.reshape(oc, taps_per_out)
         self.bn = bn if isinstance(bn, BatchNorm) else decode_batchnorm(np.asarray(bn))
         if self.bn.mul.size != oc:
             raise KmodelFormatError(f"batch-norm table has {self.bn.mul.size} entries for {oc} output channels", field="batchnorm")
         self.act = act if isinstance(act, ActivationTable) else decode_activation(act)
         self.n_mult = 1 if regs.depthwise else ic
         self.taps = taps_per_out
-        sw = self.weights.sum(axis=1)
+        sw = self.weights.sum(axis=1, dtype=np.int64)
         self.sum_w = sw
         # per-channel constant of the literal formula: (arg_w*Sw >> shr_w) + arg_add*n
         self.const_w = (regs.arg_w * sw) >> regs.shr_w
@@ -175,11 +167,18 @@ class KpuConv:
         if fast:
             try:
                 bounds = self._bounds()
-                if compiled_available():
-                    self._hwc = HwcPath.prepare(self, bounds, lut_max_entries=self._lut_max_entries, threads=_workers())
+                if compiled_available() and warmup.mode() == "wait":
+                    self._hwc = HwcPath.prepare(self, bounds, lut_max_entries=self._lut_max_entries,
+                                                threads=_parallel.workers())
                 else:
+                    if compiled_available():
+                        # the numpy plan serves until the compiled path is prepared and its kernels
+                        # are in memory (kpu.warmup: in the background, never waited for); a layer
+                        # dropped before then is not kept alive for it
+                        ref = weakref.ref(self)
+                        warmup.schedule(lambda: (conv := ref()) is not None and conv._upgrade())
                     self._prepare_fast(bounds)
-            except _NoFastPath as why:
+            except (_NoFastPath, ProductsInexact) as why:
                 self.notes.append(f"exact int64 path: {why}")
         if (self.act.y_mul < 0).any():
             self.notes.append("negative activation y_mul: nncase's rounding quirk for negative products is reproduced (unverified on silicon)")
@@ -187,10 +186,31 @@ class KpuConv:
             self.notes.append("maps smaller than 4x4 (the v0.1 compiler never emits them): not verified on hardware")
         if self.pool_type in (8, 9) or self.pool_type in (2, 4):
             self.notes.append(f"pool {POOL_NAMES[self.pool_type]}: edge handling / rounding follows the simulation, unverified on silicon")
-        acc_bound = int(np.abs(self.weights).sum(axis=1).max(initial=0)) * 255 * 2 + int(np.abs(self.const_w).max(initial=0))
+        acc_bound = int(np.abs(self.weights.astype(np.int64)).sum(axis=1).max(initial=0)) * 255 * 2 + int(np.abs(self.const_w).max(initial=0))
         if acc_bound >= 1 << 35:
             self.notes.append("accumulator may exceed 36 bits (silicon behaviour unknown)")
         return self
+
+    def _upgrade(self) -> None:
+        """(``kpu.warmup``'s loader thread) Prepare the compiled HWC path; it takes the layer's
+        runs over once its warm-up has run with every kernel in memory."""
+        path = HwcPath.prepare(self, self._bounds(), lut_max_entries=self._lut_max_entries, threads=_parallel.workers())
+        warm_transposes()
+        if path.warm is not None:
+            path.warm.when_ready(lambda: self._switch(path))
+
+    def _switch(self, path: HwcPath) -> None:
+        self._hwc = path  # one reference: a run reads it once (``native``), never half of each
+        for callback in self.on_switch:
+            callback()
+
+    def native(self) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:
+        """``(layout, run)`` of the path in place now, from one read: a run that converts its input
+        to ``layout`` and calls ``run`` cannot straddle a switch to the compiled path."""
+        hwc = self._hwc
+        if hwc is not None:
+            return "HWC", hwc.run
+        return "CHW", self.run_centered
 
     def _bounds(self) -> "_Bounds":
         """What every exact fast path needs: ``w' = w + ax``, the per-channel constant ``C`` of
@@ -200,7 +220,7 @@ class KpuConv:
         if regs.arg_x % (1 << regs.shr_x):
             raise _NoFastPath("arg_x is not a multiple of 2**shr_x")
         ax = regs.arg_x >> regs.shr_x
-        wf = self.weights + ax  # int64 [OC, taps]
+        wf = self.weights.astype(np.int64) + ax  # int64 [OC, taps]
         # acc = Σ x'·(w+ax) + 128·Σ(w+ax) + const_w
         C = 128 * wf.sum(axis=1) + self.const_w  # int64 per channel (python-int safe: small)
         # G bounds per channel (exact: x' in [-128,127])
@@ -250,7 +270,7 @@ class KpuConv:
         batch-norm folded into one table index per value (or the segments when no table fits)."""
         wf, C, gmin, gmax = b.wf, b.C, b.gmin, b.gmax
         absw = np.abs(wf)
-        chunks = _chunks_for_bound(absw, 128, _F32_EXACT)
+        chunks = chunks_for_bound(absw, 128, _F32_EXACT)
         if chunks is None or len(chunks) > 4 or (self.depthwise and len(chunks) > 1):
             # (depthwise sums run as one batched product, so they cannot be split into chunks)
             bound64 = int(absw.sum(axis=1).max(initial=0)) * 128
@@ -338,7 +358,8 @@ class KpuConv:
 
     @property
     def path(self) -> str:
-        """How the layer runs, e.g. ``int8+lut HWC``, ``dw+segments HWC``, ``f32+lut CHW``, ``int64``."""
+        """How the layer runs, e.g. ``u8s8+linear HWC``, ``u8u8-rgbx+linear HWC``, ``dw+segments HWC``,
+        ``f32+lut CHW``, ``int64`` (products: ``kpu.products``)."""
         if self._hwc is not None:
             return f"{self._hwc.products}+{self._hwc.activation} HWC"
         plan = self._fast
@@ -347,6 +368,12 @@ class KpuConv:
         products = "f32" if self._gemm_dtype == np.float32 else "f64"
         act = "segments" if plan.segments is not None else "buckets" if plan.buckets is not None else "lut"
         return f"{products}+{act} CHW"
+
+    @property
+    def refused(self) -> list[str]:
+        """Why faster products were refused for this layer (e.g. ``u8s8: not exact on this CPU,
+        23 of 640 proof sums``): what ``maixemu bench --layers`` prints next to the path."""
+        return list(self._hwc.refused) if self._hwc is not None else []
 
     @property
     def table_entries(self) -> int:
@@ -359,9 +386,12 @@ class KpuConv:
         return 0
 
     def run_native(self, x: np.ndarray) -> np.ndarray:
-        """One map in the layer's native layout (``self.layout``) → the output in the same layout."""
-        if self._hwc is not None:
-            return self._hwc.run(x)
+        """One map in the layer's native layout (``self.layout``) → the output in the same layout.
+        A map taken in the numpy path's layout (centred int8) before the compiled path took over
+        is still run right (``run_centered`` converts); ``native()`` avoids the conversion."""
+        hwc = self._hwc
+        if hwc is not None and x.dtype == np.uint8:
+            return hwc.run(x)
         return self.run_centered(x)
 
     # ---------------------------------------------------------------- execution
@@ -687,7 +717,7 @@ class KpuConv:
             with blas_threads(1):
                 return to_centered(self.run_reference(from_centered(xc)))
         src = self._conv_source(xc)
-        workers = _workers() if parallel and self._worth_threads() else 1
+        workers = _parallel.workers() if parallel and self._worth_threads() else 1
         key = (workers, self.TILE_BYTES)
         items = self._items.get(key)
         if items is None:

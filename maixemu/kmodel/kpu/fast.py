@@ -2,20 +2,20 @@
 onnxruntime for int8 products) or the numpy path, which needs nothing beyond numpy.
 
 ``MAIXEMU_KPU_ENGINE`` chooses, read when a model is loaded: ``auto`` (default: fast when numba
-is installed), ``numpy`` (force the numpy path, e.g. to compare), ``fast`` (fail loudly when the
-extra is missing). Every path gives the same bytes; the int64 reference of ``KpuConv`` is the
-oracle the tests hold them all to.
+is installed), ``numpy`` (force the numpy path, e.g. to compare), ``fast`` (compiled from the
+first run, waiting for numba if it must; fail loudly when the extra is missing). Every path gives
+the same bytes; the int64 reference of ``KpuConv`` is the oracle the tests hold them all to.
 
-numba compiles the kernels the first time a process needs them and caches the machine code on
-disk in the user's cache folder (``cache_dir()``: ``$MAIXEMU_CACHE_DIR`` or the platform's user
-cache, e.g. ``~/.cache/maixemu/numba``). Even from that cache a fresh process pays for importing
-numba (~0.3 s) and for starting LLVM to load the first kernel (~0.3 s), so loading a model does
-not wait for either: ``compiled_available()`` decides from the installed packages alone, and
-``load_kmodel`` calls ``preload()`` when the model is prepared, which imports numba and the kernels
-in a background thread and then runs each new kind of prepared layer once on zeros
-(``schedule_warm_up()``), so the cached machine code is in memory before the first ``run()``
-(which waits for it only if it comes sooner). Without ``preload`` (a ``KpuConv`` prepared
-directly) the first ``run()`` imports them itself.
+numba compiles a kernel the first time a process needs it and keeps the machine code in the
+user's cache folder (``cache_dir()``: ``$MAIXEMU_CACHE_DIR/numba`` or the platform's user cache,
+e.g. ``~/.cache/maixemu/numba``), never next to the sources; every compiled kernel of maixemu
+(the KPU's here, the image module's in ``firmware.image._jit``) is decorated inside
+``numba_cache_in()``. When kernels are compiled and loaded is ``kpu.warmup``'s business: by
+default the numpy forms serve the first runs and the compiled paths take over layer by layer
+once they are in memory, so that no run waits for numba (``MAIXEMU_KERNELS=wait``: the compiled
+paths from the first run). This module keeps the engine choice, the cache folder and the
+warm-up entry points the layers call (``schedule_warm_up``, ``schedule_kernel_warm_up``,
+``preload``, ``wait_for_warm_up``, ``loaded_kernels``).
 """
 
 from __future__ import annotations
@@ -31,13 +31,12 @@ from typing import Iterator
 ENGINES = ("auto", "numpy", "fast")
 
 _LOCK = threading.Lock()
+#: the compiled kernels module once imported
 _KERNELS: ModuleType | None = None
 _KERNELS_ERROR: str | None = None
-#: the background thread of ``preload`` and the work it still has to do
-_THREAD: threading.Thread | None = None
-_PENDING: list = []
-_WARM_KEYS: set = set()
-_PENDING_LOCK = threading.Lock()
+#: what ``loaded_kernels()`` answers: ``_KERNELS`` once the warm-ups ``kpu.warmup`` holds are done
+_SERVING: ModuleType | None = None
+_NUMBA_INSTALLED: bool | None = None
 
 
 class FastEngineUnavailable(RuntimeError):
@@ -79,21 +78,21 @@ def numba_cache_in(path: Path | None = None) -> Iterator[None]:
 
     path = cache_dir() if path is None else path
     with _CACHE_DIR_LOCK:
-        previous = config.CACHE_DIR
+        previous = getattr(config, "CACHE_DIR")
         try:
             path.mkdir(parents=True, exist_ok=True)
-            config.CACHE_DIR = str(path)
+            setattr(config, "CACHE_DIR", str(path))
         except OSError:  # an unwritable cache folder: numba then warns and compiles in memory
             pass
         try:
             yield
         finally:
-            config.CACHE_DIR = previous
+            setattr(config, "CACHE_DIR", previous)
 
 
 def kernels() -> ModuleType | None:
     """The compiled kernels module, or None when the fast engine is not to be used."""
-    global _KERNELS, _KERNELS_ERROR
+    global _KERNELS, _KERNELS_ERROR, _SERVING
     choice = engine()
     if choice == "numpy":
         return None
@@ -105,6 +104,11 @@ def kernels() -> ModuleType | None:
                 with numba_cache_in():
                     from . import kernels as compiled
                 _KERNELS = compiled
+                from . import warmup
+
+                warmup.install_guard()
+                if warmup.mode() == "wait" or not warmup.holding():
+                    _SERVING = compiled  # (in the background mode, once the warm-ups are done)
             except ImportError as exc:
                 _KERNELS_ERROR = f"numba is not installed ({exc}); install maixemu[fast]"
     if _KERNELS is None and choice == "fast":
@@ -128,27 +132,28 @@ def compiled_available() -> bool:
     return False
 
 
+def numba_installed() -> bool:
+    """Whether numba can be found (without importing it: that costs ~0.4 s and 65 MB)."""
+    global _NUMBA_INSTALLED
+    if _NUMBA_INSTALLED is None:
+        _NUMBA_INSTALLED = importlib.util.find_spec("numba") is not None
+    return _NUMBA_INSTALLED
+
+
 def preload() -> None:
-    """Import numba and the kernels in a background thread, then run what ``schedule_warm_up``
-    queued; nothing when nothing is queued (no layer chose a compiled path)."""
-    global _THREAD
-    with _PENDING_LOCK:
-        if _THREAD is None and _KERNELS_ERROR is None and _PENDING:
-            _THREAD = threading.Thread(target=_background, name="maixemu-kernels", daemon=True)
-            _THREAD.start()
+    """Called once a model is prepared: ``kpu.warmup.preload`` (loads now in the ``wait`` mode)."""
+    from . import warmup
+
+    warmup.preload()
 
 
-def schedule_warm_up(key, fn) -> None:
-    """Run ``fn()`` once in the background thread after the kernels are loaded, unless a call
-    with the same ``key`` (the kernels and argument types a layer uses) was scheduled before."""
-    with _PENDING_LOCK:
-        if key in _WARM_KEYS:
-            return
-        _WARM_KEYS.add(key)
-        _PENDING.append(fn)
-        running = _THREAD is not None
-    if running or _KERNELS is not None:
-        preload()  # (otherwise the loader starts the thread once the whole model is prepared)
+def schedule_warm_up(key, fn):
+    """Run ``fn()`` once in the background thread after the kernels are loaded; the same ``key``
+    (the kernels and argument types a layer uses; None: never shared) gives the same warm-up.
+    Returns its ``kpu.warmup.WarmUp``: ``.kernels`` is the kernels module once it has run."""
+    from . import warmup
+
+    return warmup.schedule(fn, key)
 
 
 def _stand_in(a):
@@ -165,19 +170,18 @@ def _stand_in(a):
     return c
 
 
-def schedule_kernel_warm_up(name: str, args: tuple) -> bool:
+def schedule_kernel_warm_up(name: str, args: tuple):
     """Have ``kernels.<name>(*args)`` compiled or loaded from the disk cache in the background
-    thread, on stand-ins of ``args``; False (nothing scheduled) when the compiled engine is not
-    to be used. For host ops that call a kernel directly (V3/V4 CPU layers)."""
-    import numpy as np
+    thread, on stand-ins of ``args``; returns its ``WarmUp`` (``.kernels`` is what a run calls
+    once it is in memory), or None when the compiled engine is not to be used. For host ops that
+    call a kernel directly (V3/V4 CPU layers)."""
+    from . import warmup
 
     try:
         if not compiled_available():
-            return False
+            return None
     except FastEngineUnavailable:
-        return False
-    key = ("kernel", name) + tuple((a.dtype.str, a.ndim, a.flags.writeable, a.flags.aligned, a.flags.c_contiguous)
-                                   if isinstance(a, np.ndarray) else type(a).__name__ for a in args)
+        return None
     copies = tuple(_stand_in(a) for a in args)
 
     def warm() -> None:
@@ -185,36 +189,22 @@ def schedule_kernel_warm_up(name: str, args: tuple) -> bool:
         if kn is not None:
             getattr(kn, name)(*copies)
 
-    schedule_warm_up(key, warm)
-    return True
+    return warmup.schedule(warm, ("kernel", name) + warmup.arg_key(args))
 
 
 def wait_for_warm_up(timeout: float | None = None) -> None:
-    """Block until the background thread has nothing left to do (benchmarks and tests)."""
-    thread = _THREAD
-    if thread is not None:
-        thread.join(timeout)
+    """Start the compiled engine if it has not and block until every queued warm-up is done,
+    compiles included (benchmarks and tests)."""
+    from . import warmup
 
-
-def _background() -> None:
-    global _THREAD
-    kernels()
-    while True:
-        with _PENDING_LOCK:
-            if not _PENDING:
-                _THREAD = None
-                return
-            fn = _PENDING.pop(0)
-        try:
-            fn()
-        except Exception:  # a warm-up run that fails (e.g. a layer that raises on zeros) is harmless
-            pass
+    warmup.wait(timeout)
 
 
 def loaded_kernels() -> ModuleType | None:
-    """The compiled kernels if a layer has loaded them already (no import, no lock): helpers that
-    only pay off next to compiled layers (the HWC transposes of ``kpu.ram``) ask this."""
-    return _KERNELS
+    """The compiled kernels once they are in memory and every layer warm-up queued so far is done
+    (no import, no lock; in the ``wait`` mode: once imported): helpers that call kernels straight
+    away (the HWC transposes of ``kpu.ram``, V4's float convolutions) ask this."""
+    return _SERVING
 
 
 def unavailable_reason() -> str | None:

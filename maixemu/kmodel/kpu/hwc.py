@@ -4,10 +4,12 @@ Chosen per layer at load (``HwcPath.prepare``), each piece exact:
 
 * products — depthwise layers: one numba kernel that computes, pools and finishes the layer row
   by row (``dw``); layers with at most four input channels (the camera image): each pixel one
-  32-bit word and one GEMM row per pair of output pixels (``int8rgbx``); other layers: an
-  im2col matrix (none for 1×1) and a GEMM, ``int8`` (onnxruntime ``MatMulInteger`` u8×s8 with
-  the weights prepacked, proven exact for these weights at load, see ``kpu.int8``), else ``f32``
-  (BLAS sgemm, K split so that every partial sum stays below 2**24) or ``f64`` (below 2**53);
+  32-bit word and one GEMM row per pair of output pixels (``u8s8-rgbx`` / ``u8u8-rgbx``); other
+  layers: an im2col matrix in uint8 (none for 1×1) and a GEMM — the first product
+  ``kpu.products`` proves exact for the layer's weights on this CPU: ``u8s8`` or ``u8u8``
+  (onnxruntime ``MatMulInteger``, weights prepacked, see ``kpu.int8``), else ``f32`` (BLAS
+  sgemm, K split so that every partial sum stays below 2**24) or ``f64`` (below 2**53) —, row
+  tile by row tile (``TILE_BYTES``) under one BLAS thread;
 * batch-norm + activation + pool — ``kernels.epilogue``: pools that commute with the activation
   on the sums first, then a float64 batch-norm (exact per layer, else int64) and the activation:
   ``linear`` (one or two ReLU-like segments, arithmetic), a table (``lut``), step buckets
@@ -23,20 +25,28 @@ over contiguous runs of the map.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
 from ..errors import KmodelRuntimeError
 from .activation import _activate_scalar, activation_lut, segment_table, step_buckets
-from . import fast
-from .int8 import Int8Gemm, int8_enabled
-from .parallel import _scratch
+from . import fast, warmup
+from .blas import blas_threads
+from .parallel import _pool, _scratch, scratch_array
+from .int8 import Int8Gemm
+from .products import choose, choose_int8, product_order, switched_off
 
 _F32_EXACT = 1 << 24
 _F64_EXACT = 1 << 53
 #: Largest activation table the compiled path builds (uint8 entries). Beyond it the segments
 #: are evaluated directly: a multi-MiB table misses the cache on every lookup and costs load time.
 HWC_LUT_MAX_ENTRIES = 1 << 20
+
+#: Layers of at least this many MACs hand their row tiles to the thread pool when
+#: ``MAIXEMU_THREADS`` > 1 (below it a hand-off costs more than the work; as ``KpuConv``)
+PARALLEL_MIN_MACS = 4_000_000
 
 #: 3×3 layers with at most this many input channels (the camera image) take their GEMM rows from
 #: 32-bit pixel words (``kernels.pack_rgbx``): nine word copies per output pixel instead of 27
@@ -215,18 +225,47 @@ def _rgbx_weights(w: np.ndarray, zp: int, group: int) -> np.ndarray:
 class HwcPath:
     """A prepared layer on the compiled path; ``run(x)``: uint8 [H, W, IC] → uint8 [OH, OW, OC]."""
 
+    #: Target size of one row tile's GEMM source and sums (bytes); tests lower it to exercise tiling.
+    TILE_BYTES = 1 << 20
+
     def __init__(self) -> None:  # use prepare()
+        #: ``u8s8``, ``u8u8``, ``u8s8-rgbx``, ``u8u8-rgbx``, ``f32``, ``f64`` (``kpu.products``) or ``dw``
         self.products = ""
         self.activation = ""
+        #: why faster products were refused (``kpu.products.ProductPlan.refused``)
+        self.refused: list[str] = []
+        self._kn: ModuleType | None = None
+        self.conv: Any = None
+        self.gemm: Int8Gemm | None = None
+        self.group = 1
+        self.dtype: type = np.float64
+        self.chunks: list[tuple[int, int]] = []
+        self.wmat = np.zeros((0, 0))
+        self.wt = np.zeros((0, 0), np.int16)
+        self.acc = np.zeros(0, np.int32)
+        self.in_hw = (0, 0)
+        self.out_shape_hwc = (0, 0, 0)
+        self.kk = 1
+        self.pad = 0
+        self.act: _Act
+        self.bn: tuple[np.ndarray, ...] = ()
+        #: (s, oy0, ox0, rows, cols) of the GEMM grid; the epilogue's pool (k, s, oy0, ox0, reduce)
+        self.grid = (1, 0, 0, 0, 0)
+        self.pool = (1, 1, 0, 0, 0)
+        #: (g0, g1, o0, o1) row tiles (``_grid_tiles``)
+        self.tiles: list[tuple[int, int, int, int]] = []
+        #: ``MAIXEMU_THREADS`` when the layer was prepared: big layers' tiles go to the thread pool
+        self.threads = 1
+        #: the warm-up that brings this path's kernels into memory (``kpu.warmup``)
+        self.warm: warmup.WarmUp | None = None
 
     @classmethod
     def prepare(cls, conv, bounds, *, lut_max_entries: int, threads: int = 1) -> "HwcPath":
-        """Choose and prepare every piece; numba is not needed yet (``kpu.fast`` loads the
+        """Choose and prepare every piece; numba is not needed yet (``kpu.warmup`` loads the
         kernels in the background and ``run`` binds them)."""
         self = cls()
-        self._kn = None
-        self.gemm = None
         self.conv = conv
+        self.threads = max(1, threads)
         ic, h, w = conv.in_shape
         oc, oh, ow = conv.out_shape
         self.in_hw = (h, w)
@@ -271,38 +310,65 @@ class HwcPath:
         w_kn = wf.reshape(oc, ic, taps).transpose(2, 1, 0).reshape(taps * ic, oc)  # rows t*IC + c
         raw = conv.weights.reshape(oc, ic, taps).transpose(2, 1, 0).reshape(taps * ic, oc)
         ax = conv.regs.arg_x >> conv.regs.shr_x
-        self.gemm = None
-        int8_ok = int8_enabled() and raw.min(initial=0) >= 0 and raw.max(initial=0) <= 255 and -255 <= ax <= 0
-        if int8_ok and self.kk == 3 and ic <= RGBX_MAX_CHANNELS:
+        eight_bit = raw.min(initial=0) >= 0 and raw.max(initial=0) <= 255 and -255 <= ax <= 0
+        w_u8 = np.ascontiguousarray(raw, dtype=np.uint8) if eight_bit else None
+        order = product_order()
+        if w_u8 is not None and self.kk == 3 and ic <= RGBX_MAX_CHANNELS:
             # the camera image: every pixel one 32-bit word, a GEMM row per pair of output pixels
             group = 2 if self.grid[0] == 1 and self.grid[4] % 2 == 0 else 1
-            self.gemm = Int8Gemm.build(_rgbx_weights(conv.weights.reshape(oc, ic, 3, 3), -ax, group), -ax, threads)
-            if self.gemm is not None:
-                self.products = "int8rgbx"
-                self.group = group
-                return self._schedule_warm_up()
-        if int8_ok:
-            self.gemm = Int8Gemm.build(np.ascontiguousarray(raw, dtype=np.uint8), -ax, threads)
-        if self.gemm is not None:
-            self.products = "int8"
-            return self._schedule_warm_up()
-        absw = np.abs(w_kn)
-        bound = int(absw.sum(axis=0).max(initial=0)) * 128
-        if bound < _F32_EXACT:
-            self.dtype, self.chunks = np.float32, [(0, w_kn.shape[0])]
-        else:
-            from .conv import _chunks_for_bound
+            rgbx = _rgbx_weights(conv.weights.reshape(oc, ic, 3, 3), -ax, group)
+            gemm, refused = choose_int8(rgbx, b_zero=-ax, a_zero=128, order=order)
+            self.refused += [f"rgbx {why}" for why in refused]
+            if gemm is not None:
+                self.gemm, self.group = gemm, group
+                self.products = f"{gemm.kind}-rgbx"
+                self.refused = switched_off(gemm.kind, order) + self.refused
+                return self._finish_prepare()
+        plan = choose(w_u8, w_kn, b_zero=-ax, a_zero=128, xmax=128, order=order)
+        self.refused += plan.refused
+        self.products = plan.kind
+        self.gemm = plan.gemm
+        if plan.gemm is None:
+            self.dtype, self.chunks = plan.dtype or np.float64, plan.chunks
+            self.wmat = np.ascontiguousarray(w_kn, dtype=self.dtype)
+        return self._finish_prepare()
 
-            chunks = _chunks_for_bound(absw.T, 128, _F32_EXACT)
-            if chunks is not None and len(chunks) <= 4:
-                self.dtype, self.chunks = np.float32, chunks
-            elif bound < _F64_EXACT:
-                self.dtype, self.chunks = np.float64, [(0, w_kn.shape[0])]
-            else:
-                raise ValueError("sums exceed float64's exact range")
-        self.products = "f32" if self.dtype == np.float32 else "f64"
-        self.wmat = np.ascontiguousarray(w_kn, dtype=self.dtype)
+    def _finish_prepare(self) -> "HwcPath":
+        """The row tiles of the GEMM grid (``tiles``), then the kernels' warm-up."""
+        self.tiles = self._grid_tiles(self.threads if self.conv.macs >= PARALLEL_MIN_MACS else 1)
         return self._schedule_warm_up()
+
+    def _grid_tiles(self, parts: int = 1) -> list[tuple[int, int, int, int]]:
+        """``(g0, g1, o0, o1)``: grid rows ``g0:g1`` give output rows ``o0:o1``, each tile's GEMM
+        source and sums at most about ``TILE_BYTES`` (the int8 domain: a uint8 source, int32 sums),
+        so a layer's scratch is a few hundred KiB whatever its map and the sums are finished
+        while they are in cache. Tiles of windowed pools hold every row their windows read
+        (pools 8 and 9 overlap by one row; the last tile clamps at the map's edge as the
+        whole map does). With ``parts`` > 1 (``MAIXEMU_THREADS``) there are at least that many,
+        for the thread pool."""
+        s_grid, _, _, gh, gw = self.grid
+        oh = self.out_shape_hwc[0]
+        k, s, oy0, _, _ = self.pool
+        n = self.out_shape_hwc[2]
+        group = getattr(self, "group", 1)
+        ic = self.conv.in_shape[0]
+        if self.products.endswith("-rgbx"):
+            a_row = 3 * (group + 2) * 4 // group
+        else:
+            a_row = self.kk * self.kk * ic * (1 if self.gemm is not None else np.dtype(self.dtype).itemsize)
+        g_item = 4 if self.gemm is not None else np.dtype(self.dtype).itemsize
+        per_grid_row = gw * (a_row + n * g_item)
+        grid_rows = max(1, self.TILE_BYTES // max(per_grid_row, 1))
+        step = max(1, grid_rows // max(s, 1))  # output rows per tile
+        if parts > 1:
+            step = min(step, max(1, -(-oh // parts)))
+        tiles = []
+        for o0 in range(0, oh, step):
+            o1 = min(oh, o0 + step)
+            g0 = o0 * s + oy0
+            g1 = min(gh, (o1 - 1) * s + oy0 + k)
+            tiles.append((g0, g1, o0, o1))
+        return tiles
 
     def _warm_up_key(self) -> tuple:
         """What decides the kernels and argument types ``run`` uses (see ``fast.schedule_warm_up``)."""
@@ -311,9 +377,14 @@ class HwcPath:
         return (self.products, self.act.mode, bool(self.bn[0].size), g, wt, self.pool[4], self.kk)
 
     def _schedule_warm_up(self) -> "HwcPath":
+        """Queue a run on zeros (``kpu.warmup``), which brings every kernel this layer calls into
+        memory; ``self.warm`` says when it has. Shared by layers with the same kernels and types in
+        the ``wait`` mode; one per layer in the background mode, where the layer switches to this
+        path only once its own run did (nothing a key might miss is left for a frame to compile)."""
         h, w = self.in_hw
         ic = self.conv.in_shape[0]
-        fast.schedule_warm_up(self._warm_up_key(), lambda: self.run(np.zeros((h, w, ic), np.uint8)))
+        key = self._warm_up_key() if warmup.mode() == "wait" else None
+        self.warm = fast.schedule_warm_up(key, lambda: self.run(np.zeros((h, w, ic), np.uint8)))
         return self
 
     @property
@@ -331,44 +402,84 @@ class HwcPath:
         kn = self._kn if self._kn is not None else self.kernels
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
         if self.products == "dw":
-            bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self.pool, *self.bn, *self.act.args())
+            bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self._finish_args)
+        elif len(self.tiles) == 1:  # (most layers: no per-tile bookkeeping)
+            g0, g1 = self.tiles[0][:2]
+            bad = kn.epilogue(self._sums(x, self._source(x), g0, g1), out, *self._epilogue_args)
         else:
-            g = self._sums(x)
-            bad = kn.epilogue(g, out, *self.pool, *self.bn, *self.act.args())
+            src = self._source(x)
+            args = self._epilogue_args
+
+            def tile(bounds: tuple[int, int, int, int]) -> int:
+                g0, g1, o0, o1 = bounds
+                return kn.epilogue(self._sums(x, src, g0, g1), out[o0:o1], *args)
+
+            if self.threads > 1:
+                # (the kernels release the GIL, onnxruntime too; scratch buffers are per thread)
+                bad = sum(_pool().map(tile, self.tiles))
+            else:
+                bad = sum(tile(t) for t in self.tiles)
         if bad:
             offset, fld = self.conv.act_where
             raise KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start", offset=offset, field=fld)
         return out
 
-    def _sums(self, x: np.ndarray) -> np.ndarray:
-        """``G`` on the grid, [rows, cols, OC] (int32 from int8 products, else float)."""
+    @property
+    def _finish_args(self) -> tuple:
+        """The pool, batch-norm and activation arguments of ``depthwise`` (made once)."""
+        args = self.__dict__.get("_finish_args_")
+        if args is None:
+            args = self.__dict__["_finish_args_"] = (*self.pool, *self.bn, *self.act.args())
+        return args
+
+    @property
+    def _epilogue_args(self) -> tuple:
+        """``epilogue``'s arguments after its two arrays, for a tile (oy0 0: tiles start at a window)."""
+        args = self.__dict__.get("_epilogue_args_")
+        if args is None:
+            k, s, _, ox0, reduce = self.pool
+            args = self.__dict__["_epilogue_args_"] = (k, s, 0, ox0, reduce, *self.bn, *self.act.args())
+        return args
+
+    def _source(self, x: np.ndarray):
+        """What every tile's GEMM source comes from: the packed pixel words (rgbx), else the map."""
+        if not self.products.endswith("-rgbx"):
+            return x
+        h, w = self.in_hw
+        xp = _scratch("hwc_rgbx", (h + 2) * (w + 2), np.uint32).reshape(h + 2, w + 2)
+        self.kernels.pack_rgbx(x, self.pad, 1, xp)
+        return xp
+
+    def _sums(self, x: np.ndarray, src, g0: int, g1: int) -> np.ndarray:
+        """``G`` on grid rows ``g0:g1``, [rows, cols, OC] (int32 from int8 products, else float),
+        in a per-thread scratch buffer."""
         kn = self.kernels
-        s, oy0, ox0, gh, gw = self.grid
+        s, oy0, ox0, _, gw = self.grid
         ic = x.shape[2]
+        rows = g1 - g0
+        p = rows * gw
+        n = self.out_shape_hwc[2]
         kcols = self.kk * self.kk * ic
-        p = gh * gw
-        if self.products == "int8rgbx":
-            h, w = self.in_hw
-            xp = _scratch("hwc_rgbx", (h + 2) * (w + 2), np.uint32).reshape(h + 2, w + 2)
-            kn.pack_rgbx(x, self.pad, 1, xp)
-            group = self.group
-            rows = p // group
-            a = _scratch("hwc_cols_rgbx", rows * 3 * (group + 2), np.uint32).reshape(rows, 3 * (group + 2))
-            kn.im2col_rgbx(xp, group, s, oy0, ox0, gh, gw, a)
-            return self.gemm(a.view(np.uint8)).reshape(gh, gw, -1)
         if self.gemm is not None:
-            if self.kk == 1 and s == 1:
-                a = x.reshape(p, ic)
+            if self.products.endswith("-rgbx"):
+                group = self.group
+                a32 = scratch_array("hwc_cols_rgbx", (p // group, 3 * (group + 2)), np.uint32)
+                kn.im2col_rgbx(src, group, s, g0 * s + oy0, ox0, rows, gw, a32)
+                g = self.gemm(a32.view(np.uint8), scratch_array("hwc_sums", (p // group, group * n), np.int32))
+            elif self.kk == 1 and s == 1:
+                g = self.gemm(x.reshape(-1, ic)[g0 * gw : g1 * gw], scratch_array("hwc_sums", (p, n), np.int32))
             else:
-                a = _scratch("hwc_cols", p * kcols, np.uint8).reshape(p, kcols)
-                kn.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 0)
-            return self.gemm(a).reshape(gh, gw, -1)
-        a = _scratch("hwc_cols", p * kcols, self.dtype).reshape(p, kcols)
-        kn.im2col(x, self.kk, self.pad, s, oy0, ox0, gh, gw, a, 128)
-        if len(self.chunks) == 1:
-            g = a @ self.wmat
-        else:
-            g = np.zeros((p, self.wmat.shape[1]), dtype=np.float64)
-            for k0, k1 in self.chunks:
-                g += a[:, k0:k1] @ self.wmat[k0:k1]
-        return g.reshape(gh, gw, -1)
+                a = scratch_array("hwc_cols", (p, kcols), np.uint8)
+                kn.im2col(x, self.kk, self.pad, s, g0 * s + oy0, ox0, rows, gw, a, 0)
+                g = self.gemm(a, scratch_array("hwc_sums", (p, n), np.int32))
+            return g.reshape(rows, gw, n)
+        a = scratch_array("hwc_cols", (p, kcols), self.dtype)
+        kn.im2col(x, self.kk, self.pad, s, g0 * s + oy0, ox0, rows, gw, a, 128)
+        with blas_threads(1):  # (one BLAS thread per work item)
+            if len(self.chunks) == 1:
+                g = np.matmul(a, self.wmat, out=scratch_array("hwc_sums", (p, n), self.dtype))
+            else:
+                g = np.zeros((p, n), dtype=np.float64)
+                for k0, k1 in self.chunks:
+                    g += a[:, k0:k1] @ self.wmat[k0:k1]
+        return g.reshape(rows, gw, n)

@@ -901,3 +901,111 @@ def fully_connected_v3(x, w_t, bias, act, out):
         if act == 2 and not (v <= six or v != v):
             v = six
         out[o] = v
+
+
+# --- V4 quantized convolutions (kmodel.ops.quantized_conv): the exact int8 fast path -----------
+# ``acc = bias + Σ (x + in_add)(w + w_add)`` over the valid taps, then nncase's requantisation;
+# the sums come from a GEMM (an int8 product or exact float sums) over the rows ``im2col_taps``
+# writes, or from ``qconv_depthwise`` directly.
+
+
+@njit(**_NOGIL)
+def im2col_taps(x, c0, gic, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad, center, oy0, rows, out):
+    """``out[r·OW + j, (ky·KW + kx)·gic + i] = x[iy, ix, c0 + i] − center`` for output pixel
+    ``(oy0 + r, j)`` of a general convolution (``iy = oy·sh − pad_top + ky·dh``, likewise ix) on
+    an HWC uint8 map; taps outside the map hold ``pad − center`` (the A zero point: they add 0).
+    ``out`` is uint8 (``center`` 0) or float (``center`` the zero point, the centred values)."""
+    h, w, _ = x.shape
+    ow = out.shape[0] // max(rows, 1)
+    pv = pad - center
+    for r in range(rows):
+        oy = oy0 + r
+        for j in range(ow):
+            row = out[r * ow + j]
+            for ky in range(kh):
+                iy = oy * sh - pad_top + ky * dh
+                for kx in range(kw):
+                    ix = j * sw - pad_left + kx * dw
+                    base = (ky * kw + kx) * gic
+                    dst = row[base : base + gic]
+                    if iy < 0 or iy >= h or ix < 0 or ix >= w:
+                        for i in range(gic):
+                            dst[i] = pv
+                    else:
+                        src = x[iy, ix, c0 : c0 + gic]
+                        for i in range(gic):
+                            dst[i] = src[i] - center
+
+
+@njit(**_NOGIL)
+def _wrap32(v):
+    return ((v + np.int64(2147483648)) & np.int64(0xFFFFFFFF)) - np.int64(2147483648)
+
+
+@njit(**_NOGIL)
+def _requantize(acc, mul, shift, offset):
+    """nncase v0.2: ``clamp((int32)((int32)carry_shift((int64)acc·mul, shift) + offset), 0, 255)``
+    for an int32-valued ``acc`` (``ops.v4_quant.requantize``)."""
+    p = acc * mul
+    if shift > 0:
+        p = (p + (np.int64(1) << (shift - 1))) >> shift
+    v = _wrap32(_wrap32(p) + offset)
+    return 0 if v < 0 else (255 if v > 255 else v)
+
+
+@njit(**_NOGIL)
+def requantize_rows(g, bias, mul, shift, offset, out, row0, col0, channels_first):
+    """``g`` [R, N] (int32 sums, or float/int64 holding them exactly) plus ``bias`` [N] (int64),
+    wrapped to int32 and requantised into ``out`` (uint8): rows ``row0 + r`` and channels
+    ``col0 + n`` of an [P, C] map (``channels_first`` False: HWC) or a [C, P] one (True: CHW)."""
+    rows, n = g.shape
+    mul64 = np.int64(mul)
+    off64 = np.int64(offset)
+    for r in range(rows):
+        gr = g[r]
+        for c in range(n):
+            acc = _wrap32(np.int64(gr[c]) + bias[c])
+            v = np.uint8(_requantize(acc, mul64, shift, off64))
+            if channels_first:
+                out[col0 + c, row0 + r] = v
+            else:
+                out[row0 + r, col0 + c] = v
+
+
+@njit(**_NOGIL)
+def qconv_depthwise(x, wt, in_add, mult, kh, kw, sh, sw, dh, dw, pad_top, pad_left, bias, mul, shift, offset, acc, out):
+    """A depthwise quantized convolution on HWC maps: output channel ``o`` reads input channel
+    ``o // mult``; ``wt`` [KH·KW, OC] holds ``w + w_add`` (acc's dtype), ``acc`` an empty array of
+    the sums' dtype (int32 when every sum fits, else int64); out uint8 [OH, OW, OC]. Each output
+    pixel's sums are one vector over the channels, tap by tap (only the valid taps)."""
+    h, w, _ = x.shape
+    oh, ow, oc = out.shape
+    row = np.empty(oc, acc.dtype)
+    xv = np.empty(oc, acc.dtype)
+    mul64 = np.int64(mul)
+    off64 = np.int64(offset)
+    for oy in range(oh):
+        for ox in range(ow):
+            for o in range(oc):
+                row[o] = 0
+            for ky in range(kh):
+                iy = oy * sh - pad_top + ky * dh
+                if iy < 0 or iy >= h:
+                    continue
+                for kx in range(kw):
+                    ix = ox * sw - pad_left + kx * dw
+                    if ix < 0 or ix >= w:
+                        continue
+                    src = x[iy, ix]
+                    if mult == 1:
+                        for o in range(oc):
+                            xv[o] = src[o] + in_add
+                    else:
+                        for o in range(oc):
+                            xv[o] = src[o // mult] + in_add
+                    wv = wt[ky * kw + kx]
+                    for o in range(oc):
+                        row[o] += xv[o] * wv[o]
+            dst = out[oy, ox]
+            for o in range(oc):
+                dst[o] = np.uint8(_requantize(_wrap32(np.int64(row[o]) + bias[o]), mul64, shift, off64))

@@ -80,12 +80,14 @@ def model(nodes: list[bytes], name: str, inputs: list[bytes], outputs: list[byte
 
 
 def matmul_integer(b: np.ndarray, a_zero: int, b_zero: int) -> bytes:
-    """``Y[P, N] = MatMulInteger(A[P, K] uint8, B int8 initializer, a_zero uint8, b_zero int8)``."""
+    """``Y[P, N] = MatMulInteger(A[P, K] uint8, B initializer, a_zero uint8, b_zero)``: B and its
+    zero point int8 (the u8s8 product) or uint8 (u8u8)."""
     k, n = b.shape
+    bdt = np.uint8 if b.dtype == np.uint8 else np.int8
     return model(
         [node("MatMulInteger", ["A", "B", "a_zero", "b_zero"], ["Y"])],
         "kpu_conv",
         [value_info("A", UINT8, (None, k))],
         [value_info("Y", INT32, (None, n))],
-        [tensor("B", b.astype(np.int8)), tensor("a_zero", np.array(a_zero, np.uint8)), tensor("b_zero", np.array(b_zero, np.int8))],
+        [tensor("B", b.astype(bdt)), tensor("a_zero", np.array(a_zero, np.uint8)), tensor("b_zero", np.array(b_zero, bdt))],
     )

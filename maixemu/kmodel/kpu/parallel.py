@@ -13,7 +13,7 @@ _POOL = None
 _POOL_LOCK = threading.Lock()
 
 
-def _workers() -> int:
+def workers() -> int:
     """Threads used per layer: ``MAIXEMU_THREADS`` (default 1, at most 8).
 
     Measured on the 2-core development machine: the layers' numpy work is short calls whose
@@ -33,8 +33,37 @@ def _pool():
         if _POOL is None:
             from concurrent.futures import ThreadPoolExecutor
 
-            _POOL = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="maixemu-kpu")
+            _POOL = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="maixemu-kpu")
         return _POOL
+
+
+def release_scratch() -> None:
+    """Free this thread's scratch buffers (they are otherwise kept for the next run; benchmarks
+    measuring a model's memory start from none)."""
+    _SCRATCH.buffers = {}
+    _SCRATCH.views = {}
+
+
+def scratch_array(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """``_scratch`` as an array of ``shape``, the *same object* for the same name, shape and
+    dtype until the buffer grows: onnxruntime's IO binding of an output is then redone only when
+    the array changes (``kpu.int8``), not on every call."""
+    dtype = np.dtype(dtype)
+    views = getattr(_SCRATCH, "views", None)
+    if views is None:
+        views = _SCRATCH.views = {}
+    key = (name, dtype.str, shape)
+    size = 1
+    for d in shape:
+        size *= d
+    view = views.get(key)
+    buffers = getattr(_SCRATCH, "buffers", None)
+    if view is not None and buffers is not None and buffers.get((name, dtype.str)) is view.base:
+        return view
+    flat = _scratch(name, size, dtype)
+    view = flat.reshape(shape)
+    views[key] = view
+    return view
 
 
 def _scratch(name: str, size: int, dtype) -> np.ndarray:
@@ -48,4 +77,8 @@ def _scratch(name: str, size: int, dtype) -> np.ndarray:
     if buf is None or buf.size < size:
         buf = np.empty(max(size, 1), dtype=dtype)
         pool_[key] = buf
+        views = getattr(_SCRATCH, "views", None)
+        if views:  # (views of the old buffer would keep it alive)
+            for stale in [k for k in views if k[:2] == key]:
+                del views[stale]
     return buf[:size]

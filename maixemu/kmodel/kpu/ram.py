@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import KmodelRuntimeError
 from ..k210 import K210_KPU_RAM_BYTES as KPU_RAM_BYTES
 from ..k210 import K210_KPU_ROW_BYTES as KPU_ROW_BYTES
-from .fast import loaded_kernels
+from .fast import loaded_kernels, schedule_kernel_warm_up
 
 KPU_ROWS = KPU_RAM_BYTES // KPU_ROW_BYTES
 
@@ -153,6 +153,13 @@ def to_centered(x: np.ndarray) -> np.ndarray:
 LAYOUTS = ("CHW", "HWC", "U8")
 
 
+def warm_transposes() -> None:
+    """Queue the compiled transposes for ``kpu.warmup`` (a layer's compiled path needs them at
+    its layout's edges; every map is a C-ordered uint8 [C,H,W] / [H,W,C], so one warm-up each)."""
+    schedule_kernel_warm_up("chw_to_hwc", (np.zeros((2, 2, 2), np.uint8), np.empty((2, 2, 2), np.uint8)))
+    schedule_kernel_warm_up("hwc_to_chw", (np.zeros((2, 2, 2), np.uint8), np.empty((2, 2, 2), np.uint8)))
+
+
 def chw_to_hwc(x: np.ndarray) -> np.ndarray:
     """uint8 ``[C,H,W]`` → ``[H,W,C]`` (the compiled transpose once the fast kernels are loaded)."""
     x = np.asarray(x, dtype=np.uint8)
@@ -251,6 +258,32 @@ class KpuRamPlan:
 PLAN_WORK_LIMIT = 200_000_000
 
 
+#: Elements of one access handled at a time by :func:`plan_kpu_ram` (bounded index arrays).
+_PLAN_CHUNK = 1 << 16
+
+
+def _access_chunks(a: KpuAccess, lo: int):
+    """The bytes ``a`` touches, relative to ``lo``, as index arrays of at most about
+    ``_PLAN_CHUNK`` elements (whole channels: the layout of :func:`layout_indices`)."""
+    if a.indices is not None:
+        yield a.indices.reshape(-1) - lo
+        return
+    c, h, w = (int(v) for v in a.shape)
+    groups, row_len, pitch = layout(w)
+    yi = np.arange(h, dtype=np.int32)[None, :, None] * np.int32(row_len * 64)
+    xi = np.arange(w, dtype=np.int32)[None, None, :]
+    step = max(1, _PLAN_CHUNK // max(h * w, 1))
+    for c0 in range(0, c, step):
+        ci = np.arange(c0, min(c, c0 + step), dtype=np.int32)[:, None, None]
+        yield ((a.addr - lo) + (ci // groups) * (row_len * h * 64) + (ci % groups) * pitch + yi + xi).reshape(-1)
+
+
+def _span(a: KpuAccess) -> tuple[int, int]:
+    if a.indices is not None:
+        return (int(a.indices.min()), int(a.indices.max()) + 1) if a.indices.size else (a.addr, a.addr)
+    return a.addr, a.addr + kpu_bytes(*a.shape)
+
+
 def plan_kpu_ram(accesses: Sequence[KpuAccess], size: int = KPU_RAM_BYTES) -> KpuRamPlan:
     """Decide which conv outputs must reach the arena for every read to see device bytes.
 
@@ -258,7 +291,9 @@ def plan_kpu_ram(accesses: Sequence[KpuAccess], size: int = KPU_RAM_BYTES) -> Kp
     "last writer" map of the arena. A read whose bytes were all last written by one conv output
     of exactly the same address and shape can reuse that array; any other read forces every writer
     it sees to be materialized. Non-conv writes (input placement, uploads, padding) always go to
-    the arena.
+    the arena. (The map covers only the bytes the accesses span, one byte per byte when fewer
+    than 255 steps write, and each access's addresses are made a few channels at a time: the
+    analysis of a face detector needed 28 MB of index arrays and an int32 map of all 2 MiB.)
     """
     plan = KpuRamPlan()
     work = sum(int(np.prod(a.shape)) if a.indices is None else a.indices.size for a in accesses)
@@ -267,33 +302,34 @@ def plan_kpu_ram(accesses: Sequence[KpuAccess], size: int = KPU_RAM_BYTES) -> Kp
         # every conv output, which is always correct, just slower
         plan.materialize = {a.step for a in accesses if a.kind == "w" and a.conv}
         return plan
-    owner = np.full(size, -1, dtype=np.int32)
-    index_cache: dict[tuple[int, tuple[int, int, int]], np.ndarray] = {}
-
-    def idx(a: KpuAccess) -> np.ndarray:
-        if a.indices is not None:
-            return a.indices
-        key = (a.addr, a.shape)
-        if key not in index_cache:
-            index_cache[key] = layout_indices(a.addr, a.shape).reshape(-1)
-        return index_cache[key]
-
+    if not accesses:
+        return plan
+    spans = [_span(a) for a in accesses]
+    lo, hi = min(s[0] for s in spans), max(s[1] for s in spans)
+    writers = sorted({a.step for a in accesses if a.kind == "w"})
+    dense = {step: i + 1 for i, step in enumerate(writers)}  # 0: never written
+    dtype = np.uint8 if len(writers) < 255 else np.uint16 if len(writers) < 65535 else np.int32
+    owner = np.zeros(max(hi - lo, 1), dtype=dtype)
     by_step = {a.step: a for a in accesses if a.kind == "w"}
     seen_by_read: dict[int, set[int]] = {}
     reusable: dict[int, list[int | None]] = {}
     for _ in range(2):
         for a in accesses:
-            ids = idx(a)
             if a.kind == "w":
-                owner[ids] = a.step
+                mark = dense[a.step]
+                for ids in _access_chunks(a, lo):
+                    owner[ids] = mark
                 continue
-            got = owner[ids]
-            lo_o, hi_o = (int(got.min()), int(got.max())) if got.size else (-1, -1)
-            seen_arr = np.array([lo_o]) if lo_o == hi_o else np.unique(got)
-            seen = [int(v) for v in seen_arr if v >= 0]
+            found: set[int] = set()
+            for ids in _access_chunks(a, lo):
+                got = owner[ids]
+                if got.size:
+                    g_lo, g_hi = int(got.min()), int(got.max())
+                    found.update([g_lo] if g_lo == g_hi else (int(v) for v in np.unique(got)))
+            seen = [writers[v - 1] for v in sorted(found) if v > 0]
             seen_by_read.setdefault(a.step, set()).update(seen)
             candidate = None
-            if a.conv and len(seen) == 1 and lo_o == hi_o:
+            if a.conv and len(seen) == 1 and 0 not in found:
                 wr = by_step.get(seen[0])
                 if wr is not None and wr.conv and wr.step < a.step and wr.addr == a.addr and wr.shape == a.shape:
                     candidate = wr.step

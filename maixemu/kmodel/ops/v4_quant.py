@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kpu.blas import blas_threads
 from .v4_float import out_size
 
 I64 = np.int64
@@ -67,9 +68,10 @@ def _cdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _exact_gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """int64 ``a @ b`` via float64 BLAS when every partial sum is provably below 2^53."""
     bound = float(np.abs(a).max(initial=0)) * float(np.abs(b).max(initial=0)) * max(a.shape[-1], 1)
-    if bound < 2.0**53:
-        return (a.astype(np.float64) @ b.astype(np.float64)).astype(I64)
-    return a.astype(I64) @ b.astype(I64)
+    with blas_threads(1):  # (as every product of the engine: one BLAS thread)
+        if bound < 2.0**53:
+            return (a.astype(np.float64) @ b.astype(np.float64)).astype(I64)
+        return a.astype(I64) @ b.astype(I64)
 
 
 def im2col_taps(h: int, w: int, kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,

@@ -84,14 +84,16 @@ def read_layer(step: Step, ctx: LoadContext) -> None:
 
 
 def _compiled_step(name: str, warm_args: tuple, numpy_run: Callable, fast_run: Callable) -> Callable:
-    """A CPU layer's ``step.fn``: ``fast_run(kernels, state)`` once the compiled kernels are
-    loaded, else ``numpy_run(state)`` (the numpy form, same bits). ``kernels.<name>`` is compiled
-    or loaded from the disk cache in the background on stand-ins of ``warm_args``
+    """A CPU layer's ``step.fn``: ``fast_run(kernels, state)`` once ``kernels.<name>`` is in
+    memory, else ``numpy_run(state)`` (the numpy form, same bits). The kernel is compiled or loaded
+    from the disk cache in the background on stand-ins of ``warm_args``
     (``kpu.fast.schedule_kernel_warm_up``), like the KPU layers' kernels."""
-    fast.schedule_kernel_warm_up(name, warm_args)
+    warm = fast.schedule_kernel_warm_up(name, warm_args)
+    if warm is None:
+        return numpy_run
 
     def run(state: State):
-        kn = loaded_kernels()
+        kn = warm.kernels
         return numpy_run(state) if kn is None else fast_run(kn, state)
 
     return run
@@ -152,6 +154,7 @@ def read_k210_conv(b: Body, step: Step, ctx: LoadContext) -> None:
         "dst_row": regs.image_dst_addr,
         "main_out": main_out if flags & 1 else None,
         "path": conv.path,
+        "refused": conv.refused,
     }
     for name, row, shape in (("image_src_addr", regs.image_src_addr, regs.in_shape), ("image_dst_addr", regs.image_dst_addr, regs.out_shape)):
         if row * 64 + K.kpu_bytes(*shape) > K.KPU_RAM_BYTES:
@@ -164,17 +167,17 @@ def read_k210_conv(b: Body, step: Step, ctx: LoadContext) -> None:
         step.main_writes = [b.access("main_mem_out_address", n_out)]
         step.main_out_addr = main_out
     key = step.index + 1
-
-    layout = conv.layout
+    conv.on_switch.append(lambda: step.details.__setitem__("path", conv.path))
 
     def run(state: State, conv=conv, key=key, flags=flags, main_out=main_out) -> Callable[[], np.ndarray]:
+        layout, run_native = conv.native()  # the compiled path may take over between two runs
         src = state.reusable_input(key)
         if src is not None:
             src_layout, cached = state.cache[src]
             xn = K.convert_native(cached, src_layout, layout)
         else:
             xn = K.to_native(state.kpu.download(conv.src_addr, conv.in_shape), layout)
-        yn = conv.run_native(xn)
+        yn = run_native(xn)
         state.cache[key] = (layout, yn)
         y8 = None
         if state.materialize_all or key in state.plan.materialize:
@@ -541,6 +544,8 @@ def read_fully_connected(b: Body, step: Step, ctx: LoadContext) -> None:
     step.fc_in = (main_in, cin)
 
     weights_t = np.ascontiguousarray(weights.T)
+    # (the plain form takes ``kernels.fully_connected`` once loaded_kernels() answers: in memory by then)
+    fast.schedule_kernel_warm_up("fully_connected", (np.zeros(cin, F32), weights_t, np.zeros(cout, F32)))
 
     def run(state: State) -> np.ndarray:
         v = fully_connected.fully_connected(state.read_f32(main_in, cin), weights, bias, act, weights_t=weights_t)

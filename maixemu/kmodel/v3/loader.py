@@ -152,6 +152,8 @@ class _Loader:
         model._state.plan = model._plan
         model._drops = cache_drops(model._plan, [0] + [s.index + 1 for s in steps if s.conv is not None])
         # layer table ----------------------------------------------------------------------
+        for s in steps:  # (the layer table shares the dicts: a KPU layer's path changes when it switches)
+            s.details.update(typecode=fmap_typecode(s), code=s.code)
         model.layers = [
             LayerInfo(
                 index=s.index,
@@ -163,7 +165,7 @@ class _Loader:
                 macs=s.macs,
                 name=s.kind,
                 output_dtype=s.out_dtype,
-                details={**s.details, "typecode": fmap_typecode(s), "code": s.code},
+                details=s.details,
             )
             for s in steps
         ]

@@ -3,6 +3,7 @@ which places the input, runs the steps as the SDK runner does and reads the outp
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from .. import kpu as K
 from ..errors import KmodelRuntimeError
+from ..kpu.warmup import metered
 from ..model import LayerInfo, Model, TensorSpec, TraceStep, check_input
 from .format import HEADER_BYTES, LAYER_CODES, LAYER_NAMES
 
@@ -138,10 +140,12 @@ class V3Model(Model):
             field="layers[0].type",
         )
 
-    def _execute(self, inputs: tuple, limit: int | None, collect: bool) -> Iterator[TraceStep]:
+    def _execute(self, inputs: tuple, limit: int | None, collect: bool,
+                 times: list[tuple[int, float]] | None = None, clock: Callable[[], float] | None = None) -> Iterator[TraceStep]:
         """Run the layers. ``collect`` (trace) writes every conv output into KPU RAM as it goes, so
         however the trace ends (limit, caller stops early) the memories are what the device's are.
-        A plain run writes only what the access plan says a later read needs."""
+        A plain run writes only what the access plan says a later read needs. With ``times``,
+        each step's ``(index, seconds by clock)`` is appended to it."""
         if not self.inputs:  # the model loaded but its first layer cannot take an input
             raise self._first_layer_error()
         if len(inputs) != 1:
@@ -157,7 +161,12 @@ class V3Model(Model):
         drops = self._drops
         try:
             for step in self.steps[:n]:
-                out = step.fn(state)
+                if times is not None and clock is not None:
+                    start = clock()
+                    out = step.fn(state)
+                    times.append((step.index, clock() - start))
+                else:
+                    out = step.fn(state)
                 if collect:
                     if callable(out):
                         out = out()
@@ -180,9 +189,16 @@ class V3Model(Model):
             state.materialize_all = False
 
     def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
-        for _ in self._execute(inputs, None, collect=False):
-            pass
+        with metered():  # the numpy forms' time decides when the compiled engine starts (kpu.warmup)
+            for _ in self._execute(inputs, None, collect=False):
+                pass
         return self.read_outputs()
+
+    def layer_times(self, *inputs: np.ndarray, clock: Callable[[], float] = time.process_time) -> list[tuple[int, float]]:
+        times: list[tuple[int, float]] = []
+        for _ in self._execute(inputs, None, collect=False, times=times, clock=clock):
+            pass
+        return times
 
     def read_outputs(self) -> list[np.ndarray]:
         outs = []

@@ -13,6 +13,8 @@ memory) and keeps the KPU RAM state:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import kpu as kpu_engine
@@ -211,19 +213,19 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     for b in range(batches):
         state.record("w", dst + b * out_step, (oc, oh, ow), step, conv=single)
     cache = state.cache
-    last: dict[str, np.ndarray] = {}
-    layout = conv.layout
+    last: dict[str, Any] = {}
 
     def run() -> None:
         plan = state.plan
         if single:
+            layout, run_native = conv.native()  # the compiled path may take over between two runs
             producer = plan.reuse.get(step)
             cached = cache.get(producer) if producer is not None else None
             if cached is None:
                 xn = kpu_engine.to_native(state.kram.download(src, (ic, ih, iw)), layout)
             else:
                 xn = kpu_engine.convert_native(cached[1], cached[0], layout)
-            yn = conv.run_native(xn)
+            yn = run_native(xn)
             cache[step] = (layout, yn)
             if step in plan.materialize:
                 y = kpu_engine.from_native(yn, layout)
@@ -236,18 +238,20 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
                     kn.hwc_to_chw(yn, main_view[0])
                 else:
                     main_view[0] = kpu_engine.from_native(yn, layout)
-            last["yn"] = yn
+            if state.tracing:  # (what ``result`` shows; a plain run holds no layer's map past its readers)
+                last["yn"] = (layout, yn)
         else:
             x = state.download(src, in_shape)
             y = conv.run(x)
             state.upload(y, dst)
             if main_view is not None:
                 main_view[...] = y
-            last["y"] = y
+            if state.tracing:
+                last["y"] = y
 
     def result() -> np.ndarray:
         if single:
-            return kpu_engine.from_native(last["yn"], layout)[None]
+            return kpu_engine.from_native(last["yn"][1], last["yn"][0])[None]
         return last["y"].copy()
 
     param_bytes = weights.size + 8 * oc + 144
@@ -261,9 +265,11 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
         "batches": batches,
         "fast_path": conv.fast,
         "path": conv.path,
+        "refused": conv.refused,
         "kpu_end": max(src + batches * in_step, dst + batches * out_step),
         "notes": list(conv.notes),
     }
+    conv.on_switch.append(lambda: details.update(path=conv.path))
     writes = main_out if main_out.size else None
     return Node(node.index, node.name, (), writes, (in_shape,), out_shape, run, result, on_kpu=True,
                 param_bytes=param_bytes, macs=conv.macs * batches, out_dtype=np.dtype(np.uint8), details=details)

@@ -15,11 +15,13 @@ round-half-to-even quantize).
 
 from __future__ import annotations
 
-from typing import Iterator
+import time
+from typing import Callable, Iterator
 
 import numpy as np
 
 from ..errors import KmodelFormatError, KmodelUnsupportedError
+from ..kpu.warmup import metered
 from ..model import (
     LayerInfo,
     MemoryUsage,
@@ -107,11 +109,24 @@ class V4Model(Model):
     def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
         self._feed(inputs)
         cache = self._kpu.cache
-        for run, drops in self._schedule():
-            run()
-            for key in drops:  # a cached conv output no later node takes
-                cache.pop(key, None)
+        with metered():  # the numpy forms' time decides when the compiled engine starts (kpu.warmup)
+            for run, drops in self._schedule():
+                run()
+                for key in drops:  # a cached conv output no later node takes
+                    cache.pop(key, None)
         return self._fetch()
+
+    def layer_times(self, *inputs: np.ndarray, clock: Callable[[], float] = time.process_time) -> list[tuple[int, float]]:
+        self._feed(inputs)
+        cache = self._kpu.cache
+        times = []
+        for node, (run, drops) in zip(self._nodes, self._schedule()):
+            start = clock()
+            run()
+            times.append((node.index, clock() - start))
+            for key in drops:
+                cache.pop(key, None)
+        return times
 
     def _schedule(self) -> list:
         """(node.run, cache keys to drop after it) per node, made once (the plan is fixed at load)."""
@@ -198,7 +213,7 @@ class V4Model(Model):
             macs=n.macs,
             name=f"{n.index:03d}_{n.kind}",
             output_dtype=np.dtype(n.out_dtype).name,
-            details=dict(n.details),
+            details=n.details,  # shared: a KPU layer's "path" changes when its compiled path takes over
         )
 
     def _memory_usage(self, file_bytes: int) -> MemoryUsage:

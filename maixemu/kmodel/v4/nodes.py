@@ -16,15 +16,16 @@ import numpy as np
 
 from ..errors import KmodelUnsupportedError
 from ..kpu import fast
-from ..kpu.fast import loaded_kernels
 from .nnil import compile_nnil
 from ..ops import v4_float as vf
 from ..ops import v4_layout as vl
 from ..ops import v4_quant as vq
+from ..ops.quantized_conv import QuantizedConv, QuantizedMatmul
 from .format import (
     DT_FLOAT32,
     DT_UINT8,
     MAX_ELEMENTS,
+    MEM_CONST,
     MEM_KPU,
     BodyReader,
     MemoryRange,
@@ -38,10 +39,11 @@ _NO_INDEX = np.zeros(0, np.int64)
 _BINARY_CODES = {"add": 0, "sub": 1, "mul": 2, "div": 3, "min": 4, "max": 5}
 
 
-def _lookup(table: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
-    """``out[:] = table[index]`` (uint8 ``index``, 1-D): one compiled pass once the fast kernels
-    are loaded, else numpy's take."""
-    compiled = loaded_kernels()
+def _lookup(table: np.ndarray, index: np.ndarray, out: np.ndarray, warm) -> None:
+    """``out[:] = table[index]`` (uint8 ``index``, 1-D): one compiled pass once ``warm`` (the
+    ``schedule_kernel_warm_up("lookup", ...)`` of these arrays, made at load) has the kernel in
+    memory, else numpy's take."""
+    compiled = warm.kernels if warm is not None else None
     if compiled is not None and index.flags.c_contiguous and out.flags.c_contiguous:
         compiled.lookup(table, index, out)
     else:
@@ -72,10 +74,11 @@ def _overlap(out: np.ndarray, *ins: np.ndarray) -> bool:
 
 def _compiled(name: str, args: tuple, fallback: Callable[[], None]) -> Callable[[], None]:
     """``run()`` for a host op: ``kernels.<name>(*args)`` (arguments bound at load, the output an
-    argument) once the compiled kernels are loaded, else ``fallback()`` (the numpy kernel, same
-    bits). The kernel is compiled or loaded from the disk cache in the background
-    (``kpu.fast.schedule_warm_up``), like the KPU layers' kernels."""
-    if not fast.schedule_kernel_warm_up(name, args):
+    argument) once that kernel is in memory, else ``fallback()`` (the numpy kernel, same bits).
+    The kernel is compiled or loaded from the disk cache in the background
+    (``kpu.fast.schedule_kernel_warm_up``), like the KPU layers' kernels."""
+    warm = fast.schedule_kernel_warm_up(name, args)
+    if warm is None:
         return fallback
     bound: list = []
 
@@ -83,7 +86,7 @@ def _compiled(name: str, args: tuple, fallback: Callable[[], None]) -> Callable[
         if bound:
             bound[0](*args)
             return
-        kn = loaded_kernels()
+        kn = warm.kernels
         if kn is None:
             fallback()
             return
@@ -381,9 +384,10 @@ def decode_dequantize(r: BodyReader, ctx: DecodeContext) -> Node:
     o = b.dst(ro, "output", 4 * n, F32)
     # a function of one byte: the 256 results of the exact kernel, looked up (same bits)
     table = vf.dequantize(np.arange(256, dtype=U8), zp, scale, ctx.float_mode)
+    warm = fast.schedule_kernel_warm_up("lookup", (table, q, o))
 
     def run():
-        _lookup(table, q, o)
+        _lookup(table, q, o, warm)
 
     shape = _known_shape(ctx, ri, n)
     return b.make((ri,), ro, (shape,), shape, run, F32, details={"zero_point": zp, "scale": scale})
@@ -398,10 +402,11 @@ def decode_quantize(r: BodyReader, ctx: DecodeContext) -> Node:
     o = b.dst(ro, "output", n, U8)
     mode = ctx.float_mode
     scale32, zero32 = F32(scale), F32(zp)
+    warm = fast.schedule_kernel_warm_up("quantize_host", (x, scale32, zero32, o)) if mode == "host" else None
 
     def run():
-        # one compiled pass once the fast kernels are loaded (same bytes as the numpy kernel)
-        compiled = loaded_kernels() if mode == "host" else None
+        # one compiled pass once the kernel is in memory (same bytes as the numpy kernel)
+        compiled = warm.kernels if warm is not None else None
         if compiled is not None:
             compiled.quantize_host(x, scale32, zero32, o)
         else:
@@ -689,11 +694,14 @@ def decode_quantized_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     x = b.src(ri, "input", vl.shape_size(s), U8).reshape(s)
     o = b.dst(ro, "output", vl.shape_size(out_shape), U8).reshape(out_shape)
 
+    conv = QuantizedConv(w, bias, groups, (sh, sw), (dh, dw), (pad_h, pad_w), in_off, w_off, mul, shift, out_off, s, "NCHW")
+
     def run():
-        o[...] = vq.quantized_conv2d(x, w, bias, groups, sh, sw, dh, dw, pad_h, pad_w, in_off, w_off, mul, shift, out_off)
+        conv.run(x, o)
 
     return b.make((ri,), ro, (s,), out_shape, run, U8, param_bytes=w.size + 4 * oc,
-                  macs=vl.shape_size(out_shape) * gic * kh * kw, details={"kernel": (kh, kw), "groups": groups})
+                  macs=vl.shape_size(out_shape) * gic * kh * kw,
+                  details={"kernel": (kh, kw), "groups": groups, "path": conv.path, "refused": conv.refused})
 
 
 def decode_quantized_matmul(r: BodyReader, ctx: DecodeContext) -> Node:
@@ -710,11 +718,13 @@ def decode_quantized_matmul(r: BodyReader, ctx: DecodeContext) -> Node:
     bm = b.src(rb, "input_b", cols * bcols, U8).reshape(cols, bcols)
     o = b.dst(ro, "output", rows * bcols, U8).reshape(rows, bcols)
 
+    mm = QuantizedMatmul(bm, rb.memory_type == MEM_CONST, bias, a_off, b_off, mul, shift, out_off)
+
     def run():
-        o[...] = vq.quantized_matmul(a, bm, bias, a_off, b_off, mul, shift, out_off)
+        mm.run(a, o)
 
     return b.make((ra, rb), ro, ((rows, cols), (cols, bcols)), (rows, bcols), run, U8,
-                  param_bytes=4 * bcols, macs=rows * cols * bcols)
+                  param_bytes=4 * bcols, macs=rows * cols * bcols, details={"path": mm.path, "refused": mm.refused})
 
 
 def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
@@ -749,9 +759,10 @@ def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
             # a tensor and one byte (a scale or offset): one column of the table
 
             columns = np.ascontiguousarray(table.T)
+            warm = fast.schedule_kernel_warm_up("lookup", (columns[0], a.reshape(-1), o.reshape(-1)))
 
             def run():
-                _lookup(columns[int(bb.reshape(-1)[0])], a.reshape(-1), o.reshape(-1))
+                _lookup(columns[int(bb.reshape(-1)[0])], a.reshape(-1), o.reshape(-1), warm)
         else:
 
             def run():
@@ -845,12 +856,15 @@ def _cpu_conv(r: BodyReader, ctx: DecodeContext, depthwise: bool, quantized: boo
     x = b.src(ri, "input", es * vl.shape_size(s), dt).reshape(s)
     o = b.dst(ro, "output", es * vl.shape_size(out_shape), dt).reshape(out_shape)
 
+    details = {"kernel": (kh, kw), "stride": (sh, sw), "layout": "NHWC", "depthwise": depthwise}
     if quantized:
+        # cpu ops subtract their offsets: (x - in_off)(w - w_off)
+        conv = QuantizedConv(w, bias, groups, (sh, sw), (dh, dw), (pad_h, pad_w), -in_off, -w_off, mul, shift, out_off,
+                             (n, c, h, wd), "NHWC")
+        details.update(path=conv.path, refused=conv.refused)
+
         def run():
-            xc = np.transpose(x, (0, 3, 1, 2))
-            # cpu ops subtract their offsets: (x - in_off)(w - w_off)
-            y = vq.quantized_conv2d(xc, w, bias, groups, sh, sw, dh, dw, pad_h, pad_w, -in_off, -w_off, mul, shift, out_off)
-            o[...] = np.transpose(y, (0, 2, 3, 1))
+            conv.run(x, o)
     else:
         def run():
             xc = np.transpose(x, (0, 3, 1, 2))
@@ -860,8 +874,7 @@ def _cpu_conv(r: BodyReader, ctx: DecodeContext, depthwise: bool, quantized: boo
         _warm_float_conv()
 
     return b.make((ri,), ro, (s,), out_shape, run, dt, param_bytes=w_raw.nbytes + bias.nbytes,
-                  macs=vl.shape_size(out_shape) * kh * kw * (1 if depthwise else c),
-                  details={"kernel": (kh, kw), "stride": (sh, sw), "layout": "NHWC", "depthwise": depthwise})
+                  macs=vl.shape_size(out_shape) * kh * kw * (1 if depthwise else c), details=details)
 
 
 def decode_cpu_conv2d(r, ctx):

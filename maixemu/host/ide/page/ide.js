@@ -25,6 +25,8 @@ const state = {
   space: "rgb",
   lastHist: null,
   thrSpace: "lab",
+  thrSource: "fb",    // the threshold editor works on the frame buffer ("fb") or a picture file ("file")
+  picture: null,      // the picture file's info once the server decoded it
   thr: { lab: [0, 100, -128, 127, -128, 127], gray: [0, 255] },
   buttons: [],
   running: false,
@@ -68,8 +70,11 @@ function sizeViewer(name, info) {
   const img = $(name);
   // The frame buffer is the working view: small frames at twice their size; the LCD pane at 1:1.
   const scale = name === "fb" ? (info.width <= 400 ? 2 : 1) : (info.width <= 200 ? 2 : 1);
+  // At most the pane's width (a narrow window shrinks the picture instead of spilling over the next pane).
   img.style.width = `${info.width * scale}px`;
-  img.style.height = `${info.height * scale}px`;
+  img.style.maxWidth = "100%";
+  img.style.height = "auto";
+  img.style.aspectRatio = `${info.width} / ${info.height}`;
   state.frame[name] = info;
   const text = `${info.width}x${info.height}` + (info.format ? ` ${info.format}` : "");
   $(`${name}-info`).textContent = text;
@@ -152,7 +157,9 @@ const refreshPixel = makeRefresher(async () => {
 }, 60);
 
 // ------------------------------------------------------------------ histogram + statistics
-const CHANNEL_COLOURS = { R: "#ff5050", G: "#50e070", B: "#5090ff", Gray: "#c8c8c8", L: "#e8e8e8", A: "#e070e0" };
+const CHANNEL_COLOURS = { R: "#ff5050", G: "#50e070", B: "#5090ff", Gray: "#c8c8c8", L: "#e8e8e8", A: "#e070e0",
+                          Y: "#e8e8e8", U: "#5090ff", V: "#ff5050" };
+const STAT_KEYS = ["mean", "median", "mode", "stdev", "min", "max", "lq", "uq"];
 
 const refreshHistogram = makeRefresher(async () => {
   if (!state.frame.fb) return;
@@ -165,16 +172,27 @@ const refreshHistogram = makeRefresher(async () => {
   while (box.children.length > h.channels.length) box.lastChild.remove();
   while (box.children.length < h.channels.length) box.appendChild(document.createElement("canvas"));
   h.channels.forEach((channel, i) => drawBins(box.children[i], channel, i, h.channels.length));
+  // One row per statistic, one column per channel: narrow enough for any column of the page.
+  const head = $("stats").tHead.rows[0];
+  while (head.cells.length > 1) head.deleteCell(-1);
+  for (const channel of h.channels) {
+    const th = document.createElement("th");
+    th.textContent = channel.name;
+    head.appendChild(th);
+  }
   const body = $("stats").tBodies[0];
   body.innerHTML = "";
-  for (const channel of h.channels) {
+  for (const key of STAT_KEYS) {
     const row = body.insertRow();
-    row.dataset.channel = channel.name;
-    row.insertCell().textContent = channel.name;
-    for (const key of ["mean", "median", "mode", "stdev", "min", "max", "lq", "uq"]) {
+    row.dataset.key = key;
+    const name = document.createElement("th");
+    name.textContent = key;
+    row.appendChild(name);
+    for (const channel of h.channels) {
       const cell = row.insertCell();
       cell.textContent = channel.stats[key];
       cell.dataset.key = key;
+      cell.dataset.channel = channel.name;
     }
   }
   $("stats").dataset.space = h.space;
@@ -236,8 +254,9 @@ function thresholdChanged() {
 }
 
 const refreshThreshold = makeRefresher(async () => {
-  if (!state.frame.fb) return;
-  const params = { space: state.thrSpace, t: state.thr[state.thrSpace].join(","), invert: $("thr-invert").checked ? 1 : 0 };
+  if (state.thrSource === "fb" ? !state.frame.fb : !state.picture) return;
+  const params = { space: state.thrSpace, t: state.thr[state.thrSpace].join(","), invert: $("thr-invert").checked ? 1 : 0,
+                   source: state.thrSource };
   const preview = $("thr-preview");
   await new Promise((resolve) => {
     preview.onload = preview.onerror = resolve;
@@ -249,8 +268,44 @@ const refreshThreshold = makeRefresher(async () => {
     $("thr-blobs").textContent = `${b.count} blob${b.count === 1 ? "" : "s"}` +
       (top ? `; largest (${top.rect.join(", ")}), ${top.pixels} px` : "");
     $("thr-blobs").dataset.count = b.count;
+    $("thr-blobs").dataset.source = state.thrSource;
   } catch (e) { $("thr-blobs").textContent = String(e.message || e); }
 }, 150);
+
+// The threshold editor on a picture file (as the IDE's threshold editor offers "image file"): the
+// file goes to maixemu, which decodes it as the camera would deliver it; the editor then works on it.
+async function choosePicture(file) {
+  if (!file) return;
+  $("thr-source-info").textContent = `reading ${file.name}…`;
+  try {
+    const response = await fetch(url("/api/picture", { name: file.name }), { method: "POST", body: file, cache: "no-store" });
+    const body = await response.json();
+    if (!response.ok) throw new Error(body.error || response.statusText);
+    state.picture = body;
+    $("thr-source-file").disabled = false;
+    $("thr-source-file").checked = true;
+    setThresholdSource("file");
+  } catch (e) {
+    $("thr-source-info").textContent = String(e.message || e);
+  }
+}
+
+function setThresholdSource(source) {
+  state.thrSource = source;
+  const file = source === "file" && state.picture;
+  const img = $("thr-source");
+  img.hidden = !file;
+  if (file) {
+    img.src = url("/frame/picture.png", { n: state.picture.seq });
+    const scaled = state.picture.scaled_from ? ` (scaled from ${state.picture.scaled_from.join("x")})` : "";
+    $("thr-source-info").textContent = `on ${state.picture.name}, ${state.picture.width}x${state.picture.height}${scaled}`;
+  } else {
+    $("thr-source-info").textContent = "on the frame buffer";
+  }
+  $("thr-source-info").dataset.source = source;
+  $("thr-from-roi").disabled = source === "file";  // the ROI is the frame buffer's
+  refreshThreshold();
+}
 
 function thresholdsFromRoi() {
   const h = state.lastHist;
@@ -265,6 +320,27 @@ function thresholdsFromRoi() {
 }
 
 // ------------------------------------------------------------------ terminal
+function termClear() { $("terminal").textContent = ""; }
+
+function termSave() {
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([$("terminal").textContent], { type: "text/plain;charset=utf-8" }));
+  a.download = `maixemu-terminal-${stamp}.txt`;
+  a.id = "term-download";
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+}
+
+function showView(view) {
+  const off = view.preview === false;
+  $("preview-off").checked = off;
+  $("preview-note").hidden = !off;
+  document.body.dataset.preview = off ? "off" : "on";
+}
+
 function termWrite(text, stream) {
   const term = $("terminal");
   const atEnd = term.scrollTop + term.clientHeight >= term.scrollHeight - 4;
@@ -340,6 +416,7 @@ function fmt(v, unit) { return v === null || v === undefined ? "-" : `${v}${unit
 function showStats(s) {
   $("fps-script").textContent = fmt(s.script_fps);
   $("fps-pc").textContent = fmt(s.pc_fps);
+  $("fps-pc").dataset.snapshots = s.snapshots === undefined ? "" : s.snapshots;
   const calls = (s.kpu_calls || []).join(", ");
   $("kpu").textContent = s.kpu_ms ? `${s.kpu_ms} ms (${calls})` : (calls ? `${calls}` : "no KPU call");
 }
@@ -401,7 +478,9 @@ function connect() {
       case "leds": showLeds(m.leds); break;
       case "board": buildBoard(m.board); break;
       case "recording": showRecording(m.recording); break;
+      case "view": showView(m.view); break;
       case "frame":
+        $(m.stream).dataset.seq = m.seq;  // which picture the pane was told of (the preview toggle's effect)
         if (m.frame) {
           const old = state.frame[m.stream];
           if (!old || old.width !== m.frame.width || old.height !== m.frame.height || old.format !== m.frame.format) sizeViewer(m.stream, m.frame);
@@ -427,6 +506,13 @@ function init() {
     radio.addEventListener("change", () => { state.thrSpace = radio.value; buildSliders(); });
   }
   $("thr-invert").addEventListener("change", refreshThreshold);
+  for (const radio of document.querySelectorAll("input[name=thr-source]")) {
+    radio.addEventListener("change", () => setThresholdSource(radio.value));
+  }
+  $("thr-file").addEventListener("change", () => choosePicture($("thr-file").files[0]));
+  $("preview-off").addEventListener("change", () => send({ type: "preview", on: !$("preview-off").checked }));
+  $("term-clear").addEventListener("click", termClear);
+  $("term-save").addEventListener("click", termSave);
   $("thr-from-roi").addEventListener("click", thresholdsFromRoi);
   $("thr-copy").addEventListener("click", () => {
     const text = `find_blobs([${thresholdTuple()}])`;
