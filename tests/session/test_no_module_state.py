@@ -28,6 +28,7 @@ ALLOWED = {
     ("firmware/threads.py", "_stubborn"): "a cache of exception classes (types, not run state)",
     ("firmware/lcd.py", "_GRAY_LUT"): "a constant table built on first use",
     ("firmware/device_modules.py", "_facts"): "the module behind each view (weak keys; the views are the board's)",
+    ("firmware/image/_jit.py", "_LAST_ASKED"): "each thread's CPU clock for starting the compiled engine (the process's, as kpu.warmup's; no board state)",
 }
 #: the reset family issue 11 deletes (a new BoardState is the power-on reset)
 RESET_FAMILY = re.compile(r"def configure\(|_reset_state|fresh_board|def reset_state\(")
