@@ -121,6 +121,8 @@ def test_the_cli_overrides_the_file_end_to_end(tmp_path):
     ('flash = { banana = "models/demo.kmodel" }', "flash.banana: the address must be a number > 0"),
     ("flash = 3", "flash: must be a table of address = \"file\""),
     ('sd = "missing"', "sd: no such folder"),
+    ("overwrite = true", "overwrite: not a maixemu option in a project file (replacing files maixemu did not write "
+                         "is asked for at the terminal, for one run, never by a file;"),
     ("firmware = ", "not valid TOML"),
 ])
 def test_a_mistake_in_the_file_is_one_line_naming_file_and_key_exit_2(tmp_path, text, expected):
