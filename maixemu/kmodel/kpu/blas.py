@@ -15,7 +15,7 @@ import ctypes
 import os
 import sys
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 _SET_LOCAL: Callable[[int], int] | None = None
 _SEARCHED = False
@@ -35,7 +35,8 @@ def _candidate_libraries() -> list[str]:
     try:
         import numpy as np
 
-        libdir = np.show_config(mode="dicts")["Build Dependencies"]["blas"].get("lib directory")  # type: ignore[index]
+        config: Any = np.show_config(mode="dicts")  # (numpy's stubs type the dict loosely or not at all)
+        libdir = config["Build Dependencies"]["blas"].get("lib directory")
         for folder in filter(None, [libdir, os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs"),
                                     os.path.join(os.path.dirname(np.__file__), ".dylibs")]):
             if os.path.isdir(folder):
