@@ -141,7 +141,7 @@ class _CappedFileIO(io.FileIO):
         self._largest = medium.largest_file(free)
         self._on_full = on_full
 
-    def write(self, data) -> int:  # type: ignore[override]
+    def write(self, data) -> int:
         view = memoryview(data).cast("B")
         room = self._largest - self.tell()
         if len(view) > room:
@@ -162,6 +162,7 @@ def _open_stream(raw: io.FileIO, mode: str, buffering: int, encoding: str | None
             raise ValueError("can't have unbuffered text I/O")
         return raw
     size = io.DEFAULT_BUFFER_SIZE if buffering in (-1, 1) else buffering
+    buffered: io.BufferedIOBase
     if "+" in mode:
         buffered = io.BufferedRandom(raw, size)
     elif raw.writable():
@@ -263,6 +264,12 @@ class Entry:
     @property
     def exists(self) -> bool:
         return self.host is not None
+
+    @property
+    def found(self) -> Path:
+        """``host`` of an entry that exists (what a lookup without ``missing_ok`` returns)."""
+        assert self.host is not None, self.rel
+        return self.host
 
     @property
     def is_link(self) -> bool:
@@ -395,7 +402,7 @@ class Mount:
                 links += 1
                 if links > MAX_LINKS:
                     raise device_error(errno.ELOOP, shown)
-                absolute, target = self._link_target(entry.host, tuple(done), shown)
+                absolute, target = self._link_target(entry.found, tuple(done), shown)
                 if absolute:
                     done = []
                 todo.extendleft(reversed(target))
@@ -489,7 +496,7 @@ class Mount:
             raise device_error(errno.EISDIR, shown)
         target = self._writable(entry.rel)
         if keep_content and entry.exists and not entry.in_layer and self.layer is not None:
-            shutil.copyfile(entry.host, target)
+            shutil.copyfile(entry.found, target)
         return target
 
     def open(self, parts: Iterable[str], mode: str = "r", buffering: int = -1, encoding: str | None = None,
@@ -502,7 +509,7 @@ class Mount:
             entry = self.lookup(parts, shown=shown)
             if entry.is_dir:
                 raise device_error(errno.EISDIR, shown)
-            return _open_stream(io.FileIO(entry.host, "r"), mode, buffering, encoding, errors, newline)
+            return _open_stream(io.FileIO(entry.found, "r"), mode, buffering, encoding, errors, newline)
         entry = self.lookup(parts, missing_ok=True, shown=shown)
         if entry.is_dir or not entry.rel:
             raise device_error(errno.EISDIR, shown)
@@ -511,7 +518,7 @@ class Mount:
         if raw_mode.startswith("r") and not entry.exists:
             raise enoent(shown)
         keep = raw_mode[0] in "ra"
-        current = self.medium.cost(entry.host.stat().st_size) if entry.exists and (entry.in_layer or
+        current = self.medium.cost(entry.found.stat().st_size) if entry.exists and (entry.in_layer or
                                                                                   self.layer is None) else 0
         target = self.writable_path(entry.rel, keep_content=keep, shown=shown)
         free = self.medium.capacity - self.used_bytes() + current
@@ -543,11 +550,11 @@ class Mount:
         if entry.is_dir:
             raise device_error(errno.EISDIR, shown)
         if self.layer is None:
-            os.unlink(entry.host)
+            os.unlink(entry.found)
             return
         root_version = self._root_has(entry.rel)
         if entry.in_layer:
-            os.unlink(entry.host)
+            os.unlink(entry.found)
         self._forget(entry.rel, root_version)
 
     def rmdir(self, parts: Iterable[str], shown: str = "") -> None:
@@ -557,7 +564,7 @@ class Mount:
         if self.scandir(entry.rel, shown):
             raise device_error(errno.ENOTEMPTY, shown)
         if self.layer is None:
-            os.rmdir(entry.host)
+            os.rmdir(entry.found)
             return
         root_version = self._root_has(entry.rel)
         upper = self._upper(entry.rel)
@@ -585,7 +592,7 @@ class Mount:
             if target.is_dir and self.scandir(target.rel, shown):
                 raise device_error(errno.ENOTEMPTY, shown)
         if self.layer is None:
-            os.replace(source.host, self.root.joinpath(*target.rel))
+            os.replace(source.found, self._writable(target.rel))  # (no layer: the folder itself)
             return
         target_root_version = self._root_has(target.rel)
         destination = self._writable(target.rel)
@@ -596,7 +603,7 @@ class Mount:
                 os.unlink(destination)
         source_root_version = self._root_has(source.rel)
         if source.in_layer and not (source.is_dir and source_root_version):
-            os.replace(source.host, destination)
+            os.replace(source.found, destination)
         else:
             self._copy_view(source, destination, target.rel)
             upper = self._upper(source.rel)
@@ -610,7 +617,7 @@ class Mount:
         """Copy what the device sees at ``entry`` (a merged folder, a file or a link) to ``destination``,
         the host path of device path ``rel``; a relative link is rewritten to keep its target."""
         if entry.is_link:
-            absolute, target = self._link_target(entry.host, entry.rel[:-1], "")
+            absolute, target = self._link_target(entry.found, entry.rel[:-1], "")
             target_rel = posixpath.normpath(posixpath.join("/", *(target if absolute else (*entry.rel[:-1], *target))))
             os.symlink(posixpath.relpath(target_rel, posixpath.join("/", *rel[:-1])), destination)
         elif entry.is_dir:
@@ -619,7 +626,7 @@ class Mount:
                 raw = self.lookup((*entry.rel, name), follow=False)
                 self._copy_view(raw if raw.is_link else child, destination / name, (*rel, name))
         else:
-            shutil.copy2(entry.host, destination)
+            shutil.copy2(entry.found, destination)
 
     def to_device(self, host_path: str | os.PathLike) -> tuple[str, ...] | None:
         """The components of a host file in this mount's folders (layer first), or None."""
@@ -690,12 +697,16 @@ class Storage:
     @property
     def sd_dir(self) -> Path:
         """The real folder shown as ``/sd``."""
-        return self._mounts["sd"].root
+        root = self._mounts["sd"].root
+        assert root is not None  # (the storage's mounts are folders)
+        return root
 
     @property
     def flash_dir(self) -> Path:
         """The real folder shown as ``/flash``."""
-        return self._mounts["flash"].root
+        root = self._mounts["flash"].root
+        assert root is not None  # (the storage's mounts are folders)
+        return root
 
     def layers(self) -> dict[str, Layer]:
         return {name: m.layer for name, m in self._mounts.items() if m.layer is not None}
@@ -767,7 +778,7 @@ class Storage:
             entry = self.lookup(path)
         except OSError:
             return False
-        return entry.exists and not entry.is_dir and entry.host.is_file()
+        return entry.exists and not entry.is_dir and entry.found.is_file()
 
     def is_dir(self, path) -> bool:
         try:
@@ -866,7 +877,9 @@ class Storage:
         earlier = [m for _, m in sorted(self._mounts.items()) if m.layer is not None and m.layer.holds_changes()]
         if not earlier:
             return None
-        home = earlier[0].layer.folder.parent
+        layer = earlier[0].layer
+        assert layer is not None  # (earlier lists the mounts with a layer)
+        home = layer.folder.parent
         return (f"{' and '.join('/' + m.name for m in earlier)} include what earlier runs wrote or deleted "
                 f"(kept in {home}; delete that folder to start from your own files only)")
 

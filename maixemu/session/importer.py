@@ -37,7 +37,7 @@ import types
 import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..firmware import device_modules
 from ..firmware.state import BoardState
@@ -173,7 +173,7 @@ class ScriptImporter:
     it is not mounted (``--sd`` elsewhere), so ``import helper`` next to ``main.py`` still works.
     """
 
-    def __init__(self, run_builtins: dict[str, Any], board: BoardState, extra_folders: list[Path] = ()):
+    def __init__(self, run_builtins: dict[str, Any], board: BoardState, extra_folders: Sequence[Path] = ()):
         from ..firmware import registry
 
         self.mapping = dict(registry.MAIXPY_MODULES)
