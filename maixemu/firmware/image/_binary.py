@@ -22,6 +22,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from functools import lru_cache
 
 import numpy as np
@@ -31,6 +33,7 @@ from ._core import GRAYSCALE, RGB565
 from ..pixformat import BINARY
 from ._lab import Threshold, any_threshold, parse_thresholds
 from ._pixels import binary_max, box_sum, keyword_mask, ksize, mask_pixels, operand, to_binary
+from ._host import ImageHost
 
 
 def _lookup(pix: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -57,7 +60,11 @@ def _binary_table(fmt: int, thresholds: tuple[Threshold, ...], invert: bool) -> 
     return table
 
 
-class BinaryMixin:
+class BinaryMixin(ImageHost):
+    if TYPE_CHECKING:  # from MathOpsMixin, beside this mixin in image.Image
+
+        def _difference_with(self, other_pix: np.ndarray, mask) -> None: ...
+
     def binary(self, thresholds, *args, **kwargs):
         """Pixels inside any (individually inverted) threshold -> white, others black (see module doc)."""
         self._mutable()

@@ -363,7 +363,7 @@ def _convert_rgb888(rgb: np.ndarray, fmt: int) -> np.ndarray:
     return _color.rgb888_to_565(rgb)
 
 
-def _load_source(source, from_bytes: bool) -> tuple[int, np.ndarray, None, None]:
+def _load_source(source, from_bytes: bool) -> tuple[int, np.ndarray, None, tuple[int, int] | None]:
     """``imlib_load_image`` of a path, of bytes (``from_bytes``) or of a file object (see _imageio)."""
     from . import _imageio
 

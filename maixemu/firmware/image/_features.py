@@ -155,7 +155,7 @@ def hog(gray: np.ndarray, roi, cell_size: int) -> np.ndarray:
     n_cells = cby.size
     # cells reading past the histogram buffer (tiny cells) draw the bins that are there, or none:
     # the missing ones get colour 256, sort last and are dropped
-    colour = np.full(n_cells * 9, 256, np.int64)
+    colour: np.ndarray = np.full(n_cells * 9, 256, np.int64)
     avail = min(n_cells * 9, buf.size)
     colour[:avail] = np.clip(ftoi(buf[:avail] * F(255)), 0, 255)
     colour = colour.reshape(n_cells, 9)

@@ -167,14 +167,14 @@ def _clip_line(rho: float, theta: float, x0: int, y0: int, w: int, h: int):
     pts = []
     if abs(s) > 1e-9:
         for x in (0, w - 1):
-            y = (rho - x * c) / s
-            if -0.5 <= y <= h - 0.5:
-                pts.append((x, int(round(y))))
+            y_at = (rho - x * c) / s
+            if -0.5 <= y_at <= h - 0.5:
+                pts.append((x, int(round(y_at))))
     if abs(c) > 1e-9:
         for y in (0, h - 1):
-            x = (rho - y * s) / c
-            if -0.5 <= x <= w - 0.5:
-                pts.append((int(round(x)), y))
+            x_at = (rho - y * s) / c
+            if -0.5 <= x_at <= w - 0.5:
+                pts.append((int(round(x_at)), y))
     pts = sorted(set(pts))
     if len(pts) < 2:
         return None

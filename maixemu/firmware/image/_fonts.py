@@ -322,7 +322,8 @@ class FontMixin:
 
     def _draw_text(self, x, y, text, data: bytes, c, scale, x_spacing, y_spacing, mono) -> None:
         if not board_font().is_utf8:
-            return super()._draw_text(x, y, text, data, c, scale, x_spacing, y_spacing, mono)
+            # (DrawMixin's, after this mixin in image.Image's method order)
+            return super()._draw_text(x, y, text, data, c, scale, x_spacing, y_spacing, mono)  # type: ignore[misc]
         if not isinstance(text, (str, bytes)):  # mp_obj_str_get_str: str or bytes only
             raise TypeError(f"can't convert '{type(text).__name__}' object to str implicitly")
         draw_utf8(self, x, y, text, c, scale, x_spacing, mono)

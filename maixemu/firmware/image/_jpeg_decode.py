@@ -490,7 +490,7 @@ def _imul(w: np.ndarray, c: int) -> np.ndarray:
     return ((w.astype(np.int32) * c + 128) >> 8).astype(np.int16)
 
 
-def _idct_pass(s: list[np.ndarray]) -> list[np.ndarray]:
+def _idct_pass(s: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray, int]]:
     """One pass of idctRows/idctCols on int16 arrays: numpy's int16 arithmetic wraps as every
     ``int16`` assignment of the C does. Returns the eight outputs as (a, b, sign): ``a + sign * b``
     is the output before its last addition, which idctCols descales in ``int`` (not wrapped)."""
@@ -562,7 +562,8 @@ def _colour_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     zero = np.zeros((256, 256), np.int64)
     tables = (_color.pack565(r >> 3, zero, zero), _color.pack565(zero, zero, b >> 3), g1.astype(np.uint8),
               _color.pack565(zero, g >> 2, zero))
-    return tuple(np.ascontiguousarray(t.reshape(-1)) for t in tables)
+    r_table, b_table, g1_table, g_table = (np.ascontiguousarray(t.reshape(-1)) for t in tables)
+    return r_table, b_table, g1_table, g_table
 
 
 def _tile(blocks: np.ndarray, rows: int, cols: int) -> np.ndarray:

@@ -170,7 +170,7 @@ def _dct_1d(d: list[np.ndarray]) -> list[np.ndarray]:
     t7, t6, t5, t4 = d[0] - d[7], d[1] - d[6], d[2] - d[5], d[3] - d[4]
     t10, t13, t11, t12 = t0 + t3, t0 - t3, t1 + t2, t1 - t2
     z1 = _mul(t12 + t13, _FIX_0_707106781)
-    out = [None] * 8
+    out: list[np.ndarray] = [z1] * 8  # (every entry is set below)
     out[0], out[4], out[2], out[6] = t10 + t11, t10 - t11, t13 + z1, t13 - z1
     t10, t11, t12 = t4 + t5, t5 + t6, t6 + t7
     z5 = _mul(t10 - t12, _FIX_0_382683433)

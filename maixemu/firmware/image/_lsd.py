@@ -176,7 +176,21 @@ def nfa(n: int, k: int, p, logNT) -> np.float32:
 
 # ---------------------------------------------------------------------- rectangles
 class _Rect:
+    """LSD's ``struct rect`` (float32 fields, as the firmware's ``float``)."""
+
     __slots__ = ("x1", "y1", "x2", "y2", "width", "x", "y", "theta", "dx", "dy", "prec", "p")
+    x1: np.float32
+    y1: np.float32
+    x2: np.float32
+    y2: np.float32
+    width: np.float32
+    x: np.float32
+    y: np.float32
+    theta: np.float32
+    dx: np.float32
+    dy: np.float32
+    prec: np.float32
+    p: np.float32
 
     def copy(self) -> "_Rect":
         r = _Rect()

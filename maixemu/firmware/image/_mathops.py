@@ -23,11 +23,12 @@ import numpy as np
 from . import _args
 from . import _fmath as fm
 from ._pixels import MAXES, channels, keyword_mask, mask_pixels, operand, pack, planes
+from ._host import ImageHost
 
 F = np.float32
 
 
-class MathOpsMixin:
+class MathOpsMixin(ImageHost):
     # ------------------------------------------------------------------ plumbing
     def _apply(self, new_chans: list[np.ndarray], mask) -> None:
         new = pack(new_chans, self._fmt)

@@ -7,6 +7,8 @@ with ``bias = (int) clamp(bias * 256, 0, 256)`` (float32 product).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from . import _args
@@ -14,6 +16,7 @@ from . import _fmath as fm
 from ._filter_kernels import block_pool
 from ._jit import compiled_now as compiled  # (the vectorised form until kernels are served compiled)
 from ._pixels import pack, planes
+from ._host import ImageHost
 
 F = np.float32
 
@@ -56,7 +59,11 @@ def _pooled(img, x_div: int, y_div: int, midpoint: bool, bias: int) -> np.ndarra
     return pack(chans, img._fmt)
 
 
-class PoolMixin:
+class PoolMixin(ImageHost):
+    if TYPE_CHECKING:  # from BinaryMixin, beside this mixin in image.Image
+
+        def _mutable(self) -> None: ...
+
     def _mean_pool_pix(self, x_div, y_div) -> np.ndarray:
         self._mutable()
         x_div, y_div = _divisors(self, x_div, y_div)

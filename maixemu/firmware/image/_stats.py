@@ -195,7 +195,7 @@ def _otsu(bins: np.ndarray) -> int:
 
 def _store(fmt: int, vals: list[list[int]]) -> list[int]:
     """The 24 (or 3) values as the firmware's uint8_t L / int8_t A, B fields hold them."""
-    out = []
+    out: list[int] = []
     for ch, v in enumerate(vals):
         conv = fm.uint8 if ch == 0 else fm.int8
         out.extend(int(conv(x)) for x in v)
