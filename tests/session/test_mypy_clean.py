@@ -36,6 +36,7 @@ def test_mypy_settings_are_honest() -> None:
     assert settings["python_version"] == "3.10"  # the oldest Python setup.cfg accepts
     assert settings.get("warn_unused_ignores") is True
     assert "ignore-without-code" in settings.get("enable_error_code", [])
+    assert settings.get("check_untyped_defs") is True  # unannotated bodies are checked too
     assert not settings.get("ignore_errors") and not settings.get("ignore_missing_imports")
     for override in settings.get("overrides", []):
         assert not override.get("ignore_errors"), override

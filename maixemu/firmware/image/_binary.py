@@ -22,8 +22,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from functools import lru_cache
 
 import numpy as np
@@ -61,10 +59,6 @@ def _binary_table(fmt: int, thresholds: tuple[Threshold, ...], invert: bool) -> 
 
 
 class BinaryMixin(ImageHost):
-    if TYPE_CHECKING:  # from MathOpsMixin, beside this mixin in image.Image
-
-        def _difference_with(self, other_pix: np.ndarray, mask) -> None: ...
-
     def binary(self, thresholds, *args, **kwargs):
         """Pixels inside any (individually inverted) threshold -> white, others black (see module doc)."""
         self._mutable()

@@ -229,6 +229,7 @@ class ImageBase:
         b = self._buf
         if b.ai_shared:
             # The old AI plane was the old pixel memory: it keeps the old contents.
+            assert b.ai is not None  # (ai_shared: the AI plane is the pixel memory)
             b.ai = b.ai.copy() if keep_ai else None
             b.ai_shared = False
         if not keep_ai:
@@ -261,11 +262,17 @@ class ImageBase:
     # ------------------------------------------------------------------ basics
     def width(self) -> int:
         b = self._buf
-        return int(b.dims[0]) if b.fmt == _pf.JPEG else int(b.pix.shape[1])
+        if b.fmt == _pf.JPEG:
+            assert b.dims is not None  # (compressed pixels keep the picture's size beside them)
+            return int(b.dims[0])
+        return int(b.pix.shape[1])
 
     def height(self) -> int:
         b = self._buf
-        return int(b.dims[1]) if b.fmt == _pf.JPEG else int(b.pix.shape[0])
+        if b.fmt == _pf.JPEG:
+            assert b.dims is not None  # (compressed pixels keep the picture's size beside them)
+            return int(b.dims[1])
+        return int(b.pix.shape[0])
 
     def format(self) -> int | None:
         """The pixel format; None for a BINARY image (py_image.c: ``return mp_const_none; // TODO``)."""

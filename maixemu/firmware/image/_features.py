@@ -27,6 +27,7 @@ from ._core import GRAYSCALE, ImageBase
 from ..pixformat import BINARY
 from ._fmath import COS, SIN, F, fsqrt, ftoi
 from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._host import ImageHost
 
 LBP_HIST_SIZE = 59
 LBP_NUM_REGIONS = 7
@@ -398,7 +399,7 @@ def _similarity_blocks(a, b, c1, c2, acc):
 
 
 # ---------------------------------------------------------------------- the mixin
-class FeaturesMixin:
+class FeaturesMixin(ImageHost):
     def find_lbp(self, roi, *args, **kwargs):
         """The LBP descriptor of ``roi`` (grayscale images), for ``image.match_descriptor``."""
         if self._fmt != GRAYSCALE:

@@ -14,6 +14,7 @@ import numpy as np
 from . import _args, _color
 from ._core import GRAYSCALE
 from ..pixformat import BINARY
+from ._host import ImageHost
 
 
 class _Result:
@@ -182,7 +183,7 @@ def _clip_line(rho: float, theta: float, x0: int, y0: int, w: int, h: int):
     return ax + x0, ay + y0, bx + x0, by + y0
 
 
-class FindMixin:
+class FindMixin(ImageHost):
     def find_lines(self, *args, **kwargs):
         """Infinite lines by the firmware's Hough transform (``_hough``), clipped to the ROI."""
         from . import _hough

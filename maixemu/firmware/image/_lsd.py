@@ -23,6 +23,7 @@ from . import _args
 from . import _fmath as fm
 from ._fmath import F, fast_atan2f, ftoi, lb_clip_line, line_length
 from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._host import ImageHost
 
 PI = F(math.pi)
 NOTDEF = F(-512.0)
@@ -830,7 +831,7 @@ def find_line_segments(gray_full: np.ndarray, roi, merge_distance: int, max_thet
     return out
 
 
-class LineSegmentsMixin:
+class LineSegmentsMixin(ImageHost):
     def find_line_segments(self, *args, **kwargs):
         """Line segments by the firmware's LSD (``roi``, ``merge_distance`` (0), ``max_theta_diff``
         (15)), as ``line`` objects."""

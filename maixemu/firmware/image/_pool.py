@@ -7,8 +7,6 @@ with ``bias = (int) clamp(bias * 256, 0, 256)`` (float32 product).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from . import _args
@@ -60,10 +58,6 @@ def _pooled(img, x_div: int, y_div: int, midpoint: bool, bias: int) -> np.ndarra
 
 
 class PoolMixin(ImageHost):
-    if TYPE_CHECKING:  # from BinaryMixin, beside this mixin in image.Image
-
-        def _mutable(self) -> None: ...
-
     def _mean_pool_pix(self, x_div, y_div) -> np.ndarray:
         self._mutable()
         x_div, y_div = _divisors(self, x_div, y_div)

@@ -27,6 +27,7 @@ import numpy as np
 from . import _args
 from ._fmath import F
 from ._jit import kernel
+from ._host import ImageHost
 
 PIXEL_WHITE, PIXEL_BLACK, PIXEL_REGION = 0, 1, 2
 MAX_REGIONS = 254
@@ -1111,7 +1112,7 @@ def find_qrcodes(gray_full: np.ndarray, roi) -> list[dict]:
     return out
 
 
-class QRCodeMixin:
+class QRCodeMixin(ImageHost):
     def find_qrcodes(self, *args, **kwargs):
         """QR codes as the firmware's quirc finds and decodes them (``roi``)."""
         from ._find import QRCode, _gray8

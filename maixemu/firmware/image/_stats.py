@@ -28,6 +28,7 @@ from ._core import GRAYSCALE, RGB565
 from ..pixformat import BINARY
 from ._lab import keyword_thresholds, threshold_mask
 from ._tables import lab_table
+from ._host import ImageHost
 
 F = np.float32
 
@@ -209,7 +210,7 @@ def statistics_of(fmt: int, bins: list[np.ndarray]) -> "Statistics":
 
 
 # ---------------------------------------------------------------------- the mixin
-class StatsMixin:
+class StatsMixin(ImageHost):
     def get_histogram(self, *args, **kwargs):
         """``get_histogram(thresholds, invert=False, roi, bins, l_bins, a_bins, b_bins)`` -> histogram."""
         fmt, bins = _image_histogram(self, args, kwargs)
