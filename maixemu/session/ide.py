@@ -399,6 +399,11 @@ class IdeLink:
             self._in_irq.active = False
             self._irq_lock.release()
 
+    def _still_attached(self) -> bool:
+        """``_attached`` read afresh (a method, so a type checker does not carry an earlier test over
+        a wait that lets other threads change it)."""
+        return self._attached
+
     def _watch(self) -> None:
         """Helper thread of one run: late button events and Stops that reached no checkpoint, and the
         page's preview toggle passed on to the board (the firmware's ``JPEG_FB()->enabled``)."""
@@ -408,7 +413,7 @@ class IdeLink:
                 if not self._attached:
                     return
                 self._wake.wait(timeout=0.05)
-                if not self._attached:
+                if not self._still_attached():  # (wait() let go of the lock: detach may have run)
                     return
                 if events is not None:
                     events.framebuffer_enabled = self.channel.frames_wanted()

@@ -192,7 +192,8 @@ class ScriptImporter:
     # -- where modules are looked for -----------------------------------------------------------
     def _search_places(self) -> list[tuple[Mount, tuple[str, ...]]]:
         places: list[tuple[Mount, tuple[str, ...]]] = []
-        for entry in list(self.system.sys_path):
+        entries: list[object] = list(self.system.sys_path)  # (a script may put anything there)
+        for entry in entries:
             if not isinstance(entry, str):
                 continue
             device = self.storage.cwd if entry in ("", ".") else entry
