@@ -395,3 +395,57 @@ def test_lab_statistics_of_a_photo_are_the_firmwares_numbers(browser, tmp_path):
         page.close()
     finally:
         ide.close()
+
+
+WAITS_FOR_ITS_PAGE = """
+import sensor
+sensor.reset()
+sensor.set_pixformat(sensor.RGB565)
+sensor.set_framesize(sensor.QVGA)
+sensor.snapshot()
+sensor.flush()
+print("typed:", input("waiting for the page: "))
+"""
+
+
+def test_closing_the_browser_tab_after_the_run_ends_the_process(browser, tmp_path):
+    """The issue's walk: the script ends, the page shows it, the tab is closed: maixemu exits by itself."""
+    script = tmp_path / "once.py"
+    script.write_text(textwrap.dedent(WAITS_FOR_ITS_PAGE))
+    ide = IdeProcess(script, "--camera", "synthetic", "--lcd", "none", cwd=tmp_path, terminal_open=True)
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_default_timeout(WAIT_MS)
+        page.goto(ide.url)
+        wait_js(page, "document.getElementById('terminal').textContent.includes('waiting for the page')")
+        page.locator("#stdin").fill("from the browser")
+        page.locator("#stdin").press("Enter")
+        wait_js(page, "document.getElementById('status').dataset.state === 'ended'")
+        wait_until(lambda: "can Run it again" in ide.text(), what="the wait for Run")
+        page.close()
+        assert ide.wait() == 0
+        assert "typed: from the browser" in "".join(ide.stdout)
+    finally:
+        ide.close()
+
+
+def test_a_frames_budget_ends_the_process_with_the_browser_open(browser, tmp_path):
+    """``--frames`` as in CI: the page stays open, the budget ends the run and the process, and the
+    page has the closing lines (the server sends them before it closes)."""
+    script = tmp_path / "loop.py"
+    script.write_text(textwrap.dedent(WAITS_FOR_ITS_PAGE) + "while True:\n    sensor.snapshot()\n")
+    ide = IdeProcess(script, "--camera", "synthetic", "--lcd", "none", "--frames", "30", cwd=tmp_path,
+                     terminal_open=True)
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_default_timeout(WAIT_MS)
+        page.goto(ide.url)
+        wait_js(page, "document.getElementById('terminal').textContent.includes('waiting for the page')")
+        page.locator("#stdin").fill("go")
+        page.locator("#stdin").press("Enter")
+        assert ide.wait() == 0
+        wait_js(page, "document.getElementById('status').dataset.state === 'ended'")
+        assert "the run had a budget (--frames 30)" in page.locator("#terminal").text_content()
+        page.close()
+    finally:
+        ide.close()
