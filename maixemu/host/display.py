@@ -39,6 +39,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from .video_timing import hold_counts
+
 Notice = Callable[[str], None]
 
 WINDOW_TITLE = "maixemu LCD"
@@ -307,12 +309,16 @@ class _Journal:
 
     QUALITY = 95
 
-    def __init__(self, target: Path, fourcc: int, fps: float):
+    def __init__(self, target: Path, fourcc: int, fps: float, *, timed: bool = False):
         self.target = target
         self.path = target.with_name(target.name + ".unfinished.mjpeg")
         self.fourcc, self.fps = fourcc, fps
         self.size: tuple[int, int] | None = None
         self.lengths: list[int] = []  # bytes of each frame, in order
+        #: ``timed``: when each frame came and when the recording ended; the video then plays in
+        #: real time (:func:`~maixemu.host.video_timing.hold_counts`), else one video frame per frame
+        self.times: list[float] | None = [] if timed else None
+        self.end: float | None = None
         self._lock = _lock(self.path, target)
         try:
             if self.path.stat().st_size:
@@ -324,7 +330,9 @@ class _Journal:
             _unlock(self._lock)
             raise
 
-    def append(self, bgr: np.ndarray) -> None:
+    def append(self, bgr: np.ndarray, at: float | None = None) -> None:
+        if self.times is not None and at is None:
+            raise ValueError("a timed recording needs each frame's time")
         ok, data = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, self.QUALITY])
         if not ok:
             raise DisplayError(f"cannot encode a frame for {self.target}")
@@ -334,6 +342,8 @@ class _Journal:
         except OSError as e:
             raise DisplayError(f"cannot write {self.path} ({e.strerror or e}: disk full?)") from None
         self.lengths.append(int(data.size))
+        if self.times is not None and at is not None:
+            self.times.append(float(at))
 
     def finish(self) -> None:
         """Encode the journal into the video, then remove it; on failure the journal stays."""
@@ -352,12 +362,18 @@ class _Journal:
         if not writer.isOpened():
             raise DisplayError(f"OpenCV cannot write {self.target} (no {self.target.suffix} encoder in this OpenCV "
                                f"build?); the frames are kept in {self.path}")
+        counts = (hold_counts(self.times, self.end, self.fps) if self.times is not None
+                  else np.ones(len(self.lengths), dtype=np.int64))
         try:
             with open(self.path, "rb") as journal:
-                for length in self.lengths:
-                    frame = cv2.imdecode(np.frombuffer(journal.read(length), np.uint8), cv2.IMREAD_COLOR)
+                for length, count in zip(self.lengths, counts.tolist()):
+                    data = journal.read(length)
+                    if not count:
+                        continue  # a picture the video's rate has no room for
+                    frame = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
                     if frame is not None:
-                        writer.write(frame)
+                        for _ in range(count):
+                            writer.write(frame)
         finally:
             writer.release()
         os.replace(temporary, self.target)
@@ -372,13 +388,19 @@ class VideoFileSink(DisplaySink):
     they come, and ``close()`` — also when the sink is garbage collected or the interpreter exits —
     encodes them into the video: a run that is killed keeps its frames in the journal, and the next
     run to the same name refuses to start until the user has moved it.
+
+    ``timed=True`` (the IDE page's Record): frames come with their times (:meth:`show_at`, then
+    :meth:`end_at`) and the video plays in real time at ``fps``: frames are held or dropped so each
+    stays on screen as long as it did (:mod:`maixemu.host.video_timing`). Otherwise every frame is
+    one video frame (the LCD recording: one per finished picture).
     """
 
     records = True
 
     FOURCC = {".mp4": "mp4v", ".avi": "MJPG"}
 
-    def __init__(self, path: str | os.PathLike, fps: float = RECORD_FPS, *, on_notice: Notice | None = None):
+    def __init__(self, path: str | os.PathLike, fps: float = RECORD_FPS, *, on_notice: Notice | None = None,
+                 timed: bool = False):
         super().__init__()
         self._notice = on_notice
         self.path = Path(path)
@@ -392,12 +414,25 @@ class VideoFileSink(DisplaySink):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise DisplayError(f"cannot create {self.path.parent}: {e}") from None
-        self._journal = _Journal(self.path, cv2.VideoWriter_fourcc(*self.FOURCC[suffix]), self.fps)
+        self._journal = _Journal(self.path, cv2.VideoWriter_fourcc(*self.FOURCC[suffix]), self.fps, timed=timed)
+        self._at: float | None = None
         self._finalizer: weakref.finalize | None = weakref.finalize(self, self._journal.finish)
 
     @property
     def _size(self) -> tuple[int, int] | None:
         return self._journal.size
+
+    def show_at(self, rgb: np.ndarray, at: float) -> None:
+        """A frame of a timed recording and the moment it came (seconds of any one clock)."""
+        self._at = at
+        try:
+            self.show(rgb)
+        finally:
+            self._at = None
+
+    def end_at(self, at: float) -> None:
+        """When a timed recording stopped: its last frame is held until then."""
+        self._journal.end = float(at)
 
     def _show(self, rgb: np.ndarray) -> None:
         h, w = rgb.shape[:2]
@@ -411,7 +446,7 @@ class VideoFileSink(DisplaySink):
             frame = cv2.copyMakeBorder(bgr, 0, vh - h, 0, vw - w, cv2.BORDER_CONSTANT, value=(0, 0, 0))
         else:
             frame = cv2.resize(bgr, (vw, vh), interpolation=cv2.INTER_NEAREST)
-        self._journal.append(frame)
+        self._journal.append(frame, self._at)
 
     def close(self) -> None:
         if not self.closed:

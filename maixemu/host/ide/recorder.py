@@ -3,6 +3,11 @@
 Frames are taken from the channel's latest-frame slot by a worker thread, so a recording never
 slows the script and never queues frames (a frame that arrives while the previous one is being
 encoded replaces it). Files get a fresh name in the recording folder and never overwrite anything.
+
+The video plays in real time: each frame is kept with the moment the run published it, and the
+file, at :data:`~maixemu.host.display.RECORD_FPS`, shows every picture as long as the run did (a
+5 fps script's frames are held three video frames each, pauses are held, frames faster than the
+video's rate are dropped; :mod:`maixemu.host.video_timing`).
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ class FrameRecorder:
             if len(self.files) >= MAX_RECORDINGS:
                 raise OSError(f"{MAX_RECORDINGS} recordings in this session already; restart maixemu for more")
             path = unique_path(self.folder, time.strftime("maixemu-ide-%Y%m%d-%H%M%S"), ".mp4")
-            sink = display.VideoFileSink(path, on_notice=self._notice)
+            sink = display.VideoFileSink(path, on_notice=self._notice, timed=True)
             self.files.append(path)
             self._stop.clear()
             self.frames_written = 0
@@ -87,16 +92,19 @@ class FrameRecorder:
 
     def _record(self, sink: display.VideoFileSink) -> None:
         seq = 0
+        began = self.channel.clock()
         try:
             while not self._stop.is_set():
-                new_seq, frame = self.channel.wait_frame(self.stream, seq, timeout=0.2)
+                new_seq, frame, published = self.channel.wait_frame_at(self.stream, seq, timeout=0.2)
                 if new_seq == seq or frame is None:
                     seq = new_seq
                     continue
                 seq = new_seq
-                sink.show(frame.rgb888())
+                # the picture on screen when Record was pressed starts the video then, not when it came
+                sink.show_at(frame.rgb888(), max(published, began))
                 self.frames_written += 1
         except Exception as exc:  # a full disk: say so, keep the run going
             self._notice(f"the IDE recording stopped: {exc}")
         finally:
+            sink.end_at(self.channel.clock())  # the last picture stays on screen until Stop
             sink.close()
