@@ -39,6 +39,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from . import screens
 from .video_timing import hold_counts
 
 Notice = Callable[[str], None]
@@ -717,7 +718,9 @@ class WindowSink(DisplaySink):
             except cv2.error:
                 pass
         if self._beside:
-            self._move_beside(self._beside)
+            scale = self.scale or (2 if w <= SMALL_PANEL_WIDTH else 1)
+            leds = self.controls.leds() if self.controls is not None and self.controls.leds is not None else []
+            self._move_beside(self._beside, ((w + (LED_STRIP_W if leds else 0)) * scale, h * scale))
 
     def set_controls(self, controls: BoardControls | None) -> None:
         self.controls = controls
@@ -738,13 +741,15 @@ class WindowSink(DisplaySink):
             strip[y:y + size, 2:2 + size] = colour if lit else tuple(c // 6 for c in colour)
         return np.concatenate([rgb, strip], axis=1)
 
-    def _move_beside(self, other: str) -> None:
-        """Open to the right of window ``other``, tops aligned: both stay visible (a window manager
-        would otherwise stack a new window on the first one)."""
+    def _move_beside(self, other: str, size: tuple[int, int]) -> None:
+        """Open next to window ``other``: to its right, tops aligned, or under it when the screen is too
+        narrow (:func:`maixemu.host.screens.place_beside`): both stay visible (a window manager would
+        otherwise stack a new window on the first one)."""
         try:
-            x, y, w, _ = cv2.getWindowImageRect(other)
+            x, y, w, h = cv2.getWindowImageRect(other)
             if w > 0:
-                cv2.moveWindow(self.title, x + w + WINDOW_GAP, y)
+                cv2.moveWindow(self.title, *screens.place_beside(screens.Rect(x, y, w, h), size, WINDOW_GAP,
+                                                                  screens.monitors()))
         except cv2.error:
             pass  # no such window (the LCD records or is off): leave the placement to the desktop
 
