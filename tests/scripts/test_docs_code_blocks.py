@@ -189,6 +189,7 @@ def world(tmp_path_factory) -> Path:
     # "model.kmodel" and its float source: the V4 ULFD face model (its .tflite is in ../shared/reference)
     _link(SHARED_DIR / "models" / "v4" / "ulffd_landmark.kmodel", w / "model.kmodel")
     _link(SHARED_DIR / "reference" / "ulffd_landmark.tflite", w / "float.tflite")
+    _link(SHARED_DIR / "reference" / "ulffd_landmark.tflite", w / "model.tflite")  # maixemu check model.tflite
     _link(models / "mnist.kmodel", w / "mnist.kmodel")
     _link(models / "mobilenet_v1_0.75_1000class.kmodel", w / "mbnet.kmodel")
     _link(models / "mobilenet_v1_labels.txt", w / "labels.txt")
