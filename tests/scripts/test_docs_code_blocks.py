@@ -200,6 +200,7 @@ def world(tmp_path_factory) -> Path:
         pytest.skip("../shared/images is absent")
     for face in faces:
         _link(face, w / "photos" / face.name)
+        _link(face, w / "faces" / face.name)  # docs/eval.md's --layers example: unlabelled face photos
     _link(images / "face_21.jpg", w / "face_21.jpg")
     _link(images / "face_21.jpg", w / "face.jpg")
     with Image.open(images / "dog.bmp") as dog:
