@@ -264,6 +264,8 @@ def test_threshold_editor_works_on_a_picture_file(tour):
     shown = decode(ide.get(src[src.index("/frame/"):]))
     own = image.Image._wrap(image.RGB565, golden_input("blobs_320x240").copy()).binary([RED])._rgb888()
     assert np.array_equal(shown, own)
+    pane, text = page.locator("#thr-pane").bounding_box(), page.locator("#thr-blobs").bounding_box()
+    assert text["x"] + text["width"] <= pane["x"] + pane["width"], (text, pane)  # the file's picture pushes no text out
     keep_screenshot(page.locator("#thr-pane"), "ide-threshold-file.png", folder)
     page.locator("#thr-source-fb").check()
     wait_js(page, "document.getElementById('thr-blobs').dataset.source === 'fb'")
