@@ -189,7 +189,6 @@ def world(tmp_path_factory) -> Path:
     # "model.kmodel" and its float source: the V4 ULFD face model (its .tflite is in ../shared/reference)
     _link(SHARED_DIR / "models" / "v4" / "ulffd_landmark.kmodel", w / "model.kmodel")
     _link(SHARED_DIR / "reference" / "ulffd_landmark.tflite", w / "float.tflite")
-    _link(SHARED_DIR / "reference" / "ulffd_landmark.tflite", w / "model.tflite")  # maixemu check model.tflite
     _link(models / "mnist.kmodel", w / "mnist.kmodel")
     _link(models / "mobilenet_v1_0.75_1000class.kmodel", w / "mbnet.kmodel")
     _link(models / "mobilenet_v1_labels.txt", w / "labels.txt")
@@ -200,7 +199,8 @@ def world(tmp_path_factory) -> Path:
         pytest.skip("../shared/images is absent")
     for face in faces:
         _link(face, w / "photos" / face.name)
-        _link(face, w / "faces" / face.name)  # docs/eval.md's --layers example: unlabelled face photos
+        _link(face, w / "faces" / face.name)  # docs/eval.md's --layers example
+    _link(SHARED_DIR / "reference" / "ulffd_landmark.tflite", w / "model.tflite")  # maixemu check's examples
     _link(images / "face_21.jpg", w / "face_21.jpg")
     _link(images / "face_21.jpg", w / "face.jpg")
     with Image.open(images / "dog.bmp") as dog:
