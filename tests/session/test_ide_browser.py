@@ -410,18 +410,24 @@ print("typed:", input("waiting for the page: "))
 """
 
 
+def page_typing_a_line(browser, ide: IdeProcess, line: str):
+    """A 1280x800 page on ``ide`` that types ``line`` into the script's input() once it asks."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.set_default_timeout(WAIT_MS)
+    page.goto(ide.url)
+    wait_js(page, "document.getElementById('terminal').textContent.includes('waiting for the page')")
+    page.locator("#stdin").fill(line)
+    page.locator("#stdin").press("Enter")
+    return page
+
+
 def test_closing_the_browser_tab_after_the_run_ends_the_process(browser, tmp_path):
     """The issue's walk: the script ends, the page shows it, the tab is closed: maixemu exits by itself."""
     script = tmp_path / "once.py"
     script.write_text(textwrap.dedent(WAITS_FOR_ITS_PAGE))
     ide = IdeProcess(script, "--camera", "synthetic", "--lcd", "none", cwd=tmp_path, terminal_open=True)
     try:
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.set_default_timeout(WAIT_MS)
-        page.goto(ide.url)
-        wait_js(page, "document.getElementById('terminal').textContent.includes('waiting for the page')")
-        page.locator("#stdin").fill("from the browser")
-        page.locator("#stdin").press("Enter")
+        page = page_typing_a_line(browser, ide, "from the browser")
         wait_js(page, "document.getElementById('status').dataset.state === 'ended'")
         wait_until(lambda: "can Run it again" in ide.text(), what="the wait for Run")
         page.close()
@@ -439,12 +445,7 @@ def test_a_frames_budget_ends_the_process_with_the_browser_open(browser, tmp_pat
     ide = IdeProcess(script, "--camera", "synthetic", "--lcd", "none", "--frames", "30", cwd=tmp_path,
                      terminal_open=True)
     try:
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.set_default_timeout(WAIT_MS)
-        page.goto(ide.url)
-        wait_js(page, "document.getElementById('terminal').textContent.includes('waiting for the page')")
-        page.locator("#stdin").fill("go")
-        page.locator("#stdin").press("Enter")
+        page = page_typing_a_line(browser, ide, "go")
         assert ide.wait() == 0
         wait_js(page, "document.getElementById('status').dataset.state === 'ended'")
         assert "the run had a budget (--frames 30)" in page.locator("#terminal").text_content()
