@@ -74,6 +74,35 @@ def test_canny_after_the_blur_equals_edge_c(firmware_canny, monkeypatch):
         assert np.array_equal(_edges.canny(a, roi, lo, hi), firmware_canny(a, roi, lo, hi)), trial
 
 
+#: a 3x3 neighbourhood whose Sobel gradient is (vx, vy) = (-544, 198): 159.99998 degrees, where
+#: numpy's float32 arctan2 on AVX-512 (SVML) says 160 (bin 0) and libm's atan2f 159 (bin 135)
+_NEAR_160 = np.array([[0, 82, 34], [0, 128, 255], [0, 0, 0]], np.uint8)
+
+
+@needs_firmware_c
+def test_canny_directions_are_libm_atan2f_not_numpy_arctan2(firmware_canny, monkeypatch):
+    monkeypatch.setattr(_edges, "kpu_blur", lambda pix: pix.copy())
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        a = (rng.random((12, 12)) * rng.integers(1, 256)).astype(np.uint8)
+        y, x = (int(v) for v in rng.integers(1, 8, 2))
+        a[y:y + 3, x:x + 3] = _NEAR_160
+        lo, hi = int(rng.integers(0, 300)), int(rng.integers(100, 600))
+        assert np.array_equal(_edges.canny(a, (0, 0, 12, 12), lo, hi), firmware_canny(a, (0, 0, 12, 12), lo, hi)), trial
+
+
+def test_truncated_degrees_are_libm_atan2f():
+    from maixemu.firmware.image import _fmath, _gradient_angle
+
+    rng = np.random.default_rng(2)
+    y = np.concatenate([[198, -198, 0, 0, 7, -1020], rng.integers(-1020, 1021, 3000)])
+    x = np.concatenate([[-544, -544, -5, 5, 7, -1020], rng.integers(-1020, 1021, 3000)])
+    want = [int(abs(_fmath.atan2f(a, b) * np.float32(180.0) / np.float32(np.pi))) for a, b in zip(y.tolist(), x.tolist())]
+    assert _gradient_angle.truncated_degrees(y, x).tolist() == want
+    with pytest.raises(ValueError, match="1020"):
+        _gradient_angle.truncated_degrees(np.array([1021]), np.array([0]))
+
+
 def test_kpu_blur_sums_without_the_sixteenth_and_saturates():
     flat = np.full((8, 64), 10, np.uint8)
     out = _edges.kpu_blur(flat)

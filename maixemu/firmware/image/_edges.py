@@ -11,13 +11,15 @@ memory on the device, are zeros here), and the output comes back compact. This i
 same integer model as ``conv3`` (``_k210._kpu_conv3``).
 
 Then, inside the ROI: Sobel in ints, ``g = (int) sqrtf(vx^2 + vy^2)``, the direction
-``(int) |atan2f(vy, vx) * 180 / pi|`` binned to 0/45/90/135, hysteresis against the 8 neighbours'
+``(int) |atan2f(vy, vx) * 180 / pi|`` (libm's atan2f: ``_gradient_angle``) binned to 0/45/90/135, hysteresis against the 8 neighbours'
 magnitudes, non-maximum suppression along the direction; the ROI's border is cleared.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ._gradient_angle import truncated_degrees
 
 KERNEL_GAUSS_3 = (1, 2, 1, 2, 4, 2, 1, 2, 1)
 KERNEL_HIGH_PASS_3 = (-1, -1, -1, -1, 8, -1, -1, -1, -1)
@@ -50,7 +52,7 @@ def canny(pix: np.ndarray, roi: tuple[int, int, int, int], low: int, high: int) 
         vx = tl - tr + (ml << 1) - (mr << 1) + bl - br
         vy = tl + (tc << 1) + tr - bl - (bc << 1) - br
         g[1:-1, 1:-1] = np.sqrt((vx * vx + vy * vy).astype(F)).astype(np.int64)
-        deg = np.abs(np.arctan2(vy.astype(F), vx.astype(F)) * F(180) / F(np.pi)).astype(np.int64)
+        deg = truncated_degrees(vy, vx)  # libm's atan2f, not numpy's arctan2 (_gradient_angle)
         t[1:-1, 1:-1] = np.select([deg < 22, deg < 67, deg < 112, deg < 160], [0, 45, 90, 135], 0)
     out = src.astype(np.uint8)
     region = np.zeros((rh, rw), np.uint8)

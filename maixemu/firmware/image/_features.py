@@ -26,6 +26,7 @@ from . import _args
 from ._core import GRAYSCALE, ImageBase
 from ..pixformat import BINARY
 from ._fmath import COS, SIN, F, fsqrt, ftoi
+from ._gradient_angle import truncated_degrees
 from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 LBP_HIST_SIZE = 59
@@ -138,8 +139,7 @@ def hog(gray: np.ndarray, roi, cell_size: int) -> np.ndarray:
     m = np.sqrt((vx * vx + vy * vy).astype(F))
     strong = m.astype(np.int64) > 1
     vx, vy, m, bi, ccy, ccx = vx[strong], vy[strong], m[strong], bi[strong], ccy[strong], ccx[strong]
-    ang = np.arctan2(vx.astype(F).astype(np.float64), vy.astype(F).astype(np.float64)).astype(F)
-    t = np.abs(ang * F(180.0) / F(math.pi)).astype(np.int64) // 20
+    t = truncated_degrees(vx, vy) // 20  # atan2f(vx, vy): swapped in hog.c too; libm's atan2f
     t = np.where(t == 9, 0, t)
     np.add.at(buf, bi * per_block + ((ccy // 8) * 2 + (ccx // 8)) * 9 + t, m)  # unbuffered, in order
     k = np.zeros(n_blocks, F)
