@@ -30,7 +30,7 @@ _F = np.float32
 
 
 @lru_cache(maxsize=1)
-def _table() -> np.ndarray:
+def degree_table() -> np.ndarray:
     """(LIMIT + 1, 2 * LIMIT + 1) uint8: the truncated degrees of ``(y, x - LIMIT)``."""
     y, x = np.mgrid[0:LIMIT + 1, -LIMIT:LIMIT + 1]
     deg = np.abs(np.arctan2(y.astype(_F), x.astype(_F)) * _F(180.0) / _F(np.pi))
@@ -49,4 +49,4 @@ def truncated_degrees(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, np.int64)
     if y.size and max(int(np.abs(y).max()), int(np.abs(x).max())) > LIMIT:
         raise ValueError(f"gradients beyond +-{LIMIT} have no table entry")
-    return _table()[np.abs(y), x + LIMIT].astype(np.int64)
+    return degree_table()[np.abs(y), x + LIMIT].astype(np.int64)
