@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from firmware_c import FORMS, both_forms
 from maixemu.firmware.image import _color, _jpeg_decode
 
 
@@ -127,7 +128,15 @@ def _gray(a):
     return image.Image._wrap(image.GRAYSCALE, np.ascontiguousarray(a, np.uint8))
 
 
-def test_thin_lines_equal_line_by_line_drawing():
+@pytest.fixture(params=FORMS)
+def jit(request, monkeypatch):
+    """The compiled kernels (HOG's blocks, the batch of thin lines) and the array forms."""
+    from maixemu.firmware.image import _draw, _features
+
+    return both_forms(request, monkeypatch, _draw, _features)
+
+
+def test_thin_lines_equal_line_by_line_drawing(jit):
     rng = np.random.default_rng(5)
     for _ in range(40):
         h, w = (int(v) for v in rng.integers(5, 60, 2))
@@ -148,7 +157,7 @@ def _hog_loops(a, roi, cs):
     """hog.c's loops one pixel and one bin at a time (float32 as the C), with the emulator's
     model of the histogram memory (a zeroed buffer large enough for the spills), then each
     cell's bins drawn weakest first with draw_line."""
-    from maixemu.firmware.image._fmath import COS, SIN, ftoi
+    from maixemu.firmware.image._fmath import COS, SIN, atan2f, ftoi
 
     F = np.float32
     rx, ry, rw, rh = roi
@@ -170,7 +179,7 @@ def _hog_loops(a, roi, cs):
                         m = np.sqrt(F(vx * vx + vy * vy))
                         if int(m) > 1:
                             k = F(k + F(m * m))
-                            t = int(abs(F(np.arctan2(F(vx), F(vy))) * F(180.0) / F(np.pi))) // 20
+                            t = int(abs(atan2f(vx, vy) * F(180.0) / F(np.pi))) // 20  # libm's, as hog.c
                             t = 0 if t == 9 else t
                             at = index + ((cy // 8) * 2 + cx // 8) * 9 + t
                             hog[at] = F(hog[at] + m)
@@ -193,7 +202,30 @@ def _hog_loops(a, roi, cs):
     return img._pix
 
 
-def test_find_hog_equals_hog_c_loops():
+def test_the_hog_and_thin_line_kernels_python_twins():
+    from maixemu.firmware.image import _draw_kernels, _features, _gradient_angle
+
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 256, (21, 26)).astype(np.uint8)
+    for cs in (2, 3, 9):
+        block = 2 * cs
+        want = np.zeros(2000, np.float32)
+        got = np.zeros(2000, np.float32)
+        bys, bxs = np.arange(1, 1 + 19 - 1, block), np.arange(2, 2 + 23 - 1, block)
+        _features._hog_arrays(a, bys, bxs, 1 + 19 - 1, 2 + 23 - 1, block, want)
+        _features._hog_blocks.__wrapped__(a, 2, 1, 2 + 23 - 1, 1 + 19 - 1, block, _gradient_angle.degree_table(), got)
+        assert np.array_equal(got, want, equal_nan=True), cs
+    x0, y0, x1, y1 = rng.integers(-5, 30, (4, 25))
+    colours = rng.integers(0, 256, 25)
+    one = _gray(np.zeros((21, 26)))
+    for p, q, r, t, c in zip(x0, y0, x1, y1, colours):
+        one._line(int(p), int(q), int(r), int(t), int(c), 1)
+    pix = np.zeros((21, 26), np.uint8)
+    _draw_kernels.thin_lines.__wrapped__(pix, x0, y0, x1, y1, colours)
+    assert np.array_equal(pix, one._pix)
+
+
+def test_find_hog_equals_hog_c_loops(jit):
     rng = np.random.default_rng(6)
     for trial in range(24):
         h, w = (int(v) for v in rng.integers(6, 41, 2))

@@ -141,6 +141,9 @@ class DrawMixin:
         colors = np.asarray(colors).ravel()
         if x0.size == 0:
             return
+        if compiled():
+            _draw_kernels.thin_lines(self._pix, x0, y0, x1, y1, colors.astype(np.int64))
+            return
         dx, dy = x1 - x0, y1 - y0
         lo_x, lo_y = int(dx.min()), int(dy.min())
         keys, which = np.unique((dx - lo_x) * (int(dy.max()) - lo_y + 1) + (dy - lo_y), return_inverse=True)

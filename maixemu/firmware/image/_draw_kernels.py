@@ -55,6 +55,37 @@ def point_fill_line(pix, x0, y0, x1, y1, r0, r1, c):
 
 
 @kernel
+def thin_lines(pix, x0s, y0s, x1s, y1s, colors):
+    """``imlib_draw_line`` with thickness 1 for each line in turn (later ones over earlier ones):
+    :func:`point_fill_line`'s walk with a one-pixel disc, colour ``colors[i]`` (int64 arrays)."""
+    h, w = pix.shape
+    for i in range(x0s.size):
+        x0 = x0s[i]
+        y0 = y0s[i]
+        x1 = x1s[i]
+        y1 = y1s[i]
+        c = colors[i]
+        dx = abs(x1 - x0)
+        dy = abs(y1 - y0)
+        sx = 1 if x0 < x1 else -1
+        sy = 1 if y0 < y1 else -1
+        e = dx if dx > dy else -dy
+        err = e // 2 if e >= 0 else -((-e) // 2)  # C division truncates toward zero
+        while True:
+            if 0 <= y0 < h and 0 <= x0 < w:
+                pix[y0, x0] = c
+            if x0 == x1 and y0 == y1:
+                break
+            e2 = err
+            if e2 > -dx:
+                err -= dy
+                x0 += sx
+            if e2 < dy:
+                err += dx
+                y0 += sy
+
+
+@kernel
 def thick_circle(pix, cx, cy, r, t0, t1, c):
     """``imlib_draw_circle``'s outline: the inner and outer midpoint walks and their eight spans."""
     h, w = pix.shape

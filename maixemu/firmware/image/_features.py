@@ -26,7 +26,7 @@ from . import _args
 from ._core import GRAYSCALE, ImageBase
 from ..pixformat import BINARY
 from ._fmath import COS, SIN, F, fsqrt, ftoi
-from ._gradient_angle import truncated_degrees
+from ._gradient_angle import degree_table, truncated_degrees
 from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 LBP_HIST_SIZE = 59
@@ -123,6 +123,37 @@ def hog(gray: np.ndarray, roi, cell_size: int) -> np.ndarray:
     per_block = 9 * 4
     span = 9 * (((block - 1) // 8) * 2 + (block - 1) // 8 + 1)
     buf = np.zeros(max(n_blocks * per_block + span, x_cells * y_cells * 9) + per_block, F)
+    if compiled():
+        _hog_blocks(np.ascontiguousarray(gray, np.uint8), rx, ry, wl, hl, block, degree_table(), buf)
+    else:
+        _hog_arrays(gray, bys, bxs, hl, wl, block, buf)
+    # the picture: cells in hog.c's order (2x2 cells per block), each cell's 9 bins by strength
+    l = cell_size // 2
+    cby, cbx, cyy, cxx = (v.ravel() for v in np.meshgrid(np.arange(0, y_cells, 2), np.arange(0, x_cells, 2),
+                                                         np.arange(2), np.arange(2), indexing="ij"))
+    n_cells = cby.size
+    # cells reading past the histogram buffer (tiny cells) draw the bins that are there, or none:
+    # the missing ones get colour 256, sort last and are dropped
+    flat_colour = np.full(n_cells * 9, 256, np.int64)
+    avail = min(n_cells * 9, buf.size)
+    flat_colour[:avail] = np.clip(ftoi(buf[:avail] * F(255)), 0, 255)
+    colour = flat_colour.reshape(n_cells, 9)
+    order = np.argsort(colour * 16 + np.arange(9), axis=1)  # stable by colour (ties: no matter)
+    bins = np.arange(9) * 20
+    half_x = ftoi(F(l) * COS[bins])[order]
+    half_y = ftoi(F(l) * SIN[bins])[order]
+    x1 = ((cxx + cbx) * cell_size + l)[:, None]
+    y1 = ((cyy + cby) * cell_size + l)[:, None]
+    lines = np.stack([x1 - half_x, y1 + half_y, x1 + half_x, y1 - half_y,
+                      np.take_along_axis(colour, order, axis=1)], axis=-1).reshape(-1, 5)
+    return lines[lines[:, 4] < 256]
+
+
+def _hog_arrays(gray: np.ndarray, bys: np.ndarray, bxs: np.ndarray, hl: int, wl: int, block: int,
+                buf: np.ndarray) -> None:
+    """:func:`_hog_blocks` as array code: all blocks at once, the float32 sums in the C's order."""
+    n_blocks = bys.size * bxs.size
+    per_block = 9 * 4
     g = gray.astype(np.int64)
     cy, cx = np.mgrid[0:block, 0:block]
     cy, cx = cy.ravel(), cx.ravel()
@@ -148,26 +179,48 @@ def hog(gray: np.ndarray, roi, cell_size: int) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         normed = buf[:n_blocks * per_block].reshape(n_blocks, per_block) / k[:, None]
     buf[:n_blocks * per_block] = normed.ravel()
-    # the picture: cells in hog.c's order (2x2 cells per block), each cell's 9 bins by strength
-    l = cell_size // 2
-    cby, cbx, cyy, cxx = (v.ravel() for v in np.meshgrid(np.arange(0, y_cells, 2), np.arange(0, x_cells, 2),
-                                                         np.arange(2), np.arange(2), indexing="ij"))
-    n_cells = cby.size
-    # cells reading past the histogram buffer (tiny cells) draw the bins that are there, or none:
-    # the missing ones get colour 256, sort last and are dropped
-    colour = np.full(n_cells * 9, 256, np.int64)
-    avail = min(n_cells * 9, buf.size)
-    colour[:avail] = np.clip(ftoi(buf[:avail] * F(255)), 0, 255)
-    colour = colour.reshape(n_cells, 9)
-    order = np.argsort(colour * 16 + np.arange(9), axis=1)  # stable by colour (ties: no matter)
-    bins = np.arange(9) * 20
-    half_x = ftoi(F(l) * COS[bins])[order]
-    half_y = ftoi(F(l) * SIN[bins])[order]
-    x1 = ((cxx + cbx) * cell_size + l)[:, None]
-    y1 = ((cyy + cby) * cell_size + l)[:, None]
-    lines = np.stack([x1 - half_x, y1 + half_y, x1 + half_x, y1 - half_y,
-                      np.take_along_axis(colour, order, axis=1)], axis=-1).reshape(-1, 5)
-    return lines[lines[:, 4] < 256]
+
+
+@kernel
+def _hog_blocks(gray, rx, ry, wl, hl, block, degrees, buf):
+    """``imlib_find_hog``'s gradient loops block by block into ``buf`` (float32, zeros): per pixel
+    the central differences, ``m = sqrtf``, the 20-degree bin of ``atan2f(vx, vy)`` (the C's
+    swapped arguments; ``degrees``: ``_gradient_angle``'s table), ``m`` added at
+    ``block * 36 + ((cy / 8) * 2 + cx / 8) * 9 + t`` (past the block's 36 bins for cells over 8
+    pixels, as the C); then the block's 36 bins divided by ``sqrtf`` of its ``m * m`` sum."""
+    limit = (degrees.shape[1] - 1) // 2
+    base = 0
+    for y in range(ry, hl, block):
+        for x in range(rx, wl, block):
+            k = np.float32(0.0)
+            for cy in range(block):
+                yy = y + cy
+                if yy <= 0 or yy >= hl:
+                    continue
+                for cx in range(block):
+                    xx = x + cx
+                    if xx <= 0 or xx >= wl:
+                        continue
+                    vx = np.int64(gray[yy, xx + 1]) - np.int64(gray[yy, xx - 1])
+                    vy = np.int64(gray[yy + 1, xx]) - np.int64(gray[yy - 1, xx])
+                    m = np.sqrt(np.float32(vx * vx + vy * vy))
+                    if int(m) > 1:
+                        k = np.float32(k + np.float32(m * m))
+                        t = int(degrees[vx if vx >= 0 else -vx, vy + limit]) // 20
+                        if t == 9:
+                            t = 0
+                        at = base + ((cy // 8) * 2 + cx // 8) * 9 + t
+                        buf[at] = np.float32(buf[at] + m)
+            k = np.sqrt(k)
+            for i in range(base, base + 36):
+                v = buf[i]
+                if k != 0:
+                    buf[i] = np.float32(v / k)
+                elif v == 0:
+                    buf[i] = np.nan  # 0/0, as the C's float division gives
+                else:
+                    buf[i] = np.inf if v > 0 else -np.inf
+            base += 36
 
 
 # ---------------------------------------------------------------------- eye
