@@ -483,3 +483,44 @@ def test_iris_votes_kernel_equals_the_vectorised_loop():
             got = np.zeros(h * w, F)
             fn(px.ravel(), py.ravel(), weight.ravel(), gcx, gcy, gx, gy, got)
             assert np.array_equal(got.reshape(h, w), ref), trial
+
+
+def test_filter_gradients_erasures_equal_the_loop_that_erases_in_place():
+    """find_iris's filter_gradients (array_erase inside a loop that then steps past the moved-in
+    element) against that loop itself on random flag patterns."""
+    from maixemu.firmware.image._features import _erased
+
+    rng = np.random.default_rng(21)
+    for _ in range(3000):
+        far = rng.random(int(rng.integers(0, 40))) < rng.random()
+        alive, i = list(range(far.size)), 0
+        while i < len(alive):
+            if far[alive[i]]:
+                del alive[i]
+            i += 1
+        want = np.ones(far.size, bool)
+        want[alive] = False
+        assert np.array_equal(_erased(far), want), far.tolist()
+
+
+def test_lbp_kernel_and_array_form_and_twin(monkeypatch):
+    """``_lbp_counts`` (compiled), its Python twin and the array form of ``lbp_desc`` on random
+    images and ROIs (offset ones read past row ends and past the buffer, as lbp.c does)."""
+    from maixemu.firmware.image import _features
+
+    rng = np.random.default_rng(17)
+    for trial in range(30):
+        h, w = (int(v) for v in rng.integers(8, 70, 2))
+        a = rng.integers(0, 256, (h, w)).astype(np.uint8) if trial % 2 else (
+            np.add.outer(np.arange(h), np.arange(w)) * int(rng.integers(1, 9)) % 256).astype(np.uint8)
+        rx, ry = int(rng.integers(0, w - 7)), int(rng.integers(0, h - 7))
+        roi = (rx, ry, int(rng.integers(7, w - rx + 1)), int(rng.integers(7, h - ry + 1)))
+        monkeypatch.setattr(_features, "compiled", lambda: False)
+        arrays = _features.lbp_desc(a, roi)
+        monkeypatch.setattr(_features, "_lbp_counts", _features._lbp_counts.__wrapped__)
+        monkeypatch.setattr(_features, "compiled", lambda: True)
+        twin = _features.lbp_desc(a, roi)
+        monkeypatch.undo()
+        assert np.array_equal(twin, arrays), (trial, roi)
+        if _features.compiled():
+            assert np.array_equal(_features.lbp_desc(a, roi), arrays), (trial, roi)

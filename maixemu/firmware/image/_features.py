@@ -25,7 +25,7 @@ import numpy as np
 from . import _args
 from ._core import GRAYSCALE, ImageBase
 from ..pixformat import BINARY
-from ._fmath import COS, SIN, F, fsqrt, ftoi
+from ._fmath import COS, SIN, F, fast_sqrtf, fsqrt, ftoi
 from ._gradient_angle import degree_table, truncated_degrees
 from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
@@ -84,6 +84,11 @@ def lbp_desc(gray: np.ndarray, roi) -> np.ndarray:
         return np.zeros(LBP_DESC_SIZE, np.uint8)
     if RX == 0 or RY == 0:
         raise OSError("find_lbp: the roi must be at least 7x7 (the firmware divides by zero)")
+    if compiled():
+        counts = np.zeros(LBP_DESC_SIZE, np.int64)
+        _lbp_counts(np.ascontiguousarray(gray, np.uint8).reshape(-1), w, rx, ry, int(xs[-1]) + 1, int(ys[-1]) + 1,
+                    RX, RY, _UNIFORM, counts)
+        return (counts & 0xFF).astype(np.uint8)
     flat = gray.ravel().astype(np.int16)
     n = flat.size
     base = ys[:, None] * w + xs[None, :]
@@ -98,6 +103,43 @@ def lbp_desc(gray: np.ndarray, roi) -> np.ndarray:
     idx = idx[ok & (idx < LBP_DESC_SIZE)]
     desc = np.bincount(idx.ravel(), minlength=LBP_DESC_SIZE)[:LBP_DESC_SIZE]
     return (desc & 0xFF).astype(np.uint8)
+
+
+@kernel
+def _lbp_counts(flat, w, rx, ry, x_end, y_end, rx_size, ry_size, uniform, counts):
+    """``imlib_lbp_desc``'s loops: each pixel's 8-neighbour code against its centre, counted in
+    its region's uniform-pattern bin; reads through the flat buffer (``w`` per row), a pixel whose
+    window runs past the buffer's end is dropped, as is a bin past the descriptor (the C writes
+    past its buffer there)."""
+    n = flat.size
+    size = counts.size
+    for y in range(ry, y_end):
+        y_idx = (y - ry) // ry_size * 7
+        for x in range(rx, x_end):
+            base = y * w + x
+            if base + 2 * w + 2 >= n:
+                continue
+            p = flat[base + w + 1]
+            code = 0
+            if flat[base] >= p:
+                code |= 1
+            if flat[base + 1] >= p:
+                code |= 2
+            if flat[base + 2] >= p:
+                code |= 4
+            if flat[base + w + 2] >= p:
+                code |= 8
+            if flat[base + 2 * w + 2] >= p:
+                code |= 16
+            if flat[base + 2 * w + 1] >= p:
+                code |= 32
+            if flat[base + 2 * w] >= p:
+                code |= 64
+            if flat[base + w] >= p:
+                code |= 128
+            at = (y_idx + (x - rx) // rx_size) * 59 + int(uniform[code])
+            if at < size:
+                counts[at] += 1
 
 
 def lbp_distance(d0: np.ndarray, d1: np.ndarray) -> int:
@@ -245,6 +287,16 @@ def _iris_votes(px, py, weight, gcx, gcy, gx, gy, total):
                 total[p] = total[p] + t * t * weight[p]
 
 
+def _erased(far: np.ndarray) -> np.ndarray:
+    """Which gradients ``filter_gradients``' loop erases: it walks the array erasing each ``far``
+    one, and an erase moves the next one into the slot the loop then steps past, so in a run of
+    consecutive far gradients the first, third, ... go and the second, fourth, ... stay."""
+    idx = np.arange(far.size)
+    starts = far & ~np.concatenate([[False], far[:-1]])
+    run_start = np.maximum.accumulate(np.where(starts, idx, 0))
+    return far & ((idx - run_start) % 2 == 0)
+
+
 def find_iris(gray: np.ndarray, roi) -> tuple[int, int]:
     rx, ry, rw, rh = roi
     box_w = rw - int(F(0.15) * F(rw))
@@ -264,15 +316,7 @@ def find_iris(gray: np.ndarray, roi) -> tuple[int, int]:
     n = gm.size
     if n:
         avg = np.cumsum(gm, dtype=F)[-1] / F(n)
-        alive = list(range(n))
-        i = 0
-        while i < len(alive):
-            v = gm[alive[i]]
-            diff = (v - avg) * (v - avg)
-            if fsqrt(diff) > F(100):
-                del alive[i]
-            i += 1
-        sel = np.array(alive, np.int64)
+        sel = np.flatnonzero(~_erased(fast_sqrtf((gm - avg) * (gm - avg)) > F(100)))
         gm, gx, gy, gcx, gcy = gm[sel], gx[sel], gy[sel], gcx[sel], gcy[sel]
     count = gm.size
     py, px = np.mgrid[y_off:y_off + box_h, x_off:x_off + box_w]
