@@ -524,3 +524,14 @@ def test_lbp_kernel_and_array_form_and_twin(monkeypatch):
         assert np.array_equal(twin, arrays), (trial, roi)
         if _features.compiled():
             assert np.array_equal(_features.lbp_desc(a, roi), arrays), (trial, roi)
+
+
+def test_lsd_seed_order_is_lexsorts():
+    """``_ll_angle``'s pseudo-ordering (bins of the norm, highest first, x-major inside a bin) as a
+    stable 16-bit sort of the transposed raster against the three-key lexsort it replaced."""
+    rng = np.random.default_rng(30)
+    for h, w in ((5, 7), (40, 33), (239, 319)):
+        b = rng.integers(0, 1024, (h, w)) if h < 200 else rng.integers(0, 3, (h, w)) * 511
+        yy, xx = np.mgrid[0:h, 0:w]
+        want = np.lexsort((yy.T.ravel(), xx.T.ravel(), -b.T.ravel()))
+        assert np.array_equal(np.argsort((1023 - b.T.ravel()).astype(np.uint16), kind="stable"), want)
