@@ -103,7 +103,14 @@ def _winograd_quant(q: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------- marker parsing
 def _parse(data: bytes) -> _Frame:
-    """Markers up to the first SOS, with picojpeg's checks (raises :class:`JpegError` ``init``)."""
+    """Markers up to the first SOS, with picojpeg's checks (raises :class:`JpegError` ``init``).
+    Loading a file asks for its geometry, its components and its pixels, each from the same bytes:
+    the last few frames are kept (read-only from here on) so the markers are walked once."""
+    return _parsed(bytes(data))
+
+
+@lru_cache(maxsize=4)
+def _parsed(data: bytes) -> _Frame:
     n = len(data)
     pos = 0
 
