@@ -84,70 +84,42 @@ def encode_mcus(pix, table, pad, ncomp, mcu_w, mcu_h, m_dry, m_end, fd_y, fd_uv,
                         cdu[r * 8 + c] = table[pix[yy, xx], comp]
                     else:
                         cdu[r * 8 + c] = pad[comp]
-            # ---- jpeg_processDU: DCT rows, then columns (MULTIPLY = (x * c) >> 8)
-            for r in range(8):
-                o = r * 8
-                t0 = cdu[o] + cdu[o + 7]
-                t1 = cdu[o + 1] + cdu[o + 6]
-                t2 = cdu[o + 2] + cdu[o + 5]
-                t3 = cdu[o + 3] + cdu[o + 4]
-                t7 = cdu[o] - cdu[o + 7]
-                t6 = cdu[o + 1] - cdu[o + 6]
-                t5 = cdu[o + 2] - cdu[o + 5]
-                t4 = cdu[o + 3] - cdu[o + 4]
-                t10 = t0 + t3
-                t13 = t0 - t3
-                t11 = t1 + t2
-                t12 = t1 - t2
-                z1 = ((t12 + t13) * 181) >> 8
-                du[o] = t10 + t11
-                du[o + 4] = t10 - t11
-                du[o + 2] = t13 + z1
-                du[o + 6] = t13 - z1
-                t10 = t4 + t5
-                t11 = t5 + t6
-                t12 = t6 + t7
-                z5 = ((t10 - t12) * 98) >> 8
-                z2 = ((t10 * 139) >> 8) + z5
-                z4 = ((t12 * 334) >> 8) + z5
-                z3 = (t11 * 181) >> 8
-                z11 = t7 + z3
-                z13 = t7 - z3
-                du[o + 5] = z13 + z2
-                du[o + 3] = z13 - z2
-                du[o + 1] = z11 + z4
-                du[o + 7] = z11 - z4
-            for c in range(8):
-                t0 = du[c] + du[c + 56]
-                t1 = du[c + 8] + du[c + 48]
-                t2 = du[c + 16] + du[c + 40]
-                t3 = du[c + 24] + du[c + 32]
-                t7 = du[c] - du[c + 56]
-                t6 = du[c + 8] - du[c + 48]
-                t5 = du[c + 16] - du[c + 40]
-                t4 = du[c + 24] - du[c + 32]
-                t10 = t0 + t3
-                t13 = t0 - t3
-                t11 = t1 + t2
-                t12 = t1 - t2
-                z1 = ((t12 + t13) * 181) >> 8
-                du[c] = t10 + t11
-                du[c + 32] = t10 - t11
-                du[c + 16] = t13 + z1
-                du[c + 48] = t13 - z1
-                t10 = t4 + t5
-                t11 = t5 + t6
-                t12 = t6 + t7
-                z5 = ((t10 - t12) * 98) >> 8
-                z2 = ((t10 * 139) >> 8) + z5
-                z4 = ((t12 * 334) >> 8) + z5
-                z3 = (t11 * 181) >> 8
-                z11 = t7 + z3
-                z13 = t7 - z3
-                du[c + 40] = z13 + z2
-                du[c + 24] = z13 - z2
-                du[c + 8] = z11 + z4
-                du[c + 56] = z11 - z4
+            # ---- jpeg_processDU: DCT rows (cdu -> du), then columns (du in place); MULTIPLY = (x * c) >> 8
+            for phase in range(2):
+                src = cdu if phase == 0 else du
+                step = 1 if phase == 0 else 8
+                for line in range(8):
+                    o = line * 8 if phase == 0 else line
+                    t0 = src[o] + src[o + 7 * step]
+                    t1 = src[o + step] + src[o + 6 * step]
+                    t2 = src[o + 2 * step] + src[o + 5 * step]
+                    t3 = src[o + 3 * step] + src[o + 4 * step]
+                    t7 = src[o] - src[o + 7 * step]
+                    t6 = src[o + step] - src[o + 6 * step]
+                    t5 = src[o + 2 * step] - src[o + 5 * step]
+                    t4 = src[o + 3 * step] - src[o + 4 * step]
+                    t10 = t0 + t3
+                    t13 = t0 - t3
+                    t11 = t1 + t2
+                    t12 = t1 - t2
+                    z1 = ((t12 + t13) * 181) >> 8
+                    du[o] = t10 + t11
+                    du[o + 4 * step] = t10 - t11
+                    du[o + 2 * step] = t13 + z1
+                    du[o + 6 * step] = t13 - z1
+                    t10 = t4 + t5
+                    t11 = t5 + t6
+                    t12 = t6 + t7
+                    z5 = ((t10 - t12) * 98) >> 8
+                    z2 = ((t10 * 139) >> 8) + z5
+                    z4 = ((t12 * 334) >> 8) + z5
+                    z3 = (t11 * 181) >> 8
+                    z11 = t7 + z3
+                    z13 = t7 - z3
+                    du[o + 5 * step] = z13 + z2
+                    du[o + 3 * step] = z13 - z2
+                    du[o + step] = z11 + z4
+                    du[o + 7 * step] = z11 - z4
             # ---- quantise (float32 product, truncated: fast_roundf) into zig-zag order
             fd = fd_y if comp == 0 else fd_uv
             end0 = 0
