@@ -19,9 +19,13 @@ def advice(exc: BaseException) -> str | None:
             print(e)                   # [MAIXPY]kpu: check img format err!  (as on the board)
             print(maixemu.advice(e))   # kpu.forward got an image without AI memory: ...
     """
-    from .firmware.notices import advice_of  # imported on use: `import maixemu` stays light
+    value = getattr(exc, ADVICE_ATTRIBUTE, None)  # (firmware.notices.advised puts it there)
+    return value if isinstance(value, str) and value else None
 
-    return advice_of(exc)
+
+#: the attribute of an exception where maixemu keeps its advice: ``firmware.notices.ADVICE_ATTRIBUTE``,
+#: spelt again here so that ``import maixemu`` imports none of the layers below (a test holds them equal)
+ADVICE_ATTRIBUTE = "_maixemu_advice"
 
 
 __all__ = ["__version__", "advice"]

@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     with limited_threads():  # one BLAS thread (MAIXEMU_THREADS for more), see session.compute
         if args.command == "run":
             args.script_args = script_args
-            if args.script is not None and not Path(args.script).is_file():
+            if args.script is not None and args.sample is None and not Path(args.script).is_file():
                 from .session.script_hint import missing_script_message
 
                 print(f"maixemu: {missing_script_message(Path(args.script), str(args.script))}", file=sys.stderr)

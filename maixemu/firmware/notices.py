@@ -28,7 +28,7 @@ from .state import BoardState, current
 PREFIX = "[maixemu] "
 #: Where :func:`advised` keeps an exception's advice (an attribute of the exception object, so it
 #: travels with it through re-raises and threads; never part of ``args``).
-ADVICE_ATTRIBUTE = "_maixemu_advice"
+ADVICE_ATTRIBUTE = "_maixemu_advice"  # (maixemu.advice reads the same name: the package root imports no layer)
 
 ExcT = TypeVar("ExcT", bound=BaseException)
 

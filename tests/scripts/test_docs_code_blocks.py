@@ -199,6 +199,8 @@ def world(tmp_path_factory) -> Path:
         pytest.skip("../shared/images is absent")
     for face in faces:
         _link(face, w / "photos" / face.name)
+        _link(face, w / "faces" / face.name)  # docs/eval.md's --layers example
+    _link(SHARED_DIR / "reference" / "ulffd_landmark.tflite", w / "model.tflite")  # maixemu check's examples
     _link(images / "face_21.jpg", w / "face_21.jpg")
     _link(images / "face_21.jpg", w / "face.jpg")
     with Image.open(images / "dog.bmp") as dog:

@@ -109,3 +109,13 @@ def test_advice_travels_with_the_exception_and_is_never_its_text():
     assert maixemu.advice(exc) == "map it with --flash"
     assert advice_line(exc) == "[maixemu] map it with --flash\n" and advice_line(exc, False) == ""
     assert maixemu.advice(ValueError("x")) is None and advice_line(None) == ""
+
+
+def test_the_package_reads_the_advice_where_the_firmware_keeps_it():
+    """``maixemu.advice`` spells the attribute itself (the package root imports no layer)."""
+    import maixemu
+    from maixemu.firmware import notices
+
+    assert maixemu.ADVICE_ATTRIBUTE == notices.ADVICE_ATTRIBUTE
+    assert maixemu.advice(notices.advised(ValueError("[MAIXPY]kpu: check img format err!"), "call pix_to_ai()")) == "call pix_to_ai()"
+    assert maixemu.advice(ValueError("x")) is None
