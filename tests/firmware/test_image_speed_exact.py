@@ -8,6 +8,8 @@ equality with their Python twins here.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
@@ -517,7 +519,7 @@ def test_lbp_kernel_and_array_form_and_twin(monkeypatch):
         roi = (rx, ry, int(rng.integers(7, w - rx + 1)), int(rng.integers(7, h - ry + 1)))
         monkeypatch.setattr(_features, "compiled", lambda: False)
         arrays = _features.lbp_desc(a, roi)
-        monkeypatch.setattr(_features, "_lbp_counts", _features._lbp_counts.__wrapped__)
+        monkeypatch.setattr(_features, "_lbp_counts", types.SimpleNamespace(attempt=_features._lbp_counts.__wrapped__))
         monkeypatch.setattr(_features, "compiled", lambda: True)
         twin = _features.lbp_desc(a, roi)
         monkeypatch.undo()
@@ -535,3 +537,24 @@ def test_lsd_seed_order_is_lexsorts():
         yy, xx = np.mgrid[0:h, 0:w]
         want = np.lexsort((yy.T.ravel(), xx.T.ravel(), -b.T.ravel()))
         assert np.array_equal(np.argsort((1023 - b.T.ravel()).astype(np.uint16), kind="stable"), want)
+
+
+def test_a_kernels_attempt_is_its_compiled_answer_or_not_served(monkeypatch):
+    from maixemu.firmware.image import _jit
+    from maixemu.firmware.image._jit import kernel
+
+    @kernel
+    def twice(v, out):
+        for i in range(v.size):
+            out[i] = v[i] * 2
+        return v.size
+
+    v, out = np.arange(4, dtype=np.int64), np.zeros(4, np.int64)
+    monkeypatch.setenv("MAIXEMU_NO_JIT", "1")
+    assert twice.attempt(v, out) is _jit.NOT_SERVED and not out.any()  # nothing ran
+    assert twice(v, out) == 4 and out.tolist() == [0, 2, 4, 6]  # the call itself: the Python twin
+    monkeypatch.delenv("MAIXEMU_NO_JIT")
+    monkeypatch.setenv("MAIXEMU_KERNELS", "wait")
+    if _jit.compiled():
+        out[:] = 0
+        assert twice.attempt(v, out) == 4 and out.tolist() == [0, 2, 4, 6]

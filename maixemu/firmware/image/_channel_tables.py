@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 from ..pixformat import GRAYSCALE, RGB565
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 from ._pixels import MAXES, channels, pack
 
 #: ``op(x, y, max)``: the channel values of ``x op y`` (int64 arrays of one channel of each operand)
@@ -62,9 +62,9 @@ def pairwise(a: np.ndarray, b: np.ndarray, fmt: int, op: ChannelOp) -> np.ndarra
     t_r, t_g, t_b = t if fmt == RGB565 else (t[0], t[0], t[0])
     if compiled():
         out = np.empty(a.shape, dtype)
-        _lookup_pairs(np.ascontiguousarray(a, dtype).reshape(-1), np.ascontiguousarray(b, dtype).reshape(-1),
-                      fmt == RGB565, t_r, t_g, t_b, out.reshape(-1))
-        return out
+        if _lookup_pairs.attempt(np.ascontiguousarray(a, dtype).reshape(-1), np.ascontiguousarray(b, dtype).reshape(-1),
+                                 fmt == RGB565, t_r, t_g, t_b, out.reshape(-1)) is not NOT_SERVED:
+            return out
     if fmt == GRAYSCALE:
         return t_r[(a.astype(np.uint16) << 8) | b].astype(np.uint8)
     r, g, bl = _pair_indices(a, b)

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _args, _color, _draw_kernels, _fmath, _font8x12
 from ._core import GRAYSCALE
-from ._jit import compiled_now as compiled  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled  # (the vectorised form until kernels are served compiled)
 from ._pixels import to_binary
 from ..pixformat import BINARY
 
@@ -141,8 +141,8 @@ class DrawMixin:
         colors = np.asarray(colors).ravel()
         if x0.size == 0:
             return
-        if compiled():
-            _draw_kernels.thin_lines(self._pix, x0, y0, x1, y1, colors.astype(np.int64))
+        if compiled() and _draw_kernels.thin_lines.attempt(self._pix, x0, y0, x1, y1,
+                                                            colors.astype(np.int64)) is not NOT_SERVED:
             return
         dx, dy = x1 - x0, y1 - y0
         lo_x, lo_y = int(dx.min()), int(dy.min())

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._gradient_angle import degree_table, truncated_degrees
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 KERNEL_GAUSS_3 = (1, 2, 1, 2, 4, 2, 1, 2, 1)
 KERNEL_HIGH_PASS_3 = (-1, -1, -1, -1, 8, -1, -1, -1, -1)
@@ -46,9 +46,9 @@ def canny(pix: np.ndarray, roi: tuple[int, int, int, int], low: int, high: int) 
     if compiled():
         out = np.ascontiguousarray(blurred, np.uint8).copy()
         x0, y0, rw, rh = roi
-        _canny_roi(out, x0, y0, rw, rh, low, high, degree_table(), np.zeros((rh, rw), np.int32),
-                   np.zeros((rh, rw), np.int32))
-        return out
+        if _canny_roi.attempt(out, x0, y0, rw, rh, low, high, degree_table(), np.zeros((rh, rw), np.int32),
+                              np.zeros((rh, rw), np.int32)) is not NOT_SERVED:
+            return out
     return _canny_arrays(blurred, roi, low, high)
 
 

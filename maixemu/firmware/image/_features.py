@@ -27,7 +27,7 @@ from ._core import GRAYSCALE, ImageBase
 from ..pixformat import BINARY
 from ._fmath import COS, SIN, F, fast_sqrtf, fsqrt, ftoi
 from ._gradient_angle import degree_table, truncated_degrees
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 LBP_HIST_SIZE = 59
 LBP_NUM_REGIONS = 7
@@ -86,9 +86,9 @@ def lbp_desc(gray: np.ndarray, roi) -> np.ndarray:
         raise OSError("find_lbp: the roi must be at least 7x7 (the firmware divides by zero)")
     if compiled():
         counts = np.zeros(LBP_DESC_SIZE, np.int64)
-        _lbp_counts(np.ascontiguousarray(gray, np.uint8).reshape(-1), w, rx, ry, int(xs[-1]) + 1, int(ys[-1]) + 1,
-                    RX, RY, _UNIFORM, counts)
-        return (counts & 0xFF).astype(np.uint8)
+        if _lbp_counts.attempt(np.ascontiguousarray(gray, np.uint8).reshape(-1), w, rx, ry, int(xs[-1]) + 1,
+                               int(ys[-1]) + 1, RX, RY, _UNIFORM, counts) is not NOT_SERVED:
+            return (counts & 0xFF).astype(np.uint8)
     flat = gray.ravel().astype(np.int16)
     n = flat.size
     base = ys[:, None] * w + xs[None, :]
@@ -165,9 +165,8 @@ def hog(gray: np.ndarray, roi, cell_size: int) -> np.ndarray:
     per_block = 9 * 4
     span = 9 * (((block - 1) // 8) * 2 + (block - 1) // 8 + 1)
     buf = np.zeros(max(n_blocks * per_block + span, x_cells * y_cells * 9) + per_block, F)
-    if compiled():
-        _hog_blocks(np.ascontiguousarray(gray, np.uint8), rx, ry, wl, hl, block, degree_table(), buf)
-    else:
+    if not compiled() or _hog_blocks.attempt(np.ascontiguousarray(gray, np.uint8), rx, ry, wl, hl, block,
+                                             degree_table(), buf) is NOT_SERVED:
         _hog_arrays(gray, bys, bxs, hl, wl, block, buf)
     # the picture: cells in hog.c's order (2x2 cells per block), each cell's 9 bins by strength
     l = cell_size // 2

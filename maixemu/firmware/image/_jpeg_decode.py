@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import _color
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 # picojpeg.h status codes (the ones this decoder can report)
 NO_MORE_BLOCKS = 1
@@ -531,8 +531,8 @@ def idct(coef: np.ndarray) -> np.ndarray:
     """
     if compiled():
         out = np.empty(coef.size, np.uint8)
-        _idct_blocks(np.ascontiguousarray(coef, np.int16).reshape(-1), out)
-        return out.reshape(-1, 64)
+        if _idct_blocks.attempt(np.ascontiguousarray(coef, np.int16).reshape(-1), out) is not NOT_SERVED:
+            return out.reshape(-1, 64)
     c = coef.reshape(-1, 8, 8).astype(np.int16)  # int16 values already; the cast keeps them
     t = np.ascontiguousarray(c.transpose(2, 0, 1))  # [column k][block, row]
     rows = [a + b if sign > 0 else a - b for a, b, sign in _idct_pass(list(t))]  # into the int16 buffer: wraps
@@ -663,8 +663,9 @@ def decode(data: bytes) -> tuple[str, np.ndarray]:
     red, blue, green1, green = _colour_tables()
     if compiled():
         pix = np.empty((h, w), np.uint16)
-        _assemble565(samples.reshape(-1), per_row, len(org), bx, by, red, blue, green1, green, pix)
-        return "rgb565", pix
+        if _assemble565.attempt(samples.reshape(-1), per_row, len(org), bx, by, red, blue, green1, green,
+                                pix) is not NOT_SERVED:
+            return "rgb565", pix
     # Y blocks in MCU order: TL, TR, BL, BR (YH1V2: top, bottom)
     yb = samples[:, :, :ny].reshape(per_col, per_row, by, bx, 8, 8)
     y = yb.transpose(0, 2, 4, 1, 3, 5).reshape(per_col * mcu_h, per_row * mcu_w)[:h, :w].astype(np.intp)

@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import _jpeg_scan, _tables
-from ._jit import compiled_now as compiled
+from ._jit import NOT_SERVED, compiled_now as compiled
 
 _F = np.float32
 
@@ -438,7 +438,9 @@ def compress(pix: np.ndarray, kind: str, quality: int) -> bytes:
 
     ytab, uvtab, fd_y, fd_uv = current().jpeg_encoder.init(quality)
     if compiled():
-        return _compress_compiled(pix, kind, quality, ytab, uvtab, fd_y, fd_uv)
+        data = _compress_compiled(pix, kind, quality, ytab, uvtab, fd_y, fd_uv)
+        if data is not None:
+            return data
     if kind in ("gray", "binary"):
         samples = (pix.astype(np.int16) * (255 if kind == "binary" else 1) - 128).astype(np.int8)
         # outside the image the MCU holds 0 (that is gray 128 after the -128 shift)
@@ -479,16 +481,21 @@ def _gray_samples(binary: bool) -> np.ndarray:
 
 def _scan(pix: np.ndarray, table: np.ndarray, pad: np.ndarray, ncomp: int, mcu: tuple[int, int],
           mcus: tuple[int, int, int], preds: tuple[int, int, int], fd_y: np.ndarray,
-          fd_uv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+          fd_uv: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """``encode_mcus`` over MCUs ``mcus = (first, first written, end)``: (the bytes, the state),
-    the buffer grown until the run fits."""
+    the buffer grown until the run fits; None when the kernel is not served compiled yet."""
     hcode, hlen = _code_tables()
     state = np.zeros(7, np.int64)
     state[_jpeg_scan.MCU] = mcus[0]
     state[_jpeg_scan.DC_Y:_jpeg_scan.DC_V + 1] = preds
     out = np.empty(max(4096, pix.size // 2) + _jpeg_scan.MCU_MARGIN, np.uint8)
-    while _jpeg_scan.encode_mcus(pix, table, pad, ncomp, mcu[0], mcu[1], mcus[1], mcus[2], fd_y, fd_uv,
-                                 hcode, hlen, ZIGZAG, out, state):
+    while True:
+        more = _jpeg_scan.encode_mcus.attempt(pix, table, pad, ncomp, mcu[0], mcu[1], mcus[1], mcus[2], fd_y, fd_uv,
+                                              hcode, hlen, ZIGZAG, out, state)
+        if more is NOT_SERVED:
+            return None
+        if not more:
+            break
         grown = np.empty(out.size * 2, np.uint8)
         grown[:out.size] = out
         out = grown
@@ -496,15 +503,19 @@ def _scan(pix: np.ndarray, table: np.ndarray, pad: np.ndarray, ncomp: int, mcu: 
 
 
 def _compress_compiled(pix: np.ndarray, kind: str, quality: int, ytab: np.ndarray, uvtab: np.ndarray,
-                       fd_y: np.ndarray, fd_uv: np.ndarray) -> bytes:
-    """``jpeg_compress`` through the kernels: what :func:`compress` gives, byte for byte."""
+                       fd_y: np.ndarray, fd_uv: np.ndarray) -> bytes | None:
+    """``jpeg_compress`` through the kernels: what :func:`compress` gives, byte for byte (None
+    while they are not served compiled: the array form answers then)."""
     h, w = pix.shape
     raw = np.ascontiguousarray(pix, np.uint16)
     ix = _jpeg_scan
     if kind in ("gray", "binary"):
         mcus = ((w + 7) // 8) * ((h + 7) // 8)
-        out, state = _scan(raw, _gray_samples(kind == "binary"), np.zeros(3, np.int64), 1, (8, 8),
-                           (0, 0, mcus), (0, 0, 0), fd_y, fd_y)
+        run = _scan(raw, _gray_samples(kind == "binary"), np.zeros(3, np.int64), 1, (8, 8), (0, 0, mcus), (0, 0, 0),
+                    fd_y, fd_y)
+        if run is None:
+            return None
+        out, state = run
         stream = _Stream(headers(w, h, 1, quality, ytab, uvtab) + out[:state[ix.IDX]].tobytes(),
                          int(state[ix.BITC]), int(state[ix.BITB]))
         return _finish(stream)
@@ -516,17 +527,21 @@ def _compress_compiled(pix: np.ndarray, kind: str, quality: int, ytab: np.ndarra
     rows_total = (h + mh - 1) // mh
     split = (h + mh - 1) // mh // _CORES  # jpg_bpp2_*'s i_start of core 1, in MCU rows
     end1 = min((h + mh - 1) * 2 // mh // _CORES, rows_total)
-    top, s0 = _scan(raw, table, pad, 3, (mw, mh), (0, 0, split * per_row), (0, 0, 0), fd_y, fd_uv)
     first = split * per_row
     primed = (first - 1, first) if split > 0 else (first, first)  # one MCU row: primed from 0
-    bottom, s1 = _scan(raw, table, pad, 3, (mw, mh), (primed[0], primed[1], max(end1 * per_row, first)),
-                       (0, 0, 0), fd_y, fd_uv)
+    run0 = _scan(raw, table, pad, 3, (mw, mh), (0, 0, split * per_row), (0, 0, 0), fd_y, fd_uv)
+    run1 = None if run0 is None else _scan(raw, table, pad, 3, (mw, mh), (primed[0], primed[1], max(end1 * per_row, first)),
+                                           (0, 0, 0), fd_y, fd_uv)
+    if run0 is None or run1 is None:
+        return None
+    (top, s0), (bottom, s1) = run0, run1
     head = headers(w, h, 2, quality, ytab, uvtab)
     n0, n1 = int(s0[ix.IDX]), int(s1[ix.IDX])
     joined = np.empty(n0 + 2 * n1 + 8, np.uint8)
     joined[:n0] = top[:n0]
     state = np.zeros(7, np.int64)
-    ix.splice(joined, n0, int(s0[ix.BITC]), int(s0[ix.BITB]), bottom[:n1], n1, int(s1[ix.BITC]),
-              int(s1[ix.BITB]), state)
+    if ix.splice.attempt(joined, n0, int(s0[ix.BITC]), int(s0[ix.BITB]), bottom[:n1], n1, int(s1[ix.BITC]),
+                         int(s1[ix.BITB]), state) is NOT_SERVED:
+        return None
     stream = _Stream(head + joined[:state[ix.IDX]].tobytes(), int(state[ix.BITC]), int(state[ix.BITB]))
     return _finish(stream)

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _fmath
 from ._core import GRAYSCALE
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 F = np.float32
 
@@ -62,8 +62,8 @@ def _butterflies(re: np.ndarray, im: np.ndarray, n_pow2: int, inverse: bool) -> 
     n = 1 << n_pow2
     if compiled() and re.flags.c_contiguous and im.flags.c_contiguous:
         cos, sin = fft_tables()
-        _butterfly_rows(re.reshape(-1, n), im.reshape(-1, n), n_pow2, inverse, cos, sin)
-        return
+        if _butterfly_rows.attempt(re.reshape(-1, n), im.reshape(-1, n), n_pow2, inverse, cos, sin) is not NOT_SERVED:
+            return
     lead = re.shape[:-1]
     for s in range(1, n_pow2 + 1):
         half = 1 << (s - 1)
