@@ -223,7 +223,7 @@ def test_the_hog_and_thin_line_kernels_python_twins():
     for p, q, r, t, c in zip(x0, y0, x1, y1, colours):
         one._line(int(p), int(q), int(r), int(t), int(c), 1)
     pix = np.zeros((21, 26), np.uint8)
-    _draw_kernels.thin_lines.__wrapped__(pix, x0, y0, x1, y1, colours)
+    _draw_kernels.point_fill_lines.__wrapped__(pix, x0, y0, x1, y1, 0, 0, colours)
     assert np.array_equal(pix, one._pix)
 
 
