@@ -97,3 +97,14 @@ def test_negate_and_gamma_are_their_channel_formulas():
     luts = [np.arange(m + 1)[::-1] // 2 for m in MAXES[RGB565]]
     assert np.array_equal(_channel_tables.pointwise565(img._pix, luts),
                           pack([lut[c] for lut, c in zip(luts, channels(img._pix, RGB565))], RGB565))
+
+
+@pytest.mark.parametrize("args", [(0.5, 1.2, 0.1), (1.0, 1.0, 0.0), (2.2, 0.8, -0.1), (0.0, 1.0, 0.0), (0.3, 3.0, 0.5)])
+def test_gamma_corr_on_every_rgb565_value_is_its_channel_tables(args):
+    img = image.Image(size=(256, 256))
+    img._pix[...] = np.arange(65536, dtype=np.uint16).reshape(256, 256)
+    g = np.float32(1.0) / np.float32(args[0]) if args[0] else np.float32(0)
+    luts = _mathops._gamma_luts(RGB565, g, np.float32(args[1]), np.float32(args[2]))
+    want = pack([lut[c] for lut, c in zip(luts, channels(img._pix, RGB565))], RGB565)
+    assert np.array_equal(img.copy().gamma_corr(*args)._pix, want)
+    assert np.array_equal(img.copy().gamma_corr(*args)._pix, want)  # (the kept table again)

@@ -85,6 +85,28 @@ def _blender(alpha: np.float32) -> ChannelOp:
     return blend
 
 
+def _gamma_luts(fmt: int, g: np.float32, contrast: np.float32, brightness: np.float32) -> list[np.ndarray]:
+    """``imlib_gamma_corr``'s per-channel tables, ``fast_powf`` as the firmware's."""
+    luts = []
+    for m in MAXES[fmt]:
+        scale = F(m)
+        div = F(1) / scale
+        i = np.arange(m + 1).astype(F)
+        with np.errstate(invalid="ignore", over="ignore"):
+            p = fm.to_int(((fm.fast_powf(i * div, g) * contrast) + brightness) * scale)
+        luts.append(np.clip(p, 0, m))
+    return luts
+
+
+@lru_cache(maxsize=8)
+def _gamma_table565(g: np.float32, contrast: np.float32, brightness: np.float32) -> np.ndarray:
+    """Every RGB565 pixel's ``gamma_corr`` (the channel tables applied to all 65536 values), kept
+    per parameters: a frame is then one gather."""
+    table = pointwise565(np.arange(65536, dtype=np.uint16), _gamma_luts(RGB565, g, contrast, brightness))
+    table.setflags(write=False)
+    return table
+
+
 class MathOpsMixin:
     if TYPE_CHECKING:  # what the image (``_core.ImageBase``) provides to its mixins
         _pix: np.ndarray
@@ -208,17 +230,10 @@ class MathOpsMixin:
         brightness = F(_args.to_float(_args.pick(args, 2, kwargs, "brightness", 0.0)))
         with np.errstate(divide="ignore", invalid="ignore"):
             g = F(1.0) / gamma if gamma != 0 else F(0)  # IM_DIV(1.0, gamma)
-        luts = []
-        for m in MAXES[self._fmt]:
-            scale = F(m)
-            div = F(1) / scale
-            i = np.arange(m + 1).astype(F)
-            with np.errstate(invalid="ignore", over="ignore"):
-                p = fm.to_int(((fm.fast_powf(i * div, g) * contrast) + brightness) * scale)
-            luts.append(np.clip(p, 0, m))
         if self._fmt == RGB565:
-            self._store(pointwise565(self._pix, luts), None)
+            self._store(_gamma_table565(g, contrast, brightness)[self._pix], None)
         else:
+            luts = _gamma_luts(self._fmt, g, contrast, brightness)
             self._apply([lut[c] for lut, c in zip(luts, channels(self._pix, self._fmt))], None)
         return self
 
