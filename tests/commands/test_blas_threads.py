@@ -41,3 +41,40 @@ def test_every_command_runs_inside_the_limit(monkeypatch, capsys, env, want):
     assert cli.main(["info", str(cli.Path(cli.__file__).parent / "data" / "edge_filters.kmodel")]) == 0
     assert seen == [want]
     assert "edge_filters.kmodel" in capsys.readouterr().out
+
+
+def test_blocks_in_several_threads_share_one_limit_and_restore_the_count_before():
+    """OpenBLAS's count is the process's: a block ending in one thread while another thread's block
+    runs must keep the limit, and the last one restores what was there before (a save/restore per
+    block left the process at 1 or at the old count depending on which thread ended first)."""
+    import threading
+
+    if not blas.available():
+        pytest.skip("numpy's BLAS is not an OpenBLAS with openblas_set_num_threads_local")
+    with blas.process_threads(3):
+        if _blas_threads() != [3]:
+            pytest.skip("this BLAS does not take a count of 3")
+        entered = {name: threading.Event() for name in "ab"}
+        leave = {name: threading.Event() for name in "ab"}
+
+        def block(name: str) -> None:
+            with blas.blas_threads(1):
+                entered[name].set()
+                leave[name].wait(10)
+
+        threads = {name: threading.Thread(target=block, args=(name,)) for name in "ab"}
+        threads["a"].start()
+        assert entered["a"].wait(10) and _blas_threads() == [1]
+        threads["b"].start()
+        assert entered["b"].wait(10)
+        leave["a"].set()
+        threads["a"].join(10)
+        assert _blas_threads() == [1]  # b's products still run single-threaded
+        leave["b"].set()
+        threads["b"].join(10)
+        assert _blas_threads() == [3]
+        with blas.blas_threads(1):  # the command's limit set inside a block is what the block restores
+            with blas.process_threads(2):
+                assert _blas_threads() == [1]
+            assert _blas_threads() == [1]
+        assert _blas_threads() == [3]
