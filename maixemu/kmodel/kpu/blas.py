@@ -128,7 +128,7 @@ def process_threads(n: int) -> Iterator[None]:
     import numpy  # noqa: F401  (loads the BLAS library threadpoolctl then finds)
 
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - a core dependency; without it the BLAS default stays
         yield
         return
@@ -150,7 +150,7 @@ def limit_process(n: int) -> None:
     import numpy  # noqa: F401
 
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - see process_threads
         return
     with _LOCK:
