@@ -78,3 +78,21 @@ def test_blocks_in_several_threads_share_one_limit_and_restore_the_count_before(
                 assert _blas_threads() == [1]
             assert _blas_threads() == [1]
         assert _blas_threads() == [3]
+
+
+def test_an_eval_worker_process_runs_with_the_commands_limit(monkeypatch):
+    """A spawned ``--jobs`` worker starts with a BLAS thread per core; it takes MAIXEMU_THREADS
+    as the command's own process does (the same numbers, no pool per worker over the same cores)."""
+    import signal
+
+    from maixemu.evaluate import executors
+
+    monkeypatch.setenv("MAIXEMU_THREADS", "3")
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        with blas.process_threads(1):  # (restores this process's count after the test)
+            executors._start_worker()
+            assert all(n == 3 for n in _blas_threads())
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, handler)
