@@ -28,6 +28,8 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 _SET_LOCAL: Callable[[int], int] | None = None
+#: the OpenBLAS library ``_SET_LOCAL`` belongs to (numpy's)
+LIBRARY: str | None = None
 _SEARCHED = False
 #: guards the three below: blocks of ``blas_threads`` in any thread and the count around them
 _LOCK = threading.Lock()
@@ -63,7 +65,7 @@ def _candidate_libraries() -> list[str]:
 
 
 def _find() -> None:
-    global _SET_LOCAL, _SEARCHED
+    global _SET_LOCAL, _SEARCHED, LIBRARY
     _SEARCHED = True
     for path in _candidate_libraries():
         try:
@@ -74,7 +76,7 @@ def _find() -> None:
         if fn is not None:
             fn.argtypes = [ctypes.c_int]
             fn.restype = ctypes.c_int
-            _SET_LOCAL = fn
+            _SET_LOCAL, LIBRARY = fn, path
             return
 
 
