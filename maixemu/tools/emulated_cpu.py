@@ -41,6 +41,23 @@ def _convs(model) -> list:
     return found
 
 
+def _compiled_plan(conv):
+    """The layer's compiled-path plan (``HwcPath``), prepared here when the model loaded on the
+    numpy plans (the default: compiled paths are prepared in the background once the kernels
+    load, which this tool never waits for); its kernel warm-up is not queued, as nothing runs."""
+    from ..kmodel.kpu import hwc
+    from ..kmodel.kpu.fast import compiled_available
+
+    if conv._hwc is not None or not conv.fast or not compiled_available():
+        return conv._hwc
+    keep = hwc.HwcPath._schedule_warm_up
+    hwc.HwcPath._schedule_warm_up = lambda self: self  # type: ignore[method-assign]
+    try:
+        return hwc.HwcPath.prepare(conv, conv._bounds(), lut_max_entries=conv._lut_max_entries)
+    finally:
+        hwc.HwcPath._schedule_warm_up = keep  # type: ignore[method-assign]
+
+
 def report(paths: list[Path], proof_only: bool = False) -> list[str]:
     """The lines described in the module docstring, for this process's CPU."""
     from ..kmodel import load_kmodel
@@ -58,7 +75,7 @@ def report(paths: list[Path], proof_only: bool = False) -> list[str]:
         wrong = 0
         counts: list[int] = []
         for conv in _convs(model):
-            h = conv._hwc
+            h = _compiled_plan(conv)
             if h is None:
                 kinds[conv.path] += 1
                 continue

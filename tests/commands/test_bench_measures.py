@@ -47,6 +47,15 @@ def test_a_fresh_process_reports_its_first_output(tmp_path):
     assert got.ready_cpu >= got.cpu and got.ready_rss >= got.rss
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the peak is read from /proc/self (Linux)")
+def test_a_fresh_process_reports_its_own_peak_not_its_parent_s(tmp_path):
+    """``ru_maxrss`` survives ``exec``: a child started by a process holding 256 MiB said it had
+    used them. The child's own peak is whatever it is, but it cannot include the parent's pages."""
+    held = np.ones(256 << 20, np.uint8)  # written: resident in this process
+    got = first_output(SAMPLE, fast.cache_dir().parent)
+    assert held.nbytes > 0 and 0 < got.rss < held.nbytes, got.rss
+
+
 def test_the_layer_report_names_refusals_and_slow_layers():
     layers = [bench.LayerTiming(0, "K210_CONV", "u8u8+linear HWC", 10_000_000, 0.002,
                                 ["u8s8: not exact on this CPU, 23 of 640 proof sums"]),

@@ -43,6 +43,13 @@ NOT_RUN = {
         "rewrites docs/image-speed.md of a checkout (the scratch project has no docs/): the same table "
         "without --markdown runs here, and tests/firmware/test_bench_image.py times the same cases",
     "maixemu bench": "benchmarks for minutes; tests/kmodel/test_bench_kmodel.py runs the command",
+    "MAIXEMU_KPU_PRODUCTS=u8u8,f32,f64 maixemu bench":
+        "benchmarks for minutes (docs/benchmarks.md); tests/kmodel/test_bench_kmodel.py runs the command and "
+        "the kpu_engine fixture forces each product kind",
+    "python -m maixemu.tools.emulated_cpu --cpu Haswell":
+        "loads models under qemu-x86_64 for minutes; tests/kmodel/test_products.py holds the proof it reports on",
+    "MAIXEMU_CACHE_DIR=$(mktemp -d) /usr/bin/time -v maixemu run samples/face_detect.py":
+        "a timing of the whole process (docs/benchmarks.md); tests/scripts run the face sample itself",
     "python -m maixemu.tools.soak --frames 5000":
         "5000 frames take minutes; tests/session/test_hardening_soak.py runs the soak on a few frames",
     "pip install ./stubs":

@@ -268,6 +268,26 @@ def unit_step_buckets(lut: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] |
     return 1.0 / width, first, step
 
 
+def centered_step_buckets(act: ActivationTable, lo: int, hi: int) -> tuple[float, np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """The numpy plan's two-level lookup of ``to_centered(activation_lut(act, lo, hi))`` without
+    building the table: ``step_buckets`` finds the steps by bisection, so a layer whose bn spans
+    millions of values holds a few KiB of buckets instead of a table of that many bytes (and two
+    cached copies of it: V4's wide tables made a model's working memory 100+ MiB).
+
+    ``(2**-j, first, step, inc)``: ``value(i) = first[q] + inc[q]·(i >= step[q])``, ``q = i >> j``
+    (``step`` float64, +inf where a bucket has none; ``inc`` int8, None when every step is a unit
+    one, as ``unit_step_buckets`` gives). None when buckets narrower than ``_BUCKET_MIN_WIDTH``
+    would be needed."""
+    found = step_buckets(act, lo, hi)
+    if found is None:
+        return None
+    j, first, inc, at = found
+    if (1 << j) < _BUCKET_MIN_WIDTH:
+        return None
+    step = np.where(inc > 0, at, np.inf).astype(np.float64)
+    return 2.0**-j, to_centered(first), step, None if (inc <= 1).all() else inc.astype(np.int8)
+
+
 @dataclass(frozen=True)
 class SegmentTable:
     """The activation as intervals of bn for direct evaluation (no lookup table).

@@ -20,6 +20,7 @@ from .activation import (
     _activate_scalar,
     _centered_lut,
     activate,
+    centered_step_buckets,
     decode_activation,
     SegmentTable,
     activate_segments,
@@ -54,9 +55,10 @@ class _FastPlan:
     #: an int64 view of most of a big table: reading it sequentially (a fast streaming max)
     #: pulls the table into cache before the random-access take (measured: 2x faster take)
     lut_words: np.ndarray | None = None
-    #: two-level form of a big unit-step table (see ``unit_step_buckets``): (2**-j, first
-    #: value of each bucket (int8), the step inside each bucket (float64, +inf if none))
-    buckets: tuple[float, np.ndarray, np.ndarray] | None = None
+    #: two-level form of a big table (``unit_step_buckets``, ``centered_step_buckets``): (2**-j,
+    #: first value of each bucket (int8), the step inside each bucket (float64, +inf if none),
+    #: the step's increment (int8; None: every step is one level))
+    buckets: tuple[float, np.ndarray, np.ndarray, np.ndarray | None] | None = None
     #: no table (too big): ``segment_table`` of the activation, applied to bn itself
     segments: "SegmentTable | None" = None
 
@@ -291,10 +293,14 @@ class KpuConv:
         act = self.act
         lo, hi = b.lo, b.hi
         segments = None
+        direct = None
         if not b.valid or hi - lo + 1 > self._lut_max_entries:
             # no table: bn itself, then the 16 segments (exact, a few passes more)
             segments = segment_table(act)
             lo = 0
+            lut = None
+        elif b.monotone and hi - lo + 1 > BUCKET_MIN_ENTRIES and (direct := centered_step_buckets(act, lo, hi)) is not None:
+            # a wide table's two-level form straight from the segments: the table is never built
             lut = None
         else:
             # int8 "x - 128" entries: a 4x smaller table stays in cache next to the data streams,
@@ -312,11 +318,14 @@ class KpuConv:
         m = (mul.astype(np.float64) / scale.astype(np.float64)).reshape(-1, 1)
         c = (num.astype(np.float64) / scale.astype(np.float64)).reshape(-1, 1)
         pool_first = b.pool_first
-        if lut is None:
+        if direct is not None:
+            self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=None, pool_first=pool_first, buckets=direct)
+        elif lut is None:
             self._fast = _FastPlan(m=m, c=c, span=float(hi - b.lo), lut=None, pool_first=pool_first, segments=segments)
         else:
             words = lut[: lut.size // 8 * 8].view(np.int64) if _LUT_PREFETCH_MIN <= lut.size <= _LUT_PREFETCH_MAX else None
-            buckets = unit_step_buckets(lut) if lut.size > BUCKET_MIN_ENTRIES else None
+            unit = unit_step_buckets(lut) if lut.size > BUCKET_MIN_ENTRIES else None
+            buckets = None if unit is None else (*unit, None)
             if buckets is not None:
                 words = None
             self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=lut, pool_first=pool_first, lut_words=words, buckets=buckets)
@@ -383,6 +392,8 @@ class KpuConv:
             return int(act.lut.size) if act.mode == 0 else int(act.bp.size) if act.mode == 3 else 0
         if self._fast is not None and self._fast.lut is not None:
             return int(self._fast.lut.size)
+        if self._fast is not None and self._fast.buckets is not None:
+            return int(self._fast.buckets[1].size)  # (buckets built without their table)
         return 0
 
     def run_native(self, x: np.ndarray) -> np.ndarray:
@@ -674,10 +685,12 @@ class KpuConv:
         if plan.buckets is not None:
             # i = floor(buf) >= 0; bucket q = floor(buf * 2**-j) (exact: a power of two) and
             # floor(buf) >= step  <=>  buf >= step for the integer steps
-            scale, first, step = plan.buckets
+            scale, first, step, inc = plan.buckets
             np.multiply(buf, scale, out=idx, casting="unsafe")
             up = np.greater_equal(buf, step.take(idx))
             out = first.take(idx)
+            if inc is not None:
+                up = up * inc.take(idx)
             np.add(out, up, out=out, casting="unsafe")
             return out
         np.copyto(idx, buf, casting="unsafe")
