@@ -33,7 +33,7 @@ def kpu_blur(pix: np.ndarray) -> np.ndarray:
 
     h, w = pix.shape
     stride = (w + 63) // 64 * 64
-    flat = np.zeros(stride * h, np.int64)  # what the input DMA reads: channel_switch_addr * 64 bytes
+    flat = np.zeros(stride * h, np.uint8)  # what the input DMA reads: channel_switch_addr * 64 bytes
     n = min(flat.size, pix.size)
     flat[:n] = pix.reshape(-1)[:n]
     plane = flat.reshape(h, stride)[:, :w]
