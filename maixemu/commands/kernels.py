@@ -101,9 +101,13 @@ def _report(folder: Path) -> str:
 
 
 def _version() -> str:
-    from .. import __version__
+    """The installed maixemu's version (the package metadata: commands import no package root)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return __version__
+    try:
+        return version("maixemu")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree without install
+        return "(not installed)"
 
 
 def _missing(requests: list) -> list:
