@@ -140,18 +140,18 @@ def _compile(folder: Path, models: list[Path]) -> int:
 
     from ..session.board import DEMO_MODEL
 
-    held = []  # (the models stay alive until their warm-ups ran)
-    for path in [DEMO_MODEL, *models]:
-        model = load_model_arg(path, "kernels")
-        if model is None:
-            return 2
-        held.append(model)
-    for req in _missing(kernel_cache.recorded(folder)):
-        warmup.schedule_compile(req.module, req.name, req.argtypes)
-    t0 = _cpu_s()
-    warmup.start()
     bar = progress_bar(None, "compiling kernels", "warm-up", log_every=30.0)
     try:
+        held = []  # (the models stay alive until their warm-ups ran)
+        for path in [DEMO_MODEL, *models]:
+            model = load_model_arg(path, "kernels")
+            if model is None:
+                bar.close()
+                return 2
+            held.append(model)
+        for req in _missing(kernel_cache.recorded(folder)):
+            warmup.schedule_compile(req.module, req.name, req.argtypes)
+        warmup.start()
         while True:
             finished = warmup.wait(timeout=0.25)
             done, queued = warmup.progress()
@@ -161,7 +161,7 @@ def _compile(folder: Path, models: list[Path]) -> int:
                 break
     except KeyboardInterrupt:
         bar.close()
-        warmup.stop_worker()
+        warmup.stop_worker()  # (numba writes each file whole, then renames: what is there is whole)
         print("maixemu kernels: stopped; what was compiled so far stays in the cache "
               "(maixemu kernels --compile goes on from there)", file=sys.stderr)
         return 130
@@ -169,7 +169,7 @@ def _compile(folder: Path, models: list[Path]) -> int:
     warmup.stop_worker()  # (its CPU time counts once it has exited)
     for why in warmup.failures():
         print(f"maixemu kernels: a kernel could not be compiled (its run uses the numpy form): {why}", file=sys.stderr)
-    print(f"compiled: {_cpu_s() - t0:.1f} s of CPU (this process and the compile worker)")
+    print(f"compiled: {_cpu_s():.1f} s of CPU in all (this command and its compile worker)")
     del held
     return 0
 

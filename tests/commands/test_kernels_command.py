@@ -189,3 +189,27 @@ def test_a_run_that_compiles_says_so_once():
 def test_the_compile_notice_is_not_printed_under_quiet():
     _, err = _run_telling(True, 2)
     assert "maixemu kernels --compile" not in err
+
+
+@needs_numba
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT to a child process")
+def test_ctrl_c_keeps_what_is_compiled(tmp_path):
+    """Ctrl-C during ``--compile`` stops it (exit 130, one line saying what stays), the kernels
+    compiled so far stay in the cache, and the report still reads them."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "maixemu", "kernels", "--compile"], env=_env(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + HANG_S
+    while not list((tmp_path / "numba").rglob("*.nbi")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=HANG_S)
+    if proc.returncode == 0:
+        pytest.skip("the compile ended before the interrupt arrived")
+    assert proc.returncode == 130, err
+    assert "what was compiled so far stays in the cache" in err and "Traceback" not in err, err
+    assert list((tmp_path / "numba").rglob("*.nbi"))
+    report = _maixemu(tmp_path)
+    assert report.returncode == 0 and "KPU kernels: 0 of" not in report.stdout, report.stdout
