@@ -53,7 +53,7 @@ def command_run(args: argparse.Namespace) -> int:
         return 2
     project = None
     if own_script:
-        from .session.project import ProjectFileError, load_project
+        from .session.project import ProjectFileError, copy_on_write_line, load_project
 
         try:
             project = load_project(Path(args.script).resolve().parent)
@@ -61,8 +61,12 @@ def command_run(args: argparse.Namespace) -> int:
             print(f"maixemu: {exc}", file=sys.stderr)
             return 2
     spec = RunSpec().merged(project.values if project is not None else None, given)
-    if project is not None and not spec.quiet:
-        print(f"[maixemu] project file: {project.file} (command-line options override it)", file=sys.stderr)
+    if project is not None:
+        if not spec.quiet:
+            print(f"[maixemu] project file: {project.file} (command-line options override it)", file=sys.stderr)
+        said = copy_on_write_line(project.file, project.values, given)
+        if said is not None:  # never hidden by quiet: the file switched copy-on-write off
+            print(said, file=sys.stderr)
     if args.script is None and not spec.quiet:
         print(f"[maixemu] no script given: running the bundled sample {script.name}", file=sys.stderr)
     # A broken --flash-image or --lcd is reported by the session as one line with exit 2.

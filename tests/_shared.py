@@ -43,6 +43,33 @@ def split_summary(stderr: str) -> tuple[str, str]:
     return "".join(lines[:-1]), found.group(1)
 
 
+def video_frame_count(path) -> int:
+    """How many frames OpenCV reads back from a video (the reader every user's player resembles)."""
+    import cv2
+
+    capture = cv2.VideoCapture(str(path))
+    assert capture.isOpened(), f"cannot read back {path}"
+    count = 0
+    while capture.read()[0]:
+        count += 1
+    capture.release()
+    return count
+
+
+def write_wav(path, samples, rate: int, channels: int = 1):
+    """A 16-bit PCM WAV file of ``samples`` (int16, interleaved when ``channels`` > 1); returns ``path``."""
+    import wave
+
+    import numpy as np
+
+    with wave.open(str(path), "wb") as wav:
+        wav.setnchannels(channels)
+        wav.setsampwidth(2)
+        wav.setframerate(rate)
+        wav.writeframes(np.asarray(samples, dtype="<i2").tobytes())
+    return path
+
+
 #: --timeout budgets tried in turn by :func:`with_growing_timeout` (seconds).
 GROWING_TIMEOUTS = (4.0, 16.0, 64.0)
 

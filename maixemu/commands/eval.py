@@ -101,6 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--jobs", type=_positive, help="worker processes (default: the cores)")
     run.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed cluster, e.g. tcp://scheduler:8786")
     run.add_argument("--fresh", action="store_true", help="ignore REPORT's checkpoint and start over")
+    run.add_argument("--overwrite", action="store_true", help="let REPORT hold report files maixemu did not write "
+                     "(they are replaced); without it only maixemu's own earlier report is")
     run.add_argument("--limit", type=_positive, help="only the first N images")
     run.add_argument("--worst", type=int, default=12, help="how many worst images the report lists (default 12)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -115,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         anchors=args.anchors, threshold=args.threshold, nms=args.nms, input=args.input, pixformat=args.pixformat,
         framesize=args.framesize, steps=tuple(args.steps), reference=args.reference, mean=args.mean, std=args.std,
         jobs=args.jobs, dask=args.dask, fresh=args.fresh, limit=args.limit, worst=args.worst, quiet=args.quiet,
+        overwrite=args.overwrite,
         layers=args.layers,
     )
     try:

@@ -20,6 +20,7 @@ from ..host.camera import IMAGE_SUFFIXES
 from . import annotations as ann
 from .errors import EvalError
 from .labels import map_names
+from .report import REPORT_MARKER
 
 TASKS = ("classify", "detect", "compare")
 
@@ -51,10 +52,17 @@ def _is_image(path: Path) -> bool:
     return path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES and not path.name.startswith(".")
 
 
-def _walk_images(folder: Path) -> list[Path]:
+def _is_data_folder(path: Path, exclude: Path | None) -> bool:
+    """False for hidden folders, maixemu eval reports (their plots are not images of the dataset) and
+    ``exclude`` (this run's own report folder, marked or not yet)."""
+    return (not path.name.startswith(".") and not (path / REPORT_MARKER).is_file()
+            and (exclude is None or os.path.realpath(path) != os.path.realpath(exclude)))
+
+
+def _walk_images(folder: Path, exclude: Path | None = None) -> list[Path]:
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if _is_data_folder(Path(dirpath, d), exclude))
         for name in sorted(filenames):
             path = Path(dirpath, name)
             if _is_image(path):
@@ -75,8 +83,9 @@ def _rel(path: Path, root: Path) -> str:
         return path.resolve().as_posix()
 
 
-def detect_task(data: Path) -> str:
-    """What DATA holds: a CSV or class folders → classify; annotated images → detect; else compare."""
+def detect_task(data: Path, exclude: Path | None = None) -> str:
+    """What DATA holds: a CSV or class folders → classify; annotated images → detect; else compare
+    (``exclude``: the report folder, never part of DATA)."""
     if data.is_file():
         if data.suffix.lower() == ".csv":
             return "classify"
@@ -84,27 +93,30 @@ def detect_task(data: Path) -> str:
     if not data.is_dir():
         raise EvalError(f"{data}: no such folder or file")
     top = [p for p in sorted(data.iterdir()) if _is_image(p)]
-    images = top or _walk_images(data)
+    images = top or _walk_images(data, exclude)
     if not images:
         raise EvalError(f"{data}: the folder holds no images (image files: {', '.join(sorted(IMAGE_SUFFIXES))}); "
                         "nothing to evaluate")
     if any(ann.annotation_for(p) is not None for p in images[:200]):
         return "detect"
-    subdirs = [d for d in data.iterdir() if d.is_dir() and not d.name.startswith(".") and _walk_images(d)]
+    subdirs = [d for d in data.iterdir() if d.is_dir() and _is_data_folder(d, exclude) and _walk_images(d, exclude)]
     if subdirs and not top:
         return "classify"
     return "compare"
 
 
-def load_dataset(data: Path, task: str, *, classes: int, labels: list[str] | None, limit: int | None = None) -> Dataset:
-    """The samples of DATA for ``task``; refuses labels that do not match the model's ``classes``."""
+def load_dataset(data: Path, task: str, *, classes: int, labels: list[str] | None, limit: int | None = None,
+                 exclude: Path | None = None) -> Dataset:
+    """The samples of DATA for ``task``; refuses labels that do not match the model's ``classes``.
+    Folders marked as maixemu reports, and ``exclude`` (this run's report), are not part of DATA."""
     data = Path(data)
     if task == "classify":
-        dataset = _read_csv(data, classes, labels) if data.is_file() else _read_class_folders(data, classes, labels)
+        dataset = (_read_csv(data, classes, labels) if data.is_file()
+                   else _read_class_folders(data, classes, labels, exclude))
     elif task == "detect":
-        dataset = _read_detection(data, classes, labels)
+        dataset = _read_detection(data, classes, labels, exclude)
     elif task == "compare":
-        images = _walk_images(data)
+        images = _walk_images(data, exclude)
         dataset = Dataset("compare", data, [_sample(i, p, data) for i, p in enumerate(images)], labels or [], layout="images")
     else:  # pragma: no cover - argparse limits the choices
         raise EvalError(f"unknown task {task!r}")
@@ -120,9 +132,9 @@ def _sample(index: int, path: Path, root: Path, **truth) -> Sample:
     return Sample(index, str(path.resolve()), rel, sample_key(path, rel), **truth)
 
 
-def _read_class_folders(data: Path, classes: int, labels: list[str] | None) -> Dataset:
-    folders = [d for d in sorted(data.iterdir()) if d.is_dir() and not d.name.startswith(".")]
-    per_class = {d.name: _walk_images(d) for d in folders}
+def _read_class_folders(data: Path, classes: int, labels: list[str] | None, exclude: Path | None) -> Dataset:
+    folders = [d for d in sorted(data.iterdir()) if d.is_dir() and _is_data_folder(d, exclude)]
+    per_class = {d.name: _walk_images(d, exclude) for d in folders}
     per_class = {name: files for name, files in per_class.items() if files}
     if not per_class:
         raise EvalError(f"{data}: no class folders with images (expected DATA/<class>/<image>)")
@@ -166,8 +178,8 @@ def _read_csv(data: Path, classes: int, labels: list[str] | None) -> Dataset:
     return Dataset("classify", root, samples, names, excluded, layout="csv")
 
 
-def _read_detection(data: Path, classes: int, labels: list[str] | None) -> Dataset:
-    images = _walk_images(data)
+def _read_detection(data: Path, classes: int, labels: list[str] | None, exclude: Path | None) -> Dataset:
+    images = _walk_images(data, exclude)
     index = {name: i for i, name in enumerate(labels)} if labels is not None else {}
     if labels is None:
         voc = next((a for a in map(ann.annotation_for, images) if a is not None and a.suffix == ".xml"), None)

@@ -60,17 +60,40 @@ def check_recipe(recipe: InputRecipe, model_chw: tuple[int, int, int]) -> None:
             f"[MAIXPY]kpu: grayscale img, but model channel={channels}: this model reads RGB; use --pixformat rgb565 "
             "and no --to-grayscale"
         )
-    for step in recipe.steps:
-        if step.op == "crop" and (step.args[2] <= 0 or step.args[3] <= 0):
-            raise EvalError("--crop needs a width and height > 0 (X,Y,W,H)")
-        if step.op == "resize" and (step.args[0] <= 0 or step.args[1] <= 0):
-            raise EvalError("--resize needs a width and height > 0 (W,H)")
+    check_sizes(recipe)
     last_resize = next((s for s in reversed(recipe.steps) if s.op != "to_grayscale"), None)
     if last_resize is not None and last_resize.op == "resize" and tuple(last_resize.args) != (width, height):
         raise EvalError(
             f"[MAIXPY]kpu: img w={last_resize.args[0]},h={last_resize.args[1]}, but model w={width},h={height}: "
             f"the last --resize must give the model's input size {width},{height}"
         )
+
+
+def check_sizes(recipe: InputRecipe) -> None:
+    """Sizes no image can go through, refused before the first one: a ``--framesize`` the camera does
+    not deliver (the firmware's largest frame, UXGA), a ``--crop``/``--resize`` whose image the
+    K210's memory cannot hold (``img.cut``/``img.resize`` raise the firmware's MemoryError)."""
+    from ..firmware import heap, sensor
+
+    largest = max(sensor.RESOLUTION.values())
+    if recipe.framesize is not None:
+        fw, fh = recipe.framesize
+        if fw > largest[0] or fh > largest[1]:
+            raise EvalError(f"--framesize {fw}x{fh}: the camera delivers at most {largest[0]}x{largest[1]} (UXGA)")
+    gray = recipe.pixformat == "grayscale"
+    for step in recipe.steps:
+        if step.op == "to_grayscale":
+            gray = True
+            continue
+        option, (w, h) = ("--crop", step.args[2:]) if step.op == "crop" else ("--resize", step.args)
+        shown = ",".join(str(a) for a in step.args)
+        if w <= 0 or h <= 0:
+            raise EvalError(f"{option} {shown}: needs a width and height > 0 ({'X,Y,W,H' if option == '--crop' else 'W,H'})")
+        try:
+            heap.check_image_buffer(w, h, 1 if gray else 2)
+        except MemoryError as exc:
+            raise EvalError(f"{option} {shown}: a {w}x{h} image does not fit the K210's memory "
+                            f"(MemoryError: {exc})") from None
 
 
 def device_input(path: str, recipe: InputRecipe, model_chw: tuple[int, int, int]) -> PreparedInput:

@@ -7,14 +7,25 @@ whose order is only a guess) is refused with what to do instead.
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from .errors import EvalError
 
 
+#: A labels file larger than this is not one (a million class names of 16 characters).
+MAX_LABELS_BYTES = 16 * 1024 * 1024
+
+
 def read_labels(path: Path) -> list[str]:
-    """Non-empty lines of a labels file, stripped (a trailing newline or CRLF is not a label)."""
+    """Non-empty lines of a labels file, stripped (a trailing newline or CRLF is not a label). Only
+    a regular file of at most :data:`MAX_LABELS_BYTES` is read (``/dev/zero`` or a FIFO never ends)."""
     try:
+        info = Path(path).stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise EvalError(f"--labels {path}: not a regular file (one class name per line)")
+        if info.st_size > MAX_LABELS_BYTES:
+            raise EvalError(f"--labels {path}: {info.st_size} bytes is too large for a labels file")
         text = Path(path).read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise EvalError(f"--labels {path}: {exc.strerror or exc}") from None

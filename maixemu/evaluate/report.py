@@ -1,18 +1,56 @@
-"""The report's text parts: ``results.json``, ``predictions.csv`` and the terminal summary."""
+"""The report's text parts: ``results.json``, ``predictions.csv`` and the terminal summary, and the
+report folder's rules: maixemu writes into a folder only where it replaces nothing it did not write
+(:func:`check_report`), and marks the folders it writes (:data:`REPORT_MARKER`) so that a report kept
+inside the dataset is never read as part of it."""
 
 from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
+
+from ..host import outputs
+from ..host.atomic_write import atomic_file, write_text_atomically
+from .errors import EvalError
+
+#: The file that marks a folder as a maixemu eval report (the next run may replace what is in it).
+REPORT_MARKER = ".maixemu-eval"
+#: What a run writes into its report folder.
+REPORT_NAMES = ("results.json", "predictions.csv", "index.html", "run.json", "checkpoint.jsonl", "plots")
+
+
+def check_report(report: Path, *, overwrite: bool) -> None:
+    """Refuse, before anything runs, a ``--report`` that is a file, that cannot be written, or that
+    holds report files maixemu did not write (an old report without the marker whose checkpoint is
+    maixemu's counts as maixemu's)."""
+    try:
+        outputs.check_folder(report, "--report", marker=REPORT_MARKER, names=REPORT_NAMES,
+                             overwrite=overwrite or _has_own_checkpoint(report))
+    except outputs.OutputRefused as exc:
+        raise EvalError(str(exc)) from None
+
+
+def _has_own_checkpoint(report: Path) -> bool:
+    from .checkpoint import NAME
+
+    return outputs.is_maixemu_json_lines(report / NAME, ("maixemu_eval_checkpoint",))
+
+
+def mark_report(report: Path) -> None:
+    """Create the report folder with its marker (before the first file is written into it)."""
+    try:
+        report.mkdir(parents=True, exist_ok=True)
+        marker = report / REPORT_MARKER
+        if not marker.exists():
+            marker.write_text("maixemu eval report: maixemu may replace the files it wrote here\n", encoding="utf-8")
+    except OSError as exc:
+        raise EvalError(f"--report {report}: cannot write it ({exc.strerror or exc})") from None
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file and rename, so a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Write through a temporary file of its own and rename, so a reader never sees half a file (and two
+    runs writing the same report never rename each other's)."""
+    write_text_atomically(path, text)
 
 
 def write_results(report: Path, results: dict) -> Path:
@@ -66,12 +104,10 @@ def prediction_rows(records: list[dict], task: str, names: list[str]) -> tuple[l
 def write_predictions(report: Path, records: list[dict], task: str, names: list[str]) -> Path:
     path = report / "predictions.csv"
     columns, rows = prediction_rows(records, task, names)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fp:
+    with atomic_file(path, "w", newline="", encoding="utf-8") as fp:
         writer = csv.writer(fp)
         writer.writerow(columns)
         writer.writerows(rows)
-    os.replace(tmp, path)
     return path
 
 

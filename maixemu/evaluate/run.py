@@ -25,7 +25,7 @@ from .html import write_html
 from .labels import check_label_count, read_labels
 from ..progress import LOG_EVERY_S, progress_bar
 from .recipe import InputRecipe, Step
-from .report import summary_text, write_atomic, write_predictions, write_results
+from .report import check_report, mark_report, summary_text, write_atomic, write_predictions, write_results
 from .spec import WorkSpec, file_sha256, fingerprint
 from .worker import model_chw, region_shape
 
@@ -55,6 +55,8 @@ class EvalOptions:
     limit: int | None = None
     worst: int = 12
     quiet: bool = False
+    #: ``--overwrite``: REPORT may hold report files maixemu did not write (they are replaced)
+    overwrite: bool = False
     #: compare every kmodel layer with the float tensor it computes (needs ``reference``)
     layers: bool = False
 
@@ -142,7 +144,7 @@ def prepare(options: EvalOptions):
     data = Path(options.data)
     model = _load_model(Path(options.model))
     chw = model_chw(model)
-    task = detect_task(data) if options.task == "auto" else options.task
+    task = detect_task(data, Path(options.report)) if options.task == "auto" else options.task
     if options.layers and options.reference is None:
         raise EvalError("--layers compares the kmodel's layers with the float model's: give --reference FLOAT_MODEL "
                         "(the .tflite or .onnx it was compiled from)")
@@ -173,7 +175,8 @@ def prepare(options: EvalOptions):
             _check_class_scores(shapes, class_output, data)
     if labels is not None and task != "compare":
         check_label_count(labels, classes, what, f"--labels {options.labels}")
-    dataset = load_dataset(data, task, classes=classes, labels=labels, limit=options.limit)
+    dataset = load_dataset(data, task, classes=classes, labels=labels, limit=options.limit,
+                           exclude=Path(options.report))
     reference = str(Path(options.reference).resolve()) if options.reference else None
     spec = WorkSpec(
         model=str(Path(options.model).resolve()), task=task, recipe=recipe, output=class_output,
@@ -223,8 +226,11 @@ def prepare(options: EvalOptions):
 def _executor(options: EvalOptions, spec: WorkSpec, todo: list):
     if options.dask:
         return "dask", executors.run_dask(spec, todo, options.dask)
-    jobs = options.jobs or executors.default_jobs()
-    jobs = max(1, min(jobs, len(todo)))
+    cores = executors.default_jobs()
+    jobs = options.jobs or cores
+    if jobs > cores and not options.quiet:  # more processes than cores only add start-up and contention
+        print(f"maixemu eval: --jobs {jobs}: {cores} worker process(es), one per core", file=sys.stderr)
+    jobs = max(1, min(jobs, cores, len(todo)))
     if jobs == 1:
         return "serial", executors.run_serial(spec, todo)
     return f"processes x{jobs}", executors.run_processes(spec, todo, jobs)
@@ -232,6 +238,9 @@ def _executor(options: EvalOptions, spec: WorkSpec, todo: list):
 
 def evaluate(options: EvalOptions) -> EvalOutcome:
     started = time.monotonic()
+    if Path(options.data).is_dir() and Path(options.report).resolve() == Path(options.data).resolve():
+        raise EvalError(f"--report {options.report} is DATA itself: give the report a folder of its own")
+    check_report(Path(options.report), overwrite=options.overwrite)
     spec, dataset, header, shapes = prepare(options)
     from .worker import _evaluator
 
@@ -248,6 +257,7 @@ def evaluate(options: EvalOptions) -> EvalOutcome:
         else:
             todo.append(sample)
     resumed = len(records)
+    mark_report(report)
     checkpoint.open(options.fresh)
     bar = progress_bar(len(dataset.samples), "eval", "img", log_every=LOG_EVERY_S, disable=options.quiet,
                        initial=resumed)

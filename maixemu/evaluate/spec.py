@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .errors import EvalError
 from .layers import LayerMatch
 from .recipe import InputRecipe
 
@@ -36,6 +39,9 @@ class WorkSpec:
 
 
 def file_sha256(path: str | Path) -> str:
+    """The file's SHA-256; a FIFO or a device (which would never end) is an EvalError."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise EvalError(f"{path}: not a regular file")
     digest = hashlib.sha256()
     with open(path, "rb") as fp:
         for block in iter(lambda: fp.read(1 << 20), b""):

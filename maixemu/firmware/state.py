@@ -316,6 +316,8 @@ class SystemState:
     thread_stack_size: int = 0
     #: ``uos.mount(vfs, "/point")``: the script's own file systems by mount point
     vfs_mounts: dict[str, Any] = field(default_factory=dict)
+    #: the modules as this board's scripts see them (``firmware.device_modules``): a fresh set per board
+    module_views: dict[tuple[str, str], Any] = field(default_factory=dict)
 
 
 class Notices:

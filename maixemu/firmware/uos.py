@@ -18,7 +18,6 @@ space shrinks with what the mount holds, and writing past it fails with ``ENOSPC
 
 from __future__ import annotations
 
-import builtins
 import errno
 from collections import namedtuple
 from contextlib import contextmanager
@@ -335,12 +334,13 @@ def open_device(file: Any, mode: str = "r", buffering: int = -1, encoding: str |
     """The builtin ``open`` a script sees: device paths (``/sd/x``, or relative to the device cwd).
 
     Returns an ordinary file object (writes go where the board's storage keeps them); failures are
-    MicroPython-style ``OSError(errno)``. Integer file descriptors are passed through unchanged.
+    MicroPython-style ``OSError(errno)``. A file is a path, never a descriptor: ``mp_vfs_open`` takes
+    the path with ``mp_obj_str_get_str`` (MaixPy has no ``MICROPY_VFS_POSIX``), so ``open(3)`` is the
+    firmware's TypeError — and the PC's descriptors (maixemu's own recordings, past the medium's
+    capacity) stay out of reach.
     """
-    if isinstance(file, int) and not isinstance(file, bool):
-        return builtins.open(file, mode, buffering, encoding, errors, newline, closefd, opener)
     if not isinstance(file, (str, bytes)) and not hasattr(file, "__fspath__"):
-        raise TypeError(f"can't convert {type(file).__name__} to str")
+        raise TypeError(f"can't convert '{type(file).__name__}' object to str implicitly")
     user = _user_vfs(file)
     if user is not None:
         return user[0].open(user[1], mode)

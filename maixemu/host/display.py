@@ -39,6 +39,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from . import outputs
+
 Notice = Callable[[str], None]
 
 WINDOW_TITLE = "maixemu LCD"
@@ -313,6 +315,7 @@ class _Journal:
         self.fourcc, self.fps = fourcc, fps
         self.size: tuple[int, int] | None = None
         self.lengths: list[int] = []  # bytes of each frame, in order
+        self.bytes = 0  # their sum
         self._lock = _lock(self.path, target)
         try:
             if self.path.stat().st_size:
@@ -334,6 +337,7 @@ class _Journal:
         except OSError as e:
             raise DisplayError(f"cannot write {self.path} ({e.strerror or e}: disk full?)") from None
         self.lengths.append(int(data.size))
+        self.bytes += int(data.size)
 
     def finish(self) -> None:
         """Encode the journal into the video, then remove it; on failure the journal stays."""
@@ -360,6 +364,8 @@ class _Journal:
                         writer.write(frame)
         finally:
             writer.release()
+        with open(temporary, "ab") as video:  # maixemu's mark: the next run may replace this file
+            video.write(outputs.video_mark(self.target.suffix))
         os.replace(temporary, self.target)
 
 
@@ -378,7 +384,10 @@ class VideoFileSink(DisplaySink):
 
     FOURCC = {".mp4": "mp4v", ".avi": "MJPG"}
 
-    def __init__(self, path: str | os.PathLike, fps: float = RECORD_FPS, *, on_notice: Notice | None = None):
+    def __init__(self, path: str | os.PathLike, fps: float = RECORD_FPS, *, on_notice: Notice | None = None,
+                 overwrite: bool = False):
+        """``overwrite``: replace a video maixemu did not write (``--overwrite``); without it only an
+        earlier recording of maixemu's (its mark at the end, :mod:`maixemu.host.outputs`) is replaced."""
         super().__init__()
         self._notice = on_notice
         self.path = Path(path)
@@ -387,6 +396,10 @@ class VideoFileSink(DisplaySink):
         suffix = self.path.suffix.lower()
         if suffix not in self.FOURCC:
             raise DisplayError(f"cannot record video to {self.path}: use a name ending .mp4 or .avi")
+        try:
+            outputs.check_file(self.path, "cannot record to", ours=outputs.is_maixemu_video, overwrite=overwrite)
+        except outputs.OutputRefused as exc:
+            raise DisplayError(str(exc)) from None
         if not self.path.parent.exists():
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -398,6 +411,11 @@ class VideoFileSink(DisplaySink):
     @property
     def _size(self) -> tuple[int, int] | None:
         return self._journal.size
+
+    @property
+    def journal_bytes(self) -> int:
+        """Bytes of frames recorded so far (the MJPEG journal's size)."""
+        return self._journal.bytes
 
     def _show(self, rgb: np.ndarray) -> None:
         h, w = rgb.shape[:2]
@@ -798,11 +816,12 @@ class WindowSink(DisplaySink):
         super().close()
 
 
-def open_sink(spec: str | None, *, on_notice: Notice = print) -> DisplaySink:
+def open_sink(spec: str | None, *, on_notice: Notice = print, overwrite: bool = False) -> DisplaySink:
     """The display sink for a ``--lcd`` value (see the module docstring for the forms).
 
     Raises :class:`DisplayError` with what to pass instead when the choice cannot be honoured.
     ``None``/``"auto"`` never raises for a missing display: it falls back to ``none`` with one notice.
+    ``overwrite`` (``--overwrite``): a video maixemu did not write may be replaced.
     """
     text = (spec or "auto").strip()
     low = text.lower()
@@ -822,7 +841,7 @@ def open_sink(spec: str | None, *, on_notice: Notice = print) -> DisplaySink:
             raise DisplayError(f"record: needs a path, e.g. record:out.mp4 or record:frames/; {LCD_HINT}")
         path = Path(target).expanduser()
         if path.suffix.lower() in VideoFileSink.FOURCC:
-            return VideoFileSink(path, on_notice=on_notice)
+            return VideoFileSink(path, on_notice=on_notice, overwrite=overwrite)
         if path.exists() and not path.is_dir():
             raise DisplayError(f"cannot record into {path}: it is a file but not .mp4/.avi; {LCD_HINT}")
         return PngFolderSink(path, on_notice=on_notice)

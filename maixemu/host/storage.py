@@ -25,10 +25,12 @@ the board (a write to ``/flash/main.py`` never changes ``/sd/main.py``), both sh
 files, and what a run wrote is still there for the next run (the board's storage persists).
 ``--sd DIR``/``--flash-dir DIR``/``--writable`` mount a folder without a layer: writes change it.
 
-Capacity follows the device's media (:data:`SPIFFS_FLASH`, :data:`FAT32_CARD`): ``statvfs`` reports
-them, and a write past the free space fails with ``OSError(ENOSPC)``. What counts as used is what
-the mount itself holds: the layer's files for a copy-on-write mount (the project's files are visible
-but are not "on" the emulated flash), the folder's files for a writable one.
+Capacity follows the device's media (:mod:`maixemu.host.medium`: MaixPy's SPIFFS, an 8 GB FAT32
+card): ``statvfs`` reports them, and a write that does not fit fails at the write as the board's file
+system fails it (FAT: ``ENOSPC``; SPIFFS: ``EIO``). What counts as used is what the mount itself
+holds: the layer's files for a copy-on-write mount (the project's files are visible but are not
+"on" the emulated flash), the folder's files for a writable one — counted once, then kept up to date
+by every write, truncation, copy, deletion and rename.
 
 This module imports nothing from ``maixemu.firmware``; one :class:`Storage` object is the whole
 storage state of a board.
@@ -42,13 +44,16 @@ import json
 import os
 import posixpath
 import shutil
-import stat as _stat
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from .atomic_write import write_text_atomically
+from .medium import (FAT32_CARD, HOST_FULL_ERRNOS, MEDIA, SPIFFS_FLASH, DeviceFile, Medium, MediumUsage,
+                     copy_counted, device_error, open_stream)
 
 MOUNT_POINTS = ("flash", "sd")
 
@@ -58,18 +63,11 @@ LAYER_FOLDER = ".maixemu"
 #: Symlinks followed in one lookup before giving up (as Linux does).
 MAX_LINKS = 40
 
-#: Entries looked at, at most, when adding up what a mount holds (a huge folder must not stall a run).
-USAGE_WALK_LIMIT = 20000
-
 Notice = Callable[[str], None]
+
+#: Notices about a full medium in one run at most (one per mount, then one per file that lost data).
+FULL_NOTICES = 8
 PathLike = "str | bytes | os.PathLike"
-
-
-def device_error(code: int, path: str | None = None) -> OSError:
-    """``OSError(code, 'ENAME')`` as MicroPython prints it (``[Errno 2] ENOENT``), optionally naming
-    the device path the script gave (never a host path)."""
-    name = errno.errorcode.get(code, str(code))
-    return OSError(code, name) if path is None else OSError(code, name, path)
 
 
 def enoent(path: str) -> OSError:
@@ -87,92 +85,6 @@ def device_errors(shown: str):
         if exc.errno is None or (exc.strerror == errno.errorcode.get(exc.errno) and exc.filename in (None, shown)):
             raise
         raise device_error(exc.errno, shown or None) from None
-
-
-# ---------------------------------------------------------------------------------------- media
-@dataclass(frozen=True)
-class Medium:
-    """What a mount's ``statvfs`` reports and where ``ENOSPC`` starts.
-
-    ``unit`` is the allocation unit (a SPIFFS data page, a FAT cluster); a file of ``size`` bytes
-    takes ``overhead_units + ceil(size / unit)`` units.
-    """
-
-    kind: str
-    block_size: int  # f_bsize / f_frsize of statvfs
-    capacity: int  # bytes of file data the medium holds
-    unit: int
-    overhead_units: int
-    namemax: int
-
-    def cost(self, size: int) -> int:
-        """Bytes of the medium a file of ``size`` bytes takes."""
-        return (self.overhead_units + -(-max(size, 0) // self.unit)) * self.unit
-
-    def largest_file(self, free: int) -> int:
-        """The biggest file that fits into ``free`` bytes of the medium."""
-        return max(0, (free // self.unit - self.overhead_units) * self.unit)
-
-    def statvfs(self, used: int) -> tuple[int, ...]:
-        """``(bsize, frsize, blocks, bfree, bavail, files, ffree, favail, flag, namemax)``."""
-        free = max(0, self.capacity - used) // self.block_size
-        return (self.block_size, self.block_size, self.capacity // self.block_size, free, free, 0, 0, 0, 0,
-                self.namemax)
-
-
-#: MaixPy's ``/flash``: SPIFFS over 3 MiB of the SPI flash from 0xD00000 (``CONFIG_SPIFFS_SIZE=0x300000``,
-#: logical block 128 KiB, page 4 KiB, names up to 128 bytes: ``projects/maixpy_k210/config_defaults.mk``).
-#: ``SPIFFS_info`` counts ``(blocks - 2) * (pages_per_block - lookup_pages) + 1`` data pages of
-#: ``page - 5`` bytes: (24 - 2) * (32 - 1) + 1 = 683 pages of 4091 bytes = 2 794 153 bytes, which
-#: ``statvfs`` reports in 128 KiB blocks (21). A file takes an index header page plus its data pages.
-SPIFFS_FLASH = Medium("spiffs", block_size=0x20000, capacity=683 * 4091, unit=4091, overhead_units=1, namemax=128)
-
-#: ``/sd``: an "8 GB" FAT32 card, 242 304 clusters of 32 KiB.
-FAT32_CARD = Medium("fat32", block_size=32768, capacity=242304 * 32768, unit=32768, overhead_units=0, namemax=255)
-
-MEDIA = {"flash": SPIFFS_FLASH, "sd": FAT32_CARD}
-
-
-class _CappedFileIO(io.FileIO):
-    """A host file that refuses to grow past what is left on its emulated medium (``ENOSPC``)."""
-
-    def __init__(self, path: Path, mode: str, *, medium: Medium, free: int, on_full: Callable[[], None] | None):
-        super().__init__(path, mode)
-        self._largest = medium.largest_file(free)
-        self._on_full = on_full
-
-    def write(self, data) -> int:  # type: ignore[override]
-        view = memoryview(data).cast("B")
-        room = self._largest - self.tell()
-        if len(view) > room:
-            if room <= 0:
-                if self._on_full is not None:
-                    self._on_full()
-                raise device_error(errno.ENOSPC)
-            view = view[:room]  # a short write; the next one reports the full medium
-        return super().write(view)
-
-
-def _open_stream(raw: io.FileIO, mode: str, buffering: int, encoding: str | None, errors: str | None,
-                 newline: str | None):
-    """What ``open()`` builds on a raw file: a buffered stream, and a text wrapper for text modes."""
-    binary = "b" in mode
-    if buffering == 0:
-        if not binary:
-            raise ValueError("can't have unbuffered text I/O")
-        return raw
-    size = io.DEFAULT_BUFFER_SIZE if buffering in (-1, 1) else buffering
-    if "+" in mode:
-        buffered = io.BufferedRandom(raw, size)
-    elif raw.writable():
-        buffered = io.BufferedWriter(raw, size)
-    else:
-        buffered = io.BufferedReader(raw, size)
-    if binary:
-        return buffered
-    text = io.TextIOWrapper(buffered, encoding or "utf-8", errors, newline, line_buffering=buffering == 1)
-    text.mode = mode  # type: ignore[misc]
-    return text
 
 
 def _raw_mode(mode: str) -> str:
@@ -201,12 +113,16 @@ class Layer:
         self._load_whiteouts()
 
     def _load_whiteouts(self) -> None:
+        self.whiteouts = self._read_whiteouts()
+
+    def _read_whiteouts(self) -> set[tuple[str, ...]]:
         try:
             items = json.loads(self.whiteout_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return
-        if isinstance(items, list):
-            self.whiteouts = {tuple(p.split("/")) for p in items if isinstance(p, str) and p and "\0" not in p}
+            return set()
+        if not isinstance(items, list):
+            return set()
+        return {tuple(p.split("/")) for p in items if isinstance(p, str) and p and "\0" not in p}
 
     def holds_changes(self) -> bool:
         """True when earlier runs left files or deletions here."""
@@ -236,19 +152,37 @@ class Layer:
         self.folder.mkdir(exist_ok=True)
 
     def add_whiteout(self, rel: tuple[str, ...]) -> None:
-        self.whiteouts = {w for w in self.whiteouts if w[: len(rel)] != rel}  # now hidden by rel itself
-        self.whiteouts.add(rel)
-        self._save_whiteouts()
-
-    def _save_whiteouts(self) -> None:
+        """Record a deletion. Another run on the same project may be recording its own: the list on disk
+        is read again under a lock and this deletion merged into it, written under a name of its own
+        and renamed, so no run's deletion is lost and no run renames another's half-written file."""
         self.ensure()
-        temporary = self.whiteout_file.with_name(self.whiteout_file.name + ".tmp")
-        temporary.write_text(json.dumps(sorted("/".join(w) for w in self.whiteouts), indent=0), encoding="utf-8")
-        os.replace(temporary, self.whiteout_file)
+        with _locked(self.folder):
+            merged = self._read_whiteouts() | self.whiteouts
+            merged = {w for w in merged if w[: len(rel)] != rel}  # now hidden by rel itself
+            merged.add(rel)
+            write_text_atomically(self.whiteout_file, json.dumps(sorted("/".join(w) for w in merged), indent=0))
+            self.whiteouts = merged
 
     def hides(self, rel: tuple[str, ...]) -> bool:
         """True when ``rel`` or one of its parents was deleted (the root's version is not shown)."""
         return any(rel[:n] in self.whiteouts for n in range(1, len(rel) + 1))
+
+
+@contextmanager
+def _locked(folder: Path):
+    """An exclusive OS lock on ``folder`` while one run changes what lies next to it (the OS drops it
+    when a process dies); no lock where there is no ``flock``."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 # ---------------------------------------------------------------------------------------- mount
@@ -263,6 +197,12 @@ class Entry:
     @property
     def exists(self) -> bool:
         return self.host is not None
+
+    @property
+    def found(self) -> Path:
+        """The host path of an entry that exists (the caller checked :attr:`exists`)."""
+        assert self.host is not None
+        return self.host
 
     @property
     def is_link(self) -> bool:
@@ -298,6 +238,8 @@ class Mount:
         self.medium = medium or MEDIA.get(name, FAT32_CARD)
         #: names at the root's top level the device never sees (the ``.maixemu`` folder itself)
         self.hidden = frozenset(hidden)
+        #: what the mount holds of its medium, kept up to date by every change (no walk per open)
+        self.usage = MediumUsage(self.medium, self._counted_root, self.hidden if layer is None else frozenset())
 
     # -- what the mount is ---------------------------------------------------------------------
     @property
@@ -463,20 +405,7 @@ class Mount:
 
     def used_bytes(self) -> int:
         """Bytes of the medium in use: what this mount holds itself (see the module docstring)."""
-        base = self._counted_root()
-        if base is None or not base.is_dir():
-            return 0
-        total = seen = 0
-        for folder, dirs, files in os.walk(base):
-            for name in files:
-                try:
-                    total += self.medium.cost(os.lstat(os.path.join(folder, name)).st_size)
-                except OSError:
-                    pass
-            seen += len(files) + len(dirs)
-            if seen >= USAGE_WALK_LIMIT:
-                break
-        return total
+        return self.usage.used()
 
     def writable_path(self, parts: Iterable[str], *, keep_content: bool, shown: str = "") -> Path:
         """A host path to write the file at this device path to (a copy of it when ``keep_content``).
@@ -489,20 +418,20 @@ class Mount:
             raise device_error(errno.EISDIR, shown)
         target = self._writable(entry.rel)
         if keep_content and entry.exists and not entry.in_layer and self.layer is not None:
-            shutil.copyfile(entry.host, target)
+            copy_counted(entry.found, target, self.usage, shown)  # the layer's copy takes room on the medium
         return target
 
     def open(self, parts: Iterable[str], mode: str = "r", buffering: int = -1, encoding: str | None = None,
-             errors: str | None = None, newline: str | None = None, shown: str = "",
-             on_full: Callable[[], None] | None = None):
-        """``open()`` on the device: reads from the merged view, writes to the layer (or the folder)."""
+             errors: str | None = None, newline: str | None = None, shown: str = ""):
+        """``open()`` on the device: reads from the merged view, writes to the layer (or the folder)
+        through a :class:`~maixemu.host.medium.DeviceFile` that counts every byte on the medium."""
         raw_mode = _raw_mode(mode)
         parts = list(parts)
         if raw_mode == "r":
             entry = self.lookup(parts, shown=shown)
             if entry.is_dir:
                 raise device_error(errno.EISDIR, shown)
-            return _open_stream(io.FileIO(entry.host, "r"), mode, buffering, encoding, errors, newline)
+            return open_stream(io.FileIO(entry.found, "r"), mode, buffering, encoding, errors, newline)
         entry = self.lookup(parts, missing_ok=True, shown=shown)
         if entry.is_dir or not entry.rel:
             raise device_error(errno.EISDIR, shown)
@@ -511,12 +440,20 @@ class Mount:
         if raw_mode.startswith("r") and not entry.exists:
             raise enoent(shown)
         keep = raw_mode[0] in "ra"
-        current = self.medium.cost(entry.host.stat().st_size) if entry.exists and (entry.in_layer or
-                                                                                  self.layer is None) else 0
+        creates = not entry.exists or (self.layer is not None and not entry.in_layer and not keep)
+        if creates and self.usage.free() < self.medium.cost(0):
+            # SPIFFS_open cannot allocate the new file's index page; vfs_spiffs_file.c says ENOENT
+            self.usage.told_full(f"no room to create {shown}")
+            raise enoent(shown)
         target = self.writable_path(entry.rel, keep_content=keep, shown=shown)
-        free = self.medium.capacity - self.used_bytes() + current
-        raw = _CappedFileIO(target, raw_mode, medium=self.medium, free=free, on_full=on_full)
-        return _open_stream(raw, mode, buffering, encoding, errors, newline)
+        try:
+            raw = DeviceFile(target, raw_mode, usage=self.usage, shown=shown)
+        except OSError as exc:
+            if exc.errno in HOST_FULL_ERRNOS:
+                self.usage.told_full(f"{shown} (the PC's disk is full)")
+                raise device_error(self.medium.full_errno, shown) from None
+            raise
+        return open_stream(raw, mode, buffering, encoding, errors, newline)
 
     def mkdir(self, parts: Iterable[str], shown: str = "") -> None:
         entry = self.lookup(parts, follow=False, missing_ok=True, shown=shown)
@@ -543,12 +480,16 @@ class Mount:
         if entry.is_dir:
             raise device_error(errno.EISDIR, shown)
         if self.layer is None:
-            os.unlink(entry.host)
+            with self.usage.changing(entry.found):
+                os.unlink(entry.found)
             return
         root_version = self._root_has(entry.rel)
+        if root_version:  # the whiteout first: a failure to record it (a full PC disk) leaves all as it was
+            self.layer.add_whiteout(entry.rel)
         if entry.in_layer:
-            os.unlink(entry.host)
-        self._forget(entry.rel, root_version)
+            with self.usage.changing(entry.found):
+                os.unlink(entry.found)
+        self._forget(entry.rel, False)
 
     def rmdir(self, parts: Iterable[str], shown: str = "") -> None:
         entry = self.lookup(parts, follow=False, shown=shown)
@@ -585,23 +526,35 @@ class Mount:
             if target.is_dir and self.scandir(target.rel, shown):
                 raise device_error(errno.ENOTEMPTY, shown)
         if self.layer is None:
-            os.replace(source.host, self.root.joinpath(*target.rel))
+            assert self.root is not None
+            destination = self.root.joinpath(*target.rel)
+            if target.exists and not target.is_dir:
+                self.usage.resize(destination, None)
+            os.replace(source.found, destination)
+            self.usage.moved(source.found, destination)
             return
         target_root_version = self._root_has(target.rel)
         destination = self._writable(target.rel)
         if target.exists and target.in_layer:
             if target.is_dir:
-                shutil.rmtree(destination)
+                shutil.rmtree(destination)  # empty (checked above)
             else:
-                os.unlink(destination)
+                with self.usage.changing(destination):
+                    os.unlink(destination)
         source_root_version = self._root_has(source.rel)
         if source.in_layer and not (source.is_dir and source_root_version):
-            os.replace(source.host, destination)
+            os.replace(source.found, destination)
+            self.usage.moved(source.found, destination)
         else:
             self._copy_view(source, destination, target.rel)
             upper = self._upper(source.rel)
             if upper is not None and os.path.lexists(upper):
-                shutil.rmtree(upper) if upper.is_dir() and not upper.is_symlink() else os.unlink(upper)
+                if upper.is_dir() and not upper.is_symlink():
+                    self.usage.forget_tree(upper)
+                    shutil.rmtree(upper)
+                else:
+                    with self.usage.changing(upper):
+                        os.unlink(upper)
         if target_root_version:
             self.layer.add_whiteout(target.rel)  # the layer's version wins, a folder hides the root's
         self._forget(source.rel, source_root_version)
@@ -619,7 +572,7 @@ class Mount:
                 raw = self.lookup((*entry.rel, name), follow=False)
                 self._copy_view(raw if raw.is_link else child, destination / name, (*rel, name))
         else:
-            shutil.copy2(entry.host, destination)
+            copy_counted(entry.found, destination, self.usage, "/" + "/".join((self.name, *rel)))
 
     def to_device(self, host_path: str | os.PathLike) -> tuple[str, ...] | None:
         """The components of a host file in this mount's folders (layer first), or None."""
@@ -655,7 +608,9 @@ class Storage:
         self.flash_map = {int(a): Path(p).resolve() for a, p in (flash_map or {}).items()}
         self.sd_present = sd_present
         self.on_notice = on_notice
-        self._full_told: set[str] = set()
+        self._full_told: set[tuple[str, str]] = set()
+        for mount in self._mounts.values():
+            mount.usage.on_full = lambda what, mount=mount: self._tell_full(mount, what)
 
     @classmethod
     def for_project(cls, project: str | os.PathLike, *, sd_dir: str | os.PathLike | None = None,
@@ -800,8 +755,7 @@ class Storage:
         """The device's ``open()``: a file object of the merged view (writes to the layer)."""
         mount, parts, shown = self.locate(path)
         with device_errors(shown):
-            return mount.open(parts, mode, buffering, encoding, errors, newline, shown,
-                              on_full=lambda: self._tell_full(mount))
+            return mount.open(parts, mode, buffering, encoding, errors, newline, shown)
 
     def resolve_for_write(self, path, *, keep_content: bool = False) -> Path:
         """A host path a writer library (Pillow, numpy) may write the file at ``path`` to."""
@@ -809,12 +763,16 @@ class Storage:
         with device_errors(shown):
             return mount.writable_path(parts, keep_content=keep_content, shown=shown)
 
-    def _tell_full(self, mount: Mount) -> None:
-        if self.on_notice is None or mount.name in self._full_told:
+    def _tell_full(self, mount: Mount, what: str) -> None:
+        """Said when a medium refuses data, naming what was refused (a few per run): also where the
+        board itself says nothing (a file object dropped unclosed, a seek past SPIFFS's write cache)."""
+        if self.on_notice is None or (mount.name, what) in self._full_told or len(self._full_told) >= FULL_NOTICES:
             return
-        self._full_told.add(mount.name)
-        self.on_notice(f"/{mount.name} is full: its {mount.medium.kind.upper()} holds "
-                       f"{mount.medium.capacity} bytes, as on the board")
+        self._full_told.add((mount.name, what))
+        medium = mount.medium
+        code = medium.full_errno
+        self.on_notice(f"/{mount.name} is full: its {medium.kind.upper()} holds {medium.capacity} bytes, as on the "
+                       f"board; {what} (the board says OSError: [Errno {code}] {errno.errorcode[code]})")
 
     def mkdir(self, path) -> None:
         mount, parts, shown = self.locate(path)

@@ -148,6 +148,7 @@ class Board:
         board.storage = self._build_storage()
         board.camera = CameraPort(self._camera_factory())
         board.sensor = SensorState(spec.sensor)
+        self._check_kpu_log()
         try:
             board.kpu = KpuState(firmware=spec.firmware, ai_memory=spec.ai_memory,
                                  log=KpuCallLog(str(spec.kpu_log) if spec.kpu_log else None, keep=plugs.keep_kpu_calls))
@@ -189,6 +190,19 @@ class Board:
             set_controls(window_controls(board))  # keyboard keys and the LED strip of the window
         events.idle.append(display.idle)
         events.before_capture.append(display.frame_boundary)
+
+    def _check_kpu_log(self) -> None:
+        """``--kpu-log FILE`` replaces only a KPU log of maixemu's own (or anything with ``--overwrite``)."""
+        from ..host import outputs
+
+        spec = self.spec
+        if spec.kpu_log is None:
+            return
+        try:
+            outputs.check_file(Path(spec.kpu_log), "--kpu-log", overwrite=spec.overwrite, streams=True,
+                               ours=lambda path: outputs.is_maixemu_json_lines(path, ("n", "call", "model")))
+        except outputs.OutputRefused as exc:
+            raise SetupError(str(exc)) from None
 
     def _wire_uarts(self) -> None:
         """``--uart-loop`` wires and scripted UART peers, on the board's UART lines."""
@@ -263,15 +277,16 @@ class Board:
         from ..host import audio as host_audio
 
         out, into = self.spec.audio_out, self.spec.audio_in
+        overwrite = self.spec.overwrite
         sink, source = self.plugs.audio_out, self.plugs.audio_in
         try:
             if sink is None:
-                host_audio.open_sink(out, on_notice=lambda m: None).close()
+                host_audio.open_sink(out, on_notice=lambda m: None, overwrite=overwrite).close()
             if source is None:
                 host_audio.open_source(into, on_notice=lambda m: None).close()
         except host_audio.AudioError as exc:
             raise SetupError(str(exc)) from None
-        return AudioDevice(sink or (lambda: host_audio.open_sink(out, on_notice=self.notice)),
+        return AudioDevice(sink or (lambda: host_audio.open_sink(out, on_notice=self.notice, overwrite=overwrite)),
                            source or (lambda: host_audio.open_source(into, on_notice=self.notice)))
 
     def _open_display(self) -> Any:
@@ -280,7 +295,7 @@ class Board:
         if self.plugs.display is not None:
             return self.plugs.display
         try:
-            return display.open_sink(self.spec.lcd, on_notice=self.notice)
+            return display.open_sink(self.spec.lcd, on_notice=self.notice, overwrite=self.spec.overwrite)
         except display.DisplayError as exc:
             raise SetupError(str(exc)) from None
 

@@ -21,6 +21,7 @@ UXGA size.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -71,15 +72,26 @@ class FrameBufferCopy:
         return self.info["format"] == "GRAYSCALE"
 
 
+#: The largest magnitude a page's number may have: the board's ints (a frame is far smaller anyway).
+INT_LIMIT = 2**31 - 1
+
+
 def _ints(text: Any, count: int | None, what: str) -> list[int]:
+    """Whole numbers of a page request; ValueError (a 400) for anything else — ``inf``, ``1e400``,
+    ``nan``, numbers past :data:`INT_LIMIT` — never an OverflowError (an HTTP 500)."""
     if isinstance(text, (list, tuple)):
         items = list(text)
     else:
         items = [part for part in str(text or "").replace("(", "").replace(")", "").split(",") if part.strip()]
-    try:
-        values = [int(float(item)) for item in items]
-    except ValueError:
-        raise ValueError(f"{what} must be numbers separated by commas, got {text!r}") from None
+    values = []
+    for item in items:
+        try:
+            number = float(item)
+        except (TypeError, ValueError):
+            raise ValueError(f"{what} must be numbers separated by commas, got {text!r}") from None
+        if not math.isfinite(number) or abs(number) > INT_LIMIT:
+            raise ValueError(f"{what} must be whole numbers between {-INT_LIMIT} and {INT_LIMIT}, got {item!r}")
+        values.append(int(number))
     if count is not None and len(values) != count:
         raise ValueError(f"{what} needs {count} numbers, got {len(values)}")
     return values

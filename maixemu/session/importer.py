@@ -60,6 +60,11 @@ MICROPYTHON_ALIASES = {
     "ucryptolib": "hashlib",
 }
 
+#: Library modules MicroPython has built in (C modules: fixed globals), under either name: a script
+#: gets them read-only, as on the board. Other library modules get a view of their own per board.
+MICROPYTHON_BUILT_IN = frozenset(MICROPYTHON_ALIASES) | frozenset(MICROPYTHON_ALIASES.values()) | {
+    "math", "cmath", "json", "array", "builtins"}
+
 
 def read_source(data: bytes) -> str:
     """Script text as MicroPython reads it: UTF-8 (a leading byte-order mark is skipped)."""
@@ -320,7 +325,8 @@ class ScriptImporter:
         if top in ("builtins", "ubuiltins") and not rest:
             return self._builtins()
         if top in MICROPYTHON_ALIASES and not rest:
-            return importlib.import_module(MICROPYTHON_ALIASES[top])
+            return device_modules.host_view(importlib.import_module(MICROPYTHON_ALIASES[top]), writable=False,
+                                            name=top)
         if top not in sys.builtin_module_names:
             local = self._import_local(top)
             if local is not None:
@@ -331,4 +337,6 @@ class ScriptImporter:
             return importlib.import_module("maixemu")
         if not _from_library(top):
             raise no_module(name)
-        return self._real_import(name, globals, locals, fromlist, level)
+        # This board's view of the library module, never the process's object (pytest's own ``re``).
+        return device_modules.host_view(self._real_import(name, globals, locals, fromlist, level),
+                                        writable=top not in MICROPYTHON_BUILT_IN)

@@ -102,7 +102,8 @@ def _snapshot_ai() -> np.ndarray | None:
     return frame._ai_array()
 
 
-def open_ai_sink(spec: str, on_notice: Callable[[str], None], *, beside: str | None = None) -> display.DisplaySink | None:
+def open_ai_sink(spec: str, on_notice: Callable[[str], None], *, beside: str | None = None,
+                 overwrite: bool = False) -> display.DisplaySink | None:
     """The sink of ``--show-ai SPEC``; a window that cannot open falls back to nothing, with a notice.
     ``beside``: the LCD window's title, to open the AI window next to it rather than on top of it."""
     text = (spec or "window").strip()
@@ -113,7 +114,7 @@ def open_ai_sink(spec: str, on_notice: Callable[[str], None], *, beside: str | N
             on_notice(f"--show-ai: {exc}; use --show-ai record:FOLDER to save the AI view instead")
             return None
     try:
-        return display.open_sink(text, on_notice=on_notice)
+        return display.open_sink(text, on_notice=on_notice, overwrite=overwrite)
     except display.DisplayError as exc:
         raise display.DisplayError(f"--show-ai {text}: {exc}".replace("--lcd", "--show-ai")) from None
 
@@ -125,7 +126,8 @@ def ai_view_service(spec: str) -> Callable[[Any], Callable[[], None] | None]:
         window = board.state.display
         while isinstance(window, display.SinkWrapper):  # the board's display (and views) wrap the LCD's window
             window = window.inner
-        sink = open_ai_sink(spec, board.notice, beside=getattr(window, "title", None))
+        sink = open_ai_sink(spec, board.notice, beside=getattr(window, "title", None),
+                            overwrite=board.spec.overwrite)
         if sink is None:
             return None
         view = AiView(sink)

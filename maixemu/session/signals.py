@@ -35,6 +35,8 @@ from ..firmware.state import RunControl, RunEnded
 END_GRACE_S = 2.0
 #: How often a script that swallows its end gets it again (in-process runs).
 INTERRUPT_EVERY_S = 0.02
+#: A ``--timeout`` alarm that fires while the handlers are still being installed comes again after this.
+ARMING_RETRY_S = 0.001
 
 #: Signals whose default action ends the process (terminal closed, ``kill``, CPU limits...): each
 #: ends the run like SIGTERM, so recordings are finalised; exit code 128 + the signal's number.
@@ -49,8 +51,13 @@ StopNow = Callable[[str, int], None]
 class RunGuard:
     """Installs the stopping rules of one run (see the module docstring) and removes them again.
 
-    ``phase`` is ``"setup"`` → ``"script"`` → ``"finishing"``; handlers raise only before
-    ``"finishing"``. :attr:`interrupted` tells the plugin that Ctrl-C was pressed.
+    ``phase`` is ``"arming"`` (inside ``__enter__``) → ``"setup"`` → ``"script"`` → ``"finishing"``;
+    handlers raise only in ``"setup"`` and ``"script"``. :attr:`interrupted` tells the plugin that
+    Ctrl-C was pressed.
+
+    Why ``"arming"``: a ``--timeout`` shorter than the time it takes to install the handlers fires
+    inside ``__enter__``, where an exception escapes the ``with`` statement before its body (and its
+    handlers for an end during set-up) begins; the alarm then comes again a moment later instead.
     """
 
     def __init__(self, control: RunControl, *, timeout: float | None, owns_process: bool,
@@ -60,7 +67,7 @@ class RunGuard:
         self.owns_process = owns_process
         self.stop_now = stop_now
         self.notice = notice or (lambda text: None)
-        self.phase = "setup"
+        self.phase = "arming"
         self.interrupted = False
         self._restore: list[Callable[[], None]] = []
         self._watcher: threading.Thread | None = None
@@ -83,6 +90,7 @@ class RunGuard:
 
     # -- install / remove ------------------------------------------------------------------------
     def __enter__(self) -> RunGuard:
+        self.phase = "arming"
         on_main = threading.current_thread() is threading.main_thread()
         if self.owns_process:
             self.control.on_ignored = self._ignored
@@ -94,6 +102,7 @@ class RunGuard:
         self._watcher = threading.Thread(target=self._watch, args=(None if alarm_does_timeout else self.timeout,),
                                          name="maixemu-run-watch", daemon=True)
         self._watcher.start()
+        self.phase = "setup"
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -107,7 +116,7 @@ class RunGuard:
         self.control.on_ignored = None
 
     def _raise_here(self) -> bool:
-        return self.phase != "finishing" and threading.get_ident() == self._main
+        return self.phase in ("setup", "script") and threading.get_ident() == self._main
 
     # -- maixemu run: the process's signals -------------------------------------------------------
     def _install_process_handlers(self) -> None:
@@ -116,6 +125,9 @@ class RunGuard:
             reason = f"--timeout of {seconds:g} s reached"
 
             def on_alarm(signum: int, frame: Any) -> None:
+                if self.phase == "arming":  # still inside __enter__: come again once the run's body runs
+                    signal.setitimer(signal.ITIMER_REAL, ARMING_RETRY_S)
+                    return
                 self._request(reason, 0, RunEnded)
 
             previous_alarm = signal.signal(signal.SIGALRM, on_alarm)

@@ -431,6 +431,13 @@ class RunSpec:
         None, "what the microphone hears: silence (default) | tone[:HZ[:AMPLITUDE]] | FILE.wav | mic",
         Text("a source as --audio-in takes it (silence, tone:HZ, FILE.wav, mic)", metavar="SOURCE"),
         cli="--audio-in", project="audio-in", plugin="audio_in", tests_inherit=False)
+    overwrite: bool = opt(
+        False, "let --lcd record:, --show-ai record:, --audio-out wav: and --kpu-log replace a file maixemu did "
+        "not write (without it only maixemu's own earlier outputs are replaced)", Flag(), cli="--overwrite",
+        project=Not("replacing files maixemu did not write is asked for at the terminal, for one run, never by a "
+                    "file; maixemu's own earlier outputs are replaced without it"),
+        plugin=Not("a test writes no output file: its LCD frames, sound and KPU calls are kept in its result"),
+        tests_inherit=False)
     debug: bool = opt(
         False, "show maixemu's own frames in tracebacks", Flag(), cli="--debug",
         project=Not("a choice for one run while hunting a bug in maixemu"), plugin="debug")
@@ -520,6 +527,16 @@ def project_keys() -> dict[str, str]:
     return {option.project: name for name, option in options() if not isinstance(option.project, Not)}
 
 
+def _not_a_key(key: str) -> str | None:
+    """Why ``key`` (an option's flag without its dashes, e.g. ``overwrite``) has no project-file key, or
+    None when it names no such option."""
+    for name, option in options():
+        flag = option.cli.lstrip("-") if isinstance(option.cli, str) else name.replace("_", "-")
+        if isinstance(option.project, Not) and key in (flag, name, name.replace("_", "-")):
+            return option.project.why
+    return None
+
+
 def read_project_table(table: Mapping[str, Any], base: Path, *, prefix: str = "") -> dict[str, Any]:
     """A project file's table as field values, every key checked (:class:`ProjectValueError` naming
     the key as the file writes it: ``prefix`` is ``"tool.maixemu."`` in a ``pyproject.toml``)."""
@@ -528,6 +545,9 @@ def read_project_table(table: Mapping[str, Any], base: Path, *, prefix: str = ""
     for key, value in table.items():
         name, close = _named(key, keys)
         if name is None:
+            kept_out = _not_a_key(key)
+            if kept_out is not None:  # an option of the command line only: say why, not just "unknown"
+                raise ProjectValueError(f"{prefix}{key}: not a maixemu option in a project file ({kept_out})")
             hint = f"did you mean {close}? " if close else ""
             raise ProjectValueError(f"{prefix}{key}: not a maixemu option ({hint}allowed: {', '.join(keys)})")
         kind = option_of(name).kind

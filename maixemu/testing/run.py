@@ -296,8 +296,8 @@ class MaixPyRunner:
           ``result.notices``.
         * ``timeout``: default :data:`DEFAULT_TIMEOUT_S`; ``None``: no limit.
 
-        The project file (``maixemu.toml`` or ``[tool.maixemu]``, from the script's folder upwards, or
-        from the working directory for ``code=``) gives the defaults of the options a test inherits
+        The project file (``maixemu.toml`` or ``[tool.maixemu]``, of the script's own project —
+        :func:`maixemu.session.project.project_folders` — or of the working directory for ``code=``) gives the defaults of the options a test inherits
         (:func:`maixemu.session.spec.inherited_by_tests`); the arguments given here win.
 
         Every option keyword:

@@ -116,3 +116,18 @@ def test_camera_with_a_lying_header_is_one_line_exit_2(tmp_path):
     assert proc.stderr == (f"maixemu: camera failed at main.py line 3: {bomb} is 900000000 pixels, more than the "
                            "8192x8192 (64 Mpx) maixemu decodes for a camera frame; use --camera "
                            "synthetic|DIR|VIDEO|IMAGE\n")
+
+
+@pytest.mark.parametrize("make", [
+    lambda img: img.cut(0, 0, 100000, 100000),
+    lambda img: img.resize(100000, 100000),
+    lambda img: img.to_grayscale(copy=True).resize(4000, 4000),
+], ids=["cut", "resize", "resize-gray"])
+def test_image_methods_refuse_buffers_the_board_cannot_hold(make):
+    """Issue 24: ``cut``/``resize`` to a huge size allocated the PC's memory (a 20 GB array) where the
+    firmware's ``xalloc`` fails; ``eval --crop 0,0,100000,100000`` ran into it."""
+    img = image.Image(size=(320, 240))
+    with pytest.raises(MemoryError) as info:
+        make(img)
+    assert str(info.value) == XALLOC
+    assert img.cut(0, 0, 400, 300).width() == 400  # past the picture, still a board-sized buffer

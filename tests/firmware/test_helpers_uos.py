@@ -111,7 +111,8 @@ def test_statvfs_device_numbers(board):
     # (24 - 2) * (32 - 1) + 1 = 683 data pages of 4091 bytes, statvfs gives them in 128 KiB blocks.
     flash = uos.statvfs("/flash")
     assert flash == (131072, 131072, 21, 21, 21, 0, 0, 0, 0, 128)
-    (board.flash_dir / "model.kmodel").write_bytes(b"\0" * 200000)  # an index page + 49 data pages
+    with uos.open_device("/flash/model.kmodel", "wb") as model:  # an index page + 49 data pages
+        model.write(b"\0" * 200000)
     assert uos.statvfs("/flash")[3] == (683 * 4091 - 50 * 4091) // 131072 == 19
     sd = uos.statvfs("/sd")
     assert sd[0] == sd[1] == 32768 and sd[2] == 242304 and sd[9] == 255

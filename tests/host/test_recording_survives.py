@@ -13,7 +13,7 @@ from pathlib import Path
 import cv2
 import pytest
 
-from _shared import split_summary
+from _shared import split_summary, video_frame_count
 
 LOOP = textwrap.dedent("""
     import sensor, lcd
@@ -60,28 +60,18 @@ def rerun(tmp_path: Path, target: Path, frames: int) -> subprocess.CompletedProc
                           text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
-def count_frames(path: Path) -> int:
-    cap = cv2.VideoCapture(str(path))
-    assert cap.isOpened(), f"cannot read back {path}"
-    count = 0
-    while cap.read()[0]:
-        count += 1
-    cap.release()
-    return count
-
-
 def test_sigkill_keeps_every_recorded_frame_of_a_video(tmp_path):
     video = tmp_path / "out.mp4"
     killed_at(tmp_path, video, 30)
     journal = tmp_path / "out.mp4.unfinished.mjpeg"
-    assert count_frames(journal) >= 29  # picture 29 was recorded when snapshot 30 was taken
+    assert video_frame_count(journal) >= 29  # picture 29 was recorded when snapshot 30 was taken
     # The next run to the same name keeps those frames: it refuses, in one line.
     again = rerun(tmp_path, video, 3)
     assert again.returncode == 2
     assert again.stderr == (f"maixemu: cannot record to {video}: {journal} holds the frames of an earlier recording "
                             "that never finished (was the run killed?); it plays as an MJPEG video: move or delete "
                             "it first\n")
-    assert count_frames(journal) >= 29
+    assert video_frame_count(journal) >= 29
 
 
 def test_sigkill_leaves_only_whole_png_frames(tmp_path):
@@ -102,7 +92,7 @@ def test_fatal_signals_finalise_the_recording_like_sigterm(tmp_path, signum):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signum
     assert split_summary(err)[1] == f"terminated ({signal.Signals(signum).name}); run ended, exit {128 + signum}"
-    assert count_frames(video) >= 5
+    assert video_frame_count(video) >= 5
     assert not (tmp_path / "out.mp4.unfinished.mjpeg").exists()
 
 

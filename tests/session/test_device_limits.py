@@ -1,5 +1,5 @@
-"""Device-like limits (issue 10): the firmware's MemoryError text, /flash's SPIFFS capacity (statvfs and
-ENOSPC past it), and no host path in any error message a script can see."""
+"""Device-like limits (issue 10): the firmware's MemoryError text, /flash's SPIFFS capacity (statvfs, and
+SPIFFS_write's EIO past it: issue 24), and no host path in any error message a script can see."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ def test_flash_has_the_spiffs_capacity_statvfs_reports(tmp_path):
     """))
     code, out, err = run_here(script, quiet=True)
     assert code == 0, err
-    assert out.splitlines() == ["(131072, 131072, 21, 21, 21, 0, 0, 0, 0, 128)", "full: [Errno 28] ENOSPC 42",
-                                f"0 {682 * 4091}", "21"]
+    assert out.splitlines() == ["(131072, 131072, 21, 21, 21, 0, 0, 0, 0, 128)", "full: [Errno 5] EIO 42",
+                                f"0 {42 * 65536}", "21"]
 
 
 NAMES_NO_HOST_PATH = """

@@ -199,6 +199,16 @@ def test_unreadable_script_is_one_line_exit_2(tmp_path):
     assert proc.stderr == f"maixemu: cannot read script {script}: Permission denied\n"
 
 
+@pytest.mark.parametrize("value", ["0.0001", "1e-9"])
+def test_a_timeout_shorter_than_the_set_up_ends_with_the_closing_line(tmp_path, value):
+    """Issue 24: an alarm that fired while the handlers were being installed escaped as an internal
+    ``RunEnded`` traceback (exit 1); it is the run's end during set-up like any other."""
+    proc = run(write(tmp_path, "import time\nwhile True:\n    time.sleep(0.01)\n"), "--timeout", value)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert split_summary(proc.stderr) == ("", f"--timeout of {float(value):g} s reached; run ended")
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
 def test_timeout_must_be_positive(tmp_path, value):
     proc = run(write(tmp_path, "print('never')\n"), "--timeout", value)

@@ -27,9 +27,8 @@ ALLOWED = {
     ("firmware/state.py", "_default"): "the accessor: the board of firmware used outside any run",
     ("firmware/threads.py", "_stubborn"): "a cache of exception classes (types, not run state)",
     ("firmware/lcd.py", "_GRAY_LUT"): "a constant table built on first use",
-    ("firmware/device_modules.py", "_views"): "the scripts' views of firmware modules, one per module per process (no run state)",
+    ("firmware/device_modules.py", "_facts"): "the module behind each view (weak keys; the views are the board's)",
     ("firmware/image/_jit.py", "_LAST_ASKED"): "each thread's CPU clock for starting the compiled engine (the process's, as kpu.warmup's; no board state)",
-    ("firmware/device_modules.py", "_targets"): "the module behind each view (the inverse of _views)",
 }
 #: the reset family issue 11 deletes (a new BoardState is the power-on reset)
 RESET_FAMILY = re.compile(r"def configure\(|_reset_state|fresh_board|def reset_state\(")

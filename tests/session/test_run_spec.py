@@ -40,6 +40,7 @@ EXAMPLES: dict[str, tuple[list[str], object, object, object]] = {
     "ide_host": (["127.0.0.1"], None, None, "127.0.0.1"),
     "audio_out": (["none"], "none", None, "none"),
     "audio_in": (["silence"], "silence", "silence", "silence"),
+    "overwrite": ([], None, None, True),
     "debug": ([], None, True, True),
     "quiet": ([], True, True, True),
 }
@@ -182,5 +183,6 @@ def test_sensor_is_one_field_reaching_every_surface(tmp_path):
     assert plain.stdout.split() == ["0x26", "64", "32"], plain.stderr
     assert chosen.stdout.split() == ["0x9d", "64", "32"], chosen.stderr
     assert MaixPyRunner(tmp_path / "w1").run(script, sensor="gc0328").lines == ["0x9d 64 32"]
+    (tmp_path / ".git").mkdir()  # tmp_path is the project's top: its file applies to app/main.py
     (tmp_path / "maixemu.toml").write_text('sensor = "gc0328"\n')
     assert MaixPyRunner(tmp_path / "w2").run(script).lines == ["0x9d 64 32"]  # the project's camera chip

@@ -8,6 +8,7 @@ session itself: what the *next* test sees, whether the session stops on a signal
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -186,3 +187,54 @@ def test_the_plugin_leaves_the_signal_handlers_as_it_found_them(maixpy):
     assert result.check().lines == ["hi"]
     after = {name: signal.getsignal(getattr(signal, name)) for name in before}
     assert after == before
+
+
+MODULE_LEAK_PROBE = '''
+    import math, re, string
+
+    NL = chr(10)
+    SETS = ["math.pi = 3", "ujson.dumps = None", "image.Image = None", "sensor.snapshot = None", "ure.compile = None",
+            "umath.sqrt = None", "json.loads = None"]
+
+    def test_a_sets_module_attributes(maixpy):
+        lines = ["import math, ujson, image, sensor, ure, umath, json, string, board"]
+        for line in SETS:
+            lines += ["try:", "    " + line, "    print('set')", "except AttributeError as e:", "    print(e)"]
+        lines += ["string.digits = 'x'", "board.mine = 1", "print(string.digits, board.mine)"]
+        result = maixpy.run(code=NL.join(lines) + NL, timeout=60)
+        assert result.exit_code == 0, result.stderr
+        print("A:", result.lines)
+
+    def test_b_sees_every_module_as_it_was(maixpy):
+        code = ("import math, ujson, image, sensor, ure, json, string, board" + NL +
+                "print(math.pi, callable(ujson.dumps), isinstance(image.Image, type), callable(sensor.snapshot),"
+                " callable(ure.compile), callable(json.loads), string.digits, hasattr(board, 'mine'))" + NL)
+        result = maixpy.run(code=code, timeout=60)
+        assert result.exit_code == 0, result.stderr
+        print("B:", result.lines)
+
+    def test_c_the_test_process_modules_are_untouched(maixpy_board):
+        import json
+        assert math.pi == 3.141592653589793 and callable(re.compile) and string.digits == "0123456789"
+        assert callable(json.loads)
+        try:
+            maixpy_board.sensor.snapshot = None
+        except AttributeError as e:
+            print("C:", e)
+        assert callable(maixpy_board.sensor.snapshot)
+'''
+
+
+def test_module_attributes_set_by_one_test_never_reach_the_next_or_pytest(tmp_path):
+    """Issue 24: ``math.pi = 3``, ``ujson.dumps = None``, ``image.Image = None``, ``sensor.snapshot =
+    None`` in one test's script carried into the next test; ``ure.compile = None`` broke pytest's own
+    clean-up (an INTERNALERROR). On the board those modules are built in: the store fails."""
+    done = _run_pytest(_write_tests(tmp_path, MODULE_LEAK_PROBE).parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout and "INTERNALERROR" not in done.stdout + done.stderr
+    said = dict(re.findall(r"([ABC]): (.*)", done.stdout))  # each test's line (after the dot of the one before)
+    refused = [f"'module' object has no attribute '{name}'" for name in
+               ("pi", "dumps", "Image", "snapshot", "compile", "sqrt", "loads")]
+    assert said["A"] == repr(refused + ["x 1"])
+    assert said["B"] == repr(["3.141592653589793 True True True True True 0123456789 False"])
+    assert said["C"] == "'module' object has no attribute 'snapshot'"

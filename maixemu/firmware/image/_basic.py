@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import heap
 from . import _args, _color, _kinds, _resize
 from ._core import GRAYSCALE, RGB565, _alloc, _main_frame
 
@@ -218,6 +219,7 @@ class BasicMixin:
         w, h = _args.to_int(w), _args.to_int(h)
         if w <= 0 or h <= 0:
             raise MemoryError(f"memory allocation failed, allocating {max(w * h, 0)} bytes")
+        heap.check_image_buffer(w, h, 2 if self._fmt == RGB565 else 1)  # py_image_resize's xalloc(w*h*bpp)
         if self._fmt == RGB565:
             return type(self)._wrap(RGB565, _resize.resize_rgb565(self._pix, w, h))
         return type(self)._wrap(GRAYSCALE, _resize.resize_gray(self._pix, w, h))

@@ -51,7 +51,12 @@ class _Buffer:
 
 
 def _alloc(fmt: int, w: int, h: int) -> np.ndarray:
+    """A new image buffer, or the firmware's ``xalloc`` MemoryError when the board could not hold it
+    (checked before the PC allocates: ``img.cut(0, 0, 100000, 100000)`` must not cost 20 GB)."""
+    from ..heap import check_image_buffer
+
     dtype = np.uint16 if fmt == RGB565 else np.uint8
+    check_image_buffer(w, h, np.dtype(dtype).itemsize)
     return np.zeros((h, w), dtype=dtype)
 
 

@@ -270,12 +270,13 @@ class IdeServer:
     def _allowed_host(self, host: str) -> bool:
         if not self.loopback:
             return True  # the token protects a server reachable from elsewhere
-        return host in {f"127.0.0.1:{self.port}", f"localhost:{self.port}", f"[::1]:{self.port}"}
+        bound = f"[{self.host}]" if ":" in self.host else self.host  # the printed URL's own host (127.0.0.2)
+        return host in {f"127.0.0.1:{self.port}", f"localhost:{self.port}", f"[::1]:{self.port}", f"{bound}:{self.port}"}
 
     @web.middleware
     async def _guard(self, request: web.Request, handler):
         if not self._allowed_host(request.host):
-            return web.Response(status=403, text=f"maixemu IDE: this page answers only http://127.0.0.1:{self.port}/\n")
+            return web.Response(status=403, text=f"maixemu IDE: this page answers only {self.url}\n")
         if self.token is not None:
             given = request.query.get("token") or request.cookies.get(TOKEN_COOKIE) or ""
             if not hmac.compare_digest(given.encode(), self.token.encode()):
@@ -285,7 +286,13 @@ class IdeServer:
             origin = request.headers.get("Origin")
             if origin is not None and origin not in (f"http://{request.host}", f"https://{request.host}"):
                 return web.Response(status=403, text="maixemu IDE: a request from another site refused\n")
-        response = await handler(request)
+        try:
+            response = await handler(request)
+        except web.HTTPException:
+            raise
+        except Exception as exc:  # a request maixemu did not foresee: one line on the page, no traceback
+            self._notice(f"the IDE page's request {request.path} failed: {type(exc).__name__}: {exc}")
+            response = web.json_response({"error": f"{type(exc).__name__}: {exc}"}, status=500)
         for key, value in _SECURITY_HEADERS.items():
             response.headers.setdefault(key, value)
         return response
@@ -389,8 +396,8 @@ class IdeServer:
         async with self._analysis:
             try:
                 result = await asyncio.get_running_loop().run_in_executor(None, analyze, frame, request)
-            except (ValueError, TypeError, OSError) as exc:
-                return 400, {"error": str(exc)}
+            except (ValueError, TypeError, OSError, ArithmeticError, MemoryError) as exc:
+                return 400, {"error": str(exc) or type(exc).__name__}
         if isinstance(result, dict):
             result.setdefault("seq", seq)
         return 200, result
@@ -448,6 +455,8 @@ class IdeServer:
     async def _recording(self, request: web.Request) -> web.StreamResponse:
         try:
             index = int(request.match_info["index"])
+            if index < 0:
+                raise IndexError(index)
             path = self.recorder.files[index]
         except (ValueError, IndexError):
             raise web.HTTPNotFound(text="no such recording\n") from None
@@ -470,9 +479,15 @@ class IdeServer:
                 if message.type != WSMsgType.TEXT:
                     continue
                 try:
-                    self._ws_command(json.loads(message.data), held)
-                except (ValueError, TypeError, KeyError) as exc:
+                    command = json.loads(message.data)
+                    if not isinstance(command, dict):
+                        raise ValueError(f"a command is a JSON object, not {type(command).__name__}")
+                    self._ws_command(command, held)
+                except (ValueError, TypeError, KeyError, RecursionError) as exc:
                     await ws.send_json({"type": "error", "text": f"bad request: {exc}"})
+                except Exception as exc:  # never a dead socket for one message maixemu did not foresee
+                    self._notice(f"an IDE page command failed: {type(exc).__name__}: {exc}")
+                    await ws.send_json({"type": "error", "text": f"the command failed: {type(exc).__name__}: {exc}"})
         finally:
             sender.cancel()
             button = self.channel.handlers.button

@@ -451,7 +451,7 @@ function showRecording(r) {
     a.id = "recording-link";
     box.append("saved ", a);
   } else if (r.active) {
-    box.textContent = "recording…";
+    box.textContent = r.finishing ? "finishing the video…" : "recording…";
   }
 }
 
