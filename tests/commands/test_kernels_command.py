@@ -199,7 +199,8 @@ def test_ctrl_c_keeps_what_is_compiled(tmp_path):
     import signal
     import time
 
-    proc = subprocess.Popen([sys.executable, "-m", "maixemu", "kernels", "--compile"], env=_env(tmp_path),
+    face = shared_path("models", "v3", "face_detect_320x240.kmodel")  # (many kernels: the interrupt lands mid-way)
+    proc = subprocess.Popen([sys.executable, "-m", "maixemu", "kernels", "--compile", str(face)], env=_env(tmp_path),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + HANG_S
     while not list((tmp_path / "numba").rglob("*.nbi")) and proc.poll() is None and time.monotonic() < deadline:

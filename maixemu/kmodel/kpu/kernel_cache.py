@@ -45,8 +45,10 @@ class Request:
     argtypes: tuple
 
     def line(self) -> str:
-        sig = base64.b64encode(pickle.dumps(tuple(self.argtypes))).decode("ascii")
-        return json.dumps({"module": self.module, "name": self.name, "sig": sig}) + "\n"
+        """The worker's own request line (``compile_worker.request_line``; the id is unused here)."""
+        from .compile_worker import request_line
+
+        return request_line(0, self.module, self.name, self.argtypes)
 
 
 def record(folder: Path, module: str, name: str, argtypes: tuple) -> None:
