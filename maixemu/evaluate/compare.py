@@ -1,6 +1,7 @@
 """Kmodel vs float model, one image: cosine similarity, absolute errors, top-1 agreement.
 
-All per-image numbers are computed in float64 from the two float32 outputs, and the error
+All per-image numbers are computed in float64 from the two float32 outputs (sums of products by
+:mod:`.sums`: the same bits in every process), and the error
 histogram uses fixed bin edges, so summing per-image histograms gives the same totals whatever
 order the images came back in.
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .sums import dot, norm
+
 #: Edges of the absolute-error histogram: 0, then 1e-6 ... 1e3 in 27 log steps, then infinity.
 HIST_EDGES = np.concatenate([[0.0], np.logspace(-6, 3, 28), [np.inf]])
 
@@ -16,12 +19,12 @@ HIST_EDGES = np.concatenate([[0.0], np.logspace(-6, 3, 28), [np.inf]])
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
     a = a.reshape(-1).astype(np.float64)
     b = b.reshape(-1).astype(np.float64)
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    na, nb = norm(a), norm(b)
     if na == 0.0 and nb == 0.0:
         return 1.0
     if na == 0.0 or nb == 0.0:
         return 0.0
-    return float(np.clip(a @ b / (na * nb), -1.0, 1.0))
+    return float(np.clip(dot(a, b) / (na * nb), -1.0, 1.0))
 
 
 def rows(values: np.ndarray) -> np.ndarray:

@@ -42,9 +42,14 @@ def run_serial(spec: WorkSpec, samples: list[Sample]) -> Iterator[list[dict]]:
         yield evaluate_batch(spec, batch)
 
 
-def _ignore_interrupts() -> None:
-    """Workers leave Ctrl-C to the main process, which keeps what is done and stops them."""
+def _start_worker() -> None:
+    """A worker leaves Ctrl-C to the main process, which keeps what is done and stops them, and
+    runs with the command's BLAS limit (``MAIXEMU_THREADS``, default 1): a spawned process starts
+    with a BLAS thread per core, so ``--jobs`` workers each spun a pool over the same cores."""
+    from ..session.compute import limit_process
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    limit_process()
 
 
 def run_processes(spec: WorkSpec, samples: list[Sample], jobs: int) -> Iterator[list[dict]]:
@@ -52,7 +57,7 @@ def run_processes(spec: WorkSpec, samples: list[Sample], jobs: int) -> Iterator[
     at most two batches per worker are in flight, so an interruption loses little work."""
     queue = iter(batches(samples, batch_size(len(samples), jobs)))
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_ignore_interrupts)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker)
     finished = False
     try:
         pending = {pool.submit(evaluate_batch, spec, batch) for _, batch in zip(range(jobs * 2), queue)}

@@ -17,7 +17,8 @@ folds them into the next layer's registers), so each is fitted once on the probe
 over the codes 1..254: ``real ≈ a·q + b``. Every number below uses that fixed map; float layers are
 compared as they are.
 
-**Numbers per layer** (summed over the dataset in sample order, so any executor gives the same):
+**Numbers per layer** (summed over the dataset in sample order, each sum by :mod:`.sums`, so any
+executor gives the same bits):
 cosine, SQNR = 10·log10(Σf² / Σ(f − k)²) in dB, RMSE (and over ``a``: in quantisation steps), the
 value ranges of the float tensor and of the dequantised layer, and ``saturated``: the share of
 values the layer clipped — code 0 or 255 where the float value lies beyond it by more than half a
@@ -32,6 +33,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from .sums import dot, square_sum
 
 #: Layers that only move, convert or re-lay-out values another layer computed (matched last).
 CONVERSIONS = frozenset({
@@ -103,8 +106,8 @@ def arrangements(layer_shape: tuple[int, ...], tensor_shape: tuple[int, ...]) ->
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     x = x - x.mean()
     y = y - y.mean()
-    den = math.sqrt(float(x @ x) * float(y @ y))
-    return float(x @ y) / den if den > 0 else 0.0
+    den = math.sqrt(square_sum(x) * square_sum(y))
+    return dot(x, y) / den if den > 0 else 0.0
 
 
 def _fit(q: np.ndarray, f: np.ndarray) -> tuple[float, float, float] | None:
@@ -197,7 +200,7 @@ def layer_sums(match: LayerMatch, output: np.ndarray, tensor: np.ndarray) -> lis
         low_code, high_code = (0.0, 255.0) if match.scale > 0 else (255.0, 0.0)
         low, high = match.scale * low_code + match.offset, match.scale * high_code + match.offset
         saturated = int(np.count_nonzero((q == low_code) & (f < low - margin)) + np.count_nonzero((q == high_code) & (f > high + margin)))
-    return [float(q.size), float(f @ f), float(k @ k), float(f @ k), float(e @ e), float(saturated),
+    return [float(q.size), square_sum(f), square_sum(k), dot(f, k), square_sum(e), float(saturated),
             float(f.min()), float(f.max()), float(k.min()), float(k.max())]
 
 

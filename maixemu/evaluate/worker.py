@@ -130,6 +130,7 @@ class Evaluator:
         outputs on the device input and on the file input.
         """
         from .layers import layer_sums
+        from .sums import dot, square_sum
 
         matches = self.spec.layer_matches
         wanted = {m.index: i for i, m in enumerate(matches)}
@@ -147,10 +148,10 @@ class Evaluator:
         for i, f in enumerate(aligned):
             f = f.astype(np.float64).reshape(-1)
             kf = np.asarray(on_file[i], dtype=np.float64).reshape(-1)
-            row = [float(f @ f), float(kf @ kf), float(kf @ f), float((kf - f) @ (kf - f))]
+            row = [square_sum(f), square_sum(kf), dot(kf, f), square_sum(kf - f)]
             if on_device is not None:
                 kd = np.asarray(on_device[i], dtype=np.float64).reshape(-1)
-                row += [float(kd @ kd), float(kd @ kf), float((kd - kf) @ (kd - kf))]
+                row += [square_sum(kd), dot(kd, kf), square_sum(kd - kf)]
             errors.append(row)
         return {"layers": sums, "errors": errors}
 

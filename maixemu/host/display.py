@@ -40,6 +40,8 @@ import cv2
 import numpy as np
 
 from . import outputs
+from . import screens
+from .video_timing import hold_counts
 
 Notice = Callable[[str], None]
 
@@ -309,13 +311,17 @@ class _Journal:
 
     QUALITY = 95
 
-    def __init__(self, target: Path, fourcc: int, fps: float):
+    def __init__(self, target: Path, fourcc: int, fps: float, *, timed: bool = False):
         self.target = target
         self.path = target.with_name(target.name + ".unfinished.mjpeg")
         self.fourcc, self.fps = fourcc, fps
         self.size: tuple[int, int] | None = None
         self.lengths: list[int] = []  # bytes of each frame, in order
         self.bytes = 0  # their sum
+        #: ``timed``: when each frame came and when the recording ended; the video then plays in
+        #: real time (:func:`~maixemu.host.video_timing.hold_counts`), else one video frame per frame
+        self.times: list[float] | None = [] if timed else None
+        self.end: float | None = None
         self._lock = _lock(self.path, target)
         try:
             if self.path.stat().st_size:
@@ -327,7 +333,9 @@ class _Journal:
             _unlock(self._lock)
             raise
 
-    def append(self, bgr: np.ndarray) -> None:
+    def append(self, bgr: np.ndarray, at: float | None = None) -> None:
+        if self.times is not None and at is None:
+            raise ValueError("a timed recording needs each frame's time")
         ok, data = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, self.QUALITY])
         if not ok:
             raise DisplayError(f"cannot encode a frame for {self.target}")
@@ -338,6 +346,8 @@ class _Journal:
             raise DisplayError(f"cannot write {self.path} ({e.strerror or e}: disk full?)") from None
         self.lengths.append(int(data.size))
         self.bytes += int(data.size)
+        if self.times is not None and at is not None:
+            self.times.append(float(at))
 
     def finish(self) -> None:
         """Encode the journal into the video, then remove it; on failure the journal stays."""
@@ -356,12 +366,18 @@ class _Journal:
         if not writer.isOpened():
             raise DisplayError(f"OpenCV cannot write {self.target} (no {self.target.suffix} encoder in this OpenCV "
                                f"build?); the frames are kept in {self.path}")
+        counts = (hold_counts(self.times, self.end, self.fps) if self.times is not None
+                  else np.ones(len(self.lengths), dtype=np.int64))
         try:
             with open(self.path, "rb") as journal:
-                for length in self.lengths:
-                    frame = cv2.imdecode(np.frombuffer(journal.read(length), np.uint8), cv2.IMREAD_COLOR)
+                for length, count in zip(self.lengths, counts.tolist()):
+                    data = journal.read(length)
+                    if not count:
+                        continue  # a picture the video's rate has no room for
+                    frame = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
                     if frame is not None:
-                        writer.write(frame)
+                        for _ in range(count):
+                            writer.write(frame)
         finally:
             writer.release()
         with open(temporary, "ab") as video:  # maixemu's mark: the next run may replace this file
@@ -378,6 +394,11 @@ class VideoFileSink(DisplaySink):
     they come, and ``close()`` — also when the sink is garbage collected or the interpreter exits —
     encodes them into the video: a run that is killed keeps its frames in the journal, and the next
     run to the same name refuses to start until the user has moved it.
+
+    ``timed=True`` (the IDE page's Record): frames come with their times (:meth:`show_at`, then
+    :meth:`end_at`) and the video plays in real time at ``fps``: frames are held or dropped so each
+    stays on screen as long as it did (:mod:`maixemu.host.video_timing`). Otherwise every frame is
+    one video frame (the LCD recording: one per finished picture).
     """
 
     records = True
@@ -385,9 +406,10 @@ class VideoFileSink(DisplaySink):
     FOURCC = {".mp4": "mp4v", ".avi": "MJPG"}
 
     def __init__(self, path: str | os.PathLike, fps: float = RECORD_FPS, *, on_notice: Notice | None = None,
-                 overwrite: bool = False):
+                 overwrite: bool = False, timed: bool = False):
         """``overwrite``: replace a video maixemu did not write (``--overwrite``); without it only an
-        earlier recording of maixemu's (its mark at the end, :mod:`maixemu.host.outputs`) is replaced."""
+        earlier recording of maixemu's (its mark at the end, :mod:`maixemu.host.outputs`) is replaced.
+        ``timed``: frames come with their moments (:meth:`show_at`) and the video plays in real time."""
         super().__init__()
         self._notice = on_notice
         self.path = Path(path)
@@ -405,7 +427,8 @@ class VideoFileSink(DisplaySink):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise DisplayError(f"cannot create {self.path.parent}: {e}") from None
-        self._journal = _Journal(self.path, cv2.VideoWriter_fourcc(*self.FOURCC[suffix]), self.fps)
+        self._journal = _Journal(self.path, cv2.VideoWriter_fourcc(*self.FOURCC[suffix]), self.fps, timed=timed)
+        self._at: float | None = None
         self._finalizer: weakref.finalize | None = weakref.finalize(self, self._journal.finish)
 
     @property
@@ -416,6 +439,18 @@ class VideoFileSink(DisplaySink):
     def journal_bytes(self) -> int:
         """Bytes of frames recorded so far (the MJPEG journal's size)."""
         return self._journal.bytes
+
+    def show_at(self, rgb: np.ndarray, at: float) -> None:
+        """A frame of a timed recording and the moment it came (seconds of any one clock)."""
+        self._at = at
+        try:
+            self.show(rgb)
+        finally:
+            self._at = None
+
+    def end_at(self, at: float) -> None:
+        """When a timed recording stopped: its last frame is held until then."""
+        self._journal.end = float(at)
 
     def _show(self, rgb: np.ndarray) -> None:
         h, w = rgb.shape[:2]
@@ -429,7 +464,7 @@ class VideoFileSink(DisplaySink):
             frame = cv2.copyMakeBorder(bgr, 0, vh - h, 0, vw - w, cv2.BORDER_CONSTANT, value=(0, 0, 0))
         else:
             frame = cv2.resize(bgr, (vw, vh), interpolation=cv2.INTER_NEAREST)
-        self._journal.append(frame)
+        self._journal.append(frame, self._at)
 
     def close(self) -> None:
         if not self.closed:
@@ -700,7 +735,9 @@ class WindowSink(DisplaySink):
             except cv2.error:
                 pass
         if self._beside:
-            self._move_beside(self._beside)
+            scale = self.scale or (2 if w <= SMALL_PANEL_WIDTH else 1)
+            leds = self.controls.leds() if self.controls is not None and self.controls.leds is not None else []
+            self._move_beside(self._beside, ((w + (LED_STRIP_W if leds else 0)) * scale, h * scale))
 
     def set_controls(self, controls: BoardControls | None) -> None:
         self.controls = controls
@@ -721,13 +758,15 @@ class WindowSink(DisplaySink):
             strip[y:y + size, 2:2 + size] = colour if lit else tuple(c // 6 for c in colour)
         return np.concatenate([rgb, strip], axis=1)
 
-    def _move_beside(self, other: str) -> None:
-        """Open to the right of window ``other``, tops aligned: both stay visible (a window manager
-        would otherwise stack a new window on the first one)."""
+    def _move_beside(self, other: str, size: tuple[int, int]) -> None:
+        """Open next to window ``other``: to its right, tops aligned, or under it when the screen is too
+        narrow (:func:`maixemu.host.screens.place_beside`): both stay visible (a window manager would
+        otherwise stack a new window on the first one)."""
         try:
-            x, y, w, _ = cv2.getWindowImageRect(other)
+            x, y, w, h = cv2.getWindowImageRect(other)
             if w > 0:
-                cv2.moveWindow(self.title, x + w + WINDOW_GAP, y)
+                cv2.moveWindow(self.title, *screens.place_beside(screens.Rect(x, y, w, h), size, WINDOW_GAP,
+                                                                  screens.monitors()))
         except cv2.error:
             pass  # no such window (the LCD records or is off): leave the placement to the desktop
 

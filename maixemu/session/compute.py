@@ -16,3 +16,8 @@ from ..kmodel.kpu import blas, parallel
 def limited_threads() -> Iterator[None]:
     with blas.process_threads(parallel.workers()):
         yield
+
+
+def limit_process() -> None:
+    """The same limit for the rest of this process (a command's worker process)."""
+    blas.limit_process(parallel.workers())

@@ -35,7 +35,9 @@ second Stop ends the run like a second Ctrl-C). GPIO interrupts run on the scrip
 next checkpoint, as MicroPython schedules them (``mp_sched_schedule``); a script that reaches no
 checkpoint for :data:`IRQ_FALLBACK_S` seconds (a busy loop) gets them from a helper thread.
 After a run the board waits for the next one, as in the IDE: the page can Run again as long as
-it is open; with no page open, ``maixemu`` ends as usual.
+it is open; with no page open (a page that stops answering the server's heartbeat counts as gone),
+``maixemu`` ends as usual, and a run bounded by ``--timeout`` or ``--frames`` ends the process with
+its budget, page or not.
 """
 
 from __future__ import annotations
@@ -433,12 +435,20 @@ class IdeLink:
         return False
 
     # ------------------------------------------------------------------ between runs
-    def wait_for_run_again(self, url: str, notice: Callable[[str], None]) -> bool:
-        """After a run: True when the page asks for another one; False when no page is (or stays) open."""
+    def wait_for_run_again(self, url: str, notice: Callable[[str], None], *, budget: str | None = None) -> bool:
+        """After a run: True when the page asks for another one; False when no page is (or stays) open.
+
+        ``budget`` names the run's ``--timeout``/``--frames`` budget: such a run (CI, a bounded try)
+        ends the process with it, page or not; only a Run pressed while the run went on is honoured.
+        """
         if self._run_requested.is_set():
             self._run_requested.clear()
             return True
         if self.channel.viewers == 0:
+            return False
+        if budget is not None:
+            notice(f"the run had a budget ({budget}): maixemu ends with it, the IDE page too "
+                   "(without a budget it waits for the page's Run)")
             return False
         notice(f"the script ended; the IDE page ({url}) can Run it again; close the page or press Ctrl-C to quit")
         gone_since: float | None = None
@@ -495,6 +505,13 @@ def rerun_spec(spec: RunSpec, run: int) -> RunSpec:
     return replace(spec, lcd=_numbered(spec.lcd, run), show_ai=_numbered(spec.show_ai, run), kpu_log=kpu_log)
 
 
+def run_budget(spec: RunSpec) -> str | None:
+    """The options that bound a run (``--timeout 20``, ``--frames 100``), as the user wrote them; None: unbounded."""
+    given = [f"--timeout {spec.timeout:g}" if spec.timeout is not None else "",
+             f"--frames {spec.frames}" if spec.frames is not None else ""]
+    return " ".join(part for part in given if part) or None
+
+
 def run_with_ide(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdout: Any = None,
                  stderr: Any = None) -> int:
     """``maixemu run --ide``: serve the page, run the script (again, as often as the page asks)."""
@@ -537,7 +554,7 @@ def run_with_ide(spec: RunSpec, script: Path, *, argv: Iterable[str] = (), stdou
             link.run_ended(exit_code)
             if exit_code in (130, 143) and not link.stopped_by_page:
                 break  # Ctrl-C or SIGTERM in maixemu's own terminal: the user wants to quit
-            if not link.wait_for_run_again(url, notice):
+            if not link.wait_for_run_again(url, notice, budget=run_budget(spec)):
                 exit_code = link.quit_code if link.quit_code is not None else exit_code
                 break
             run += 1

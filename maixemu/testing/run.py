@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -203,6 +204,8 @@ class RunResult:
     #: the run's closing line as values: how it ended, frames, seconds, ``pc_fps``, ``kpu_calls``,
     #: ``device_ms`` (the K210 estimate), ``recording``, ``writes`` (:class:`maixemu.session.RunSummary`)
     summary: RunSummary | None = None
+    #: the script file that ran (a ``code=`` run's is written in the run's folder)
+    script: Path | None = None
 
     @property
     def ok(self) -> bool:
@@ -227,10 +230,48 @@ class RunResult:
         return [c["boxes"] for c in self.calls("kpu.run_yolo2")]
 
     def check(self) -> "RunResult":
-        """Raise AssertionError with the script's stderr unless it ended cleanly; returns self."""
+        """Raise AssertionError unless the script ended cleanly (exit 0); returns self.
+
+        The message is what a failing test needs (:meth:`failure`): pytest shows it at the test's
+        own line, without this method's frame or the result's long repr.
+        """
+        __tracebackhide__ = True
         if self.exit_code != 0:
-            raise AssertionError(f"the script exited with {self.exit_code}:\n{self.stderr}")
+            raise AssertionError(self.failure())
         return self
+
+    def failure(self) -> str:
+        """Why the run failed, in a few lines: the error and its script line first (the line pytest's
+        short summary shows), then the script's stderr with the source line under each frame of the
+        script's traceback (MicroPython prints none), without the run's closing line."""
+        closing = f"[maixemu] {self.summary.line()}" if self.summary is not None else None
+        body = [line for line in self.stderr.rstrip("\n").splitlines() if line != closing]
+        where = ""
+        error = next((line for line in reversed(body) if line and not line.startswith(("[maixemu]", " "))), "")
+        shown: list[str] = []
+        for line in body:
+            shown.append(line)
+            frame = re.match(r'\s*File "(/(?:sd|flash)/[^"]+)", line (\d+)', line)
+            if frame:
+                source = self._script_line(frame.group(1), int(frame.group(2)))
+                where = f" ({frame.group(1)}, line {frame.group(2)})"
+                if source:
+                    shown.append(f"    {source}")
+        head = f"{error}{where}" if error else (self.summary.ended if self.summary is not None else "the run failed")
+        return f"{head} — exit {self.exit_code}\n" + "\n".join(shown)
+
+    def _script_line(self, device_path: str, number: int) -> str:
+        """Line ``number`` of a script file the run saw at ``device_path`` (``/sd/main.py``)."""
+        root, _, rest = device_path.lstrip("/").partition("/")
+        folder = {"sd": self.sd_dir, "flash": self.flash_dir}.get(root)
+        found = folder / rest if folder is not None else None
+        if (found is None or not found.is_file()) and self.script is not None and Path(rest).name == self.script.name:
+            found = self.script  # the script itself, shown at /sd/ as the board runs it from the card
+        try:
+            lines = found.read_text(encoding="utf-8", errors="replace").splitlines() if found is not None else []
+        except OSError:
+            return ""
+        return lines[number - 1].strip() if 0 < number <= len(lines) else ""
 
 
 # ---------------------------------------------------------------------------------- runner
@@ -372,6 +413,7 @@ class MaixPyRunner:
             uart_sent=_uart_sent(board),
             led_changes=list(leds[0].changes) if leds else [],
             summary=record.summary,
+            script=script_path,
         )
 
     if run.__doc__:

@@ -337,6 +337,20 @@ def _pixel_op(fn_name: str) -> Callable[[Frame, Any, str], Call]:
     return prepare
 
 
+def _add_colour(frame: Frame, fx, fmt: str) -> Call:
+    colour = (20, 20, 20, 0) if _is_rgb(frame) else 20  # the case's add((20, 20, 20)) / add(20)
+    return lambda: _cv2().add(frame, colour)
+
+
+def _hog(frame: Frame, fx, fmt: str) -> Call:
+    """hog.c's layout: 8x8 cells, 2x2-cell blocks side by side (stride one block), 9 bins."""
+    cv2 = _cv2()
+    h, w = frame.shape[:2]
+    descriptor = cv2.HOGDescriptor((w // 16 * 16, h // 16 * 16), (16, 16), (16, 16), (8, 8), 9)
+    window = np.ascontiguousarray(frame[:h // 16 * 16, :w // 16 * 16])
+    return lambda: descriptor.compute(window)
+
+
 def _blend(frame: Frame, fx, fmt: str) -> Call:
     other = fx.peer_frames["shifted", fmt]
     return lambda: _cv2().addWeighted(frame, 0.5, other, 0.5, 0)
@@ -365,6 +379,20 @@ def _decode_jpeg(frame: Frame, fx, fmt: str) -> Call:
     data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 90])[1]
     flag = cv2.IMREAD_COLOR if _is_rgb(frame) else cv2.IMREAD_GRAYSCALE
     return lambda: cv2.imdecode(data, flag)
+
+
+def _read_file(name: str) -> Callable[[Frame, Any, str], Call]:
+    """``cv2.imread`` of the shared photo the case loads (``image.Image("/sd/<name>")``)."""
+
+    def prepare(frame, fx, fmt):
+        from .image_bench import SHARED_DIR
+
+        path = SHARED_DIR / "images" / name
+        if not path.is_file():
+            raise PeerUnavailable(f"{path} is absent")
+        return lambda: _cv2().imread(str(path), _cv2().IMREAD_COLOR)
+
+    return prepare
 
 
 def _save(ext: str) -> Callable[[Frame, Any, str], Call]:
@@ -446,11 +474,16 @@ PEERS: dict[str, Peer] = {
     "b_xor(other)": Peer("bitwise_xor", _pixel_op("bitwise_xor")),
     "blend(other)": Peer("addWeighted", _blend),
     "invert()": Peer("bitwise_not", _cv("bitwise_not")),
+    "negate()": Peer("bitwise_not", _cv("bitwise_not")),
+    "add(color)": Peer("add (a scalar)", _add_colour),
+    "find_hog()": Peer("HOGDescriptor.compute (8x8 cells, 16x16 blocks at stride 16, 9 bins; no picture)", _hog),
     "gamma_corr(0.5, 1.2, 0.1)": Peer("LUT", _gamma),
     "image.warp_affine_ai": Peer("warpAffine", _warp_affine),
     "compressed(90)": Peer("imencode(.jpg, 90)", _jpeg(90)),
     "compressed(50)": Peer("imencode(.jpg, 50)", _jpeg(50)),
     "image.Image(jpeg bytes) 320x240": Peer("imdecode", _decode_jpeg),
+    "image.Image(coco.jpg) 640x424": Peer("imread of the same file", _read_file("coco_436511.jpg")),
+    "image.Image(face_20.jpg) 320x240": Peer("imread of the same file", _read_file("face_20.jpg")),
     "save(.bmp)": Peer("imwrite(.bmp)", _save(".bmp")),
     "save(.jpg)": Peer("imwrite(.jpg)", _save(".jpg")),
     "draw_line": Peer("line", _draw(lambda c: _cv2().line(c, (10, 20), (300, 200), _colour(c), 2))),

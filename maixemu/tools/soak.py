@@ -10,6 +10,10 @@ The first ``--warmup`` frames are excluded from the verdict (caches fill, numpy 
 pools, the model's arenas are created). The run fails (exit 1) when RSS grew by more than
 ``--max-growth-mb`` between the warm-up sample and the end.
 
+While it runs, a progress bar on stderr shows the frames, their rate, the time left and the last
+RSS sample (in a log, where a live bar would fill it with carriage returns, one such line every
+``--progress-every`` seconds).
+
 Needs ``../shared`` (next to the repository) for the face model and photos; without it the bundled
 default sample (maixemu's own edge-filter model) runs on synthetic frames instead, and says so.
 """
@@ -24,7 +28,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from ..progress import LOG_EVERY_S, progress_bar
 from ..session import Board, Plugs, RunSpec, execute
 from ..session.run import default_sample
 
@@ -102,8 +108,13 @@ def choose_workload(tmp: Path, notice=print) -> tuple[Path, dict[int, Path], Pat
     return default_sample(), {}, _synthetic_folder(tmp)
 
 
-def soak(frames: int, *, every: int = 250, warmup: int = 500, notice=print) -> SoakResult:
-    """Run the workload for ``frames`` camera frames and sample RSS every ``every`` frames."""
+def soak(frames: int, *, every: int = 250, warmup: int = 500, notice=print, progress_stream: Any = None,
+         progress_every: float = LOG_EVERY_S) -> SoakResult:
+    """Run the workload for ``frames`` camera frames and sample RSS every ``every`` frames.
+
+    ``progress_stream``: where the progress bar goes (None: no bar); in a log (not a terminal) one
+    line every ``progress_every`` seconds.
+    """
     with tempfile.TemporaryDirectory(prefix="maixemu-soak-") as tmp:
         script, flash, folder = choose_workload(Path(tmp), notice)
         # the sample prints nothing, but a script's print must not flood the report
@@ -111,19 +122,30 @@ def soak(frames: int, *, every: int = 250, warmup: int = 500, notice=print) -> S
         result = SoakResult(script=script, frames=frames, warmup=warmup, exit_code=0)
         taken = 0
         started = time.perf_counter()
+        bar = progress_bar(frames, "soak", "frame", log_every=progress_every, stream=progress_stream,
+                           disable=progress_stream is None)
 
         def sample() -> None:  # after the budget's own count: a frame past the budget never gets here
             nonlocal taken
             taken += 1
+            if taken <= frames:
+                bar.update(1)
             if taken % every == 0 and taken <= frames:
                 result.samples.append(Sample(taken, time.perf_counter() - started, rss_bytes()))
+                base = result.at(warmup).rss if taken >= warmup else result.samples[0].rss
+                bar.set_postfix_str(f"RSS {result.samples[-1].rss / MB:.1f} MB "
+                                    f"({(result.samples[-1].rss - base) / MB:+.1f} since "
+                                    f"{'warm-up' if taken >= warmup else 'start'})", refresh=False)
 
         def watch(board: Board) -> None:
             board.state.events.snapshot.append(sample)
 
         result.samples.append(Sample(0, 0.0, rss_bytes()))
         spec = RunSpec(camera=str(folder), lcd="none", flash=flash, frames=frames, quiet=True)
-        record = execute(spec, script, plugs=Plugs(stdout=out, stderr=err), services=[watch])
+        try:
+            record = execute(spec, script, plugs=Plugs(stdout=out, stderr=err), services=[watch])
+        finally:
+            bar.close()
         result.exit_code = record.exit_code
         done = min(record.budget.snapshots, frames)
         if result.samples[-1].frame != done:  # the run ended between two samples
@@ -161,14 +183,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=250, help="sample RSS every N frames (default 250)")
     parser.add_argument("--warmup", type=int, default=500, help="frames before the RSS baseline (default 500)")
     parser.add_argument("--max-growth-mb", type=float, default=20.0, help="allowed RSS growth after warm-up")
+    parser.add_argument("--progress-every", type=float, default=LOG_EVERY_S, metavar="S",
+                        help=f"in a log (stderr not a terminal), a progress line every S seconds (default {LOG_EVERY_S:g})")
     args = parser.parse_args(argv)
     if args.frames <= args.warmup:
         parser.error("--frames must be larger than --warmup")
     if not Path("/proc/self/statm").exists():
         print("soak: /proc/self/statm is missing (Linux only)", file=sys.stderr)
         return 2
+    if not args.progress_every > 0:
+        parser.error("--progress-every must be seconds > 0")
     result = soak(args.frames, every=args.every, warmup=args.warmup,
-                  notice=lambda message: print(message, file=sys.stderr))
+                  notice=lambda message: print(message, file=sys.stderr), progress_stream=sys.stderr,
+                  progress_every=args.progress_every)
     text, ok = report(result, args.max_growth_mb)
     print(text)
     return 0 if ok else 1

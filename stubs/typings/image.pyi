@@ -276,9 +276,11 @@ class Image:
     def cut(self, x: int, y: int, w: int, h: int, /) -> Image:
         """New w x h image copied from (x, y); no AI buffer (call ``pix_to_ai()`` before the KPU)."""
     def resize(self, w: int, h: int, /) -> Image:
-        """New w x h image with the K210 algorithms (nearest when shrinking RGB565); **no AI buffer**.
+        """New w x h image with the K210 algorithms; **no AI buffer** (call ``pix_to_ai()`` before the KPU).
 
-        The original is untouched. Returns None (after a print) for formats other than RGB565/gray.
+        RGB565: nearest neighbour unless it widens without making it shorter (then bilinear);
+        grayscale: bilinear unless it shrinks both ways (then a box average). The original is untouched. Two positional
+        arguments only (keywords: ``TypeError``). Returns None (after a print) for other formats.
         """
     def to_grayscale(self, copy: _Bool = False) -> Image:
         """Convert to grayscale (in place unless ``copy``); the AI buffer is not updated."""

@@ -50,6 +50,16 @@ def test_no_bar_in_a_log_unless_asked_for_lines():
     assert "4/4" in log.getvalue() and "\x1b" not in log.getvalue()
 
 
+def test_a_log_gets_whole_lines_not_carriage_returns():
+    log = io.StringIO()
+    with progress.progress_bar(3, "soak", "frame", stream=log, log_every=1e-9) as bar:
+        for _ in range(3):
+            bar.update()
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue() and len(lines) >= 2 and all(line.startswith("soak:") for line in lines)
+    assert "3/3" in lines[-1]
+
+
 def test_trace_shows_a_bar_per_layer(tmp_path, monkeypatch):
     term = Terminal()
     monkeypatch.setattr(sys, "stderr", term)

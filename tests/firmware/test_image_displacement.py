@@ -15,7 +15,7 @@ import struct
 import numpy as np
 import pytest
 
-from firmware_c import IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c, run, strip_includes
+from firmware_c import FORMS, IMG_DIR, both_forms, build, firmware_source, imlib_shim, needs_firmware_c, run, strip_includes
 from maixemu.firmware import image
 from maixemu.firmware.image import _phasecorr
 
@@ -68,6 +68,29 @@ int main(void) {
 """
 
 
+@pytest.fixture(params=FORMS)
+def jit(request, monkeypatch):
+    """The butterflies as a kernel (``_butterfly_rows``) and as one numpy operation per stage."""
+    return both_forms(request, monkeypatch, _phasecorr)
+
+
+def test_the_butterfly_kernels_python_twin():
+    rng = np.random.default_rng(3)
+    cos, sin = _phasecorr.fft_tables()
+    for n_pow2, inverse in ((1, False), (3, True), (5, False), (6, True)):
+        re = rng.standard_normal((3, 1 << n_pow2)).astype(np.float32) * 100
+        im = rng.standard_normal((3, 1 << n_pow2)).astype(np.float32) * 100
+        want_r, want_i = re.copy(), im.copy()
+        monkey = _phasecorr.compiled
+        try:
+            _phasecorr.compiled = lambda: False
+            _phasecorr._butterflies(want_r, want_i, n_pow2, inverse)
+        finally:
+            _phasecorr.compiled = monkey
+        _phasecorr._butterfly_rows.__wrapped__(re, im, n_pow2, inverse, cos, sin)
+        assert np.array_equal(re, want_r) and np.array_equal(im, want_i), (n_pow2, inverse)
+
+
 @pytest.fixture(scope="module")
 def firmware_phasecorrelate(tmp_path_factory):
     yuv = firmware_source(f"{IMG_DIR}/yuv_tab.c")  # the full build's 196608-entry table
@@ -111,7 +134,7 @@ def _bits(v) -> int:
 
 @needs_firmware_c
 @pytest.mark.parametrize("mode", ["translation", "logpolar", "fix_rotation_scale"])
-def test_find_displacement_equals_the_firmwares_float32_fft(firmware_phasecorrelate, mode):
+def test_find_displacement_equals_the_firmwares_float32_fft(firmware_phasecorrelate, mode, jit):
     import cv2
 
     rng = np.random.default_rng({"translation": 1, "logpolar": 2, "fix_rotation_scale": 3}[mode])
@@ -151,7 +174,7 @@ def _rgb_scene(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
 
 @needs_firmware_c
 @pytest.mark.parametrize("mode", ["translation", "logpolar", "fix_rotation_scale"])
-def test_rgb565_correlates_the_signed_luma_in_a_byte(firmware_phasecorrelate, mode):
+def test_rgb565_correlates_the_signed_luma_in_a_byte(firmware_phasecorrelate, mode, jit):
     """fft2d_run reads an RGB565 pixel as ``yuv_table[pixel * 3]``: the signed Y (gray - 128) stored
     into a uint8_t, i.e. the brightness wrapped half-way round. RGB565 images (and one against a
     grayscale template) give the firmware's five floats bit for bit."""

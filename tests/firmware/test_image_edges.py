@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from firmware_c import IMG_DIR, build, firmware_source, imlib_shim, needs_firmware_c, run, strip_includes
+from firmware_c import FORMS, IMG_DIR, both_forms, build, firmware_source, imlib_shim, needs_firmware_c, run, strip_includes
 from maixemu.firmware import image
 from maixemu.firmware.image import _edges
 
@@ -58,8 +58,14 @@ def firmware_canny(tmp_path_factory):
     return call
 
 
+@pytest.fixture(params=FORMS)
+def jit(request, monkeypatch):
+    """``_canny_roi`` (compiled) and the array form of ``_edges``."""
+    return both_forms(request, monkeypatch, _edges)
+
+
 @needs_firmware_c
-def test_canny_after_the_blur_equals_edge_c(firmware_canny, monkeypatch):
+def test_canny_after_the_blur_equals_edge_c(firmware_canny, monkeypatch, jit):
     import cv2
 
     monkeypatch.setattr(_edges, "kpu_blur", lambda pix: pix.copy())
@@ -72,6 +78,48 @@ def test_canny_after_the_blur_equals_edge_c(firmware_canny, monkeypatch):
         roi = (0, 0, w, h) if trial % 2 == 0 else (3, 2, w - 7, h - 5)
         lo, hi = [(100, 200), (20, 60), (50, 100), (10, 300), (0, 0), (200, 400)][trial]
         assert np.array_equal(_edges.canny(a, roi, lo, hi), firmware_canny(a, roi, lo, hi)), trial
+
+
+#: a 3x3 neighbourhood whose Sobel gradient is (vx, vy) = (-544, 198): 159.99998 degrees, where
+#: numpy's float32 arctan2 on AVX-512 (SVML) says 160 (bin 0) and libm's atan2f 159 (bin 135)
+_NEAR_160 = np.array([[0, 82, 34], [0, 128, 255], [0, 0, 0]], np.uint8)
+
+
+@needs_firmware_c
+def test_canny_directions_are_libm_atan2f_not_numpy_arctan2(firmware_canny, monkeypatch, jit):
+    monkeypatch.setattr(_edges, "kpu_blur", lambda pix: pix.copy())
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        a = (rng.random((12, 12)) * rng.integers(1, 256)).astype(np.uint8)
+        y, x = (int(v) for v in rng.integers(1, 8, 2))
+        a[y:y + 3, x:x + 3] = _NEAR_160
+        lo, hi = int(rng.integers(0, 300)), int(rng.integers(100, 600))
+        assert np.array_equal(_edges.canny(a, (0, 0, 12, 12), lo, hi), firmware_canny(a, (0, 0, 12, 12), lo, hi)), trial
+
+
+def test_canny_kernels_python_twin_equals_the_array_form():
+    rng = np.random.default_rng(8)
+    for trial in range(4):
+        a = (rng.random((14, 19)) * 255).astype(np.uint8)
+        a[3:6, 4:7] = _NEAR_160
+        roi = [(0, 0, 19, 14), (2, 1, 12, 10), (0, 0, 2, 14), (5, 5, 3, 3)][trial]
+        out = a.copy()
+        rh, rw = roi[3], roi[2]
+        _edges._canny_roi.__wrapped__(out, *roi, 40, 120, _edges.degree_table(), np.zeros((rh, rw), np.int32),
+                                      np.zeros((rh, rw), np.int32))
+        assert np.array_equal(out, _edges._canny_arrays(a, roi, 40, 120)), trial
+
+
+def test_truncated_degrees_are_libm_atan2f():
+    from maixemu.firmware.image import _fmath, _gradient_angle
+
+    rng = np.random.default_rng(2)
+    y = np.concatenate([[198, -198, 0, 0, 7, -1020], rng.integers(-1020, 1021, 3000)])
+    x = np.concatenate([[-544, -544, -5, 5, 7, -1020], rng.integers(-1020, 1021, 3000)])
+    want = [int(abs(_fmath.atan2f(a, b) * np.float32(180.0) / np.float32(np.pi))) for a, b in zip(y.tolist(), x.tolist())]
+    assert _gradient_angle.truncated_degrees(y, x).tolist() == want
+    with pytest.raises(ValueError, match="1020"):
+        _gradient_angle.truncated_degrees(np.array([1021]), np.array([0]))
 
 
 def test_kpu_blur_sums_without_the_sixteenth_and_saturates():

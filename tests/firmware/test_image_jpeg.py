@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import types
 
 import numpy as np
 import pytest
@@ -17,7 +18,8 @@ from PIL import Image as PILImage
 
 import maixemu.firmware.image as image
 from maixemu.firmware import pixformat, state
-from maixemu.firmware.image import _codec, _jpeg_encode
+from maixemu.firmware.image import _codec, _jit, _jpeg_encode
+from firmware_c import FORMS, both_forms
 
 
 def pattern565(h: int, w: int) -> np.ndarray:
@@ -73,10 +75,65 @@ def digest(data: bytes) -> tuple[int, str]:
     return len(data), hashlib.sha256(data).hexdigest()[:32]
 
 
+@pytest.fixture(params=FORMS)
+def jit(request, monkeypatch):
+    """The MCU kernels (``_jpeg_scan``) and the array form of ``_jpeg_encode``."""
+    return both_forms(request, monkeypatch, _jpeg_encode)
+
+
 @pytest.mark.parametrize("key", sorted(REFERENCE), ids=[f"{k[0]}-q{k[1]}" for k in sorted(REFERENCE)])
-def test_encoder_matches_jpeg_c(key):
+def test_encoder_matches_jpeg_c(key, jit):
     kind, pix = PATTERNS[key[0]]
     assert digest(_jpeg_encode.compress(pix, kind, key[1])) == REFERENCE[key]
+
+
+def _random_frame(rng, kind: str, h: int, w: int) -> np.ndarray:
+    """Noise over smooth gradients: long zero runs (ZRL tokens), large DC jumps and FF bytes."""
+    y, x = np.mgrid[0:h, 0:w]
+    smooth = (x * rng.integers(1, 9) + y * rng.integers(1, 9)) & 0xFF
+    noisy = np.where(rng.random((h, w)) < rng.random(), rng.integers(0, 256, (h, w)), smooth)
+    if kind == "rgb565":
+        return (noisy * 257 ^ rng.integers(0, 0x10000, (h, w)) * (rng.random((h, w)) < 0.3)).astype(np.uint16)
+    if kind == "binary":
+        return (noisy > 127).astype(np.uint8)
+    return noisy.astype(np.uint8)
+
+
+@pytest.mark.skipif(not _jit.compiled(), reason="numba is not installed: one form only")
+def test_the_kernels_and_the_array_form_give_the_same_bytes(monkeypatch):
+    # sizes around the MCU edges (1, 7, 8, 9, 15, 16, 17) and one MCU row (no second core's rows)
+    rng = np.random.default_rng(23)
+    for trial in range(60):
+        kind = ("rgb565", "gray", "binary")[trial % 3]
+        h, w = (int(v) for v in rng.choice([1, 2, 7, 8, 9, 15, 16, 17, 33, 47], 2))
+        quality = int(rng.choice([1, 10, 30, 50, 60, 80, 90, 95, 100]))
+        pix = _random_frame(rng, kind, h, w)
+        kernels = _jpeg_encode.compress(pix, kind, quality)
+        monkeypatch.setattr(_jpeg_encode, "compiled", lambda: False)
+        arrays = _jpeg_encode.compress(pix, kind, quality)
+        monkeypatch.undo()
+        assert kernels == arrays, (kind, h, w, quality)
+
+
+def test_the_kernels_python_twins_give_the_array_forms_bytes(monkeypatch):
+    # what runs while the compiled code is not loaded yet (and without numba if compiled were asked)
+    from maixemu.firmware.image import _jpeg_scan
+
+    rng = np.random.default_rng(5)
+    for trial in range(12):
+        kind = ("rgb565", "gray", "binary")[trial % 3]
+        h, w = (int(v) for v in rng.choice([1, 8, 9, 16, 17, 40], 2))
+        quality = int(rng.choice([10, 50, 90, 95]))
+        pix = _random_frame(rng, kind, h, w)
+        monkeypatch.setattr(_jpeg_encode, "compiled", lambda: False)
+        arrays = _jpeg_encode.compress(pix, kind, quality)
+        monkeypatch.setattr(_jpeg_encode, "compiled", lambda: True)
+        for name in ("encode_mcus", "splice"):  # the kernels "served" by their Python statements
+            twin = getattr(_jpeg_scan, name).__wrapped__
+            monkeypatch.setattr(_jpeg_scan, name, types.SimpleNamespace(attempt=twin))
+        twins = _jpeg_encode.compress(pix, kind, quality)
+        monkeypatch.undo()
+        assert twins == arrays, (kind, h, w, quality)
 
 
 def test_table_cache_survives_between_compressions():

@@ -250,3 +250,16 @@ def test_mean_pool_and_midpoint_pooled():
     assert g.mean_pool(7, 5) is g and (g.width(), g.height()) == (1, 1)
     with pytest.raises(OSError, match="Width divisor must be less than <= img width"):
         g.mean_pool(2, 1)
+
+
+def test_resize_takes_two_positional_arguments_as_the_firmware_does():
+    """``MP_DEFINE_CONST_FUN_OBJ_3(py_image_resize_obj, ...)``: no keywords, exactly (w, h), and
+    MicroPython's words for anything else (the stub declares ``resize(w, h, /)``)."""
+    img = rgb_img(20, 10)
+    with pytest.raises(TypeError, match="^function doesn't take keyword arguments$"):
+        img.resize(w=10, h=5)
+    with pytest.raises(TypeError, match="^function takes 3 positional arguments but 2 were given$"):
+        img.resize(10)
+    with pytest.raises(TypeError, match="^function takes 3 positional arguments but 4 were given$"):
+        img.resize(10, 5, 1)
+    assert (img.resize(10, 5).width(), img.resize(10, 5).height()) == (10, 5)

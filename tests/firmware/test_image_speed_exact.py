@@ -8,9 +8,12 @@ equality with their Python twins here.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
+from firmware_c import FORMS, both_forms
 from maixemu.firmware.image import _color, _jpeg_decode
 
 
@@ -127,7 +130,15 @@ def _gray(a):
     return image.Image._wrap(image.GRAYSCALE, np.ascontiguousarray(a, np.uint8))
 
 
-def test_thin_lines_equal_line_by_line_drawing():
+@pytest.fixture(params=FORMS)
+def jit(request, monkeypatch):
+    """The compiled kernels (HOG's blocks, the batch of thin lines) and the array forms."""
+    from maixemu.firmware.image import _draw, _features
+
+    return both_forms(request, monkeypatch, _draw, _features)
+
+
+def test_thin_lines_equal_line_by_line_drawing(jit):
     rng = np.random.default_rng(5)
     for _ in range(40):
         h, w = (int(v) for v in rng.integers(5, 60, 2))
@@ -148,7 +159,7 @@ def _hog_loops(a, roi, cs):
     """hog.c's loops one pixel and one bin at a time (float32 as the C), with the emulator's
     model of the histogram memory (a zeroed buffer large enough for the spills), then each
     cell's bins drawn weakest first with draw_line."""
-    from maixemu.firmware.image._fmath import COS, SIN, ftoi
+    from maixemu.firmware.image._fmath import COS, SIN, atan2f, ftoi
 
     F = np.float32
     rx, ry, rw, rh = roi
@@ -170,7 +181,7 @@ def _hog_loops(a, roi, cs):
                         m = np.sqrt(F(vx * vx + vy * vy))
                         if int(m) > 1:
                             k = F(k + F(m * m))
-                            t = int(abs(F(np.arctan2(F(vx), F(vy))) * F(180.0) / F(np.pi))) // 20
+                            t = int(abs(atan2f(vx, vy) * F(180.0) / F(np.pi))) // 20  # libm's, as hog.c
                             t = 0 if t == 9 else t
                             at = index + ((cy // 8) * 2 + cx // 8) * 9 + t
                             hog[at] = F(hog[at] + m)
@@ -193,7 +204,30 @@ def _hog_loops(a, roi, cs):
     return img._pix
 
 
-def test_find_hog_equals_hog_c_loops():
+def test_the_hog_and_thin_line_kernels_python_twins():
+    from maixemu.firmware.image import _draw_kernels, _features, _gradient_angle
+
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 256, (21, 26)).astype(np.uint8)
+    for cs in (2, 3, 9):
+        block = 2 * cs
+        want = np.zeros(2000, np.float32)
+        got = np.zeros(2000, np.float32)
+        bys, bxs = np.arange(1, 1 + 19 - 1, block), np.arange(2, 2 + 23 - 1, block)
+        _features._hog_arrays(a, bys, bxs, 1 + 19 - 1, 2 + 23 - 1, block, want)
+        _features._hog_blocks.__wrapped__(a, 2, 1, 2 + 23 - 1, 1 + 19 - 1, block, _gradient_angle.degree_table(), got)
+        assert np.array_equal(got, want, equal_nan=True), cs
+    x0, y0, x1, y1 = rng.integers(-5, 30, (4, 25))
+    colours = rng.integers(0, 256, 25)
+    one = _gray(np.zeros((21, 26)))
+    for p, q, r, t, c in zip(x0, y0, x1, y1, colours):
+        one._line(int(p), int(q), int(r), int(t), int(c), 1)
+    pix = np.zeros((21, 26), np.uint8)
+    _draw_kernels.point_fill_lines.__wrapped__(pix, x0, y0, x1, y1, 0, 0, colours)
+    assert np.array_equal(pix, one._pix)
+
+
+def test_find_hog_equals_hog_c_loops(jit):
     rng = np.random.default_rng(6)
     for trial in range(24):
         h, w = (int(v) for v in rng.integers(6, 41, 2))
@@ -451,3 +485,76 @@ def test_iris_votes_kernel_equals_the_vectorised_loop():
             got = np.zeros(h * w, F)
             fn(px.ravel(), py.ravel(), weight.ravel(), gcx, gcy, gx, gy, got)
             assert np.array_equal(got.reshape(h, w), ref), trial
+
+
+def test_filter_gradients_erasures_equal_the_loop_that_erases_in_place():
+    """find_iris's filter_gradients (array_erase inside a loop that then steps past the moved-in
+    element) against that loop itself on random flag patterns."""
+    from maixemu.firmware.image._features import _erased
+
+    rng = np.random.default_rng(21)
+    for _ in range(3000):
+        far = rng.random(int(rng.integers(0, 40))) < rng.random()
+        alive, i = list(range(far.size)), 0
+        while i < len(alive):
+            if far[alive[i]]:
+                del alive[i]
+            i += 1
+        want = np.ones(far.size, bool)
+        want[alive] = False
+        assert np.array_equal(_erased(far), want), far.tolist()
+
+
+def test_lbp_kernel_and_array_form_and_twin(monkeypatch):
+    """``_lbp_counts`` (compiled), its Python twin and the array form of ``lbp_desc`` on random
+    images and ROIs (offset ones read past row ends and past the buffer, as lbp.c does)."""
+    from maixemu.firmware.image import _features
+
+    rng = np.random.default_rng(17)
+    for trial in range(30):
+        h, w = (int(v) for v in rng.integers(8, 70, 2))
+        a = rng.integers(0, 256, (h, w)).astype(np.uint8) if trial % 2 else (
+            np.add.outer(np.arange(h), np.arange(w)) * int(rng.integers(1, 9)) % 256).astype(np.uint8)
+        rx, ry = int(rng.integers(0, w - 7)), int(rng.integers(0, h - 7))
+        roi = (rx, ry, int(rng.integers(7, w - rx + 1)), int(rng.integers(7, h - ry + 1)))
+        monkeypatch.setattr(_features, "compiled", lambda: False)
+        arrays = _features.lbp_desc(a, roi)
+        monkeypatch.setattr(_features, "_lbp_counts", types.SimpleNamespace(attempt=_features._lbp_counts.__wrapped__))
+        monkeypatch.setattr(_features, "compiled", lambda: True)
+        twin = _features.lbp_desc(a, roi)
+        monkeypatch.undo()
+        assert np.array_equal(twin, arrays), (trial, roi)
+        if _features.compiled():
+            assert np.array_equal(_features.lbp_desc(a, roi), arrays), (trial, roi)
+
+
+def test_lsd_seed_order_is_lexsorts():
+    """``_ll_angle``'s pseudo-ordering (bins of the norm, highest first, x-major inside a bin) as a
+    stable 16-bit sort of the transposed raster against the three-key lexsort it replaced."""
+    rng = np.random.default_rng(30)
+    for h, w in ((5, 7), (40, 33), (239, 319)):
+        b = rng.integers(0, 1024, (h, w)) if h < 200 else rng.integers(0, 3, (h, w)) * 511
+        yy, xx = np.mgrid[0:h, 0:w]
+        want = np.lexsort((yy.T.ravel(), xx.T.ravel(), -b.T.ravel()))
+        assert np.array_equal(np.argsort((1023 - b.T.ravel()).astype(np.uint16), kind="stable"), want)
+
+
+def test_a_kernels_attempt_is_its_compiled_answer_or_not_served(monkeypatch):
+    from maixemu.firmware.image import _jit
+    from maixemu.firmware.image._jit import kernel
+
+    @kernel
+    def twice(v, out):
+        for i in range(v.size):
+            out[i] = v[i] * 2
+        return v.size
+
+    v, out = np.arange(4, dtype=np.int64), np.zeros(4, np.int64)
+    monkeypatch.setenv("MAIXEMU_NO_JIT", "1")
+    assert twice.attempt(v, out) is _jit.NOT_SERVED and not out.any()  # nothing ran
+    assert twice(v, out) == 4 and out.tolist() == [0, 2, 4, 6]  # the call itself: the Python twin
+    monkeypatch.delenv("MAIXEMU_NO_JIT")
+    monkeypatch.setenv("MAIXEMU_KERNELS", "wait")
+    if _jit.compiled():
+        out[:] = 0
+        assert twice.attempt(v, out) == 4 and out.tolist() == [0, 2, 4, 6]

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from _shared import REPO_ROOT
-from maixemu.firmware.image import _jpeg_decode
+from maixemu.firmware.image import _jit, _jpeg_decode
 
 MIRROR = REPO_ROOT.parent / ".mirror" / "sipeed+MaixPy-v1" / "repo"
 IMG_DIR = "components/micropython/port/src/omv/img"
@@ -221,3 +221,56 @@ def test_compiled_huffman_kernel_equals_its_python_twin():
         else:
             assert got[0] == got[1]
     assert kernel.__wrapped__ is not None
+
+
+@pytest.mark.skipif(not _jit.compiled(), reason="numba is not installed: one form only")
+def test_compiled_idct_and_assembly_equal_the_array_forms(monkeypatch):
+    """``_idct_blocks`` and ``_assemble565`` (taken once kernels are served compiled) against the
+    numpy IDCT and assembly, on every generated file (all samplings, odd sizes) and a photo (the
+    array forms' scan is the Python twin)."""
+    from _shared import SHARED_DIR
+
+    photos = sorted((SHARED_DIR / "images").glob("*.jpg")) if (SHARED_DIR / "images").is_dir() else []
+    checked = 0
+    for data in generated_jpegs(60, seed=11) + [p.read_bytes() for p in photos[:1]]:
+        try:
+            kernels = _jpeg_decode.decode(data)
+        except _jpeg_decode.JpegError as exc:
+            kernels = exc.status
+        monkeypatch.setattr(_jpeg_decode, "compiled", lambda: False)
+        try:
+            arrays = _jpeg_decode.decode(data)
+        except _jpeg_decode.JpegError as exc:
+            arrays = exc.status
+        monkeypatch.undo()
+        if isinstance(kernels, tuple):
+            assert isinstance(arrays, tuple) and kernels[0] == arrays[0] and np.array_equal(kernels[1], arrays[1])
+            checked += 1
+        else:
+            assert kernels == arrays
+    assert checked > 40
+
+
+def test_the_idct_and_assembly_kernels_python_twins():
+    rng = np.random.default_rng(4)
+    coef = np.where(rng.random((6, 64)) < 0.3, rng.integers(-32768, 32768, (6, 64)), 0).astype(np.int16)
+    out = np.empty(coef.size, np.uint8)
+    _jpeg_decode._idct_blocks.__wrapped__(coef.reshape(-1), out)
+    monkey = _jpeg_decode.compiled
+    try:
+        _jpeg_decode.compiled = lambda: False
+        want = _jpeg_decode.idct(coef)
+    finally:
+        _jpeg_decode.compiled = monkey
+    assert np.array_equal(out.reshape(-1, 64), want)
+    # a 2x2-sampled 20x13 picture: 2 x 1 MCUs of 6 blocks
+    samples = rng.integers(0, 256, (2 * 6 * 64,)).astype(np.uint8)
+    red, blue, green1, green = _jpeg_decode._colour_tables()
+    pix = np.zeros((13, 20), np.uint16)
+    _jpeg_decode._assemble565.__wrapped__(samples, 2, 6, 2, 2, red, blue, green1, green, pix)
+    s = samples.reshape(1, 2, 6, 8, 8)
+    y = s[:, :, :4].reshape(1, 2, 2, 2, 8, 8).transpose(0, 2, 4, 1, 3, 5).reshape(16, 32)[:13, :20].astype(np.intp)
+    cb = np.repeat(np.repeat(s[0, :, 4].transpose(1, 0, 2).reshape(8, 16), 2, 0), 2, 1)[:13, :20]
+    cr = np.repeat(np.repeat(s[0, :, 5].transpose(1, 0, 2).reshape(8, 16), 2, 0), 2, 1)[:13, :20]
+    want = red[(y << 8) | cr] | blue[(y << 8) | cb] | green[(green1[(y << 8) | cb].astype(np.intp) << 8) | cr]
+    assert np.array_equal(pix, want)

@@ -148,7 +148,8 @@ def test_a_recording_takes_at_most_the_videos_frame_rate(tmp_path):
     now[0] = 100.0 + 1.0 / display.RECORD_FPS  # one period later: the newest frame is taken
     _until(lambda: rec.frames_written == 2, "the frame of the next period is recorded")
     rec.stop()
-    assert rec.frames_written == 2 and video_frame_count(path) == 2
+    assert rec.frames_written == 2  # (the video holds each picture as long as the run showed it)
+    assert video_frame_count(path) >= 2
 
 
 def test_a_recording_stops_by_itself_at_its_size_limit(tmp_path, monkeypatch):
@@ -187,7 +188,8 @@ def test_a_recording_stopped_during_the_run_is_whole_before_it_counts_as_done(tm
         assert _get(server, "/recording/0")[0] == 409
     finally:
         server.close()  # the end of the session waits for the video
-    assert path.stat().st_size > 0 and video_frame_count(path) == server.recorder.frames_written > 0
+    # whole: every recorded picture is in it (each held as long as the run showed it, so at least once)
+    assert path.stat().st_size > 0 and video_frame_count(path) >= server.recorder.frames_written > 0
     stopping.join(30)
 
 

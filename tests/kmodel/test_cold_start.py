@@ -191,7 +191,9 @@ from maixemu.firmware.image import _jit, _qrcode
 g = np.random.default_rng(5).integers(0, 256, (40, 50)).astype(np.int64)
 want = _qrcode._threshold.__wrapped__(g, np.zeros(g.shape, np.uint8))
 got = [_qrcode._threshold(g, np.zeros(g.shape, np.uint8)).tobytes() == want.tobytes() for _ in range(2)]
-print(json.dumps({"same": same, "paths": paths, "image": got, "compiled_now": _jit.compiled_now()}))
+attempt = _qrcode._threshold.attempt(g, np.zeros(g.shape, np.uint8)) is _jit.NOT_SERVED
+print(json.dumps({"same": same, "paths": paths, "image": got, "compiled_now": _jit.compiled_now(),
+                  "attempt_not_served": attempt}))
 sys.stdout.flush()
 warmup._stop_worker()
 os._exit(0)  # (the hung compile thread would keep a normal exit waiting on numba's lock)
@@ -214,6 +216,7 @@ def test_a_hanging_compile_never_delays_an_answer(tmp_path, how):
     assert all(p.endswith("CHW") for p in result["paths"]), result["paths"]  # still the numpy plans
     assert result["image"] == [True, True]
     assert result["compiled_now"] is True  # numba is in, the kernels are not: their twins answered
+    assert result["attempt_not_served"] is True  # (a caller with a vectorised form is told so at once)
 
 
 _SHORT_CHILD = r"""

@@ -33,9 +33,13 @@ def wait_until(condition: Callable[[], Any], timeout: float = WAIT_S, what: str 
 class IdeProcess:
     """``python -m maixemu run SCRIPT --ide 0 ...`` in the background, its output collected live."""
 
-    def __init__(self, script: Path, *args: str, cwd: Path | None = None, env: dict | None = None):
+    def __init__(self, script: Path, *args: str, cwd: Path | None = None, env: dict | None = None,
+                 terminal_open: bool = False):
+        """``terminal_open``: maixemu's stdin stays open (as a user's terminal), so a script's
+        ``input()`` waits for a page to connect instead of ending with ``EOFError``."""
         command = [sys.executable, "-m", "maixemu", "run", str(script), "--ide", "0", *args]
-        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        stdin = subprocess.PIPE if terminal_open else subprocess.DEVNULL
+        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=stdin,
                                      text=True, cwd=cwd, env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
         self.stdout: list[str] = []
         self.stderr: list[str] = []
@@ -83,6 +87,8 @@ class IdeProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=30)
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
 
     def text(self) -> str:
         return "".join(self.stdout) + "".join(self.stderr)
@@ -148,3 +154,42 @@ class PageClient:
         if ws is not None:
             asyncio.run_coroutine_threadsafe(ws.close(), self._loop).result(timeout=WAIT_S)
         self._thread.join(timeout=WAIT_S)
+
+
+class PageProcess:
+    """A page in a process of its own, so a test can kill or freeze it as a browser dies or hangs:
+    SIGKILL closes its socket without a WebSocket close handshake, SIGSTOP leaves the connection
+    open but silent (only the server's heartbeat can tell it is gone). When the script prints
+    ``waiting for the page`` it types one line, ``page here``, into its ``input()`` (a run drops
+    lines typed before it started), so a script can wait for its page."""
+
+    def __init__(self, ide: IdeProcess):
+        self.proc = subprocess.Popen([sys.executable, __file__, "page", str(ide.port)], stdout=subprocess.PIPE,
+                                     stdin=subprocess.DEVNULL, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # the page prints one line once its WebSocket is open
+        if line.strip() != "connected":
+            self.close()
+            raise AssertionError(f"the page process could not connect: {line!r}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()  # also ends a stopped process
+        self.proc.wait(timeout=30)
+
+
+def _page_main(port: int) -> None:
+    """``python ide_harness.py page PORT``: connect a page, type one input line when asked, say so, then stay."""
+
+    from types import SimpleNamespace
+
+    page = PageClient(SimpleNamespace(port=port))  # type: ignore[arg-type]
+    page.wait_terminal("waiting for the page")
+    page.send(type="input", text="page here")
+    print("connected", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "page":
+    _page_main(int(sys.argv[2]))

@@ -58,3 +58,22 @@ def test_cli_rejects_frames_below_warmup(capsys):
         soak.main(["--frames", "100"])
     assert info.value.code == 2
     assert "--frames must be larger than --warmup" in capsys.readouterr().err
+
+
+def test_soak_prints_progress_while_it_runs(monkeypatch):
+    """A log gets progress lines while the soak runs (frames done of the total, the last RSS sample)."""
+    import io
+
+    stream = io.StringIO()
+    seen_during: list[str] = []
+    real_rss = soak.rss_bytes
+
+    def rss_and_look() -> int:  # called from inside the run: what the log held by then
+        seen_during.append(stream.getvalue())
+        return real_rss()
+
+    monkeypatch.setattr(soak, "rss_bytes", rss_and_look)
+    result = soak.soak(40, every=20, warmup=20, notice=lambda _: None, progress_stream=stream, progress_every=1e-9)
+    assert result.exit_code == 0
+    assert any("soak:" in text and "/40" in text for text in seen_during[1:-1])  # printed before the end
+    assert "40/40" in stream.getvalue() and "RSS" in stream.getvalue()

@@ -264,6 +264,8 @@ def test_threshold_editor_works_on_a_picture_file(tour):
     shown = decode(ide.get(src[src.index("/frame/"):]))
     own = image.Image._wrap(image.RGB565, golden_input("blobs_320x240").copy()).binary([RED])._rgb888()
     assert np.array_equal(shown, own)
+    pane, text = page.locator("#thr-pane").bounding_box(), page.locator("#thr-blobs").bounding_box()
+    assert text["x"] + text["width"] <= pane["x"] + pane["width"], (text, pane)  # the file's picture pushes no text out
     keep_screenshot(page.locator("#thr-pane"), "ide-threshold-file.png", folder)
     page.locator("#thr-source-fb").check()
     wait_js(page, "document.getElementById('thr-blobs').dataset.source === 'fb'")
@@ -392,6 +394,61 @@ def test_lab_statistics_of_a_photo_are_the_firmwares_numbers(browser, tmp_path):
             pytest.xfail("maixemu's get_statistics is not yet the firmware's on this photo (issue 13's imgcore work); "
                          "the page will show the firmware's numbers when it is")
         assert shown == firmware
+        page.close()
+    finally:
+        ide.close()
+
+
+WAITS_FOR_ITS_PAGE = """
+import sensor
+sensor.reset()
+sensor.set_pixformat(sensor.RGB565)
+sensor.set_framesize(sensor.QVGA)
+sensor.snapshot()
+sensor.flush()
+print("typed:", input("waiting for the page: "))
+"""
+
+
+def page_typing_a_line(browser, ide: IdeProcess, line: str):
+    """A 1280x800 page on ``ide`` that types ``line`` into the script's input() once it asks."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.set_default_timeout(WAIT_MS)
+    page.goto(ide.url)
+    wait_js(page, "document.getElementById('terminal').textContent.includes('waiting for the page')")
+    page.locator("#stdin").fill(line)
+    page.locator("#stdin").press("Enter")
+    return page
+
+
+def test_closing_the_browser_tab_after_the_run_ends_the_process(browser, tmp_path):
+    """The issue's walk: the script ends, the page shows it, the tab is closed: maixemu exits by itself."""
+    script = tmp_path / "once.py"
+    script.write_text(textwrap.dedent(WAITS_FOR_ITS_PAGE))
+    ide = IdeProcess(script, "--camera", "synthetic", "--lcd", "none", cwd=tmp_path, terminal_open=True)
+    try:
+        page = page_typing_a_line(browser, ide, "from the browser")
+        wait_js(page, "document.getElementById('status').dataset.state === 'ended'")
+        wait_until(lambda: "can Run it again" in ide.text(), what="the wait for Run")
+        page.close()
+        assert ide.wait() == 0
+        assert "typed: from the browser" in "".join(ide.stdout)
+    finally:
+        ide.close()
+
+
+def test_a_frames_budget_ends_the_process_with_the_browser_open(browser, tmp_path):
+    """``--frames`` as in CI: the page stays open, the budget ends the run and the process, and the
+    page has the closing lines (the server sends them before it closes)."""
+    script = tmp_path / "loop.py"
+    script.write_text(textwrap.dedent(WAITS_FOR_ITS_PAGE) + "while True:\n    sensor.snapshot()\n")
+    ide = IdeProcess(script, "--camera", "synthetic", "--lcd", "none", "--frames", "30", cwd=tmp_path,
+                     terminal_open=True)
+    try:
+        page = page_typing_a_line(browser, ide, "go")
+        assert ide.wait() == 0
+        wait_js(page, "document.getElementById('status').dataset.state === 'ended'")
+        assert "the run had a budget (--frames 30)" in page.locator("#terminal").text_content()
         page.close()
     finally:
         ide.close()

@@ -3,7 +3,9 @@
 Terminal output and input, Stop as the IDE's (``Exception: IDE interrupt`` in the script, MicroPython
 traceback on the page), Run again, board buttons reaching GPIO IRQs on the script's thread, LEDs,
 the numbers of the board pane, the frame-buffer semantics through HTTP, recordings; and the run
-with no page at all behaving as without ``--ide``. Every wait is for a condition, bounded.
+with no page at all behaving as without ``--ide``; the process ending with the run (the page
+closed, killed or frozen after the script ended; a ``--frames``/``--timeout`` budget spent with a
+page still open). Every wait is for a condition, bounded.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ def script(tmp_path: Path, body: str, name: str = "main.py") -> Path:
 def run(tmp_path):
     started: list[tuple[IdeProcess, list[PageClient]]] = []
 
-    def start(body: str, *args: str, page: bool = True):
-        ide = IdeProcess(script(tmp_path, body), "--lcd", "none", *args, cwd=tmp_path)
+    def start(body: str, *args: str, page: bool = True, terminal_open: bool = False):
+        ide = IdeProcess(script(tmp_path, body), "--lcd", "none", *args, cwd=tmp_path, terminal_open=terminal_open)
         _ = ide.url
         pages: list[PageClient] = [PageClient(ide)] if page else []
         started.append((ide, pages))
@@ -306,6 +308,8 @@ def test_board_pane_buttons_and_leds_come_from_the_profile():
 def test_sigterm_while_waiting_for_run_ends_with_143_and_a_finished_recording(run, tmp_path):
     ide, page = run("""
         import sensor
+        print("waiting for the page")
+        input()  # (the page is connected and recording before the frames come: no race with its start)
         sensor.reset()
         sensor.set_pixformat(sensor.RGB565)
         sensor.set_framesize(sensor.QQVGA)
@@ -313,8 +317,10 @@ def test_sigterm_while_waiting_for_run_ends_with_143_and_a_finished_recording(ru
             sensor.snapshot()
         print("done")
     """, "--camera", "synthetic")
+    page.wait_terminal("waiting for the page")
     page.send(type="record", on=True)
     recording = page.wait_state("recording", lambda r: r["active"])
+    page.send(type="input", text="go")
     page.wait_state("status", lambda s: s["state"] == "ended")
     wait_until(lambda: any("can Run it again" in line for line in ide.stderr), what="the wait for Run")
     ide.proc.terminate()
@@ -323,3 +329,82 @@ def test_sigterm_while_waiting_for_run_ends_with_143_and_a_finished_recording(ru
     ok, _ = video.read()
     video.release()
     assert ok  # the recording was finalised on the way out
+
+
+# ------------------------------------------------------------------ the process ends with the run
+WAITS_FOR_ITS_PAGE = """
+    import time
+    print("waiting for the page")
+    print("typed:", input())
+    {rest}
+"""
+
+
+def page_process(ide):
+    from ide_harness import PageProcess
+
+    return PageProcess(ide)
+
+
+def test_closing_the_page_after_the_run_ends_the_process(run):
+    ide, page = run(WAITS_FOR_ITS_PAGE.format(rest="print('done')"))
+    page.wait_terminal("waiting for the page")
+    page.send(type="input", text="hello")
+    page.wait_state("status", lambda s: s["state"] == "ended")
+    wait_until(lambda: any("can Run it again" in line for line in ide.stderr), what="the wait for Run")
+    page.close()
+    assert ide.wait() == 0  # on its own: the page was the only thing it waited for
+    assert "typed: hello" in "".join(ide.stdout)
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGSTOP"), reason="freezing a page needs SIGSTOP")
+@pytest.mark.parametrize("how", ["killed", "frozen"])
+def test_a_page_that_vanished_without_closing_is_noticed(run, how):
+    """A browser killed (socket closed, no close handshake) or frozen (socket open, silent): the
+    server's heartbeat drops it, and the ended run's process ends."""
+    import signal
+
+    ide = run(WAITS_FOR_ITS_PAGE.format(rest="print('done')"), page=False, terminal_open=True)
+    page = page_process(ide)
+    try:
+        wait_until(lambda: any("can Run it again" in line for line in ide.stderr), what="the wait for Run")
+        page.proc.send_signal(signal.SIGKILL if how == "killed" else signal.SIGSTOP)
+        assert ide.wait() == 0
+    finally:
+        page.close()
+    assert "typed: page here" in "".join(ide.stdout)
+
+
+def test_frames_budget_ends_the_process_with_a_page_open(run):
+    ide, page = run(WAITS_FOR_ITS_PAGE.format(rest="""
+    import sensor
+    sensor.reset()
+    sensor.set_pixformat(sensor.RGB565)
+    sensor.set_framesize(sensor.QQVGA)
+    while True:
+        sensor.snapshot()
+    """), "--camera", "synthetic", "--frames", "5")
+    page.wait_terminal("waiting for the page")
+    page.send(type="input", text="go")
+    assert ide.wait() == 0  # the page stays connected: the budget, not the page, ends the process
+    assert "--frames 5" in ide.text() and "can Run it again" not in ide.text()
+    assert page.latest("status")["state"] == "ended"
+
+
+def test_timeout_budget_ends_the_process_with_a_page_open(run):
+    from _shared import with_growing_timeout
+
+    def attempt(timeout: float):
+        ide, page = run(WAITS_FOR_ITS_PAGE.format(rest="""
+    print("looping")
+    while True:
+        time.sleep(0.05)
+        """), "--timeout", f"{timeout:g}")
+        page.wait_terminal("waiting for the page")
+        page.send(type="input", text="go")
+        code = ide.wait()  # the page stays connected: the budget ends the process
+        return code, ide.text()
+
+    code, text = with_growing_timeout(attempt, lambda result: "looping" in result[1])
+    assert code == 0 and "looping" in text
+    assert "reached" in text and "can Run it again" not in text

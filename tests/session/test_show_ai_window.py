@@ -35,7 +35,7 @@ def _gap_columns(shot: np.ndarray) -> np.ndarray:
     return np.nonzero(is_gap.sum(axis=0) >= 240)[0]
 
 
-def _both_windows(display: str, camera, tmp_path) -> np.ndarray | None:
+def _both_windows(display: str, camera, tmp_path, lcd_top: int = 0) -> np.ndarray | None:
     env = dict(os.environ, DISPLAY=display)
     env.pop("WAYLAND_DISPLAY", None)
     proc = subprocess.Popen([sys.executable, "-m", "maixemu", "run", "--sample", "pix_to_ai_pitfall", "--camera",
@@ -47,7 +47,7 @@ def _both_windows(display: str, camera, tmp_path) -> np.ndarray | None:
         while time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.5)
             shot = take_screenshot(display, tmp_path)
-            lcd_shown = (shot[:LCD_H, :LCD_W] == (255, 0, 0)).all(-1).sum() > 50  # the red caption
+            lcd_shown = (shot[lcd_top:lcd_top + LCD_H, :LCD_W] == (255, 0, 0)).all(-1).sum() > 50  # the red caption
             if lcd_shown and _gap_columns(shot).size:
                 time.sleep(0.5)  # one more repaint of both, then the picture
                 return take_screenshot(display, tmp_path)
@@ -76,3 +76,25 @@ def test_ai_window_opens_beside_the_lcd_window(tmp_path):
     lcd = shot[:LCD_H, :LCD_W]
     assert (lcd[250:480, 0:320] == 0).all(-1).mean() > 0.9  # "without pix_to_ai": a flat black map
     regenerate("view-window.png", shot[: max(AI_H, LCD_H), : ai_left + AI_W])
+
+
+def test_on_a_1280_pixel_screen_the_ai_window_opens_under_the_lcd_window(tmp_path):
+    """640 + 16 + 648 pixels do not fit side by side on a 1280x800 laptop screen: the AI window goes
+    under the LCD window (it ran 24 pixels off the right edge before)."""
+    require_screenshot_tool()
+    camera = tmp_path / "digit.png"
+    Image.fromarray(draw_digit(3, height=160, width=20)).save(camera)
+    shot = None
+    for _ in range(3):  # Qt on a bare Xvfb now and then never paints a window (see test_display_xvfb)
+        with xvfb_server(width=1280, height=800) as display:
+            shot = _both_windows(display, camera, tmp_path)
+        if shot is not None:
+            break
+    assert shot is not None, "the LCD and AI windows never both showed (3 fresh Xvfb starts)"
+    gap = _gap_columns(shot)
+    ai_left = int(gap[0]) - 320
+    assert 0 <= ai_left and ai_left + AI_W <= 1280, (ai_left, gap)  # whole on the screen
+    rows = np.nonzero((shot[:, int(gap[0])] == GAP_COLOUR).all(-1))[0]
+    assert rows[0] >= LCD_H + WINDOW_GAP and rows[-1] < 800, (rows[0], rows[-1])  # under the LCD window, on screen
+    lcd = shot[:LCD_H, :LCD_W]
+    assert (lcd[250:480, 0:320] == 0).all(-1).mean() > 0.9  # the LCD window is whole

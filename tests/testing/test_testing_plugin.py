@@ -12,6 +12,7 @@ from PIL import Image
 
 from _shared import with_growing_timeout
 from maixemu.testing import ArraySource, MaixPyRunner, board
+from maixemu.testing.run import RunResult
 
 SNAP_AND_SHOW = """
 import sensor, lcd
@@ -80,6 +81,20 @@ def test_script_error_gives_exit_1_and_a_traceback_of_the_script(maixpy):
     assert "ValueError: boom" in result.stderr and "main.py" in result.stderr
     with pytest.raises(AssertionError, match="boom"):
         result.check()
+
+
+def test_check_failure_says_the_error_and_the_scripts_line_and_nothing_else(maixpy):
+    """check()'s message: the error and where first (pytest's one-line summary), the traceback with
+    the script's own source line under its frame, no closing line; check's frame is hidden."""
+    result = maixpy.run(code="import sensor\nx = 1\nprint('before')\nraise ValueError('boom')\n")
+    with pytest.raises(AssertionError) as info:
+        result.check()
+    lines = str(info.value).splitlines()
+    assert lines[0] == "ValueError: boom (/sd/main.py, line 4) — exit 1"
+    assert "    raise ValueError('boom')" in lines  # the device prints no source line: the test gets it
+    assert lines[-1] == "ValueError: boom"
+    assert not any(line.startswith("[maixemu]") and "exit 1" in line for line in lines)  # the closing line
+    assert "__tracebackhide__" in RunResult.check.__code__.co_varnames  # pytest shows the test's line, not check's
 
 
 def test_swallowing_the_budget_does_not_end_pytest(maixpy):

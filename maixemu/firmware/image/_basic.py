@@ -214,9 +214,17 @@ class BasicMixin:
             out[0:y1 - y, 0:x1 - x] = block
         return type(self)._wrap(fmt, out)
 
-    def resize(self, w, h):
-        """New image with the K210 firmware's resampling (see ``_resize``); no AI buffer."""
-        w, h = _args.to_int(w), _args.to_int(h)
+    def resize(self, *args, **kwargs):
+        """``resize(w, h)``: new image with the K210 firmware's resampling (see ``_resize``); no AI buffer.
+
+        ``MP_DEFINE_CONST_FUN_OBJ_3`` in py_image.c: exactly two positional arguments, no keywords,
+        with MicroPython's messages for anything else.
+        """
+        if kwargs:
+            raise TypeError("function doesn't take keyword arguments")
+        if len(args) != 2:
+            raise TypeError(f"function takes 3 positional arguments but {len(args) + 1} were given")
+        w, h = _args.to_int(args[0]), _args.to_int(args[1])
         if w <= 0 or h <= 0:
             raise MemoryError(f"memory allocation failed, allocating {max(w * h, 0)} bytes")
         heap.check_image_buffer(w, h, 2 if self._fmt == RGB565 else 1)  # py_image_resize's xalloc(w*h*bpp)

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _args, _color, _draw_kernels, _fmath, _font8x12
 from ._core import GRAYSCALE
-from ._jit import compiled_now as compiled  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled  # (the vectorised form until kernels are served compiled)
 from ._pixels import to_binary
 from ..pixformat import BINARY
 
@@ -126,7 +126,7 @@ class DrawMixin:
         t0 = thickness // 2
         t1 = (thickness - 1) // 2
         if compiled():
-            _draw_kernels.point_fill_line(self._pix, int(x0), int(y0), int(x1), int(y1), -t0, t1, c)
+            self._fill_line(x0, y0, x1, y1, -t0, t1, c)
             return
         lx, ly = line_offsets(x1 - x0, y1 - y0)
         ox, oy = self._disc_offsets(-t0, t1)
@@ -134,12 +134,21 @@ class DrawMixin:
         py = (ly + y0)[:, None] + oy[None, :]
         self._plot(px, py, c)
 
+    def _fill_line(self, x0, y0, x1, y1, r0: int, r1: int, c) -> None:
+        """One ``imlib_draw_line`` through the lines kernel (``point_fill`` discs r0..r1)."""
+        one = np.empty(5, np.int64)
+        one[:] = (int(x0), int(y0), int(x1), int(y1), int(c))
+        _draw_kernels.point_fill_lines(self._pix, one[0:1], one[1:2], one[2:3], one[3:4], r0, r1, one[4:5])
+
     def _thin_lines(self, x0, y0, x1, y1, colors) -> None:
         """Thickness-1 lines drawn one after the other (later ones over earlier ones), clipped: what
         that many ``_line`` calls draw, in one pass. Each distinct (dx, dy) is walked once."""
         x0, y0, x1, y1 = (np.asarray(v, np.int64).ravel() for v in (x0, y0, x1, y1))
         colors = np.asarray(colors).ravel()
         if x0.size == 0:
+            return
+        if compiled() and _draw_kernels.point_fill_lines.attempt(self._pix, x0, y0, x1, y1, 0, 0,
+                                                                  colors.astype(np.int64)) is not NOT_SERVED:
             return
         dx, dy = x1 - x0, y1 - y0
         lo_x, lo_y = int(dx.min()), int(dy.min())
@@ -184,7 +193,7 @@ class DrawMixin:
     def _circle(self, cx: int, cy: int, r: int, c, thickness: int, fill: bool) -> None:
         if fill:
             if compiled():  # point_fill(cx, cy, -r, r): the line kernel from the centre to itself
-                _draw_kernels.point_fill_line(self._pix, int(cx), int(cy), int(cx), int(cy), -int(r), int(r), c)
+                self._fill_line(cx, cy, cx, cy, -int(r), int(r), c)
                 return
             ox, oy = self._disc_offsets(-r, r)
             self._plot(cx + ox, cy + oy, c)

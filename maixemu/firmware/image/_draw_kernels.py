@@ -23,35 +23,43 @@ _I32_MIN = -2147483648
 
 
 @kernel
-def point_fill_line(pix, x0, y0, x1, y1, r0, r1, c):
-    """``imlib_draw_line``: the Bresenham walk from (x0, y0) to (x1, y1), a ``point_fill`` disc
-    (offsets r0..r1, radius |r0|) at every step. From a point to itself it is one disc: the filled
-    circle of ``imlib_draw_circle`` (``point_fill(img, cx, cy, -r, r, c)``)."""
+def point_fill_lines(pix, x0s, y0s, x1s, y1s, r0, r1, colors):
+    """``imlib_draw_line`` for each line in turn (later ones over earlier ones): the Bresenham walk
+    from (x0, y0) to (x1, y1), a ``point_fill`` disc (offsets r0..r1, radius |r0|; 0..0 is the one
+    pixel of thickness 1) at every step, colour ``colors[i]`` (int64 arrays). From a point to
+    itself it is one disc: the filled circle of ``imlib_draw_circle`` (``point_fill(img, cx, cy,
+    -r, r, c)``)."""
     h, w = pix.shape
-    dx = abs(x1 - x0)
-    dy = abs(y1 - y0)
-    sx = 1 if x0 < x1 else -1
-    sy = 1 if y0 < y1 else -1
-    e = dx if dx > dy else -dy
-    err = e // 2 if e >= 0 else -((-e) // 2)  # C division truncates toward zero
     rr = r0 * r0
-    while True:
-        for y in range(r0, r1 + 1):
-            py = y0 + y
-            if 0 <= py < h:
-                for x in range(r0, r1 + 1):
-                    px = x0 + x
-                    if 0 <= px < w and x * x + y * y <= rr:
-                        pix[py, px] = c
-        if x0 == x1 and y0 == y1:
-            break
-        e2 = err
-        if e2 > -dx:
-            err -= dy
-            x0 += sx
-        if e2 < dy:
-            err += dx
-            y0 += sy
+    for i in range(x0s.size):
+        x0 = x0s[i]
+        y0 = y0s[i]
+        x1 = x1s[i]
+        y1 = y1s[i]
+        c = colors[i]
+        dx = abs(x1 - x0)
+        dy = abs(y1 - y0)
+        sx = 1 if x0 < x1 else -1
+        sy = 1 if y0 < y1 else -1
+        e = dx if dx > dy else -dy
+        err = e // 2 if e >= 0 else -((-e) // 2)  # C division truncates toward zero
+        while True:
+            for y in range(r0, r1 + 1):
+                py = y0 + y
+                if 0 <= py < h:
+                    for x in range(r0, r1 + 1):
+                        px = x0 + x
+                        if 0 <= px < w and x * x + y * y <= rr:
+                            pix[py, px] = c
+            if x0 == x1 and y0 == y1:
+                break
+            e2 = err
+            if e2 > -dx:
+                err -= dy
+                x0 += sx
+            if e2 < dy:
+                err += dx
+                y0 += sy
 
 
 @kernel

@@ -11,13 +11,16 @@ memory on the device, are zeros here), and the output comes back compact. This i
 same integer model as ``conv3`` (``_k210._kpu_conv3``).
 
 Then, inside the ROI: Sobel in ints, ``g = (int) sqrtf(vx^2 + vy^2)``, the direction
-``(int) |atan2f(vy, vx) * 180 / pi|`` binned to 0/45/90/135, hysteresis against the 8 neighbours'
+``(int) |atan2f(vy, vx) * 180 / pi|`` (libm's atan2f: ``_gradient_angle``) binned to 0/45/90/135, hysteresis against the 8 neighbours'
 magnitudes, non-maximum suppression along the direction; the ROI's border is cleared.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ._gradient_angle import degree_table, truncated_degrees
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 KERNEL_GAUSS_3 = (1, 2, 1, 2, 4, 2, 1, 2, 1)
 KERNEL_HIGH_PASS_3 = (-1, -1, -1, -1, 8, -1, -1, -1, -1)
@@ -30,7 +33,7 @@ def kpu_blur(pix: np.ndarray) -> np.ndarray:
 
     h, w = pix.shape
     stride = (w + 63) // 64 * 64
-    flat = np.zeros(stride * h, np.int64)  # what the input DMA reads: channel_switch_addr * 64 bytes
+    flat = np.zeros(stride * h, np.uint8)  # what the input DMA reads: channel_switch_addr * 64 bytes
     n = min(flat.size, pix.size)
     flat[:n] = pix.reshape(-1)[:n]
     plane = flat.reshape(h, stride)[:, :w]
@@ -38,7 +41,77 @@ def kpu_blur(pix: np.ndarray) -> np.ndarray:
 
 
 def canny(pix: np.ndarray, roi: tuple[int, int, int, int], low: int, high: int) -> np.ndarray:
-    src = kpu_blur(pix).astype(np.int64)
+    """The blurred image with the ROI replaced by Canny's edges (255) and non-edges (0)."""
+    blurred = kpu_blur(pix)
+    if compiled():
+        out = np.ascontiguousarray(blurred, np.uint8).copy()
+        x0, y0, rw, rh = roi
+        if _canny_roi.attempt(out, x0, y0, rw, rh, low, high, degree_table(), np.zeros((rh, rw), np.int32),
+                              np.zeros((rh, rw), np.int32)) is not NOT_SERVED:
+            return out
+    return _canny_arrays(blurred, roi, low, high)
+
+
+@kernel
+def _canny_roi(img, x0, y0, rw, rh, low, high, degrees, g, t):
+    """``imlib_edge_canny`` after the blur, in place on the ROI of ``img`` (uint8): the Sobel
+    magnitude ``(int) sqrtf`` and direction bin of every inner pixel into ``g``/``t`` (int32,
+    zeros), then hysteresis and non-maximum suppression. ``degrees``: ``_gradient_angle``'s table
+    (``[|vy|, vx + LIMIT]``)."""
+    limit = (degrees.shape[1] - 1) // 2
+    for gy in range(1, rh - 1):
+        y = y0 + gy
+        for gx in range(1, rw - 1):
+            x = x0 + gx
+            tl = np.int64(img[y - 1, x - 1])
+            tc = np.int64(img[y - 1, x])
+            tr = np.int64(img[y - 1, x + 1])
+            ml = np.int64(img[y, x - 1])
+            mr = np.int64(img[y, x + 1])
+            bl = np.int64(img[y + 1, x - 1])
+            bc = np.int64(img[y + 1, x])
+            br = np.int64(img[y + 1, x + 1])
+            vx = tl - tr + (ml << 1) - (mr << 1) + bl - br
+            vy = tl + (tc << 1) + tr - bl - (bc << 1) - br
+            g[gy, gx] = int(np.sqrt(np.float32(vx * vx + vy * vy)))
+            d = degrees[vy if vy >= 0 else -vy, vx + limit]
+            t[gy, gx] = 0 if d < 22 else (45 if d < 67 else (90 if d < 112 else (135 if d < 160 else 0)))
+    for gy in range(rh):
+        for gx in range(rw):
+            y = y0 + gy
+            x = x0 + gx
+            if gy == 0 or gy == rh - 1 or gx == 0 or gx == rw - 1:
+                img[y, x] = 0
+                continue
+            v = g[gy, gx]
+            strong = False
+            if v >= low:
+                for dy in range(-1, 2):
+                    for dx in range(-1, 2):
+                        if g[gy + dy, gx + dx] >= high:
+                            strong = True
+            if not strong:
+                img[y, x] = 0
+                continue
+            d = t[gy, gx]
+            if d == 0:
+                a = g[gy, gx - 1]
+                b = g[gy, gx + 1]
+            elif d == 45:
+                a = g[gy + 1, gx - 1]
+                b = g[gy - 1, gx + 1]
+            elif d == 90:
+                a = g[gy + 1, gx]
+                b = g[gy - 1, gx]
+            else:
+                a = g[gy + 1, gx + 1]
+                b = g[gy - 1, gx - 1]
+            img[y, x] = 255 if (v > a and v > b) else 0
+
+
+def _canny_arrays(blurred: np.ndarray, roi: tuple[int, int, int, int], low: int, high: int) -> np.ndarray:
+    """:func:`canny` as array code (until kernels are served compiled)."""
+    src = blurred.astype(np.int64)
     x0, y0, rw, rh = roi
     g = np.zeros((rh, rw), np.int64)
     t = np.zeros((rh, rw), np.int64)
@@ -50,7 +123,7 @@ def canny(pix: np.ndarray, roi: tuple[int, int, int, int], low: int, high: int) 
         vx = tl - tr + (ml << 1) - (mr << 1) + bl - br
         vy = tl + (tc << 1) + tr - bl - (bc << 1) - br
         g[1:-1, 1:-1] = np.sqrt((vx * vx + vy * vy).astype(F)).astype(np.int64)
-        deg = np.abs(np.arctan2(vy.astype(F), vx.astype(F)) * F(180) / F(np.pi)).astype(np.int64)
+        deg = truncated_degrees(vy, vx)  # libm's atan2f, not numpy's arctan2 (_gradient_angle)
         t[1:-1, 1:-1] = np.select([deg < 22, deg < 67, deg < 112, deg < 160], [0, 45, 90, 135], 0)
     out = src.astype(np.uint8)
     region = np.zeros((rh, rw), np.uint8)

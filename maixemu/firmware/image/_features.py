@@ -25,8 +25,9 @@ import numpy as np
 from . import _args
 from ._core import GRAYSCALE, ImageBase
 from ..pixformat import BINARY
-from ._fmath import COS, SIN, F, fsqrt, ftoi
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._fmath import COS, SIN, F, fast_sqrtf, fsqrt, ftoi
+from ._gradient_angle import degree_table, truncated_degrees
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 LBP_HIST_SIZE = 59
 LBP_NUM_REGIONS = 7
@@ -83,6 +84,11 @@ def lbp_desc(gray: np.ndarray, roi) -> np.ndarray:
         return np.zeros(LBP_DESC_SIZE, np.uint8)
     if RX == 0 or RY == 0:
         raise OSError("find_lbp: the roi must be at least 7x7 (the firmware divides by zero)")
+    if compiled():
+        counts = np.zeros(LBP_DESC_SIZE, np.int64)
+        if _lbp_counts.attempt(np.ascontiguousarray(gray, np.uint8).reshape(-1), w, rx, ry, int(xs[-1]) + 1,
+                               int(ys[-1]) + 1, RX, RY, _UNIFORM, counts) is not NOT_SERVED:
+            return (counts & 0xFF).astype(np.uint8)
     flat = gray.ravel().astype(np.int16)
     n = flat.size
     base = ys[:, None] * w + xs[None, :]
@@ -97,6 +103,43 @@ def lbp_desc(gray: np.ndarray, roi) -> np.ndarray:
     idx = idx[ok & (idx < LBP_DESC_SIZE)]
     desc = np.bincount(idx.ravel(), minlength=LBP_DESC_SIZE)[:LBP_DESC_SIZE]
     return (desc & 0xFF).astype(np.uint8)
+
+
+@kernel
+def _lbp_counts(flat, w, rx, ry, x_end, y_end, rx_size, ry_size, uniform, counts):
+    """``imlib_lbp_desc``'s loops: each pixel's 8-neighbour code against its centre, counted in
+    its region's uniform-pattern bin; reads through the flat buffer (``w`` per row), a pixel whose
+    window runs past the buffer's end is dropped, as is a bin past the descriptor (the C writes
+    past its buffer there)."""
+    n = flat.size
+    size = counts.size
+    for y in range(ry, y_end):
+        y_idx = (y - ry) // ry_size * 7
+        for x in range(rx, x_end):
+            base = y * w + x
+            if base + 2 * w + 2 >= n:
+                continue
+            p = flat[base + w + 1]
+            code = 0
+            if flat[base] >= p:
+                code |= 1
+            if flat[base + 1] >= p:
+                code |= 2
+            if flat[base + 2] >= p:
+                code |= 4
+            if flat[base + w + 2] >= p:
+                code |= 8
+            if flat[base + 2 * w + 2] >= p:
+                code |= 16
+            if flat[base + 2 * w + 1] >= p:
+                code |= 32
+            if flat[base + 2 * w] >= p:
+                code |= 64
+            if flat[base + w] >= p:
+                code |= 128
+            at = (y_idx + (x - rx) // rx_size) * 59 + int(uniform[code])
+            if at < size:
+                counts[at] += 1
 
 
 def lbp_distance(d0: np.ndarray, d1: np.ndarray) -> int:
@@ -122,6 +165,36 @@ def hog(gray: np.ndarray, roi, cell_size: int) -> np.ndarray:
     per_block = 9 * 4
     span = 9 * (((block - 1) // 8) * 2 + (block - 1) // 8 + 1)
     buf = np.zeros(max(n_blocks * per_block + span, x_cells * y_cells * 9) + per_block, F)
+    if not compiled() or _hog_blocks.attempt(np.ascontiguousarray(gray, np.uint8), rx, ry, wl, hl, block,
+                                             degree_table(), buf) is NOT_SERVED:
+        _hog_arrays(gray, bys, bxs, hl, wl, block, buf)
+    # the picture: cells in hog.c's order (2x2 cells per block), each cell's 9 bins by strength
+    l = cell_size // 2
+    cby, cbx, cyy, cxx = (v.ravel() for v in np.meshgrid(np.arange(0, y_cells, 2), np.arange(0, x_cells, 2),
+                                                         np.arange(2), np.arange(2), indexing="ij"))
+    n_cells = cby.size
+    # cells reading past the histogram buffer (tiny cells) draw the bins that are there, or none:
+    # the missing ones get colour 256, sort last and are dropped
+    flat_colour = np.full(n_cells * 9, 256, np.int64)
+    avail = min(n_cells * 9, buf.size)
+    flat_colour[:avail] = np.clip(ftoi(buf[:avail] * F(255)), 0, 255)
+    colour = flat_colour.reshape(n_cells, 9)
+    order = np.argsort(colour * 16 + np.arange(9), axis=1)  # stable by colour (ties: no matter)
+    bins = np.arange(9) * 20
+    half_x = ftoi(F(l) * COS[bins])[order]
+    half_y = ftoi(F(l) * SIN[bins])[order]
+    x1 = ((cxx + cbx) * cell_size + l)[:, None]
+    y1 = ((cyy + cby) * cell_size + l)[:, None]
+    lines = np.stack([x1 - half_x, y1 + half_y, x1 + half_x, y1 - half_y,
+                      np.take_along_axis(colour, order, axis=1)], axis=-1).reshape(-1, 5)
+    return lines[lines[:, 4] < 256]
+
+
+def _hog_arrays(gray: np.ndarray, bys: np.ndarray, bxs: np.ndarray, hl: int, wl: int, block: int,
+                buf: np.ndarray) -> None:
+    """:func:`_hog_blocks` as array code: all blocks at once, the float32 sums in the C's order."""
+    n_blocks = bys.size * bxs.size
+    per_block = 9 * 4
     g = gray.astype(np.int64)
     cy, cx = np.mgrid[0:block, 0:block]
     cy, cx = cy.ravel(), cx.ravel()
@@ -138,8 +211,7 @@ def hog(gray: np.ndarray, roi, cell_size: int) -> np.ndarray:
     m = np.sqrt((vx * vx + vy * vy).astype(F))
     strong = m.astype(np.int64) > 1
     vx, vy, m, bi, ccy, ccx = vx[strong], vy[strong], m[strong], bi[strong], ccy[strong], ccx[strong]
-    ang = np.arctan2(vx.astype(F).astype(np.float64), vy.astype(F).astype(np.float64)).astype(F)
-    t = np.abs(ang * F(180.0) / F(math.pi)).astype(np.int64) // 20
+    t = truncated_degrees(vx, vy) // 20  # atan2f(vx, vy): swapped in hog.c too; libm's atan2f
     t = np.where(t == 9, 0, t)
     np.add.at(buf, bi * per_block + ((ccy // 8) * 2 + (ccx // 8)) * 9 + t, m)  # unbuffered, in order
     k = np.zeros(n_blocks, F)
@@ -148,26 +220,48 @@ def hog(gray: np.ndarray, roi, cell_size: int) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         normed = buf[:n_blocks * per_block].reshape(n_blocks, per_block) / k[:, None]
     buf[:n_blocks * per_block] = normed.ravel()
-    # the picture: cells in hog.c's order (2x2 cells per block), each cell's 9 bins by strength
-    l = cell_size // 2
-    cby, cbx, cyy, cxx = (v.ravel() for v in np.meshgrid(np.arange(0, y_cells, 2), np.arange(0, x_cells, 2),
-                                                         np.arange(2), np.arange(2), indexing="ij"))
-    n_cells = cby.size
-    # cells reading past the histogram buffer (tiny cells) draw the bins that are there, or none:
-    # the missing ones get colour 256, sort last and are dropped
-    colour = np.full(n_cells * 9, 256, np.int64)
-    avail = min(n_cells * 9, buf.size)
-    colour[:avail] = np.clip(ftoi(buf[:avail] * F(255)), 0, 255)
-    colour = colour.reshape(n_cells, 9)
-    order = np.argsort(colour * 16 + np.arange(9), axis=1)  # stable by colour (ties: no matter)
-    bins = np.arange(9) * 20
-    half_x = ftoi(F(l) * COS[bins])[order]
-    half_y = ftoi(F(l) * SIN[bins])[order]
-    x1 = ((cxx + cbx) * cell_size + l)[:, None]
-    y1 = ((cyy + cby) * cell_size + l)[:, None]
-    lines = np.stack([x1 - half_x, y1 + half_y, x1 + half_x, y1 - half_y,
-                      np.take_along_axis(colour, order, axis=1)], axis=-1).reshape(-1, 5)
-    return lines[lines[:, 4] < 256]
+
+
+@kernel
+def _hog_blocks(gray, rx, ry, wl, hl, block, degrees, buf):
+    """``imlib_find_hog``'s gradient loops block by block into ``buf`` (float32, zeros): per pixel
+    the central differences, ``m = sqrtf``, the 20-degree bin of ``atan2f(vx, vy)`` (the C's
+    swapped arguments; ``degrees``: ``_gradient_angle``'s table), ``m`` added at
+    ``block * 36 + ((cy / 8) * 2 + cx / 8) * 9 + t`` (past the block's 36 bins for cells over 8
+    pixels, as the C); then the block's 36 bins divided by ``sqrtf`` of its ``m * m`` sum."""
+    limit = (degrees.shape[1] - 1) // 2
+    base = 0
+    for y in range(ry, hl, block):
+        for x in range(rx, wl, block):
+            k = np.float32(0.0)
+            for cy in range(block):
+                yy = y + cy
+                if yy <= 0 or yy >= hl:
+                    continue
+                for cx in range(block):
+                    xx = x + cx
+                    if xx <= 0 or xx >= wl:
+                        continue
+                    vx = np.int64(gray[yy, xx + 1]) - np.int64(gray[yy, xx - 1])
+                    vy = np.int64(gray[yy + 1, xx]) - np.int64(gray[yy - 1, xx])
+                    m = np.sqrt(np.float32(vx * vx + vy * vy))
+                    if int(m) > 1:
+                        k = np.float32(k + np.float32(m * m))
+                        t = int(degrees[vx if vx >= 0 else -vx, vy + limit]) // 20
+                        if t == 9:
+                            t = 0
+                        at = base + ((cy // 8) * 2 + cx // 8) * 9 + t
+                        buf[at] = np.float32(buf[at] + m)
+            k = np.sqrt(k)
+            for i in range(base, base + 36):
+                v = buf[i]
+                if k != 0:
+                    buf[i] = np.float32(v / k)
+                elif v == 0:
+                    buf[i] = np.nan  # 0/0, as the C's float division gives
+                else:
+                    buf[i] = np.inf if v > 0 else -np.inf
+            base += 36
 
 
 # ---------------------------------------------------------------------- eye
@@ -192,6 +286,16 @@ def _iris_votes(px, py, weight, gcx, gcy, gx, gy, total):
                 total[p] = total[p] + t * t * weight[p]
 
 
+def _erased(far: np.ndarray) -> np.ndarray:
+    """Which gradients ``filter_gradients``' loop erases: it walks the array erasing each ``far``
+    one, and an erase moves the next one into the slot the loop then steps past, so in a run of
+    consecutive far gradients the first, third, ... go and the second, fourth, ... stay."""
+    idx = np.arange(far.size)
+    starts = far & ~np.concatenate([[False], far[:-1]])
+    run_start = np.maximum.accumulate(np.where(starts, idx, 0))
+    return far & ((idx - run_start) % 2 == 0)
+
+
 def find_iris(gray: np.ndarray, roi) -> tuple[int, int]:
     rx, ry, rw, rh = roi
     box_w = rw - int(F(0.15) * F(rw))
@@ -211,15 +315,7 @@ def find_iris(gray: np.ndarray, roi) -> tuple[int, int]:
     n = gm.size
     if n:
         avg = np.cumsum(gm, dtype=F)[-1] / F(n)
-        alive = list(range(n))
-        i = 0
-        while i < len(alive):
-            v = gm[alive[i]]
-            diff = (v - avg) * (v - avg)
-            if fsqrt(diff) > F(100):
-                del alive[i]
-            i += 1
-        sel = np.array(alive, np.int64)
+        sel = np.flatnonzero(~_erased(fast_sqrtf((gm - avg) * (gm - avg)) > F(100)))
         gm, gx, gy, gcx, gcy = gm[sel], gx[sel], gy[sel], gcx[sel], gcy[sel]
     count = gm.size
     py, px = np.mgrid[y_off:y_off + box_h, x_off:x_off + box_w]

@@ -187,8 +187,8 @@ def uint16(v) -> np.ndarray:
 
 
 def _libm():
-    """The C library's float32 ``sinf``/``cosf`` when ctypes can find them (the golden values come
-    from glibc); ``None`` elsewhere."""
+    """The C library's float32 ``sinf``/``cosf``/``tanf``/``atan2f`` when ctypes can find them (the
+    golden values come from glibc); ``None`` elsewhere."""
     import ctypes
     import ctypes.util
 
@@ -200,6 +200,8 @@ def _libm():
             for fn in (lib.sinf, lib.cosf, lib.tanf):
                 fn.restype = ctypes.c_float
                 fn.argtypes = [ctypes.c_float]
+            lib.atan2f.restype = ctypes.c_float
+            lib.atan2f.argtypes = [ctypes.c_float, ctypes.c_float]
             return lib
         except (OSError, AttributeError):
             continue
@@ -234,6 +236,15 @@ def tanf(x: float | np.floating) -> np.float32:
     import math
 
     return F32(math.tan(float(F32(x))))
+
+
+def atan2f(y: float | np.floating, x: float | np.floating) -> np.float32:
+    """libm ``atan2f`` of two float32 (see :func:`sinf`)."""
+    if _LIBM is not None:
+        return F32(_LIBM.atan2f(float(F32(y)), float(F32(x))))
+    import math
+
+    return F32(math.atan2(float(F32(y)), float(F32(x))))
 
 
 # ---------------------------------------------------------------------- scalar helpers of the finders

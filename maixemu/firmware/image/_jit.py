@@ -96,6 +96,17 @@ def _account_vectorised(warmup: ModuleType) -> None:
         warmup.account(min(max(now - last, 0.0), _MAX_INTERVAL_S))
 
 
+class _NotServed:
+    """:data:`NOT_SERVED`'s type."""
+
+    def __repr__(self) -> str:
+        return "NOT_SERVED"
+
+
+#: what ``kernel(...).attempt`` returns when the kernel's compiled code is not in memory yet
+NOT_SERVED = _NotServed()
+
+
 def _as_lists(fn, lists: tuple[int, ...], writes: tuple[int, ...]):
     """``fn`` called with the arrays at ``lists`` as Python lists, ``writes`` copied back."""
 
@@ -118,7 +129,9 @@ def kernel(fn=None, *, lists: tuple[int, ...] = (), writes: tuple[int, ...] = ()
     in the background mode, until its compiled code is in memory: see the module docstring).
 
     ``run.__wrapped__`` is the Python path (with the ``lists=`` conversion), for tests;
-    ``run.dispatcher()`` numba's dispatcher of ``fn`` (the compile worker calls it).
+    ``run.dispatcher()`` numba's dispatcher of ``fn`` (the compile worker calls it);
+    ``run.attempt(*args)`` the compiled answer or :data:`NOT_SERVED` (for callers with a
+    vectorised form: see ``attempt``).
     """
     if fn is None:
         return lambda f: kernel(f, lists=lists, writes=writes)
@@ -149,28 +162,42 @@ def kernel(fn=None, *, lists: tuple[int, ...] = (), writes: tuple[int, ...] = ()
         finally:
             _warmup().account(time.thread_time() - t0)
 
-    def run(*args):
+    def attempt(*args):
+        """The compiled code's answer if it is in memory (or, under ``wait``, once compiled), else
+        :data:`NOT_SERVED` — having the worker compile it for later — so a caller with a
+        vectorised form takes that one rather than the Python twin (whose statements are the
+        C's, per pixel: seconds on a frame)."""
         if os.environ.get("MAIXEMU_NO_JIT") or not _installed():
-            return python(*args)
+            return NOT_SERVED
         warmup = _warmup()
         if warmup.mode() == "wait":
-            if _numba() is None:
-                return python(*args)
-            return dispatcher()(*args)
+            return NOT_SERVED if _numba() is None else dispatcher()(*args)
         if not warmup.active():
-            return plain(*args)
+            return NOT_SERVED
         key = warmup.arg_key(args)
         if key in pending or (key not in ready and warmup.compiling_here()):
-            return plain(*args)  # (a compile in this process holds numba's lock: do not queue on it)
+            return NOT_SERVED  # (a compile in this process holds numba's lock: do not queue on it)
         try:
             with warmup.CACHE_ONLY:
                 out = dispatcher()(*args)
         except warmup.NotCached as miss:
             pending.add(key)
             warmup.compile_later(miss, lambda: pending.discard(key))
-            return plain(*args)
+            return NOT_SERVED
         ready.add(key)
         return out
+
+    def run(*args):
+        if os.environ.get("MAIXEMU_NO_JIT") or not _installed():
+            return python(*args)
+        warmup = _warmup()
+        if warmup.mode() == "wait" or warmup.active():
+            out = attempt(*args)
+            if out is not NOT_SERVED:
+                return out
+            if warmup.mode() == "wait":
+                return python(*args)
+        return plain(*args)
 
     run.__name__ = fn.__name__
     run.__qualname__ = fn.__qualname__
@@ -178,4 +205,5 @@ def kernel(fn=None, *, lists: tuple[int, ...] = (), writes: tuple[int, ...] = ()
     run.__doc__ = fn.__doc__
     setattr(run, "__wrapped__", plain)  # the Python version, for tests
     setattr(run, "dispatcher", dispatcher)
+    setattr(run, "attempt", attempt)
     return run

@@ -16,7 +16,9 @@ firmware's messages and — as on the board — yields an empty 0x0 image rather
 
 Huffman decoding is one compiled kernel over the whole scan (``_jit``: numba, or the same statements
 in Python on lists); the IDCT (int16 arithmetic, which wraps as the C's int16 assignments do),
-colour conversion (tables over two 8-bit inputs) and assembly are numpy over all blocks.
+colour conversion (tables over two 8-bit inputs) and assembly are numpy over all blocks until
+kernels are served compiled, then kernels too (``_idct_blocks``, ``_assemble565``: block by block,
+pixel by pixel, the same arithmetic; the tests compare both forms).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import _color
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 
 # picojpeg.h status codes (the ones this decoder can report)
 NO_MORE_BLOCKS = 1
@@ -101,7 +103,14 @@ def _winograd_quant(q: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------- marker parsing
 def _parse(data: bytes) -> _Frame:
-    """Markers up to the first SOS, with picojpeg's checks (raises :class:`JpegError` ``init``)."""
+    """Markers up to the first SOS, with picojpeg's checks (raises :class:`JpegError` ``init``).
+    Loading a file asks for its geometry, its components and its pixels, each from the same bytes:
+    the last few frames are kept (read-only from here on) so the markers are walked once."""
+    return _parsed(bytes(data))
+
+
+@lru_cache(maxsize=4)
+def _parsed(data: bytes) -> _Frame:
     n = len(data)
     pos = 0
 
@@ -345,7 +354,7 @@ def _restart_marker(data: bytes, pos: int) -> tuple[int, int]:
 def _windows(seg: bytes) -> np.ndarray:
     """``win[i]``: the 24-bit big-endian word at byte ``i`` of the segment padded with FF bytes."""
     b = np.frombuffer(seg + b"\xff" * 8, np.uint8).astype(np.int64)
-    return (b[:-2] << 16) | (b[1:-1] << 8) | b[2:]
+    return ((b[:-2] << 16) | (b[1:-1] << 8) | b[2:]).astype(np.int32)  # (24 bits: half the memory of int64)
 
 
 def _segments(data: bytes, frame: _Frame, intervals: int) -> tuple[list[bytes], bool]:
@@ -394,7 +403,7 @@ def _decode_scan(win, seg_start, seg_end, n_segments, interval, total, block_com
                 qo = block_qo[b]
                 i = p >> 3
                 word = win[i] if i < end else 0xFFFFFF
-                e = luts[dct + ((word >> (8 - (p & 7))) & 0xFFFF)]
+                e = int(luts[dct + ((word >> (8 - (p & 7))) & 0xFFFF)])
                 s = e & 0xFF
                 p += e >> 8
                 nx = s & 0xF
@@ -414,7 +423,7 @@ def _decode_scan(win, seg_start, seg_end, n_segments, interval, total, block_com
                 while k < 64:
                     i = p >> 3
                     word = win[i] if i < end else 0xFFFFFF
-                    e = luts[act + ((word >> (8 - (p & 7))) & 0xFFFF)]
+                    e = int(luts[act + ((word >> (8 - (p & 7))) & 0xFFFF)])
                     s = e & 0xFF
                     p += e >> 8
                     run = s >> 4
@@ -446,7 +455,7 @@ def _decode_scan(win, seg_start, seg_end, n_segments, interval, total, block_com
 def _tables(huff: tuple) -> tuple[np.ndarray, list[int], dict[int, int]]:
     """The frame's Huffman tables as one flat lookup array (and as a list, for the Python path),
     with each table's offset."""
-    luts = np.concatenate([_lookup(*tab) for _, tab in huff])
+    luts = np.concatenate([_lookup(*tab) for _, tab in huff]).astype(np.uint16)  # (entries < 2**13: cache-sized)
     luts.flags.writeable = False
     return luts, luts.tolist(), {t: 65536 * i for i, (t, _) in enumerate(huff)}
 
@@ -456,7 +465,8 @@ _KERNEL_PYTHON = False
 
 
 def _decode_coefficients(data: bytes, frame: _Frame, kind: int) -> np.ndarray:
-    """All blocks' dequantised coefficients (natural order, int16 values) in MCU order."""
+    """All blocks' dequantised coefficients (natural order, int16: the C's int16 stores wrap) in
+    MCU order."""
     mcu_w, mcu_h, org = _MCU[kind]
     per_row = (frame.width + mcu_w - 1) // mcu_w
     per_col = (frame.height + mcu_h - 1) // mcu_h
@@ -481,7 +491,7 @@ def _decode_coefficients(data: bytes, frame: _Frame, kind: int) -> np.ndarray:
         raise JpegError(status, "mcu")
     if bad_restart:
         raise JpegError(BAD_RESTART_MARKER, "mcu")
-    return _int16(coef).reshape(-1, 64)
+    return coef.astype(np.int16).reshape(-1, 64)  # (the cast wraps as _int16 does)
 
 
 # ---------------------------------------------------------------------- IDCT (int16 Winograd)
@@ -490,7 +500,7 @@ def _imul(w: np.ndarray, c: int) -> np.ndarray:
     return ((w.astype(np.int32) * c + 128) >> 8).astype(np.int16)
 
 
-def _idct_pass(s: list[np.ndarray]) -> list[np.ndarray]:
+def _idct_pass(s: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray, int]]:
     """One pass of idctRows/idctCols on int16 arrays: numpy's int16 arithmetic wraps as every
     ``int16`` assignment of the C does. Returns the eight outputs as (a, b, sign): ``a + sign * b``
     is the output before its last addition, which idctCols descales in ``int`` (not wrapped)."""
@@ -516,8 +526,13 @@ def idct(coef: np.ndarray) -> np.ndarray:
     """(N, 64) dequantised coefficients -> (N, 64) uint8 samples (picojpeg's transform).
 
     The short cuts of idctRows/idctCols for rows/columns with only a DC term give what the full
-    transform gives (every other term is 0), so all blocks take the full one.
+    transform gives (every other term is 0), so all blocks take the full one. Where kernels are
+    served compiled, :func:`_idct_blocks` runs it block by block (the same wrapping arithmetic).
     """
+    if compiled():
+        out = np.empty(coef.size, np.uint8)
+        if _idct_blocks.attempt(np.ascontiguousarray(coef, np.int16).reshape(-1), out) is not NOT_SERVED:
+            return out.reshape(-1, 64)
     c = coef.reshape(-1, 8, 8).astype(np.int16)  # int16 values already; the cast keeps them
     t = np.ascontiguousarray(c.transpose(2, 0, 1))  # [column k][block, row]
     rows = [a + b if sign > 0 else a - b for a, b, sign in _idct_pass(list(t))]  # into the int16 buffer: wraps
@@ -526,6 +541,64 @@ def idct(coef: np.ndarray) -> np.ndarray:
             for a, b, sign in _idct_pass(list(o))]  # summed in int, then descaled
     out = np.stack([np.clip(((v + 64) >> 7) + 128, 0, 255) for v in cols])  # [row, column, block]
     return out.transpose(2, 0, 1).reshape(-1, 64).astype(np.uint8)
+
+
+@kernel
+def _idct_blocks(coef, out):
+    """picojpeg's idctRows then idctCols of each block of ``coef`` (flat int16, 64 per block,
+    row-major) into ``out`` (flat uint8): every int16 assignment of the C
+    wraps, the columns' last sum is an int, descaled by ``(v + 64) >> 7`` and clamped."""
+
+    def w(v):  # an int16 assignment
+        return ((v + 32768) & 0xFFFF) - 32768
+
+    def imul(v, c):  # imul_b*: int16((w * c + 128) >> 8)
+        return w((v * c + 128) >> 8)
+
+    tmp = np.zeros(64, np.int64)
+    s = np.zeros(8, np.int64)
+    r = np.zeros(8, np.int64)
+    for blk in range(coef.size // 64):
+        o = blk * 64
+        for phase in range(2):
+            for line in range(8):
+                for k in range(8):
+                    s[k] = coef[o + line * 8 + k] if phase == 0 else tmp[k * 8 + line]
+                x4 = w(s[5] - s[3])
+                x7 = w(s[5] + s[3])
+                x5 = w(s[1] + s[7])
+                x6 = w(s[1] - s[7])
+                tmp1 = imul(w(x4 - x6), 196)
+                stg26 = w(imul(x6, 277) - tmp1)
+                x24 = w(tmp1 - imul(x4, 669))
+                x15 = w(x5 - x7)
+                x17 = w(x5 + x7)
+                tmp2 = w(stg26 - x17)
+                tmp3 = w(imul(x15, 362) - tmp2)
+                x44 = w(tmp3 + x24)
+                x30 = w(s[0] + s[4])
+                x31 = w(s[0] - s[4])
+                x12 = w(s[2] - s[6])
+                x13 = w(s[2] + s[6])
+                x32 = w(imul(x12, 362) - x13)
+                x40 = w(x30 + x13)
+                x43 = w(x30 - x13)
+                x41 = w(x31 + x32)
+                x42 = w(x31 - x32)
+                r[0] = x40 + x17
+                r[1] = x41 + tmp2
+                r[2] = x42 + tmp3
+                r[3] = x43 - x44
+                r[4] = x43 + x44
+                r[5] = x42 - tmp3
+                r[6] = x41 - tmp2
+                r[7] = x40 - x17
+                for j in range(8):
+                    if phase == 0:
+                        tmp[line * 8 + j] = w(r[j])
+                    else:
+                        v = ((r[j] + 64) >> 7) + 128
+                        out[o + j * 8 + line] = 0 if v < 0 else (255 if v > 255 else v)
 
 
 # ---------------------------------------------------------------------- colour
@@ -562,7 +635,8 @@ def _colour_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     zero = np.zeros((256, 256), np.int64)
     tables = (_color.pack565(r >> 3, zero, zero), _color.pack565(zero, zero, b >> 3), g1.astype(np.uint8),
               _color.pack565(zero, g >> 2, zero))
-    return tuple(np.ascontiguousarray(t.reshape(-1)) for t in tables)
+    red, blue, green1, green = (np.ascontiguousarray(t.reshape(-1)) for t in tables)
+    return red, blue, green1, green
 
 
 def _tile(blocks: np.ndarray, rows: int, cols: int) -> np.ndarray:
@@ -586,6 +660,12 @@ def decode(data: bytes) -> tuple[str, np.ndarray]:
         return "gray", _tile(samples[:, :, 0], per_col, per_row)[:h, :w].copy()
     bx, by = mcu_w // 8, mcu_h // 8
     ny = bx * by
+    red, blue, green1, green = _colour_tables()
+    if compiled():
+        pix = np.empty((h, w), np.uint16)
+        if _assemble565.attempt(samples.reshape(-1), per_row, len(org), bx, by, red, blue, green1, green,
+                                pix) is not NOT_SERVED:
+            return "rgb565", pix
     # Y blocks in MCU order: TL, TR, BL, BR (YH1V2: top, bottom)
     yb = samples[:, :, :ny].reshape(per_col, per_row, by, bx, 8, 8)
     y = yb.transpose(0, 2, 4, 1, 3, 5).reshape(per_col * mcu_h, per_row * mcu_w)[:h, :w].astype(np.intp)
@@ -593,13 +673,38 @@ def decode(data: bytes) -> tuple[str, np.ndarray]:
     cr = _tile(samples[:, :, ny + 1], per_col, per_row)
     cb = np.repeat(np.repeat(cb, by, axis=0), bx, axis=1)[:h, :w]  # pixel replication (upsampleCb*)
     cr = np.repeat(np.repeat(cr, by, axis=0), bx, axis=1)[:h, :w]
-    red, blue, green1, green = _colour_tables()
     y <<= 8
     y_cb = y | cb
     pix = red[y | cr]
     pix |= blue[y_cb]
     pix |= green[(green1[y_cb].astype(np.intp) << 8) | cr]
     return "rgb565", pix
+
+
+@kernel
+def _assemble565(samples, per_row, n_blocks, bx, by, red, blue, green1, green, pix):
+    """``decode``'s assembly, pixel by pixel: the Y sample of pixel (x, y) in its MCU's Y blocks
+    (left to right, top to bottom), Cb and Cr from the MCU's chroma blocks at ``(x // bx,
+    y // by)`` (pixel replication), and picojpeg's colour steps as :func:`_colour_tables` hold
+    them. ``samples``: flat uint8, ``n_blocks`` blocks of 64 per MCU, MCUs in raster order."""
+    h, w = pix.shape
+    mcu_w = bx * 8
+    mcu_h = by * 8
+    ny = bx * by
+    per_col = (h + mcu_h - 1) // mcu_h
+    for my in range(per_col):
+        for mx in range(per_row):
+            base = (my * per_row + mx) * n_blocks * 64
+            y0 = my * mcu_h
+            x0 = mx * mcu_w
+            for ly in range(min(mcu_h, h - y0)):
+                row_y = base + (ly >> 3) * bx * 64 + (ly & 7) * 8
+                row_c = base + ny * 64 + (ly // by) * 8
+                for lx in range(min(mcu_w, w - x0)):
+                    y = np.int64(samples[row_y + (lx >> 3) * 64 + (lx & 7)]) << 8
+                    cb = np.int64(samples[row_c + lx // bx])
+                    cr = np.int64(samples[row_c + 64 + lx // bx])
+                    pix[y0 + ly, x0 + lx] = red[y | cr] | blue[y | cb] | green[(np.int64(green1[y | cb]) << 8) | cr]
 
 
 def geometry(data: bytes) -> tuple[int, int] | None:

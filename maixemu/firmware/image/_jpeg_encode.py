@@ -18,7 +18,9 @@ and the IDE stream all go through it):
   1 loses its pending bits (a few padding bits before EOI differ from a one-core encoder). Memory
   the firmware reads past core 1's buffer reads as 0 here.
 
-Everything per pixel or per coefficient is numpy; only the splice walks core 1's bytes in Python.
+Where kernels are compiled (``_jit``), ``_jpeg_scan`` runs the C's loops MCU by MCU; elsewhere the
+same encoder runs as array code here (every block at once, the tokens sorted into the C's order;
+only the splice walks core 1's bytes in Python). The tests compare the two byte for byte.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _tables
+from . import _jpeg_scan, _tables
+from ._jit import NOT_SERVED, compiled_now as compiled
 
 _F = np.float32
 
@@ -170,7 +173,7 @@ def _dct_1d(d: list[np.ndarray]) -> list[np.ndarray]:
     t7, t6, t5, t4 = d[0] - d[7], d[1] - d[6], d[2] - d[5], d[3] - d[4]
     t10, t13, t11, t12 = t0 + t3, t0 - t3, t1 + t2, t1 - t2
     z1 = _mul(t12 + t13, _FIX_0_707106781)
-    out = [None] * 8
+    out: list[np.ndarray] = [np.empty(0)] * 8
     out[0], out[4], out[2], out[6] = t10 + t11, t10 - t11, t13 + z1, t13 - z1
     t10, t11, t12 = t4 + t5, t5 + t6, t6 + t7
     z5 = _mul(t10 - t12, _FIX_0_382683433)
@@ -434,6 +437,10 @@ def compress(pix: np.ndarray, kind: str, quality: int) -> bytes:
     from ..state import current
 
     ytab, uvtab, fd_y, fd_uv = current().jpeg_encoder.init(quality)
+    if compiled():
+        data = _compress_compiled(pix, kind, quality, ytab, uvtab, fd_y, fd_uv)
+        if data is not None:
+            return data
     if kind in ("gray", "binary"):
         samples = (pix.astype(np.int16) * (255 if kind == "binary" else 1) - 128).astype(np.int8)
         # outside the image the MCU holds 0 (that is gray 128 after the -128 shift)
@@ -451,4 +458,90 @@ def compress(pix: np.ndarray, kind: str, quality: int) -> bytes:
     stream.data += top.data
     stream.bitc, stream.bitb = top.bitc, top.bitb
     _splice(stream, bottom)
+    return _finish(stream)
+
+
+# ---------------------------------------------------------------------- the compiled path
+@lru_cache(maxsize=1)
+def _code_tables() -> tuple[np.ndarray, np.ndarray]:
+    """(4, 256) codes and lengths: Y DC, Y AC, UV DC, UV AC (``_jpeg_scan.encode_mcus``' order)."""
+    h = _huffman()
+    tabs = [h["ydc"], h["yac"], h["uvdc"], h["uvac"]]
+    return np.stack([t[0] for t in tabs]), np.stack([t[1] for t in tabs])
+
+
+@lru_cache(maxsize=2)
+def _gray_samples(binary: bool) -> np.ndarray:
+    """(256, 3) int8: the Y sample of each gray (or 0/1 bitmap) value, ``v - 128``."""
+    v = np.arange(256, dtype=np.int64) * (255 if binary else 1) - 128
+    table = np.zeros((256, 3), np.int8)
+    table[:, 0] = np.clip(v, -128, 127)
+    return table
+
+
+def _scan(pix: np.ndarray, table: np.ndarray, pad: np.ndarray, ncomp: int, mcu: tuple[int, int],
+          mcus: tuple[int, int, int], preds: tuple[int, int, int], fd_y: np.ndarray,
+          fd_uv: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``encode_mcus`` over MCUs ``mcus = (first, first written, end)``: (the bytes, the state),
+    the buffer grown until the run fits; None when the kernel is not served compiled yet."""
+    hcode, hlen = _code_tables()
+    state = np.zeros(7, np.int64)
+    state[_jpeg_scan.MCU] = mcus[0]
+    state[_jpeg_scan.DC_Y:_jpeg_scan.DC_V + 1] = preds
+    out = np.empty(max(4096, pix.size // 2) + _jpeg_scan.MCU_MARGIN, np.uint8)
+    while True:
+        more = _jpeg_scan.encode_mcus.attempt(pix, table, pad, ncomp, mcu[0], mcu[1], mcus[1], mcus[2], fd_y, fd_uv,
+                                              hcode, hlen, ZIGZAG, out, state)
+        if more is NOT_SERVED:
+            return None
+        if not more:
+            break
+        grown = np.empty(out.size * 2, np.uint8)
+        grown[:out.size] = out
+        out = grown
+    return out, state
+
+
+def _compress_compiled(pix: np.ndarray, kind: str, quality: int, ytab: np.ndarray, uvtab: np.ndarray,
+                       fd_y: np.ndarray, fd_uv: np.ndarray) -> bytes | None:
+    """``jpeg_compress`` through the kernels: what :func:`compress` gives, byte for byte (None
+    while they are not served compiled: the array form answers then)."""
+    h, w = pix.shape
+    raw = np.ascontiguousarray(pix, np.uint16)
+    ix = _jpeg_scan
+    if kind in ("gray", "binary"):
+        mcus = ((w + 7) // 8) * ((h + 7) // 8)
+        run = _scan(raw, _gray_samples(kind == "binary"), np.zeros(3, np.int64), 1, (8, 8), (0, 0, mcus), (0, 0, 0),
+                    fd_y, fd_y)
+        if run is None:
+            return None
+        out, state = run
+        stream = _Stream(headers(w, h, 1, quality, ytab, uvtab) + out[:state[ix.IDX]].tobytes(),
+                         int(state[ix.BITC]), int(state[ix.BITB]))
+        return _finish(stream)
+    sub = subsampling(quality)
+    mw, mh = (8, 8) if sub == SUBSAMPLE_1X1 else (16, 8) if sub == SUBSAMPLE_2X1 else (16, 16)
+    table = _tables.yuv_table()
+    pad = table[0].astype(np.int64)
+    per_row = (w + mw - 1) // mw
+    rows_total = (h + mh - 1) // mh
+    split = (h + mh - 1) // mh // _CORES  # jpg_bpp2_*'s i_start of core 1, in MCU rows
+    end1 = min((h + mh - 1) * 2 // mh // _CORES, rows_total)
+    first = split * per_row
+    primed = (first - 1, first) if split > 0 else (first, first)  # one MCU row: primed from 0
+    run0 = _scan(raw, table, pad, 3, (mw, mh), (0, 0, split * per_row), (0, 0, 0), fd_y, fd_uv)
+    run1 = None if run0 is None else _scan(raw, table, pad, 3, (mw, mh), (primed[0], primed[1], max(end1 * per_row, first)),
+                                           (0, 0, 0), fd_y, fd_uv)
+    if run0 is None or run1 is None:
+        return None
+    (top, s0), (bottom, s1) = run0, run1
+    head = headers(w, h, 2, quality, ytab, uvtab)
+    n0, n1 = int(s0[ix.IDX]), int(s1[ix.IDX])
+    joined = np.empty(n0 + 2 * n1 + 8, np.uint8)
+    joined[:n0] = top[:n0]
+    state = np.zeros(7, np.int64)
+    if ix.splice.attempt(joined, n0, int(s0[ix.BITC]), int(s0[ix.BITB]), bottom[:n1], n1, int(s1[ix.BITC]),
+                         int(s1[ix.BITB]), state) is NOT_SERVED:
+        return None
+    stream = _Stream(head + joined[:state[ix.IDX]].tobytes(), int(state[ix.BITC]), int(state[ix.BITB]))
     return _finish(stream)

@@ -503,7 +503,9 @@ class _LSD:
         idx = np.where(np.isfinite(idx), idx, 0)
         b = np.minimum(idx.astype(np.int64), nb - 1)
         yy, xx = np.mgrid[0:n - 1, 0:p - 1]
-        order = np.lexsort((yy.T.ravel(), xx.T.ravel(), -b.T.ravel()))
+        # (x, y) order is the transposed raster order, so a stable sort by the bin alone keeps it
+        # (numpy sorts 16-bit keys stably by radix: linear time, where lexsort compared triples)
+        order = np.argsort((nb - 1 - b.T.ravel()).astype(np.uint16), kind="stable")
         self.seeds_x = np.ascontiguousarray(xx.T.ravel()[order], np.int64)
         self.seeds_y = np.ascontiguousarray(yy.T.ravel()[order], np.int64)
         self.seed_cos, self.seed_sin = seed_cos_sin(self.angles)

@@ -18,89 +18,155 @@ colour (int raw value / (r, g, b)). Every op works on the native channels (gray 
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from . import _args
 from . import _fmath as fm
+from ..pixformat import GRAYSCALE, RGB565
+from ._channel_tables import ChannelOp, pairwise, pointwise565
 from ._pixels import MAXES, channels, keyword_mask, mask_pixels, operand, pack, planes
 
 F = np.float32
 
 
+# ---------------------------------------------------------------------- the channel functions
+def _add(x, y, m):
+    return np.minimum(x + y, m)
+
+
+def _sub(x, y, m):
+    return np.maximum(x - y, 0)
+
+
+def _rsub(x, y, m):
+    return np.maximum(y - x, 0)
+
+
+def _mul(x, y, m):
+    return fm.to_int((x * y).astype(F) * (F(1) / F(m)))
+
+
+def _screen(x, y, m):
+    # -ffast-math reassociates the C's ((S - a) * (S - b)) * (1/S) into (S - a) * ((S - b) * (1/S))
+    scale, div = F(m), F(1) / F(m)
+    return fm.to_int(scale - ((scale - x.astype(F)) * ((scale - y.astype(F)) * div)))
+
+
+@lru_cache(maxsize=4)
+def _divider(invert: bool, mod: bool) -> ChannelOp:
+    def div(x, y, m):
+        num, den = ((y, x) if invert else (x, y))
+        num = num * m
+        safe = np.where(den == 0, 1, den)
+        v = np.where(den == 0, 0, (num % safe) if mod else (num // safe))  # both non-negative
+        return np.minimum(v, m)
+
+    return div
+
+
+def _min(x, y, m):
+    return np.minimum(x, y)
+
+
+def _max(x, y, m):
+    return np.maximum(x, y)
+
+
+@lru_cache(maxsize=257)
+def _blender(alpha: np.float32) -> ChannelOp:
+    beta = F(1) - alpha
+
+    def blend(x, y, m):
+        return fm.to_int(x.astype(F) * alpha + y.astype(F) * beta)
+
+    return blend
+
+
+def _gamma_luts(fmt: int, g: np.float32, contrast: np.float32, brightness: np.float32) -> list[np.ndarray]:
+    """``imlib_gamma_corr``'s per-channel tables, ``fast_powf`` as the firmware's."""
+    luts = []
+    for m in MAXES[fmt]:
+        scale = F(m)
+        div = F(1) / scale
+        i = np.arange(m + 1).astype(F)
+        with np.errstate(invalid="ignore", over="ignore"):
+            p = fm.to_int(((fm.fast_powf(i * div, g) * contrast) + brightness) * scale)
+        luts.append(np.clip(p, 0, m))
+    return luts
+
+
+@lru_cache(maxsize=8)
+def _gamma_table565(g: np.float32, contrast: np.float32, brightness: np.float32) -> np.ndarray:
+    """Every RGB565 pixel's ``gamma_corr`` (the channel tables applied to all 65536 values), kept
+    per parameters: a frame is then one gather."""
+    table = pointwise565(np.arange(65536, dtype=np.uint16), _gamma_luts(RGB565, g, contrast, brightness))
+    table.setflags(write=False)
+    return table
+
+
 class MathOpsMixin:
+    if TYPE_CHECKING:  # what the image (``_core.ImageBase``) provides to its mixins
+        _pix: np.ndarray
+        _fmt: int
+
+        def _touch(self) -> None: ...
+
+        def _mutable(self) -> None: ...
+
+        def _replace(self, fmt: int, pix: np.ndarray, *, keep_ai: bool) -> None: ...
+
     # ------------------------------------------------------------------ plumbing
     def _apply(self, new_chans: list[np.ndarray], mask) -> None:
-        new = pack(new_chans, self._fmt)
+        self._store(pack(new_chans, self._fmt), mask)
+
+    def _store(self, new: np.ndarray, mask) -> None:
         if mask is not None:
             new = np.where(mask_pixels(mask, self._pix.shape), new, self._pix)
         self._pix[...] = new
         self._touch()
 
-    def _op_channels(self, other):
+    def _pairwise(self, other, mask, op: ChannelOp) -> None:
+        """This image's pixels become ``op`` of theirs and the operand's, channel by channel."""
         self._mutable()
-        return channels(self._pix, self._fmt), channels(operand(self, other), self._fmt)
+        b = operand(self, other)
+        self._store(pairwise(self._pix, b, self._fmt, op), mask)  # tables of op: by_channels' bits
 
     # ------------------------------------------------------------------ arithmetic
     def add(self, other, *args, **kwargs):
         """``add(image|path|color, mask=None)``: saturating per-channel sum."""
-        mask = keyword_mask(args, 0, kwargs)
-        a, b = self._op_channels(other)
-        self._apply([np.minimum(x + y, m) for x, y, m in zip(a, b, MAXES[self._fmt])], mask)
+        self._pairwise(other, keyword_mask(args, 0, kwargs), _add)
         return self
 
     def sub(self, other, *args, **kwargs):
         """``sub(image|path|color, reverse=False, mask=None)``: difference clamped at 0."""
         reverse = bool(_args.to_int(_args.pick(args, 0, kwargs, "reverse", False)))
-        mask = keyword_mask(args, 1, kwargs)
-        a, b = self._op_channels(other)
-        self._apply([np.maximum((y - x) if reverse else (x - y), 0) for x, y in zip(a, b)], mask)
+        self._pairwise(other, keyword_mask(args, 1, kwargs), _rsub if reverse else _sub)
         return self
 
     def mul(self, other, *args, **kwargs):
         """``mul(image|path|color, invert=False, mask=None)``."""
         invert = bool(_args.to_int(_args.pick(args, 0, kwargs, "invert", False)))
-        mask = keyword_mask(args, 1, kwargs)
-        a, b = self._op_channels(other)
-        out = []
-        for x, y, m in zip(a, b, MAXES[self._fmt]):
-            scale, div = F(m), F(1) / F(m)
-            if invert:
-                # -ffast-math reassociates the C's ((S - a) * (S - b)) * (1/S) into (S - a) * ((S - b) * (1/S))
-                v = scale - ((scale - x.astype(F)) * ((scale - y.astype(F)) * div))
-            else:
-                v = (x * y).astype(F) * div
-            out.append(fm.to_int(v))
-        self._apply(out, mask)
+        self._pairwise(other, keyword_mask(args, 1, kwargs), _screen if invert else _mul)
         return self
 
     def div(self, other, *args, **kwargs):
         """``div(image|path|color, invert=False, mod=False, mask=None)``: 0 where the divisor is 0."""
         invert = bool(_args.to_int(_args.pick(args, 0, kwargs, "invert", False)))
         mod = bool(_args.to_int(_args.pick(args, 1, kwargs, "mod", False)))
-        mask = keyword_mask(args, 2, kwargs)
-        a, b = self._op_channels(other)
-        out = []
-        for x, y, m in zip(a, b, MAXES[self._fmt]):
-            num, den = ((y, x) if invert else (x, y))
-            num = num * m
-            safe = np.where(den == 0, 1, den)
-            v = np.where(den == 0, 0, (num % safe) if mod else (num // safe))  # both non-negative
-            out.append(np.minimum(v, m))
-        self._apply(out, mask)
+        self._pairwise(other, keyword_mask(args, 2, kwargs), _divider(invert, mod))
         return self
 
     def min(self, other, *args, **kwargs):
         """``min(image|path|color, mask=None)``: per-channel minimum."""
-        mask = keyword_mask(args, 0, kwargs)
-        a, b = self._op_channels(other)
-        self._apply([np.minimum(x, y) for x, y in zip(a, b)], mask)
+        self._pairwise(other, keyword_mask(args, 0, kwargs), _min)
         return self
 
     def max(self, other, *args, **kwargs):
         """``max(image|path|color, mask=None)``: per-channel maximum."""
-        mask = keyword_mask(args, 0, kwargs)
-        a, b = self._op_channels(other)
-        self._apply([np.maximum(x, y) for x, y in zip(a, b)], mask)
+        self._pairwise(other, keyword_mask(args, 0, kwargs), _max)
         return self
 
     def difference(self, other, *args, **kwargs):
@@ -121,10 +187,7 @@ class MathOpsMixin:
         alpha = F(_args.to_int(_args.pick(args, 0, kwargs, "alpha", 128))) / F(256.0)
         if not (F(0) <= alpha <= F(1)):
             raise OSError("Error: 0 <= alpha <= 256!")
-        mask = keyword_mask(args, 1, kwargs)
-        a, b = self._op_channels(other)
-        beta = F(1) - alpha
-        self._apply([fm.to_int(x.astype(F) * alpha + y.astype(F) * beta) for x, y in zip(a, b)], mask)
+        self._pairwise(other, keyword_mask(args, 1, kwargs), _blender(alpha))
         return self
 
     # ------------------------------------------------------------------ replace / set / assign
@@ -167,21 +230,20 @@ class MathOpsMixin:
         brightness = F(_args.to_float(_args.pick(args, 2, kwargs, "brightness", 0.0)))
         with np.errstate(divide="ignore", invalid="ignore"):
             g = F(1.0) / gamma if gamma != 0 else F(0)  # IM_DIV(1.0, gamma)
-        luts = []
-        for m in MAXES[self._fmt]:
-            scale = F(m)
-            div = F(1) / scale
-            i = np.arange(m + 1).astype(F)
-            with np.errstate(invalid="ignore", over="ignore"):
-                p = fm.to_int(((fm.fast_powf(i * div, g) * contrast) + brightness) * scale)
-            luts.append(np.clip(p, 0, m))
-        chans = channels(self._pix, self._fmt)
-        self._apply([lut[c] for lut, c in zip(luts, chans)], None)
+        if self._fmt == RGB565:
+            self._store(_gamma_table565(g, contrast, brightness)[self._pix], None)
+        else:
+            luts = _gamma_luts(self._fmt, g, contrast, brightness)
+            self._apply([lut[c] for lut, c in zip(luts, channels(self._pix, self._fmt))], None)
         return self
 
     def negate(self):
         """``MAX - value`` per native channel."""
         self._mutable()
-        self._apply([m - c for c, m in zip(channels(self._pix, self._fmt), MAXES[self._fmt])], None)
+        if self._fmt in (RGB565, GRAYSCALE):  # every bit belongs to a field: MAX - v = v ^ MAX in each
+            np.bitwise_xor(self._pix, self._pix.dtype.type(0xFFFF if self._fmt == RGB565 else 0xFF), out=self._pix)
+            self._touch()
+        else:
+            self._apply([m - c for c, m in zip(channels(self._pix, self._fmt), MAXES[self._fmt])], None)
         return self
 

@@ -77,7 +77,9 @@ class Handlers:
 class IdeChannel:
     """Thread-safe meeting point of one ``maixemu run --ide`` session (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        """``clock``: the seconds frames are stamped with (tests give one of their own)."""
+        self.clock = clock
         self._lock = threading.Lock()
         self._frame_changed = threading.Condition(self._lock)
         self._frames: dict[str, tuple[int, Frame | None, float]] = {name: (0, None, 0.0) for name in STREAMS}
@@ -153,7 +155,7 @@ class IdeChannel:
     def _publish(self, name: str, frame: Frame) -> None:
         with self._lock:
             seq = self._frames[name][0] + 1
-            self._frames[name] = (seq, frame, time.monotonic())
+            self._frames[name] = (seq, frame, self.clock())
             self.frames_published[name] += 1
             self._frame_changed.notify_all()
         self._wake()
@@ -165,17 +167,22 @@ class IdeChannel:
 
     def wait_frame(self, name: str, after: int, timeout: float) -> tuple[int, Frame | None]:
         """Block (a worker thread, never the event loop) until stream ``name`` passes ``after``."""
+        seq, frame, _ = self.wait_frame_at(name, after, timeout)
+        return seq, frame
+
+    def wait_frame_at(self, name: str, after: int, timeout: float) -> tuple[int, Frame | None, float]:
+        """:meth:`wait_frame`, and when that frame was published (:attr:`clock` seconds): a recording
+        keeps each picture on screen as long as the run showed it."""
         with self._frame_changed:
             self._frame_changed.wait_for(lambda: self._frames[name][0] > after, timeout)
-            seq, frame, _ = self._frames[name]
-            return seq, frame
+            return self._frames[name]
 
     def clear_frames(self) -> None:
         """A new run starts: the old pictures are not the new board's."""
         with self._lock:
             for name in STREAMS:
                 seq = self._frames[name][0] + 1
-                self._frames[name] = (seq, None, time.monotonic())
+                self._frames[name] = (seq, None, self.clock())
             self._frame_changed.notify_all()
         self._wake()
 

@@ -10,6 +10,11 @@ script's frames in between are skipped, as the video could not show them) and at
 itself and says so. Stop returns once the video is finished (encoding a long recording takes a
 while); until then the recording counts as running, and the end of the session waits for it, so a
 recording is never a half-written file.
+
+Within those bounds the video plays in real time: each frame is kept with the moment the run published it, and the
+file, at :data:`~maixemu.host.display.RECORD_FPS`, shows every picture as long as the run did (a
+5 fps script's frames are held three video frames each, pauses are held, frames faster than the
+video's rate are dropped; :mod:`maixemu.host.video_timing`).
 """
 
 from __future__ import annotations
@@ -74,7 +79,7 @@ class FrameRecorder:
             if len(self.files) >= MAX_RECORDINGS:
                 raise OSError(f"{MAX_RECORDINGS} recordings in this session already; restart maixemu for more")
             path = unique_path(self.folder, time.strftime("maixemu-ide-%Y%m%d-%H%M%S"), ".mp4")
-            sink = display.VideoFileSink(path, on_notice=self._notice)
+            sink = display.VideoFileSink(path, on_notice=self._notice, timed=True)
             self.files.append(path)
             self._stop.clear()
             self.frames_written = 0
@@ -113,9 +118,10 @@ class FrameRecorder:
         seq = 0
         started = self._clock()
         next_at = started
+        began = self.channel.clock()
         try:
             while not self._stop.is_set():
-                new_seq, frame = self.channel.wait_frame(self.stream, seq, timeout=0.2)
+                new_seq, frame, published = self.channel.wait_frame_at(self.stream, seq, timeout=0.2)
                 if new_seq == seq or frame is None:
                     seq = new_seq
                     continue
@@ -125,7 +131,8 @@ class FrameRecorder:
                     continue
                 seq = new_seq
                 next_at = max(next_at + 1.0 / display.RECORD_FPS, now - 1.0 / display.RECORD_FPS)
-                sink.show(frame.rgb888())
+                # the picture on screen when Record was pressed starts the video then, not when it came
+                sink.show_at(frame.rgb888(), max(published, began))
                 self.frames_written += 1
                 self.limit_reached = self._limit(sink, now - started)
                 if self.limit_reached:
@@ -135,6 +142,7 @@ class FrameRecorder:
         except Exception as exc:  # a full disk: say so, keep the run going
             self._notice(f"the IDE recording stopped: {exc}")
         finally:
+            sink.end_at(self.channel.clock())  # the last picture stays on screen until Stop
             sink.close()
         if self.limit_reached:  # stopped by itself: the page hears of it as of a Stop
             threading.Thread(target=self.stop, name="maixemu-ide-recorder-limit", daemon=True).start()

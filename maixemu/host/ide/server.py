@@ -63,6 +63,8 @@ ANALYSIS_WORKERS = 2
 #: Seconds between the WebSocket pings that tell an open page from a vanished one (a pong must come
 #: within half of it). Short, because a session that waits for Run ends only once no page is open.
 HEARTBEAT_S = 2.0
+#: Seconds a closing server gives each page to receive what the run said last (then it closes anyway).
+FINAL_NEWS_S = 1.0
 #: Largest picture file the threshold editor takes (bytes of the file, before decoding).
 MAX_PICTURE_BYTES = 32 * 1024 * 1024
 TOKEN_COOKIE = "maixemu_ide_token"
@@ -132,7 +134,8 @@ class IdeServer:
         self._waiters: set[asyncio.Event] = set()
         self._notify_pending = False
         self._closing = False
-        self._sockets: set[web.WebSocketResponse] = set()
+        #: each open page's WebSocket and the task that sends it the run's news
+        self._sockets: dict[web.WebSocketResponse, asyncio.Future[None]] = {}
         self._encoded: dict[tuple[str, str], tuple[int, bytes]] = {}
         self._encode_locks: dict[str, asyncio.Lock] = {}
         self._analysis: asyncio.Semaphore | None = None
@@ -237,6 +240,9 @@ class IdeServer:
     async def _on_shutdown(self, app: web.Application) -> None:
         self._closing = True
         self._notify_all()
+        senders = list(self._sockets.values())
+        if senders:  # each page gets the run's last news (its closing lines, the ended status) first
+            await asyncio.wait(senders, timeout=FINAL_NEWS_S)
         for ws in list(self._sockets):
             await ws.close(code=1001, message=b"maixemu ended")
 
@@ -470,10 +476,10 @@ class IdeServer:
     async def _websocket(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(heartbeat=HEARTBEAT_S, max_msg_size=64 * 1024)
         await ws.prepare(request)
-        self._sockets.add(ws)
         self.channel.viewer_joined()
         held: set[str] = set()
         sender = asyncio.ensure_future(self._ws_sender(ws))
+        self._sockets[ws] = sender
         try:
             async for message in ws:
                 if message.type != WSMsgType.TEXT:
@@ -494,7 +500,7 @@ class IdeServer:
             for name in held:  # a page that closes while a button is held lets it go
                 if button is not None:
                     button(name, False)
-            self._sockets.discard(ws)
+            self._sockets.pop(ws, None)
             self.channel.viewer_left()
         return ws
 
@@ -534,7 +540,8 @@ class IdeServer:
         last_stats = 0.0
         try:
             await ws.send_json({"type": "hello", "token": bool(self.token), "streams": list(STREAMS)})
-            while not ws.closed and not self._closing:
+            while not ws.closed:
+                closing = self._closing  # read first: what was published before it is sent below
                 offset, chunks, lost = self.channel.read_terminal(offset)
                 if lost:
                     await ws.send_json({"type": "term", "stream": "notice",
@@ -547,7 +554,7 @@ class IdeServer:
                 for key, version in versions.items():
                     if sent_versions.get(key) == version:
                         continue
-                    if key == "stats" and now - last_stats < 1.0 / STATS_PER_SECOND:
+                    if key == "stats" and now - last_stats < 1.0 / STATS_PER_SECOND and not closing:
                         continue
                     if key == "stats":
                         last_stats = now
@@ -560,6 +567,8 @@ class IdeServer:
                         info = ({**getattr(frame, "info", {}), "width": frame.width, "height": frame.height}
                                 if frame is not None else None)
                         await ws.send_json({"type": "frame", "stream": name, "seq": seq, "frame": info})
+                if closing:
+                    return  # the server closes: this page has everything the run said
                 pending_stats = sent_versions.get("stats") != versions.get("stats")
                 await self._wait_change(timeout=(1.0 / STATS_PER_SECOND) if pending_stats else 1.0)
                 # Many frames per second: a page hears of them at most MESSAGES_PER_SECOND times.

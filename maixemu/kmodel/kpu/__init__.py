@@ -8,7 +8,8 @@ the int64 reference), ``hwc`` (the compiled path of one layer), ``kernels`` (its
 layer takes on this machine, ``MAIXEMU_KPU_PRODUCTS``), ``machine`` (the CPU facts ``maixemu
 bench`` prints), ``fast`` (which engine, the kernel cache), ``warmup`` and ``compile_worker``
 (compiled kernels brought in without a run waiting), ``parallel`` (scratch buffers, thread pool),
-``blas`` (per-thread OpenBLAS threads, the process-wide BLAS limit).
+``blas`` (OpenBLAS's thread count around the products — process-wide, OpenBLAS has no per-thread one —
+and the commands' BLAS limit).
 
 Each layer chooses its path at load: the numpy path described below, and with the ``fast``
 extra the compiled HWC path of ``hwc`` (u8s8 / u8u8 / depthwise kernel / float products, then a
