@@ -14,6 +14,7 @@ import re
 import sys
 import textwrap
 from pathlib import Path
+from typing import Protocol, cast
 
 from . import __version__
 
@@ -111,20 +112,30 @@ class PlainHelpFormatter(argparse.HelpFormatter):
         return plain_text(action.help) if action.help else action.help
 
 
-def _discover_commands() -> dict[str, object]:
+class CommandModule(Protocol):
+    """A module of ``maixemu.commands``: one subcommand (its docstring is the command's help)."""
+
+    __doc__: str | None
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int | None: ...
+
+
+def _discover_commands() -> dict[str, CommandModule]:
     from . import commands
 
-    found = {}
+    found: dict[str, CommandModule] = {}
     for info in pkgutil.iter_modules(commands.__path__):
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
         if hasattr(module, "add_arguments") and hasattr(module, "run"):
-            found[info.name] = module
+            found[info.name] = cast(CommandModule, module)  # (a module is no Protocol instance to mypy; hasattr checked it)
     return found
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, CommandModule]]:
     parser = argparse.ArgumentParser(prog="maixemu", description="Run MaixPy (K210) scripts and kmodels on a PC.",
                                      formatter_class=PlainHelpFormatter)
     parser.add_argument("--version", action="version", version=f"maixemu {__version__}")

@@ -22,7 +22,9 @@ _PREFIX = re.compile(r"^([A-Za-z]*)(['\"])")
 
 
 def _escape_bytes_literal(token: str) -> str:
-    prefix = _PREFIX.match(token).group(1)
+    match = _PREFIX.match(token)
+    assert match is not None  # (a STRING token is its prefix letters, then a quote)
+    prefix = match.group(1)
     if "b" not in prefix.lower() or "r" in prefix.lower() or token.isascii():
         return token  # raw bytes with non-ASCII text: too rare to rewrite safely
     body_start = len(prefix)

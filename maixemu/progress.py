@@ -43,5 +43,5 @@ def progress_bar(total: int | None, desc: str, unit: str, *, log_every: float | 
     if not interactive:
         stream = LogLines(stream)
     return tqdm(total=total, initial=initial, desc=desc, unit=unit, file=stream, disable=disable, dynamic_ncols=interactive,
-                mininterval=0.1 if interactive else log_every, maxinterval=max(10.0, log_every or 0.0),
+                mininterval=0.1 if interactive or log_every is None else log_every, maxinterval=max(10.0, log_every or 0.0),
                 ascii=not interactive, smoothing=0.1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -80,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
             last = None
             for last in model.trace(x, limit=args.layers):
                 pass
+            if last is None:
+                print("maixemu forward: the model has no layer to stop after (run it without --layers)", file=sys.stderr)
+                return 2
             outputs = [np.asarray(last.output)]
             print(f"after layer {last.index} ({last.kind}):")
         else:
@@ -91,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"output {i}: {describe(out, args.top)}")
     if args.out is not None:
         if args.out.suffix.lower() == ".npz":
-            np.savez(args.out, **{f"output_{i}": o for i, o in enumerate(outputs)})
+            # (Any: numpy's stubs would match a name against savez's own keyword allow_pickle)
+            named: dict[str, Any] = {f"output_{i}": o for i, o in enumerate(outputs)}
+            np.savez(args.out, **named)
         else:
             np.save(args.out, outputs[0])
             for i, out in enumerate(outputs[1:], start=1):

@@ -117,7 +117,7 @@ def _save_png(picture: np.ndarray, path: Path) -> None:
 
 
 def write_trace(model, x: np.ndarray, out_dir: Path, *, limit: int | None = None,
-                zoom: int | None = None, on_layer: Callable[[], None] | None = None) -> list[LayerReport]:
+                zoom: int | None = None, on_layer: Callable[[], object] | None = None) -> list[LayerReport]:
     """Run ``model.trace(x)`` and write ``layer_NNN_<kind>.png`` per layer into ``out_dir``;
     ``on_layer`` is called after each layer (the command's progress bar)."""
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,8 @@ every recall step. Boxes are continuous rectangles (x, y, w, h): no +1 pixel con
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -35,7 +37,7 @@ def detection_metrics(records: list[dict], names: list[str], threshold: float = 
     # ``map50`` is the mean AP at ``threshold`` (0.5 unless a caller asks otherwise)
     """Per-class AP and mAP over records with ``gt`` [[x,y,w,h,class,difficult]] and ``boxes`` [[x,y,w,h,class,score]]."""
     classes = sorted({int(g[4]) for r in records for g in r["gt"]} | {int(b[4]) for r in records for b in r["boxes"]})
-    per_class = []
+    per_class: list[dict[str, Any]] = []
     for c in classes:
         objects = sum(1 for r in records for g in r["gt"] if g[4] == c and not g[5])
         detections = [(b[5], r["index"], b) for r in records for b in r["boxes"] if b[4] == c]
@@ -66,13 +68,13 @@ def detection_metrics(records: list[dict], names: list[str], threshold: float = 
     scored = [p["ap"] for p in per_class if p["ap"] is not None]
     objects = sum(p["objects"] for p in per_class)
     found = sum(p["true_positives"] for p in per_class)
-    detections = sum(p["detections"] for p in per_class)
+    detected = sum(p["detections"] for p in per_class)
     return {
         "map50": float(np.mean(scored)) if scored else None,
         "iou": threshold,
         "per_class_ap": per_class,
         "objects": objects,
-        "detections": detections,
+        "detections": detected,
         "recall": found / objects if objects else None,
-        "precision": found / detections if detections else None,
+        "precision": found / detected if detected else None,
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TextIO
 
 from .errors import EvalError
 
@@ -21,7 +22,7 @@ class Checkpoint:
     def __init__(self, report: Path, fingerprint: str):
         self.path = Path(report) / NAME
         self.fingerprint = fingerprint
-        self._fp = None
+        self._fp: TextIO | None = None
 
     def load(self, fresh: bool) -> dict[str, dict]:
         """Records of an earlier run with this fingerprint, by sample key (empty when ``fresh``)."""
@@ -48,18 +49,21 @@ class Checkpoint:
     def open(self, fresh: bool) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if fresh or not self.path.is_file():
-            self._fp = open(self.path, "w", encoding="utf-8")
-            self._fp.write(json.dumps({"maixemu_eval_checkpoint": FORMAT, "fingerprint": self.fingerprint}) + "\n")
+            fp = self._fp = open(self.path, "w", encoding="utf-8")
+            fp.write(json.dumps({"maixemu_eval_checkpoint": FORMAT, "fingerprint": self.fingerprint}) + "\n")
         else:
-            self._fp = open(self.path, "a", encoding="utf-8")
+            fp = self._fp = open(self.path, "a", encoding="utf-8")
             if self.path.stat().st_size and not _ends_with_newline(self.path):
-                self._fp.write("\n")  # a line cut short stays a broken line of its own
-        self._fp.flush()
+                fp.write("\n")  # a line cut short stays a broken line of its own
+        fp.flush()
 
     def append(self, records: list[dict]) -> None:
+        fp = self._fp
+        if fp is None:
+            raise RuntimeError("Checkpoint.append before open()")
         for record in records:
-            self._fp.write(json.dumps(record, sort_keys=True) + "\n")
-        self._fp.flush()
+            fp.write(json.dumps(record, sort_keys=True) + "\n")
+        fp.flush()
 
     def close(self) -> None:
         if self._fp is not None:

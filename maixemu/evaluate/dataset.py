@@ -188,7 +188,8 @@ def _read_detection(data: Path, classes: int, labels: list[str] | None, exclude:
                 f"{voc}: VOC annotations name their classes; pass --labels FILE (one name per line, "
                 "in the model's output order) so the names map to the model's class ids"
             )
-    samples, excluded = [], []
+    samples: list[Sample] = []
+    excluded: list[tuple[str, str]] = []
     for path in images:
         annotation = ann.annotation_for(path)
         if annotation is None:

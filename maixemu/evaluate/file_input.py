@@ -20,7 +20,7 @@ def pil_to_chw(img, channels: int, height: int, width: int) -> np.ndarray:
     """A PIL image as (C, H, W) uint8: convert, bilinear resize to (W, H), HWC → CHW."""
     from PIL import Image
 
-    img = img.convert("L" if channels == 1 else "RGB").resize((width, height), Image.BILINEAR)
+    img = img.convert("L" if channels == 1 else "RGB").resize((width, height), Image.Resampling.BILINEAR)
     arr = np.asarray(img, dtype=np.uint8)
     return np.ascontiguousarray(arr[None] if arr.ndim == 2 else arr.transpose(2, 0, 1))
 
@@ -51,7 +51,7 @@ def file_input(path: str, recipe: InputRecipe, model_chw: tuple[int, int, int]) 
         elif step.op == "resize":
             w, h = step.args
             geometry = geometry.resize(img.width, img.height, w, h)
-            img = img.resize((w, h), Image.BILINEAR)
+            img = img.resize((w, h), Image.Resampling.BILINEAR)
     if img.size != (width, height):
         geometry = geometry.resize(img.width, img.height, width, height)
     return PreparedInput(pil_to_chw(img, channels, height, width), geometry, (source_w, source_h))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from html import escape
 from pathlib import Path
 
@@ -26,7 +27,7 @@ def _num(value) -> str:
     return "–" if value is None else f"{value:.5g}"
 
 
-def _table(headers: list[str], rows: list[list], numeric: set[int] = frozenset()) -> str:
+def _table(headers: list[str], rows: list[list], numeric: AbstractSet[int] = frozenset()) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = "".join(
         "<tr>" + "".join(f"<td{' class=n' if i in numeric else ''}>{escape(str(c))}</td>" for i, c in enumerate(row)) + "</tr>"

@@ -52,6 +52,7 @@ def guess_normalisation(spec, samples) -> Guess | None:
 
     evaluator = Evaluator(replace(spec, mean=CANDIDATES[0][0], std=CANDIDATES[0][1], per_layer=False, layer_matches=()))
     reference = evaluator.reference
+    assert reference is not None  # (eval guesses only when it compares with a float reference)
     probes = []
     for sample in samples:
         record = evaluator.evaluate(sample)

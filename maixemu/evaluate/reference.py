@@ -92,7 +92,7 @@ class TFLiteReference(Reference):
     def __init__(self, path: str, mean, std, tensors: bool = False):
         super().__init__(path, mean, std, tensors)
         try:
-            from ai_edge_litert.interpreter import Interpreter, OpResolverType  # type: ignore[import-untyped]
+            from ai_edge_litert.interpreter import Interpreter, OpResolverType
         except ImportError:
             raise MissingExtra("ai-edge-litert", "--reference MODEL.tflite") from None
         extra = {}
@@ -147,7 +147,7 @@ class OnnxReference(Reference):
     def __init__(self, path: str, mean, std, tensors: bool = False):
         super().__init__(path, mean, std, tensors)
         try:
-            import onnxruntime as ort  # type: ignore[import-untyped]
+            import onnxruntime as ort
         except ImportError:
             raise MissingExtra("onnxruntime", "--reference MODEL.onnx") from None
         options = ort.SessionOptions()

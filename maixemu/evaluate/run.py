@@ -135,7 +135,7 @@ def _final_size(recipe: InputRecipe) -> tuple[int, int] | None:
     """The frame size after the recipe's last geometric step, when it does not depend on the image."""
     last = next((s for s in reversed(recipe.steps) if s.op != "to_grayscale"), None)
     if last is not None:
-        return tuple(last.args[-2:])
+        return last.args[-2], last.args[-1]  # (a geometric step's last two arguments: w, h)
     return recipe.framesize
 
 

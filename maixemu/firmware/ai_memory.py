@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from types import FrameType
 
 import numpy as np
 
@@ -52,7 +53,7 @@ def _stderr():
 
 def script_call_site() -> tuple[str, int]:
     """File and line of the innermost frame outside maixemu: the user's call."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if not is_package_code(frame.f_code.co_filename):
             return frame.f_code.co_filename, frame.f_lineno

@@ -78,8 +78,8 @@ class PowerChip(RegisterFile):
             self.registers[register] = value
         self.registers[0x03] = 0x03 if model == "AXP192" else 0x01  # IC type
         self.powered = True
-        for name, (_reg, _bits, _unit, _offset, value) in ADC.items():
-            self.set_adc(**{name: value})
+        for name, (_reg, _bits, _unit, _offset, reading) in ADC.items():
+            self.set_adc(**{name: reading})
 
     # -- PC side ---------------------------------------------------------------------------------
     def set_adc(self, **values: float) -> None:
@@ -125,7 +125,7 @@ class PowerChips:
 
     def __init__(self, profile: str):
         self.profile = profile
-        self.by_pins = {(scl, sda): PowerChip(model) for model, scl, sda in WIRING.get(profile, [])}
+        self.by_pins: dict[tuple[int | None, int | None], PowerChip] = {(scl, sda): PowerChip(model) for model, scl, sda in WIRING.get(profile, [])}
 
     def at(self, scl: int | None, sda: int | None, address: int) -> PowerChip | None:
         if int(address) != ADDRESS:

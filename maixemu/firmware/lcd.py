@@ -28,6 +28,7 @@ Board state: :class:`PanelState` (``current().panel``). Helper for the session (
 
 from __future__ import annotations
 
+import builtins
 import errno
 from collections.abc import Callable
 from typing import Any
@@ -120,7 +121,8 @@ def _color_arg(color, *, clamp: bool = True) -> int:
         vals = [_int(c) for c in color]
         vals = [max(0, min(255, v)) for v in vals] if clamp else [v & 0xFF for v in vals]
         return int(_tables().rgb888_to_565(np.array(vals, dtype=np.uint8)))
-    raise TypeError(f"object '{type(color).__name__}' isn't a tuple or list")
+    # (builtins.type: this module's own type() is MaixPy's lcd.type())
+    raise TypeError(f"object '{builtins.type(color).__name__}' isn't a tuple or list")
 
 
 _GRAY_LUT: np.ndarray | None = None
@@ -161,7 +163,9 @@ class PanelState:
         """The panel memory as the current scan direction addresses it: ``view[y, x]`` = logical pixel."""
         # Native panel memory is (column, row) with NC = para_h columns, NR = para_w rows, and the
         # rotation-0 picture is V[Y, X] = native[col=Y, row=NR-1-X].
-        native = self.fb[:, ::-1]
+        fb = self.fb
+        assert fb is not None  # (the panel's memory exists once lcd.init() ran: _active())
+        native = fb[:, ::-1]
         d = self.direction
         if d & _MX:
             native = native[::-1, :]
@@ -403,7 +407,9 @@ def clear(*args, **kwargs) -> None:
     raw = _color_arg(args[0]) if args else BLACK
     if not _active():
         return None
-    _panel().fb[...] = _raw_to_rgb(raw)
+    fb = _panel().fb
+    assert fb is not None  # (_active(): the panel is initialised)
+    fb[...] = _raw_to_rgb(raw)
     _push(full_refresh=True)
     return None
 

@@ -144,10 +144,11 @@ class ws2812:  # noqa: N801
             values = tuple(color)
             if len(values) != 3:
                 raise ValueError("tuple size must be 3")
-            rgb = tuple(int(v) & 0xFF for v in values)  # type: ignore[assignment]
+            red, green, blue = (int(v) & 0xFF for v in values)
+            rgb = (red, green, blue)
         if not 0 <= int(num) < len(self._pending):
             return False
-        self._pending[int(num)] = rgb  # type: ignore[assignment]
+        self._pending[int(num)] = rgb
         return True
 
     def display(self) -> bool:

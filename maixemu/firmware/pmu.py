@@ -104,7 +104,7 @@ class axp192:  # noqa: N801 - the firmware's name
 
     def getCoulombCounterData(self) -> float:  # noqa: N802
         # The firmware subtracts the method itself (no call): TypeError on the board as here.
-        return 65536 * 0.5 * (self.__getCoulombChargeData() - self.__getCoulombDischargeData) / 3600.0 / 25.0
+        return 65536 * 0.5 * (self.__getCoulombChargeData() - self.__getCoulombDischargeData) / 3600.0 / 25.0  # type: ignore[operator]  # the firmware's bug, kept
 
     def __twelve(self, first: int, shift: int = 4) -> int:
         return (self.__readReg(first) << shift) + self.__readReg(first + 1)

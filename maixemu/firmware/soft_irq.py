@@ -93,10 +93,10 @@ class SoftIrq:
             return
         now = self._now_ns()
         while True:
-            due = [a for a in list(self.alarms) if a.deadline_ns is not None and a.deadline_ns <= now]
+            due = [(a.deadline_ns, a) for a in list(self.alarms) if a.deadline_ns is not None and a.deadline_ns <= now]
             if not due:
                 return
-            first = min(due, key=lambda a: a.deadline_ns)
+            first = min(due, key=lambda d: d[0])[1]
             first._expire(now)
 
     # -- the soft-IRQ point ------------------------------------------------------------------

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # the parts' own modules import this one
@@ -253,7 +254,7 @@ class RunControl:
         if ident not in self._tracing:
             self._tracing[ident] = sys.gettrace()
         sys.settrace(tracer)
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None:  # frames already running trace only with their own f_trace set
             if frame.f_code.co_filename in files:
                 frame.f_trace = tracer

@@ -102,7 +102,7 @@ def ilistdir(path: Any = None) -> Iterator[tuple[str, int, int, int]]:
         entries = []
         for name, entry in _store().scandir(target):
             try:
-                size = 0 if entry.is_dir else entry.host.stat().st_size
+                size = 0 if entry.is_dir else entry.found.stat().st_size
             except OSError:  # vanished meanwhile
                 continue
             entries.append((name, S_IFDIR if entry.is_dir else S_IFREG, 0, size))
@@ -168,7 +168,7 @@ def stat(path: Any) -> tuple[int, ...]:
         return (S_IFDIR, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     with _device_errors():
         entry = _store().lookup(path)
-        info = entry.host.stat()
+        info = entry.found.stat()
     mode = S_IFDIR if entry.is_dir else S_IFREG
     mtime = max(0, int(info.st_mtime) - _EPOCH_2000)
     size = 0 if mode == S_IFDIR else info.st_size

@@ -87,8 +87,8 @@ def _room(size: int, length: int, offset: int) -> int:
 
 def pack(format: str | bytes, /, *values: Any) -> bytes:  # noqa: A002 - the firmware's names
     """Pack ``values`` by ``format`` as the firmware does (see the module docstring)."""
-    cpython_fmt, values = _fields(format, values)
-    return _struct.pack(cpython_fmt, *values)
+    cpython_fmt, packed = _fields(format, values)
+    return _struct.pack(cpython_fmt, *packed)
 
 
 def pack_into(format: str | bytes, buffer: Any, offset: int, /, *values: Any) -> None:  # noqa: A002

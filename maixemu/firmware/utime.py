@@ -288,7 +288,7 @@ def strftime(fmt: str, t: Any = None) -> str:
     items = list(localtime(time()) if t is None else t)
     if len(items) == 8:
         items.append(-1)
-    return _time.strftime(fmt, tuple(items))  # type: ignore[arg-type]
+    return _time.strftime(fmt, tuple(items))
 
 
 # -- OpenMV clock ----------------------------------------------------------------------------------

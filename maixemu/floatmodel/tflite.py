@@ -25,7 +25,7 @@ _NUMPY = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "uint
 
 def _schema():
     try:
-        from ai_edge_litert import schema_py_generated as schema  # type: ignore[import-untyped]
+        from ai_edge_litert import schema_py_generated as schema
     except ImportError:
         raise GraphError("reading a .tflite needs the package ai-edge-litert: pip install ai-edge-litert "
                          "(or pip install \"maixemu[eval]\")") from None

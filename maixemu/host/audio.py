@@ -38,7 +38,7 @@ import struct
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
@@ -172,43 +172,41 @@ class WavFileSink(AudioSink):
         except outputs.OutputRefused as exc:
             raise AudioError(f"{exc}; {AUDIO_OUT_HINT}") from None
 
-    def _open(self, rate: int) -> None:
+    def _open(self, rate: int) -> IO[bytes]:
         if self.path is None:
-            self.path = Path(self._path_source())  # type: ignore[operator]
+            self.path = Path(self._path_source())  # type: ignore[operator]  # (callable: checked in __init__)
             self.name = f"wav:{self.path}"
         self._check(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fp = open(self.path, "wb")
+            fp = self._fp = open(self.path, "wb")
         except OSError as exc:
             raise AudioError(f"cannot write the audio output {self.path}: {exc}; {AUDIO_OUT_HINT}") from None
-        self._fp.write(_wav_header(rate, 2, 0))
+        fp.write(_wav_header(rate, 2, 0))
         if self._notice is not None:
             self._notice(f"maixemu: I2S audio output is recorded to {self.path} ({rate} Hz stereo)")
+        return fp
 
     def _write(self, frames: np.ndarray, rate: int) -> None:
-        if self._fp is None:
-            self._open(self.rate or rate)
-        if rate != self.rate:
+        file_rate = rate if self.rate is None else self.rate  # (write() set it from the first chunk)
+        fp = self._fp if self._fp is not None else self._open(file_rate)
+        if rate != file_rate:
             if not self._told_rate and self._notice is not None:
-                self._notice(f"maixemu: the I2S rate changed to {rate} Hz; {self.path} stays at {self.rate} Hz "
+                self._notice(f"maixemu: the I2S rate changed to {rate} Hz; {self.path} stays at {file_rate} Hz "
                              "(later sound is resampled)")
                 self._told_rate = True
-        for block in resampled_blocks(frames, rate, int(self.rate or rate)):
+        for block in resampled_blocks(frames, rate, file_rate):
             data = block.astype("<i2").tobytes()
             if self._data_bytes + len(data) > WAV_MAX_DATA:  # the RIFF sizes are 32 bits
                 if not self._told_full and self._notice is not None:
                     self._notice(f"maixemu: {self.path} reached the 4 GiB a WAV file can hold; later sound is dropped")
                 self._told_full = True
                 break
-            assert self._fp is not None
-            self._fp.write(data)
+            fp.write(data)
             self._data_bytes += len(data)
-        self._patch_header()
+        self._patch_header(fp)
 
-    def _patch_header(self) -> None:
-        fp = self._fp
-        assert fp is not None
+    def _patch_header(self, fp: IO[bytes]) -> None:
         end = fp.tell()
         fp.seek(4)
         fp.write(struct.pack("<I", WAV_HEADER_BYTES - 8 + self._data_bytes))
@@ -234,14 +232,15 @@ class SpeakerSink(AudioSink):
     def __init__(self, sounddevice_module) -> None:
         super().__init__()
         self._sd = sounddevice_module
-        self._stream = None
+        self._stream: Any = None  # a sounddevice stream (untyped)
 
     def _write(self, frames: np.ndarray, rate: int) -> None:
         if self._stream is None:
             self._stream = self._sd.OutputStream(samplerate=rate, channels=2, dtype="int16")
             self._stream.start()
-        if rate != self.rate:
-            frames = resample(frames, rate, int(self.rate))
+        device_rate = rate if self.rate is None else self.rate  # (write() set it from the first chunk)
+        if rate != device_rate:
+            frames = resample(frames, rate, device_rate)
         self._stream.write(np.ascontiguousarray(frames))
 
     def close(self) -> None:
@@ -483,18 +482,19 @@ class MicrophoneSource(AudioSource):
 
     def __init__(self, sounddevice_module) -> None:
         self._sd = sounddevice_module
-        self._stream = None
+        self._stream: Any = None  # a sounddevice stream (untyped)
         self._rate: int | None = None
 
     def read(self, count: int, rate: int) -> np.ndarray:
         count = max(0, int(count))
-        if self._stream is None:
+        if self._stream is None or self._rate is None:
             self._rate = int(rate)
             self._stream = self._sd.InputStream(samplerate=self._rate, channels=2, dtype="int16")
             self._stream.start()
-        want = max(1, int(round(count * self._rate / max(1, int(rate)))))
+        device_rate = self._rate
+        want = max(1, int(round(count * device_rate / max(1, int(rate)))))
         data, _overflowed = self._stream.read(want)
-        frames = resample(np.asarray(data, dtype=np.int16), self._rate, int(rate))
+        frames = resample(np.asarray(data, dtype=np.int16), device_rate, int(rate))
         if len(frames) < count:
             frames = np.concatenate([frames, np.zeros((count - len(frames), 2), dtype=np.int16)])
         return frames[:count]

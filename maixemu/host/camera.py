@@ -376,7 +376,8 @@ class VideoSource(_CaptureSource):
             self._notice(f"maixemu: video {self.path.name} ended after {self._frames_read} frames; looping")
             self._looped_told = True
         # Rewinding by position is unreliable for some containers: reopen instead.
-        self.cap.release()
+        if self.cap is not None:
+            self.cap.release()
         self.cap = cv2.VideoCapture(str(self.path))
         self._frames_read = 0
         frame = self._grab()
@@ -441,7 +442,9 @@ def open_source(spec: str | int | os.PathLike | None, *, on_notice: Notice = pri
             on_notice("maixemu: no webcam found (index 0): the camera shows a synthetic test pattern; "
                       "pass --camera 0|DIR|VIDEO|IMAGE to choose a source")
             return SyntheticSource()
-    if isinstance(spec, int) and not isinstance(spec, bool):
+    if isinstance(spec, bool):  # (e.g. ``camera = true`` in a project file: no source)
+        raise CameraError(f"--camera {spec!r} is not a camera source; {CAMERA_HINT}")
+    if isinstance(spec, int):
         return WebcamSource(spec)
     text = os.fspath(spec) if not isinstance(spec, str) else spec.strip()
     if text.lower() == "synthetic":

@@ -362,7 +362,9 @@ class _Journal:
 
     def _encode(self) -> None:
         temporary = self.target.with_name(f".{self.target.stem}.maixemu-encoding{self.target.suffix}")
-        writer = cv2.VideoWriter(str(temporary), self.fourcc, self.fps, self.size)
+        size = self.size
+        assert size is not None  # (finish() encodes only once a frame gave the size)
+        writer = cv2.VideoWriter(str(temporary), self.fourcc, self.fps, size)
         if not writer.isOpened():
             raise DisplayError(f"OpenCV cannot write {self.target} (no {self.target.suffix} encoder in this OpenCV "
                                f"build?); the frames are kept in {self.path}")
@@ -427,7 +429,7 @@ class VideoFileSink(DisplaySink):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise DisplayError(f"cannot create {self.path.parent}: {e}") from None
-        self._journal = _Journal(self.path, cv2.VideoWriter_fourcc(*self.FOURCC[suffix]), self.fps, timed=timed)
+        self._journal = _Journal(self.path, cv2.VideoWriter.fourcc(*self.FOURCC[suffix]), self.fps, timed=timed)
         self._at: float | None = None
         self._finalizer: weakref.finalize | None = weakref.finalize(self, self._journal.finish)
 
@@ -506,7 +508,7 @@ class SinkWrapper(DisplaySink):
         return pointer() if callable(pointer) else None
 
     @property
-    def frames_shown(self) -> int:  # type: ignore[override]
+    def frames_shown(self) -> int:
         return int(getattr(self.inner, "frames_shown", 0))
 
     @frames_shown.setter
@@ -514,7 +516,7 @@ class SinkWrapper(DisplaySink):
         pass  # set by DisplaySink.__init__ only; the inner sink counts
 
     @property
-    def closed(self) -> bool:  # type: ignore[override]
+    def closed(self) -> bool:
         return bool(getattr(self.inner, "closed", False))
 
     @closed.setter
@@ -522,7 +524,7 @@ class SinkWrapper(DisplaySink):
         pass  # set by DisplaySink.__init__ only; the inner sink owns the state
 
     @property
-    def close_reason(self) -> str:  # type: ignore[override]
+    def close_reason(self) -> str:
         return str(getattr(self.inner, "close_reason", ""))
 
     @close_reason.setter
@@ -530,7 +532,7 @@ class SinkWrapper(DisplaySink):
         pass
 
     @property
-    def on_close_ignored(self) -> Callable[[], None] | None:  # type: ignore[override]
+    def on_close_ignored(self) -> Callable[[], None] | None:
         return getattr(self.inner, "on_close_ignored", None)
 
     @on_close_ignored.setter

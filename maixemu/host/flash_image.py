@@ -153,14 +153,14 @@ def _plan(archive: zipfile.ZipFile, package: Path) -> list[tuple[int, str, zipfi
             )
         name = _member_name(entry["bin"], package)
         address = _parse_address(entry["address"], name, package)
-        info = infos.get(name)
-        if info is None or info.is_dir():
+        member = infos.get(name)
+        if member is None or member.is_dir():
             raise FlashImageError(f"{package.name}: flash-list.json names {name!r}, which is not in the zip")
-        if address + info.file_size > FLASH_BYTES:
+        if address + member.file_size > FLASH_BYTES:
             raise FlashImageError(
-                f"{package.name}: {name!r} ({info.file_size} bytes at 0x{address:x}) does not fit the 16 MiB flash"
+                f"{package.name}: {name!r} ({member.file_size} bytes at 0x{address:x}) does not fit the 16 MiB flash"
             )
-        entries.append((address, name, info))
+        entries.append((address, name, member))
     entries.sort(key=lambda e: (e[0], e[2].file_size))
     for (a0, n0, i0), (a1, n1, _) in zip(entries, entries[1:]):
         if a0 + i0.file_size > a1:

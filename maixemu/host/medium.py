@@ -266,7 +266,7 @@ class DeviceFile(io.FileIO):
     def __init__(self, host: Path, mode: str, *, usage: MediumUsage, shown: str):
         usage.remember(host)
         super().__init__(host, mode)
-        self.name = shown  # type: ignore[misc]
+        self.name = shown
         self._usage = usage
         self._host = os.fspath(host)
         self._shown = shown
@@ -276,7 +276,7 @@ class DeviceFile(io.FileIO):
         usage.resize(self._host, os.fstat(self.fileno()).st_size)
 
     # -- writing ----------------------------------------------------------------------------------
-    def write(self, data) -> int:  # type: ignore[override]
+    def write(self, data) -> int:
         view = memoryview(data).cast("B")
         medium = self._usage.medium
         position = self.tell()
@@ -388,7 +388,7 @@ class DeviceFile(io.FileIO):
         self._write_back(loud=False)
         return super().read(size)
 
-    def readinto(self, buffer) -> int | None:  # type: ignore[override]
+    def readinto(self, buffer) -> int | None:
         self._write_back(loud=False)
         return super().readinto(buffer)
 

@@ -337,7 +337,7 @@ class Mount:
                 links += 1
                 if links > MAX_LINKS:
                     raise device_error(errno.ELOOP, shown)
-                absolute, target = self._link_target(entry.host, tuple(done), shown)
+                absolute, target = self._link_target(entry.found, tuple(done), shown)
                 if absolute:
                     done = []
                 todo.extendleft(reversed(target))
@@ -498,7 +498,7 @@ class Mount:
         if self.scandir(entry.rel, shown):
             raise device_error(errno.ENOTEMPTY, shown)
         if self.layer is None:
-            os.rmdir(entry.host)
+            os.rmdir(entry.found)
             return
         root_version = self._root_has(entry.rel)
         upper = self._upper(entry.rel)
@@ -563,7 +563,7 @@ class Mount:
         """Copy what the device sees at ``entry`` (a merged folder, a file or a link) to ``destination``,
         the host path of device path ``rel``; a relative link is rewritten to keep its target."""
         if entry.is_link:
-            absolute, target = self._link_target(entry.host, entry.rel[:-1], "")
+            absolute, target = self._link_target(entry.found, entry.rel[:-1], "")
             target_rel = posixpath.normpath(posixpath.join("/", *(target if absolute else (*entry.rel[:-1], *target))))
             os.symlink(posixpath.relpath(target_rel, posixpath.join("/", *rel[:-1])), destination)
         elif entry.is_dir:
@@ -645,12 +645,16 @@ class Storage:
     @property
     def sd_dir(self) -> Path:
         """The real folder shown as ``/sd``."""
-        return self._mounts["sd"].root
+        root = self._mounts["sd"].root
+        assert root is not None  # (the storage's mounts are folders)
+        return root
 
     @property
     def flash_dir(self) -> Path:
         """The real folder shown as ``/flash``."""
-        return self._mounts["flash"].root
+        root = self._mounts["flash"].root
+        assert root is not None  # (the storage's mounts are folders)
+        return root
 
     def layers(self) -> dict[str, Layer]:
         return {name: m.layer for name, m in self._mounts.items() if m.layer is not None}
@@ -722,7 +726,7 @@ class Storage:
             entry = self.lookup(path)
         except OSError:
             return False
-        return entry.exists and not entry.is_dir and entry.host.is_file()
+        return entry.exists and not entry.is_dir and entry.found.is_file()
 
     def is_dir(self, path) -> bool:
         try:
@@ -824,7 +828,9 @@ class Storage:
         earlier = [m for _, m in sorted(self._mounts.items()) if m.layer is not None and m.layer.holds_changes()]
         if not earlier:
             return None
-        home = earlier[0].layer.folder.parent
+        layer = earlier[0].layer
+        assert layer is not None  # (earlier lists the mounts with a layer)
+        home = layer.folder.parent
         return (f"{' and '.join('/' + m.name for m in earlier)} include what earlier runs wrote or deleted "
                 f"(kept in {home}; delete that folder to start from your own files only)")
 

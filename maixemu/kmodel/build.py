@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -159,7 +159,7 @@ class V3Builder:
         self.main_mem_usage = main_mem_usage
         self.eight_bit = eight_bit
         self.max_start_address = max_start_address
-        self.layers: list[tuple[int, object]] = []  # (code, body maker)
+        self.layers: list[tuple[int, Callable[[int], bytes]]] = []  # (code, body maker: file offset -> body)
         self.outputs: list[tuple[int, int]] = []
         self._min_row = 32768
 
@@ -209,7 +209,10 @@ class V3Builder:
 
     def add_raw(self, kind: str, payload: bytes) -> None:
         """Any layer from its packed body (``flags`` first), e.g. for hand-made corrupt files."""
-        self.layers.append((LAYER_CODES[kind], lambda start, p=payload: p))
+        def body(start: int) -> bytes:
+            return payload
+
+        self.layers.append((LAYER_CODES[kind], body))
 
     def add_dequantize(self, main_in: int, main_out: int, count: int, scale: float, bias: float) -> None:
         self.add_raw("DEQUANTIZE", struct.pack("<4I2f", 0, main_in, main_out, count, scale, bias))

@@ -215,6 +215,7 @@ def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview, *, f
         data = swap_words(data)
         notes.append("byte-swapped V3 file (load_flash form); words swapped back on load")
         kind = sniff_container(data)
+    model: Model
     if kind.kind == "v3":
         from .v3 import load_v3
 

@@ -51,7 +51,7 @@ import time
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TextIO, cast
 
 from ..firmware.notices import advice_line, report_advice
 from ..firmware.state import RunEnded
@@ -198,9 +198,10 @@ class IdeLink:
         console = board.state.console
         saved = (console.stdout, console.stderr, console.stdin)
         is_open = lambda: self.terminal_open  # noqa: E731
-        console.stdout = TerminalTee(saved[0], self.channel, "out", on_io=self.checkpoint, is_open=is_open)
-        console.stderr = TerminalTee(saved[1], self.channel, "err", on_io=self.checkpoint, is_open=is_open)
-        console.stdin = ChannelInput(self.channel, self._console, on_io=self.checkpoint)
+        # (casts: io.TextIOBase streams are text files, but not of typing.TextIO's nominal class)
+        console.stdout = cast(TextIO, TerminalTee(saved[0], self.channel, "out", on_io=self.checkpoint, is_open=is_open))
+        console.stderr = cast(TextIO, TerminalTee(saved[1], self.channel, "err", on_io=self.checkpoint, is_open=is_open))
+        console.stdin = cast(TextIO, ChannelInput(self.channel, self._console, on_io=self.checkpoint))
         with self._lock:
             self._attached = True
         self._watchdog = threading.Thread(target=self._watch, name="maixemu-ide-irq", daemon=True)
@@ -400,6 +401,11 @@ class IdeLink:
             self._in_irq.active = False
             self._irq_lock.release()
 
+    def _still_attached(self) -> bool:
+        """``_attached`` read afresh (a method, so a type checker does not carry an earlier test over
+        a wait that lets other threads change it)."""
+        return self._attached
+
     def _watch(self) -> None:
         """Helper thread of one run: late button events and Stops that reached no checkpoint, and the
         page's preview toggle passed on to the board (the firmware's ``JPEG_FB()->enabled``)."""
@@ -409,7 +415,7 @@ class IdeLink:
                 if not self._attached:
                     return
                 self._wake.wait(timeout=0.05)
-                if not self._attached:
+                if not self._still_attached():  # (wait() let go of the lock: detach may have run)
                     return
                 if events is not None:
                     events.framebuffer_enabled = self.channel.frames_wanted()
@@ -477,7 +483,7 @@ class _Terminated(Exception):
     """SIGTERM while maixemu waits for the page's Run: end as a run would (recordings finished)."""
 
 
-def _quit_on_sigterm() -> Callable[[], None]:
+def _quit_on_sigterm() -> Callable[[], object]:
     """Make SIGTERM raise :class:`_Terminated` on the main thread; returns the undo step."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
         return lambda: None

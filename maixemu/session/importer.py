@@ -37,7 +37,7 @@ import types
 import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..firmware import device_modules
 from ..firmware.state import BoardState
@@ -178,7 +178,7 @@ class ScriptImporter:
     it is not mounted (``--sd`` elsewhere), so ``import helper`` next to ``main.py`` still works.
     """
 
-    def __init__(self, run_builtins: dict[str, Any], board: BoardState, extra_folders: list[Path] = ()):
+    def __init__(self, run_builtins: dict[str, Any], board: BoardState, extra_folders: Sequence[Path] = ()):
         from ..firmware import registry
 
         self.mapping = dict(registry.MAIXPY_MODULES)
@@ -197,7 +197,8 @@ class ScriptImporter:
     # -- where modules are looked for -----------------------------------------------------------
     def _search_places(self) -> list[tuple[Mount, tuple[str, ...]]]:
         places: list[tuple[Mount, tuple[str, ...]]] = []
-        for entry in list(self.system.sys_path):
+        entries: list[object] = list(self.system.sys_path)  # (a script may put anything there)
+        for entry in entries:
             if not isinstance(entry, str):
                 continue
             device = self.storage.cwd if entry in ("", ".") else entry

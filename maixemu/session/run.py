@@ -51,7 +51,7 @@ def default_sample() -> Path:
 
 
 # ---------------------------------------------------------------------------------- one script on one board
-def _compile(script: Path, shown_as: Path | str, device_name: Callable[[str], str],
+def _compile(script: Path, shown_as: str | os.PathLike, device_name: Callable[[str], str],
              debug: bool) -> tuple[Any, Outcome | None]:
     """The script's code object, or the outcome of a script that cannot run."""
     try:
@@ -271,9 +271,9 @@ def _ended_by(exc: BaseException, board: Board, script_files: set[str], debug: b
     if isinstance(exc, clean_end_types()):  # machine.reset(), the LCD window closed
         return Outcome(0, reason=f"{exc}; run ended", error=exc)
     if error_hook is not None:
-        code = error_hook(exc)
-        if code is not None:
-            return Outcome(code, error=exc)
+        hooked = error_hook(exc)
+        if hooked is not None:
+            return Outcome(hooked, error=exc)
     if not debug:
         fault = device_fault(exc, script_files, board.state.display)
         if fault is not None:  # one line says it all (the camera or LCD of the PC failed): no closing line

@@ -23,6 +23,7 @@ the script has returned they only record the request, so clean-up is never inter
 
 from __future__ import annotations
 
+import functools
 import signal
 import threading
 import time
@@ -69,7 +70,8 @@ class RunGuard:
         self.notice = notice or (lambda text: None)
         self.phase = "arming"
         self.interrupted = False
-        self._restore: list[Callable[[], None]] = []
+        #: undo steps (their results, e.g. signal.signal's previous handler, are not used)
+        self._restore: list[Callable[[], object]] = []
         self._watcher: threading.Thread | None = None
         self._stop_watching = threading.Event()
         self._main = threading.get_ident()
@@ -162,7 +164,7 @@ class RunGuard:
             if name != "SIGTERM" and current is not signal.SIG_DFL:
                 continue  # someone else handles it (or ignores it): leave it alone
             previous = signal.signal(number, on_fatal)
-            self._restore.append(lambda number=number, previous=previous: signal.signal(number, previous))
+            self._restore.append(functools.partial(signal.signal, number, previous))
 
     def _request(self, reason: str, exit_code: int, kind: type[BaseException]) -> None:
         """A signal asked the run to end: the first of each kind is raised in the script (and ends its

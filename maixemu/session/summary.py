@@ -121,7 +121,8 @@ def recording_of(sink: Any) -> str | None:
     seen = 0
     while sink is not None and seen < 8:
         name = getattr(sink, "name", "")
-        if isinstance(name, str) and name.startswith("record:") and getattr(sink, "frames_shown", 1):
+        shown: object = getattr(sink, "frames_shown", 1)  # (a sink without the count: assume it got one)
+        if isinstance(name, str) and name.startswith("record:") and shown:
             return name.removeprefix("record:")
         sink = getattr(sink, "inner", None)
         seen += 1

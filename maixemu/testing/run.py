@@ -135,7 +135,7 @@ def _frame_list(camera: CameraSpec) -> list | None:
     """The frames of an in-memory camera spec, or None for specs ``maixemu run --camera`` takes."""
     if isinstance(camera, np.ndarray):
         return list(camera) if camera.ndim == 4 else [camera]
-    if isinstance(camera, (list, tuple)):
+    if isinstance(camera, Sequence) and not isinstance(camera, str):
         return list(camera)
     return None
 
@@ -169,7 +169,9 @@ def _source_factory(camera: CameraSpec, on_notice) -> Any:
         return lambda: ArraySource(frames)
     if camera is None:
         return lambda: camera_mod.SyntheticSource()  # never the webcam in a test
-    return lambda: camera_mod.open_source(os.fspath(camera), on_notice=on_notice)
+    assert isinstance(camera, (str, os.PathLike))  # (the in-memory forms are frame lists above)
+    path = os.fspath(camera)
+    return lambda: camera_mod.open_source(path, on_notice=on_notice)
 
 
 # ---------------------------------------------------------------------------------- results

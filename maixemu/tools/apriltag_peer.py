@@ -43,7 +43,7 @@ def tag_scene(rgb: np.ndarray, tags=SCENE_TAGS) -> np.ndarray:
 def detector():
     """AprilTag 3's detector as the firmware's runs (ImportError, saying how to install it, when absent)."""
     try:
-        import pupil_apriltags  # type: ignore[import-untyped]  # no stubs: a benchmark-only peer
+        import pupil_apriltags  # a benchmark-only peer (untyped: pyproject.toml)
     except ImportError as exc:
         raise ImportError(f"the AprilTag 3 peer needs pupil-apriltags ({exc}): pip install pupil-apriltags") from None
     return pupil_apriltags.Detector(families="tag36h11", nthreads=1, quad_decimate=1.0, quad_sigma=0.0,

@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     findings_so_far = [0]
 
     def progress(results: list[Result]) -> None:
-        new = results[bar.n :]
+        new = results[int(bar.n) :]
         findings_so_far[0] += sum(r.finding for r in new)
         bar.set_postfix(findings=findings_so_far[0], refresh=False)
         bar.update(len(new))

@@ -91,12 +91,13 @@ def layout_v3(data: bytes) -> Layout:
     lay = Layout(3, opcodes=V3_CODES)
     names = ["version", "flags", "arch", "layers_length", "max_start_address", "main_mem_usage", "output_count"]
     kinds = ["version", "word", "word", "count", "offset", "size", "count"]
-    for i, (n, k) in enumerate(zip(names, kinds)):
-        lay.add(4 * i, n, k)
+    for i, (field_name, field_kind) in enumerate(zip(names, kinds)):
+        lay.add(4 * i, field_name, field_kind)
     lay.mark(28, "end of header")
     if len(data) < 28:
         return lay
     n_layers, n_out = _u32(data, 12), _u32(data, 24)
+    assert n_layers is not None and n_out is not None  # (the 28 header bytes are there)
     if n_out > 4096 or n_layers > 4096:
         return lay
     for i in range(n_out):
@@ -154,12 +155,14 @@ def layout_v4(data: bytes) -> Layout:
     lay = Layout(4, opcodes=V4_CODES)
     hdr = ["identifier", "version", "flags", "target", "constants", "main_mem", "nodes", "inputs", "outputs"]
     kinds = ["version", "version", "word", "word", "size", "size", "count", "count", "count"]
-    for i, (n, k) in enumerate(zip(hdr, kinds)):
-        lay.add(4 * i, n, k)
+    for i, (field_name, field_kind) in enumerate(zip(hdr, kinds)):
+        lay.add(4 * i, field_name, field_kind)
     lay.mark(40, "end of header")
     if len(data) < 40:
         return lay
     constants, nodes, inputs, outputs = (_u32(data, o) for o in (16, 24, 28, 32))
+    # (the 40 header bytes are there)
+    assert constants is not None and nodes is not None and inputs is not None and outputs is not None
     if max(nodes, inputs, outputs) > 4096:
         return lay
     pos = 40
@@ -251,14 +254,14 @@ def name_v4_body_fields(data: bytes, lay: Layout) -> None:
             return super()._unpack(fmt, size, field)
 
     original = v4_module.BodyReader
-    v4_module.BodyReader = Recording
+    setattr(v4_module, "BodyReader", Recording)  # (the loader's reader, recording for this one load)
     try:
         v4_module.load_v4(data)
         loaded = True
     except Exception:  # noqa: BLE001 - a file the loader refuses keeps its positional names
         loaded = False
     finally:
-        v4_module.BodyReader = original
+        setattr(v4_module, "BodyReader", original)
     renamed = []
     for f in lay.fields:
         positional = f.name.startswith("nodes[") and (".range" in f.name or "body+" in f.name)

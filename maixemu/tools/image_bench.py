@@ -393,7 +393,7 @@ def bench_board():
         try:
             yield
         finally:
-            board.storage = previous
+            board._storage = previous  # (None: the lazily made default again)
 
 
 def prepare(case: Case, fx: Fixtures):
@@ -425,7 +425,7 @@ def clone(img):
     ai = pix[np.newaxis] if b.ai_shared else (None if b.ai is None else b.ai.copy())
     new = _Buffer(b.fmt, pix, ai, b.dims)
     new.ai_shared, new.pix_gen, new.ai_gen = b.ai_shared, b.pix_gen, b.ai_gen
-    out = type(img).__new__(type(img))
+    out = object.__new__(type(img))  # (image classes define no __new__ of their own)
     out._buf = new
     return out
 

@@ -288,6 +288,14 @@ def test_draw_string_argument_rules():
         lcd.draw_string(0, 0, 12)
 
 
+def test_colour_that_is_no_int_nor_triple_is_the_firmwares_type_error():
+    # py_lcd_clear: mp_obj_get_array_fixed_n on a non-integer raises MicroPython's
+    # "object '<type>' isn't a tuple or list" (lcd.type() must not stand in for type())
+    lcd.init()
+    with pytest.raises(TypeError, match="^object 'str' isn't a tuple or list$"):
+        lcd.clear("red")
+
+
 def test_next_display_overwrites_text():
     lcd.init()
     lcd.draw_string(0, 0, "text", lcd.WHITE, lcd.RED)

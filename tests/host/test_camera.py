@@ -142,6 +142,13 @@ def test_missing_path_fails_clearly(tmp_path):
         open_source(str(tmp_path / "nothing-here.mp4"))
 
 
+@pytest.mark.parametrize("flag", [True, False])
+def test_a_boolean_is_no_camera_source(flag):
+    # e.g. ``camera = true`` in maixemu.toml: a clear CameraError (not webcam 1 or 0, not os.fspath's TypeError)
+    with pytest.raises(CameraError, match=f"--camera {flag} is not a camera source; use --camera synthetic"):
+        open_source(flag)
+
+
 # ------------------------------------------------------------------------------- webcam
 class _FakeCapture:
     """Stands in for cv2.VideoCapture: ``opened`` decides whether the webcam exists."""

@@ -166,6 +166,7 @@ def warp_affine_ai(src_img, dst_img, matrix) -> None:
                + (256 - fxv) * fyv * c01 + fxv * fyv * c11) >> 16
         out[k][ok] = (val & 0xFF).astype(np.uint8)
     dst_ai = dst_img._buf.ai
+    assert dst_ai is not None  # (checked above: dst_img._ai)
     flat = dst_ai.reshape(-1)
     flat[: ch * dw * dh] = out.reshape(-1)
     if dst_img._buf.ai_shared:  # a grayscale snapshot: the AI plane is the pixel memory

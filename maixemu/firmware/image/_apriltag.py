@@ -37,6 +37,7 @@ import numpy as np
 
 from . import _args
 from ._fmath import F, ftoi
+from ._host import ImageHost
 
 TAG16H5, TAG25H7, TAG25H9, TAG36H10, TAG36H11, ARTOOLKIT = 1, 2, 4, 8, 16, 32
 #: flag -> (OpenCV dictionary, d, h) in the order the firmware adds them to the detector
@@ -276,7 +277,7 @@ for _name in AprilTag._fields:
     setattr(AprilTag, _name, (lambda key: (lambda self: self._v[key]))(_name))
 
 
-class AprilTagMixin:
+class AprilTagMixin(ImageHost):
     def find_apriltags(self, *args, **kwargs):
         """AprilTags as the firmware finds them: ``roi``, ``families`` (``image.TAG36H11``),
         ``fx``/``fy`` (focal lengths in pixels, default that of the OV7725's 2.8 mm lens), ``cx``/

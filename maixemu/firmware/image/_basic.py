@@ -12,6 +12,7 @@ import numpy as np
 from .. import heap
 from . import _args, _color, _kinds, _resize
 from ._core import GRAYSCALE, RGB565, _alloc, _main_frame
+from ._host import ImageHost
 
 _F = np.float32
 
@@ -33,7 +34,7 @@ def pick_grid(pix: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray
     return np.take(out, cols, axis=1) if c is None else np.ascontiguousarray(out[:, c])
 
 
-class BasicMixin:
+class BasicMixin(ImageHost):
     # ------------------------------------------------------------------ pixels
     def get_pixel(self, *args, **kwargs):
         """RGB565: (r8, g8, b8) through the 5->8/6->8 tables, raw value with ``rgbtuple=False``;

@@ -31,6 +31,7 @@ from ._core import GRAYSCALE, RGB565
 from ..pixformat import BINARY
 from ._lab import Threshold, any_threshold, parse_thresholds
 from ._pixels import binary_max, box_sum, keyword_mask, ksize, mask_pixels, operand, to_binary
+from ._host import ImageHost
 
 
 def _lookup(pix: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -57,7 +58,7 @@ def _binary_table(fmt: int, thresholds: tuple[Threshold, ...], invert: bool) -> 
     return table
 
 
-class BinaryMixin:
+class BinaryMixin(ImageHost):
     def binary(self, thresholds, *args, **kwargs):
         """Pixels inside any (individually inverted) threshold -> white, others black (see module doc)."""
         self._mutable()

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _args, _color, _kinds, _tables
 from ._core import GRAYSCALE, RGB565
+from ._host import ImageHost
 
 BINARY = _kinds.BINARY
 
@@ -66,7 +67,7 @@ def _copy_flag(args, kwargs) -> bool:
     return bool(_args.to_int(_args.pick(args, 0, kwargs, "copy", False)))
 
 
-class BitmapMixin:
+class BitmapMixin(ImageHost):
     def _new_kind(self, fmt: int, pix: np.ndarray, copy: bool):
         """The result of a format conversion: a new image (fresh AI buffer) or this memory."""
         if copy:

@@ -29,6 +29,7 @@ from ._core import GRAYSCALE, RGB565
 from ..pixformat import BINARY
 from ._blob_regions import COUNT, SYY, X1, X2, Y1, Y2, RegionGrower
 from ._lab import parse_thresholds
+from ._host import ImageHost
 
 F = np.float32
 _FIELDS = ("x", "y", "w", "h", "pixels", "cx", "cy", "rotation", "code", "count")
@@ -202,7 +203,7 @@ def _fold(a: Blob, b: Blob) -> Blob:
                 fm.fast_atan2f_1(F(s), F(c)), acode | bcode, min(acount + bcount, 0xFFFF))
 
 
-class BlobMixin:
+class BlobMixin(ImageHost):
     def find_blobs(self, thresholds, *args, **kwargs):
         """``find_blobs(thresholds, invert=False, roi, x_stride=2, y_stride=1, area_threshold=10,
         pixels_threshold=10, merge=False, margin=0, threshold_cb=None, merge_cb=None)``."""

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _args, _jpeg_encode, _kinds
 from ._core import GRAYSCALE, RGB565
+from ._host import ImageHost
 
 JPEG = _kinds.JPEG
 
@@ -44,15 +45,15 @@ def ide_frame(data: bytes, in_place: bool) -> bytes:
     body = (0x80 | ((x[:, None] >> np.array([0, 6, 12, 18], np.uint32)) & 0x3F)).astype(np.uint8).reshape(-1)
     tail = []
     if n % 3 == 2:
-        x = int(raw[-2]) | (int(raw[-1]) << 8)
-        tail = [0x80 | (x & 0x3F), 0x80 | ((x >> 6) & 0x3F), 0x80 | ((x >> 12) & (0x3F if in_place else 0x0F))]
+        end = int(raw[-2]) | (int(raw[-1]) << 8)
+        tail = [0x80 | (end & 0x3F), 0x80 | ((end >> 6) & 0x3F), 0x80 | ((end >> 12) & (0x3F if in_place else 0x0F))]
     elif n % 3 == 1:
-        x = int(raw[-1])
-        tail = [0x80 | (x & 0x3F), 0x80 | ((x >> 6) & (0x3F if in_place else 0x03))]
+        end = int(raw[-1])
+        tail = [0x80 | (end & 0x3F), 0x80 | ((end >> 6) & (0x3F if in_place else 0x03))]
     return b"\xfe" + body.tobytes() + bytes(tail) + b"\xfe"
 
 
-class CodecMixin:
+class CodecMixin(ImageHost):
     def _jpeg_image(self, data: bytes):
         return type(self)._jpeg_wrap(data, self.width(), self.height())
 

@@ -57,8 +57,8 @@ def lab_to_rgb(L: int, A: int, B: int) -> tuple[int, int, int]:
     g_lin = (x * F(-0.9689) + y * F(1.8758) + z * F(0.0415)) / F(100.0)
     b_lin = (x * F(0.0557) + y * F(-0.2040) + z * F(1.0570)) / F(100.0)
     with np.errstate(invalid="ignore"):
-        out = tuple(max(min(int(fm.fast_roundf(_gamma(F(c)) * F(255))), 255), 0) for c in (r_lin, g_lin, b_lin))
-    return out
+        r, g, b = (max(min(int(fm.fast_roundf(_gamma(F(c)) * F(255))), 255), 0) for c in (r_lin, g_lin, b_lin))
+    return r, g, b
 
 
 def rgb_to_grayscale(r: int, g: int, b: int) -> int:

@@ -234,6 +234,7 @@ class ImageBase:
         b = self._buf
         if b.ai_shared:
             # The old AI plane was the old pixel memory: it keeps the old contents.
+            assert b.ai is not None  # (ai_shared: the AI plane is the pixel memory)
             b.ai = b.ai.copy() if keep_ai else None
             b.ai_shared = False
         if not keep_ai:
@@ -266,11 +267,17 @@ class ImageBase:
     # ------------------------------------------------------------------ basics
     def width(self) -> int:
         b = self._buf
-        return int(b.dims[0]) if b.fmt == _pf.JPEG else int(b.pix.shape[1])
+        if b.fmt == _pf.JPEG:
+            assert b.dims is not None  # (compressed pixels keep the picture's size beside them)
+            return int(b.dims[0])
+        return int(b.pix.shape[1])
 
     def height(self) -> int:
         b = self._buf
-        return int(b.dims[1]) if b.fmt == _pf.JPEG else int(b.pix.shape[0])
+        if b.fmt == _pf.JPEG:
+            assert b.dims is not None  # (compressed pixels keep the picture's size beside them)
+            return int(b.dims[1])
+        return int(b.pix.shape[0])
 
     def format(self) -> int | None:
         """The pixel format; None for a BINARY image (py_image.c: ``return mp_const_none; // TODO``)."""
@@ -368,7 +375,7 @@ def _convert_rgb888(rgb: np.ndarray, fmt: int) -> np.ndarray:
     return _color.rgb888_to_565(rgb)
 
 
-def _load_source(source, from_bytes: bool) -> tuple[int, np.ndarray, None, None]:
+def _load_source(source, from_bytes: bool) -> tuple[int, np.ndarray, None, tuple[int, int] | None]:
     """``imlib_load_image`` of a path, of bytes (``from_bytes``) or of a file object (see _imageio)."""
     from . import _imageio
 

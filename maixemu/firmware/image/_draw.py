@@ -17,13 +17,14 @@ advances, arrow heads and ``draw_image`` sampling all *truncate* (``int(8*1.9) =
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from . import _args, _color, _draw_kernels, _fmath, _font8x12
 from ._core import GRAYSCALE
 from ._jit import NOT_SERVED, compiled_now as compiled  # (the vectorised form until kernels are served compiled)
+from ._host import ImageHost
 from ._pixels import to_binary
 from ..pixformat import BINARY
 
@@ -79,17 +80,7 @@ def line_offsets(dx: int, dy: int) -> tuple[np.ndarray, np.ndarray]:
     return _line_walk(int(dx), int(dy))
 
 
-class DrawMixin:
-    if TYPE_CHECKING:  # what the image (``_core.ImageBase``) provides to its mixins
-        _pix: np.ndarray
-        _fmt: int
-
-        def width(self) -> int: ...
-
-        def height(self) -> int: ...
-
-        def _touch(self) -> None: ...
-
+class DrawMixin(ImageHost):
     # ------------------------------------------------------------------ low level
     def _plot(self, xs: np.ndarray, ys: np.ndarray, c) -> None:
         """Set pixels at coordinate arrays (clipped to the image, like ``imlib_set_pixel``)."""

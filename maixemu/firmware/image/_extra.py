@@ -10,6 +10,7 @@ import numpy as np
 from . import _args
 from ._core import GRAYSCALE
 from ._find import _Result, _accessors
+from ._host import ImageHost
 
 
 class Barcode(_Result):
@@ -59,7 +60,7 @@ def _deg2rad(degrees: int) -> float:
     return float(f32(f32(degrees) * f32(np.pi)) / f32(180))
 
 
-class ExtraMixin:
+class ExtraMixin(ImageHost):
     def find_edges(self, edge_type, *args, **kwargs):
         """Edges of a grayscale image as ``edge.c`` finds them (``_edges``); in place, returns the image.
 

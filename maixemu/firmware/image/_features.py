@@ -28,6 +28,7 @@ from ..pixformat import BINARY
 from ._fmath import COS, SIN, F, fast_sqrtf, fsqrt, ftoi
 from ._gradient_angle import degree_table, truncated_degrees
 from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._host import ImageHost
 
 LBP_HIST_SIZE = 59
 LBP_NUM_REGIONS = 7
@@ -494,7 +495,7 @@ def _similarity_blocks(a, b, c1, c2, acc):
 
 
 # ---------------------------------------------------------------------- the mixin
-class FeaturesMixin:
+class FeaturesMixin(ImageHost):
     def find_lbp(self, roi, *args, **kwargs):
         """The LBP descriptor of ``roi`` (grayscale images), for ``image.match_descriptor``."""
         if self._fmt != GRAYSCALE:

@@ -37,6 +37,7 @@ from ._filter_kernels import bilateral_sums, clahe_interpolate, clip_histogram, 
 from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 from ._pixels import MAXES, Window, binary_max, box_sum, channels, keyword_mask, ksize, mask_pixels, offsets, pack, planes
 from ._tables import gray_table, yuv_columns
+from ._host import ImageHost
 
 F = np.float32
 
@@ -206,7 +207,7 @@ def _gaussian_f32(x, sigma: np.float32) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- the mixin
-class FilterMixin:
+class FilterMixin(ImageHost):
     def mean(self, size, *args, **kwargs):
         """``mean(size, threshold=False, offset=0, invert=False, mask=None)``: box mean, truncated."""
         self._mutable()

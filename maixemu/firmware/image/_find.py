@@ -14,6 +14,7 @@ import numpy as np
 from . import _args, _color
 from ._core import GRAYSCALE
 from ..pixformat import BINARY
+from ._host import ImageHost
 
 
 class _Result:
@@ -167,14 +168,14 @@ def _clip_line(rho: float, theta: float, x0: int, y0: int, w: int, h: int):
     pts = []
     if abs(s) > 1e-9:
         for x in (0, w - 1):
-            y = (rho - x * c) / s
-            if -0.5 <= y <= h - 0.5:
-                pts.append((x, int(round(y))))
+            y_at = (rho - x * c) / s
+            if -0.5 <= y_at <= h - 0.5:
+                pts.append((x, int(round(y_at))))
     if abs(c) > 1e-9:
         for y in (0, h - 1):
-            x = (rho - y * s) / c
-            if -0.5 <= x <= w - 0.5:
-                pts.append((int(round(x)), y))
+            x_at = (rho - y * s) / c
+            if -0.5 <= x_at <= w - 0.5:
+                pts.append((int(round(x_at)), y))
     pts = sorted(set(pts))
     if len(pts) < 2:
         return None
@@ -182,7 +183,7 @@ def _clip_line(rho: float, theta: float, x0: int, y0: int, w: int, h: int):
     return ax + x0, ay + y0, bx + x0, by + y0
 
 
-class FindMixin:
+class FindMixin(ImageHost):
     def find_lines(self, *args, **kwargs):
         """Infinite lines by the firmware's Hough transform (``_hough``), clipped to the ROI."""
         from . import _hough

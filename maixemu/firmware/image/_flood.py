@@ -21,6 +21,7 @@ import numpy as np
 from . import _args, _color, _kinds
 from ._core import GRAYSCALE, RGB565, ImageBase
 from ._jit import kernel
+from ._host import ImageHost
 
 F = np.float32
 BINARY = _kinds.BINARY
@@ -98,7 +99,7 @@ def fill_thresholds(rest, kwargs, index: int) -> tuple[float, float]:
     return values[0], values[1]
 
 
-class FloodMixin:
+class FloodMixin(ImageHost):
     def flood_fill(self, *args, **kwargs):
         """``flood_fill(x, y, seed_threshold=0.05, floating_threshold=0.05, color=white,
         invert=False, clear_background=False, mask=None)``: fill the seed's region in place."""

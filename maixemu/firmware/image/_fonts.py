@@ -41,6 +41,7 @@ import numpy as np
 
 from . import _args
 from ._draw import font_bits
+from ._host import ImageHost
 
 _F = np.float32
 
@@ -317,12 +318,12 @@ def draw_utf8(img, x_off: int, y_off: int, text, color, scale, x_spacing: int, m
         i += size
 
 
-class FontMixin:
+class FontMixin(ImageHost):
     """``draw_string`` with a loaded UTF-8 font (font.c ``imlib_draw_string`` dispatch)."""
 
     def _draw_text(self, x, y, text, data: bytes, c, scale, x_spacing, y_spacing, mono) -> None:
         if not board_font().is_utf8:
-            return super()._draw_text(x, y, text, data, c, scale, x_spacing, y_spacing, mono)
+            return super()._draw_text(x, y, text, data, c, scale, x_spacing, y_spacing, mono)  # DrawMixin's
         if not isinstance(text, (str, bytes)):  # mp_obj_str_get_str: str or bytes only
             raise TypeError(f"can't convert '{type(text).__name__}' object to str implicitly")
         draw_utf8(self, x, y, text, c, scale, x_spacing, mono)

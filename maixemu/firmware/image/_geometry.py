@@ -8,9 +8,10 @@ import numpy as np
 
 from . import _args
 from ._polar import cached_map, flat_sources, remap_flat
+from ._host import ImageHost
 
 
-class GeometryMixin:
+class GeometryMixin(ImageHost):
     def lens_corr(self, *args, **kwargs):
         """Barrel correction as ``imlib_lens_corr``: ``r = strength/diag * |p - c|``,
         ``theta = atan(r)/r`` (the firmware's polynomial atan), source ``c + int(theta * (p - c)/zoom)``,

@@ -53,7 +53,7 @@ class Cascade:
 def _opencv_dirs() -> list[str]:
     dirs = []
     try:
-        import cv2
+        import cv2.data
 
         dirs.append(cv2.data.haarcascades)
     except Exception:  # pragma: no cover - cv2 without its data module
@@ -72,16 +72,33 @@ def builtin(name: str) -> Cascade:
         raise NotImplementedError(
             f"image.HaarCascade({name!r}) is built from OpenCV's {fname}, which is not installed here "
             "(opencv-python 4.x ships it; or install Debian's opencv-data)")
-    c = ET.parse(path).getroot().find("cascade")
-    feats = [[[float(v) for v in r.text.split()] for r in f.find("rects")] for f in c.find("features")]
-    stages, stage_t, tree_t, a1, a2, nr, wts, rects = [], [], [], [], [], [], [], []
-    for s in c.find("stages"):
-        trees = s.find("weakClassifiers")
+
+    def child(node: ET.Element, tag: str) -> ET.Element:
+        found = node.find(tag)
+        if found is None:
+            raise NotImplementedError(f"image.HaarCascade({name!r}): {path} has no <{tag}> (not an OpenCV cascade)")
+        return found
+
+    def text(node: ET.Element, tag: str) -> str:
+        return child(node, tag).text or ""
+
+    c = child(ET.parse(path).getroot(), "cascade")
+    feats = [[[float(v) for v in (r.text or "").split()] for r in child(f, "rects")] for f in child(c, "features")]
+    stages: list[int] = []
+    stage_t: list[int] = []
+    tree_t: list[int] = []
+    a1: list[int] = []
+    a2: list[int] = []
+    nr: list[int] = []
+    wts: list[int] = []
+    rects: list[int] = []
+    for s in child(c, "stages"):
+        trees = child(s, "weakClassifiers")
         stages.append(len(trees))
-        stage_t.append(int(float(s.find("stageThreshold").text) * 256))  # int() truncates toward zero
+        stage_t.append(int(float(text(s, "stageThreshold")) * 256))  # int() truncates toward zero
         for t in trees:
-            node = t.find("internalNodes").text.split()
-            leaf = t.find("leafValues").text.split()
+            node = text(t, "internalNodes").split()
+            leaf = text(t, "leafValues").split()
             tree_t.append(int(float(node[3]) * 4096))
             a1.append(int(float(leaf[0]) * 256))
             a2.append(int(float(leaf[1]) * 256))
@@ -90,7 +107,7 @@ def builtin(name: str) -> Cascade:
             for x, y, w, h, weight in fr:
                 rects += [int(x), int(y), int(w), int(h)]
                 wts.append(int(weight))
-    return Cascade((int(c.find("width").text), int(c.find("height").text)), stages, stage_t, tree_t, a1, a2, nr,
+    return Cascade((int(text(c, "width")), int(text(c, "height"))), stages, stage_t, tree_t, a1, a2, nr,
                    wts, rects)
 
 
@@ -150,8 +167,8 @@ def detect(gray: np.ndarray, cascade: Cascade, n_stages: int, roi, threshold: fl
         step = 1 if step == 0 else step
         y2, x2 = szh - win_h, szw - win_w
         # every window of this scale at once, rows then columns (the C loops' order)
-        ys, xs = np.meshgrid(np.arange(0, max(y2, 0), step), np.arange(0, max(x2, 0), step), indexing="ij")
-        ys, xs = ys.ravel(), xs.ravel()
+        grid_y, grid_x = np.meshgrid(np.arange(0, max(y2, 0), step), np.arange(0, max(x2, 0), step), indexing="ij")
+        ys, xs = grid_y.ravel(), grid_x.ravel()
         if xs.size:
             if compiled():
                 hits = _cascade_windows(cascade, n_stages, isum, isq, ys, xs, n, thr)

@@ -44,6 +44,7 @@ import numpy as np
 from .. import notices
 from . import _color, _jpeg_decode, _kinds
 from ._core import GRAYSCALE, RGB565
+from ._host import ImageHost
 
 BINARY, JPEG = _kinds.BINARY, _kinds.JPEG
 
@@ -418,7 +419,7 @@ class ImageReader:
         return f'{{"size":{_EIO}}}'
 
 
-class ImageIOMixin:
+class ImageIOMixin(ImageHost):
     def save(self, path, *args, **kwargs):
         """Write by extension: ``.bmp`` (``roi``), ``.jpg``/``.jpeg`` (``quality`` 1..100, whole image)."""
         from . import _args

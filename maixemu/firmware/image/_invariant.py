@@ -27,6 +27,7 @@ import numpy as np
 
 from . import _color, _fmath, _kinds, _tables
 from ._core import RGB565, ImageBase
+from ._host import ImageHost
 
 F = np.float32
 
@@ -94,7 +95,7 @@ def _max_channel(p: np.ndarray) -> np.ndarray:
     return np.maximum(np.maximum(r, g), b).astype(F)
 
 
-class InvariantMixin:
+class InvariantMixin(ImageHost):
     def chrominvar(self):
         """In place: chromaticity (each linear channel over the sum of the three)."""
         self._pix[...] = chrominvar_table()[self._pix]

@@ -110,8 +110,8 @@ NOT_SERVED = _NotServed()
 def _as_lists(fn, lists: tuple[int, ...], writes: tuple[int, ...]):
     """``fn`` called with the arrays at ``lists`` as Python lists, ``writes`` copied back."""
 
-    def run(*args):
-        args = list(args)
+    def run(*given):
+        args = list(given)
         arrays = {i: args[i] for i in lists}
         for i in lists:
             if hasattr(args[i], "tolist"):  # a caller may hand over lists it keeps (a cached table)

@@ -9,9 +9,10 @@ import numpy as np
 from . import _args
 from ._core import GRAYSCALE, RGB565
 from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._host import ImageHost
 
 
-class K210Mixin:
+class K210Mixin(ImageHost):
     def conv3(self, *args, **kwargs):
         """3x3 convolution run by the KPU **on the AI buffer** (MaixPy ``conv.c`` + ``sipeed_conv.c``).
 

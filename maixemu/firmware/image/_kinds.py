@@ -172,7 +172,7 @@ def _guard(name: str, func, accepts: str):
             raise OSError(NOT_SUPPORTED)
         return func(self, *args, **kwargs)
 
-    method._kind_guarded = True
+    method._kind_guarded = True  # type: ignore[attr-defined]  # a marker on the function (install_guards reads it)
     return method
 
 

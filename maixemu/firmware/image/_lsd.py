@@ -23,6 +23,7 @@ from . import _args
 from . import _fmath as fm
 from ._fmath import F, fast_atan2f, ftoi, lb_clip_line, line_length
 from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._host import ImageHost
 
 PI = F(math.pi)
 NOTDEF = F(-512.0)
@@ -176,7 +177,21 @@ def nfa(n: int, k: int, p, logNT) -> np.float32:
 
 # ---------------------------------------------------------------------- rectangles
 class _Rect:
+    """LSD's ``struct rect`` (float32 fields, as the firmware's ``float``)."""
+
     __slots__ = ("x1", "y1", "x2", "y2", "width", "x", "y", "theta", "dx", "dy", "prec", "p")
+    x1: np.float32
+    y1: np.float32
+    x2: np.float32
+    y2: np.float32
+    width: np.float32
+    x: np.float32
+    y: np.float32
+    theta: np.float32
+    dx: np.float32
+    dy: np.float32
+    prec: np.float32
+    p: np.float32
 
     def copy(self) -> "_Rect":
         r = _Rect()
@@ -818,7 +833,7 @@ def find_line_segments(gray_full: np.ndarray, roi, merge_distance: int, max_thet
     return out
 
 
-class LineSegmentsMixin:
+class LineSegmentsMixin(ImageHost):
     def find_line_segments(self, *args, **kwargs):
         """Line segments by the firmware's LSD (``roi``, ``merge_distance`` (0), ``max_theta_diff``
         (15)), as ``line`` objects."""

@@ -224,18 +224,18 @@ def svd(A: np.ndarray, maxiters: int = 1 << 5, tol: float = f32(1e-5)) -> tuple[
             break
         u, v = svd22(B[maxi][maxi], B[maxi][maxj], B[maxj][maxi], B[maxj][maxj])
         for M, q in ((LS, u), (RS, v)):
-            for r in M:
-                vi, vj = r[maxi], r[maxj]
-                r[maxi] = fma(q[0], vi, f32(q[2] * vj))
-                r[maxj] = fma(q[1], vi, f32(q[3] * vj))
+            for row in M:
+                vi, vj = row[maxi], row[maxj]
+                row[maxi] = fma(q[0], vi, f32(q[2] * vj))
+                row[maxj] = fma(q[1], vi, f32(q[3] * vj))
         for i in range(nc):
             vi, vj = B[maxi][i], B[maxj][i]
             B[maxi][i] = fma(u[0], vi, f32(u[2] * vj))
             B[maxj][i] = fma(u[1], vi, f32(u[3] * vj))
-        for r in B:
-            vi, vj = r[maxi], r[maxj]
-            r[maxi] = fma(v[0], vi, f32(v[2] * vj))
-            r[maxj] = fma(v[1], vi, f32(v[3] * vj))
+        for row in B:
+            vi, vj = row[maxi], row[maxj]
+            row[maxi] = fma(v[0], vi, f32(v[2] * vj))
+            row[maxj] = fma(v[1], vi, f32(v[3] * vj))
     idxs = list(range(nc))
     vals = [B[i][i] for i in range(nc)]
     changed = True

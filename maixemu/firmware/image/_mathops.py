@@ -28,6 +28,7 @@ from . import _fmath as fm
 from ..pixformat import GRAYSCALE, RGB565
 from ._channel_tables import ChannelOp, pairwise, pointwise565
 from ._pixels import MAXES, channels, keyword_mask, mask_pixels, operand, pack, planes
+from ._host import ImageHost
 
 F = np.float32
 
@@ -107,7 +108,7 @@ def _gamma_table565(g: np.float32, contrast: np.float32, brightness: np.float32)
     return table
 
 
-class MathOpsMixin:
+class MathOpsMixin(ImageHost):
     if TYPE_CHECKING:  # what the image (``_core.ImageBase``) provides to its mixins
         _pix: np.ndarray
         _fmt: int

@@ -308,8 +308,8 @@ def _probe_pattern() -> np.ndarray:
 
     n, c = 101, 50
     try:
-        orb = cv2.ORB_create(nfeatures=1, scaleFactor=1.2, nlevels=1, edgeThreshold=31, firstLevel=0, WTA_K=2,
-                             patchSize=PATCH_SIZE)
+        orb = cv2.ORB.create(nfeatures=1, scaleFactor=1.2, nlevels=1, edgeThreshold=31, firstLevel=0, WTA_K=2,
+                            patchSize=PATCH_SIZE)
     except AttributeError as exc:  # pragma: no cover - an OpenCV without features2d
         raise NotImplementedError("image.Image.find_keypoints needs OpenCV's ORB (features2d) to read its "
                                   f"sampling pattern: {exc}") from None
@@ -323,7 +323,7 @@ def _probe_pattern() -> np.ndarray:
                 img = np.where(sign * (u - e) >= 0, 255, 0).astype(np.uint8)
                 _, d = orb.compute(img, [cv2.KeyPoint(float(c), float(c), PATCH_SIZE, 0.0, 0, 0)])
                 bits.append(np.unpackbits(d[0], bitorder="little"))  # pair 8i + j -> byte i, bit j
-                b = cv2.GaussianBlur(img, (7, 7), 2, 2, borderType=cv2.BORDER_REFLECT_101).astype(np.int64)
+                b = cv2.GaussianBlur(img, (7, 7), sigmaX=2, sigmaY=2, borderType=cv2.BORDER_REFLECT_101).astype(np.int64)
                 if name == "x":
                     values.append(b[c, c + offsets])
                 elif name == "y":
@@ -371,10 +371,9 @@ def _arcs(diff: np.ndarray, length: int) -> np.ndarray:
     """Per pixel, the largest over circular runs of ``length`` ring samples of the run's minimum."""
     n = diff.shape[-1]
     ext = np.concatenate([diff, diff[..., :length - 1]], axis=-1)
-    best = None
-    for start in range(n):
-        m = ext[..., start:start + length].min(axis=-1)
-        best = m if best is None else np.maximum(best, m)
+    best = ext[..., 0:length].min(axis=-1)
+    for start in range(1, n):
+        best = np.maximum(best, ext[..., start:start + length].min(axis=-1))
     return best
 
 
@@ -428,6 +427,7 @@ def _corners(img: np.ndarray, roi, threshold: int, agast: bool):
     """Corners of the segment test (``fast9_detect``/``agast58_detect``) and their bisection scores, in
     raster order, capped at 2000 as the firmware's buffer."""
     rx, ry, rw, rh = roi
+    ring: tuple[tuple[int, int], ...]
     if agast:
         ring, arc, x0, x1, y0, y1 = _AGAST_RING, 5, rx + 1, rx + rw - 1, ry + 1, ry + rh - 1
     else:

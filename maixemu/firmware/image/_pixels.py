@@ -20,6 +20,7 @@ import numpy as np
 from . import _args, _color
 from ._core import GRAYSCALE, RGB565, ImageBase
 from ..pixformat import BINARY
+from ._host import ImageHost
 
 #: The largest value of each native channel (``COLOR_BINARY_MAX``, ``COLOR_GRAYSCALE_MAX``, R5/G6/B5).
 MAXES = {BINARY: (1,), GRAYSCALE: (255,), RGB565: (31, 63, 31)}
@@ -174,7 +175,7 @@ class Window:
 
 
 
-class ChannelHelpers:
+class ChannelHelpers(ImageHost):
     """Channel helpers kept for the approximate methods that still use them (flood_fill, cartoon)."""
 
     def _fields(self) -> list[np.ndarray]:

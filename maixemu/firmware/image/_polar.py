@@ -19,6 +19,7 @@ from functools import lru_cache
 
 from . import _args, _fmath, _tables
 from ._core import RGB565
+from ._host import ImageHost
 
 F = np.float32
 
@@ -114,7 +115,7 @@ def _polar_sources(w: int, h: int, linear: bool, reverse: bool, clamp: bool) -> 
     return flat_sources(*polar_map(w, h, linear, reverse, clamp), w, h)
 
 
-class PolarMixin:
+class PolarMixin(ImageHost):
     def _polar(self, linear: bool, args, kwargs):
         reverse = bool(_args.to_int(_args.pick(args, 0, kwargs, "reverse", False)))
         index = _polar_sources(self.width(), self.height(), linear, reverse, reverse and self._fmt == RGB565)

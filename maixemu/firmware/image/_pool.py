@@ -14,6 +14,7 @@ from . import _fmath as fm
 from ._filter_kernels import block_pool
 from ._jit import compiled_now as compiled  # (the vectorised form until kernels are served compiled)
 from ._pixels import pack, planes
+from ._host import ImageHost
 
 F = np.float32
 
@@ -56,7 +57,7 @@ def _pooled(img, x_div: int, y_div: int, midpoint: bool, bias: int) -> np.ndarra
     return pack(chans, img._fmt)
 
 
-class PoolMixin:
+class PoolMixin(ImageHost):
     def _mean_pool_pix(self, x_div, y_div) -> np.ndarray:
         self._mutable()
         x_div, y_div = _divisors(self, x_div, y_div)

@@ -19,6 +19,7 @@ QR standard says 94), which changes the cells read as data on version-21 codes.
 from __future__ import annotations
 
 import math
+from typing import Any
 from functools import lru_cache
 
 import numpy as np
@@ -26,6 +27,7 @@ import numpy as np
 from . import _args
 from ._fmath import F
 from ._jit import kernel
+from ._host import ImageHost
 
 PIXEL_WHITE, PIXEL_BLACK, PIXEL_REGION = 0, 1, 2
 MAX_REGIONS = 254
@@ -78,7 +80,8 @@ def _alignment(v: int) -> list[int]:
 
 
 _RS_PARAMS = [tuple(int(x) for x in t.split(",")) for t in _RS.split()]
-VERSIONS = [None] + [dict(data_bytes=_data_bytes(v), apat=_alignment(v),
+#: per version 1..40: data_bytes, apat (alignment pattern), ecc (per level); index 0 is no version
+VERSIONS: list[Any] = [None] + [dict(data_bytes=_data_bytes(v), apat=_alignment(v),
                           ecc=[_RS_PARAMS[(v - 1) * 4 + k] for k in range(4)]) for v in range(1, 41)]
 
 
@@ -397,7 +400,8 @@ class _Quirc:
     def __init__(self, gray: np.ndarray):
         self.h, self.w = gray.shape
         self.pixels = _threshold(np.ascontiguousarray(gray, np.int64), np.zeros(gray.shape, np.uint8))
-        self.regions: list[dict] = [None, None]  # codes start at PIXEL_REGION
+        # region dicts by code; codes start at PIXEL_REGION (0 and 1 are the pixel colours: no region)
+        self.regions: list[Any] = [None, None]
         self.capstones: list[dict] = []
         self.grids: list[dict] = []
         n = self.w * self.h + 1
@@ -463,7 +467,7 @@ class _Quirc:
         idx = len(self.capstones)
         self.regions[stone]["capstone"] = idx
         self.regions[ring]["capstone"] = idx
-        cap = dict(ring=ring, stone=stone, qr_grid=-1)
+        cap: dict[str, Any] = dict(ring=ring, stone=stone, qr_grid=-1)
         self.capstones.append(cap)
         cap["corners"] = self.find_region_corners(ring, self.regions[stone]["seed"])
         cap["c"] = perspective_setup(cap["corners"], 7.0, 7.0)
@@ -616,7 +620,7 @@ class _Quirc:
         if (bc[0] - h0[0]) * -hd[1] + (bc[1] - h0[1]) * hd[0] > 0:
             a, c = c, a
             hd = (-hd[0], -hd[1])
-        qr = dict(caps=[a, b, c], align_region=-1)
+        qr: dict[str, Any] = dict(caps=[a, b, c], align_region=-1)
         index = len(self.grids)
         self.grids.append(qr)
         for i in range(3):
@@ -1108,7 +1112,7 @@ def find_qrcodes(gray_full: np.ndarray, roi) -> list[dict]:
     return out
 
 
-class QRCodeMixin:
+class QRCodeMixin(ImageHost):
     def find_qrcodes(self, *args, **kwargs):
         """QR codes as the firmware's quirc finds and decodes them (``roi``)."""
         from ._find import QRCode, _gray8

@@ -13,6 +13,7 @@ import numpy as np
 from . import _args
 from ._fmath import F, ftoi, lb_clip_line
 from ._jit import kernel
+from ._host import ImageHost
 
 
 def quad_box_and_corners(p, rx: int, ry: int):
@@ -128,7 +129,7 @@ def find_rects(gray_full: np.ndarray, roi, threshold: int) -> list[dict]:
     return out
 
 
-class RectsMixin:
+class RectsMixin(ImageHost):
     def find_rects(self, *args, **kwargs):
         """Rectangles (any quadrilateral) as ``rect`` objects: ``rect()``, ``corners()``,
         ``magnitude()``; arguments ``roi`` and ``threshold`` (10000) as ``py_image_find_rects``."""

@@ -14,6 +14,7 @@ import numpy as np
 from . import _args, _lab
 from ._fmath import COS, SIN, F, cdiv, fast_atan2f, fsqrt, ftoi, i32, line_length, line_through_roi
 from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._host import ImageHost
 
 
 def sample_points(pix: np.ndarray, fmt: int, roi, x_stride: int, y_stride: int, thresholds,
@@ -165,7 +166,7 @@ def get_regression(pix: np.ndarray, fmt: int, img_w: int, img_h: int, roi, x_str
                 theta=theta, rho=rho)
 
 
-class RegressionMixin:
+class RegressionMixin(ImageHost):
     def get_regression(self, thresholds, *args, **kwargs):
         """The line through the pixels inside ``thresholds`` (least squares, or Theil-Sen with
         ``robust=True``), as a ``line`` object, or None when too few pixels match.

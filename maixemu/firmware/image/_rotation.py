@@ -33,6 +33,7 @@ import numpy as np
 
 from . import _args, _fmath
 from ._matd import homography_compute, inverse, matmul
+from ._host import ImageHost
 
 F = np.float32
 
@@ -77,7 +78,7 @@ def source_map(T4: np.ndarray, w: int, h: int) -> tuple[np.ndarray, np.ndarray]:
             np.clip(np.nan_to_num(sy, nan=-big), -big, big - 1).astype(np.int64))
 
 
-class RotationMixin:
+class RotationMixin(ImageHost):
     def rotation_corr(self, *args, **kwargs):
         """In place: 3D rotation (degrees), translation and zoom with perspective (``fov``)."""
         names = ("x_rotation", "y_rotation", "z_rotation", "x_translation", "y_translation", "zoom", "fov")

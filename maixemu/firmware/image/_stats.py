@@ -28,6 +28,7 @@ from ._core import GRAYSCALE, RGB565
 from ..pixformat import BINARY
 from ._lab import keyword_thresholds, threshold_mask
 from ._tables import lab_table
+from ._host import ImageHost
 
 F = np.float32
 
@@ -195,7 +196,7 @@ def _otsu(bins: np.ndarray) -> int:
 
 def _store(fmt: int, vals: list[list[int]]) -> list[int]:
     """The 24 (or 3) values as the firmware's uint8_t L / int8_t A, B fields hold them."""
-    out = []
+    out: list[int] = []
     for ch, v in enumerate(vals):
         conv = fm.uint8 if ch == 0 else fm.int8
         out.extend(int(conv(x)) for x in v)
@@ -209,7 +210,7 @@ def statistics_of(fmt: int, bins: list[np.ndarray]) -> "Statistics":
 
 
 # ---------------------------------------------------------------------- the mixin
-class StatsMixin:
+class StatsMixin(ImageHost):
     def get_histogram(self, *args, **kwargs):
         """``get_histogram(thresholds, invert=False, roi, bins, l_bins, a_bins, b_bins)`` -> histogram."""
         fmt, bins = _image_histogram(self, args, kwargs)

@@ -14,6 +14,7 @@ from . import _args
 from ._core import GRAYSCALE
 from ._fmath import F, fsqrt, ftou, i32, u32
 from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._host import ImageHost
 
 SEARCH_EX, SEARCH_DS = 0, 1
 _CHUNK = 1 << 22  # elements of the window matrix built at once
@@ -213,7 +214,7 @@ def match_ds(f: np.ndarray, t: np.ndarray) -> tuple[float, tuple]:
     return float(max_xc), rect
 
 
-class TemplateMixin:
+class TemplateMixin(ImageHost):
     def find_template(self, template, threshold, *args, **kwargs):
         """The (x, y, w, h) where ``template`` correlates best (above ``threshold``), else None.
 
@@ -237,6 +238,7 @@ class TemplateMixin:
         if step <= 0 and search != SEARCH_DS:
             raise OSError("step must be > 0 (the firmware loops forever on step <= 0)")
         f, t = self._pix, template._pix
+        rect: tuple | None
         if search == SEARCH_DS:
             corr, rect = match_ds(f, t)
         else:

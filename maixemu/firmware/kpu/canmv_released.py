@@ -123,6 +123,10 @@ class ReleasedApi:
             raise advised(OSError(_DIRTY), f"{type(exc).__name__}: {exc}") from exc
         self._ran = True
         output = loaded.output_floats(0)
+        if output is None:
+            # no output 0: Maix_kpu.c ignores kpu_get_output's failure and lists output_size[0]
+            # floats of a model that has none (was a TypeError here)
+            output = np.zeros(0, np.float32)
         if getlist:
             return [float(v) for v in output]
         if get_feature:

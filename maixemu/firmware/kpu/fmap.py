@@ -80,7 +80,7 @@ class kpu_fmap:  # noqa: N801 - the firmware's type name
         raise TypeError("object of type 'kpu_fmap' has no len()")
 
     def __buffer__(self, flags):  # Python 3.12+: bytearray(fmap) / memoryview(fmap)
-        return memoryview(self._data.reshape(-1).view(np.uint8)[: self._size])
+        return self._data.reshape(-1).view(np.uint8)[: self._size].data  # (the bytes' memoryview)
 
     def tobytes(self) -> bytes:
         return self._data.reshape(-1).view(np.uint8)[: self._size].tobytes()

@@ -635,14 +635,14 @@ def fft_kernel(real: np.ndarray, imag: np.ndarray, isign: int) -> None:
         wpi = F32(math.sin(float(theta)))
         wr, wi = F32(1.0), F32(0.0)
         for m in range(mmax):
-            i = np.arange(m, n, istep)
-            jj = i + mmax
+            ii = np.arange(m, n, istep)
+            jj = ii + mmax
             tempr = (wr * real[jj] - wi * imag[jj]).astype(np.float32)
             tempi = (wr * imag[jj] + wi * real[jj]).astype(np.float32)
-            real[jj] = real[i] - tempr
-            imag[jj] = imag[i] - tempi
-            real[i] += tempr
-            imag[i] += tempi
+            real[jj] = real[ii] - tempr
+            imag[jj] = imag[ii] - tempi
+            real[ii] += tempr
+            imag[ii] += tempi
             wtemp = wr
             wr = F32(F32(F32(wr * wpr) - F32(wi * wpi)) + wr)
             wi = F32(F32(F32(wi * wpr) + F32(wtemp * wpi)) + wi)

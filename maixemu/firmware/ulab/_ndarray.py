@@ -346,12 +346,12 @@ class ndarray:  # noqa: N801 - the firmware's type name
     def __ge__(self, other: Any) -> Any:
         return self._binary(other, "ge")
 
-    def __eq__(self, other: Any) -> bool:  # type: ignore[override]
+    def __eq__(self, other: Any) -> bool:
         right, _ = self._operand(other)
         return (self._m, self._n, self._data.dtype) == (right._m, right._n, right._data.dtype) and \
             self._data.tobytes() == right._data.tobytes()
 
-    def __ne__(self, other: Any) -> bool:  # type: ignore[override]
+    def __ne__(self, other: Any) -> bool:
         return not self.__eq__(other)
 
     __hash__ = None  # type: ignore[assignment]

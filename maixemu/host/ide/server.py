@@ -95,7 +95,8 @@ def is_loopback(host: str) -> bool:
 
 
 def _page_text(name: str) -> bytes:
-    return resources.files(__package__).joinpath("page", name).read_bytes()
+    # (one name per joinpath: Python 3.10's Traversable.joinpath takes one)
+    return resources.files(__package__).joinpath("page").joinpath(name).read_bytes()
 
 
 def encode_image(rgb: np.ndarray, kind: str) -> bytes:

@@ -25,7 +25,7 @@ import os
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 _SET_LOCAL: Callable[[int], int] | None = None
 #: the OpenBLAS library ``_SET_LOCAL`` belongs to (numpy's)
@@ -54,7 +54,8 @@ def _candidate_libraries() -> list[str]:
     try:
         import numpy as np
 
-        libdir = np.show_config(mode="dicts")["Build Dependencies"]["blas"].get("lib directory")  # type: ignore[index]
+        config: Any = np.show_config(mode="dicts")  # (numpy's stubs type the dict loosely or not at all)
+        libdir = config["Build Dependencies"]["blas"].get("lib directory")
         for folder in filter(None, [libdir, os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs"),
                                     os.path.join(os.path.dirname(np.__file__), ".dylibs")]):
             if os.path.isdir(folder):
@@ -130,7 +131,7 @@ def process_threads(n: int) -> Iterator[None]:
     import numpy  # noqa: F401  (loads the BLAS library threadpoolctl then finds)
 
     try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+        from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - a core dependency; without it the BLAS default stays
         yield
         return
@@ -152,7 +153,7 @@ def limit_process(n: int) -> None:
     import numpy  # noqa: F401
 
     try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+        from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - see process_threads
         return
     with _LOCK:

@@ -91,14 +91,45 @@ class KpuConv:
     #: error from a corrupt table ("below every segment start") names where the table is.
     act_where: tuple[int | None, str] = (None, "KPU activation table")
 
+    # set by prepare() from the registers and tables (declared here: prepare fills a cls())
+    regs: KpuRegisters
+    k: int
+    depthwise: bool
+    in_shape: tuple[int, int, int]
+    out_shape: tuple[int, int, int]
+    conv_shape: tuple[int, int, int]
+    pool_type: int
+    pad_value: int
+    macs: int
+    src_addr: int
+    dst_addr: int
+    #: [oc][ic][ky][kx] flattened per oc, in the file's integer type
+    weights: np.ndarray
+    bn: BatchNorm
+    act: ActivationTable
+    n_mult: int
+    taps: int
+    sum_w: np.ndarray
+    const_w: np.ndarray
+    # set by _prepare_fast (the numpy plan)
+    _gemm_dtype: type[np.floating]
+    _wfast: np.ndarray
+    _wfast_dw: np.ndarray
+
     def __init__(self) -> None:  # use prepare()
-        self.regs: KpuRegisters
         self.notes: list[str] = []
         #: called after the compiled path takes over (``kpu.warmup``): e.g. the layer table's path
         self.on_switch: list[Callable[[], None]] = []
-        #: the compiled HWC path (``kpu.hwc``) once it is in place
+        #: the compiled HWC path (``kpu.hwc``) once it is in place (when the fast engine is available)
         self._hwc: HwcPath | None = None
         self._lut_max_entries = LUT_MAX_ENTRIES
+        self._fast: _FastPlan | None = None
+        #: (stride, ((dy, dx), ...)): the sums are computed only at these pixel phases of the
+        #: pooled grid (selection pools: one phase; max pools: all, then their maximum)
+        self._sample: tuple[int, tuple[tuple[int, int], ...]] | None = None
+        self._gemm_chunks: list[tuple[int, int]] | None = None
+        #: work items per (workers, TILE_BYTES): the split is fixed for a layer
+        self._items: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}
 
     # ---------------------------------------------------------------- preparation
     @classmethod
@@ -144,7 +175,6 @@ class KpuConv:
             wflat = np.frombuffer(bytes(weights[:need]), dtype=dt)
         if wflat.size != regs.weight_count:
             raise KmodelFormatError(f"KPU layer needs {regs.weight_count} weights, got {wflat.size}", field="weights")
-        #: [oc][ic][ky][kx] flattened per oc, in the file's integer type
         self.weights = wflat.reshape(oc, taps_per_out)
         self.bn = bn if isinstance(bn, BatchNorm) else decode_batchnorm(np.asarray(bn))
         if self.bn.mul.size != oc:
@@ -157,15 +187,6 @@ class KpuConv:
         # per-channel constant of the literal formula: (arg_w*Sw >> shr_w) + arg_add*n
         self.const_w = (regs.arg_w * sw) >> regs.shr_w
         self.const_w = self.const_w + regs.arg_add * self.n_mult
-        self._fast: _FastPlan | None = None
-        #: the compiled HWC path (``kpu.hwc``) when the fast engine is available
-        self._hwc: HwcPath | None = None
-        #: (stride, ((dy, dx), ...)): the sums are computed only at these pixel phases of the
-        #: pooled grid (selection pools: one phase; max pools: all, then their maximum)
-        self._sample: tuple[int, tuple[tuple[int, int], ...]] | None = None
-        self._gemm_chunks: list[tuple[int, int]] | None = None
-        #: work items per (workers, TILE_BYTES): the split is fixed for a layer
-        self._items: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}
         if fast:
             try:
                 bounds = self._bounds()
@@ -178,7 +199,13 @@ class KpuConv:
                         # are in memory (kpu.warmup: in the background, never waited for); a layer
                         # dropped before then is not kept alive for it
                         ref = weakref.ref(self)
-                        warmup.schedule(lambda: (conv := ref()) is not None and conv._upgrade())
+
+                        def upgrade() -> None:
+                            conv = ref()
+                            if conv is not None:
+                                conv._upgrade()
+
+                        warmup.schedule(upgrade)
                     self._prepare_fast(bounds)
             except (_NoFastPath, ProductsInexact) as why:
                 self.notes.append(f"exact int64 path: {why}")
@@ -495,6 +522,7 @@ class KpuConv:
 
         ``grid`` is the centered input [IC, H, W] (1×1) or its padded grid [IC, H+2, W+2] (3×3).
         """
+        assert self._sample is not None  # (called only for a sampled layer)
         stride, ((dy, dx),) = self._sample
         ow = self.out_shape[2]
         rows = y1 - y0
@@ -525,6 +553,7 @@ class KpuConv:
         3×3: the padded grid's planes ``[IC, P, PH*PW + 2]`` (flat, pitch ``PW``) with plane
         ``p = ry*s + rx`` holding ``grid[c, s*u + ry, s*v + rx]`` at ``u*PW + v``.
         """
+        assert self._sample is not None  # (called only for a max-pooled, sampled layer)
         st = self._sample[0]
         ic, h, w = self.in_shape
         oh, ow = self.out_shape[1:]
@@ -559,6 +588,7 @@ class KpuConv:
         columns) and the pool is the element-wise maximum of the phase blocks. The sums are the
         very integers the full-resolution path pools, so the result is the same bytes.
         """
+        assert self._sample is not None  # (called only for a max-pooled, sampled layer)
         st, phases = self._sample
         n_ph = len(phases)
         oh, ow = self.out_shape[1:]
@@ -606,6 +636,7 @@ class KpuConv:
     def _gemm(self, mat: np.ndarray, o0: int = 0, o1: int | None = None) -> np.ndarray:
         wm = self._wfast[o0:o1]
         chunks = self._gemm_chunks
+        assert chunks is not None  # (the numpy plan is prepared: _prepare_fast set them)
         if len(chunks) == 1:
             return np.matmul(wm, mat, out=_scratch("g", wm.shape[0] * mat.shape[1], wm.dtype).reshape(wm.shape[0], mat.shape[1]))
         g = np.zeros((wm.shape[0], mat.shape[1]), dtype=np.float64)
@@ -668,6 +699,7 @@ class KpuConv:
 
     def _lut_stage(self, g: np.ndarray, o0: int = 0, o1: int | None = None) -> np.ndarray:
         plan = self._fast
+        assert plan is not None  # (the numpy plan's stage)
         oc, ph, pw = g.shape
         n = oc * ph * pw
         buf = _scratch("bn", n, np.float64).reshape(oc, ph, pw)
@@ -694,15 +726,18 @@ class KpuConv:
             np.add(out, up, out=out, casting="unsafe")
             return out
         np.copyto(idx, buf, casting="unsafe")
-        if plan.lut_words is not None and n * _LUT_PREFETCH_PER >= plan.lut.size:
+        lut = plan.lut
+        assert lut is not None  # (a plan has segments, buckets or a table)
+        if plan.lut_words is not None and n * _LUT_PREFETCH_PER >= lut.size:
             plan.lut_words.max()
         # (measured in the models: this in-place clip + cast + default-mode take is faster than
         # fusing the add into an integer cast and clipping with take(mode="clip"))
-        return plan.lut.take(idx)
+        return lut.take(idx)
 
     def _run_item(self, src: np.ndarray, item: tuple[int, int, int, int]) -> tuple[tuple[int, int, int, int], np.ndarray]:
         y0, y1, o0, o1 = item
         plan = self._fast
+        assert plan is not None  # (the numpy plan's work item)
         g = self._conv_rows(src, y0, y1, o0, o1)
         if self._sample is not None:
             return item, self._lut_stage(g, o0, o1)

@@ -39,11 +39,22 @@ pixel via ``s``/``oy0``/``ox0``), 1 max of ``G`` before the activation, 2 max af
 from __future__ import annotations
 
 import math
+from typing import Literal, TypedDict
 
 import numpy as np
 from numba import njit
 
-_NOGIL = dict(cache=True, nogil=True)
+
+class _JitOptions(TypedDict, total=False):
+    """The ``njit`` keywords these kernels use (typed, so ``njit(**options)`` type-checks)."""
+
+    cache: bool
+    nogil: bool
+    fastmath: set[str]
+    error_model: Literal["python", "numpy"]
+
+
+_NOGIL: _JitOptions = {"cache": True, "nogil": True}
 
 #: act_mode values (see the module docstring)
 LUT, SEGMENTS, SEGMENTS_CLAMPED, STEPS, LINEAR = 0, 1, 2, 3, 4
@@ -94,7 +105,7 @@ def _segment_value(v, bp, sx, sm, ss, sb, clamp_lo, clamp_hi, clamped):
 
 #: ``bn_act`` may fuse ``G·m + c`` into one multiply-add: ``kpu.hwc._float_bn`` proves the product
 #: and the sum exact in float64, so the fused form rounds nothing either (same bits, one op less)
-_CONTRACT = dict(_NOGIL, fastmath={"contract"})
+_CONTRACT: _JitOptions = {**_NOGIL, "fastmath": {"contract"}}
 
 
 @njit(**_CONTRACT)
@@ -695,7 +706,7 @@ def conv2d_f32(x, w, bias, groups, sh, sw, dh, dw, pad_top, pad_left, kkc, lo, h
 # Float32 scalars, one rounding per C operator, no fused multiply-add; ``error_model="numpy"``
 # so a division by zero gives inf/NaN as C does instead of raising.
 
-_FLOAT = dict(_NOGIL, error_model="numpy")
+_FLOAT: _JitOptions = {**_NOGIL, "error_model": "numpy"}
 
 #: op codes of ``binary_f32`` / ``fold_f32`` (``v4_float.BINARY_FUNCS`` / ``REDUCE_OPS`` order)
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MIN, OP_MAX = 0, 1, 2, 3, 4, 5

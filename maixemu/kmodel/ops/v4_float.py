@@ -224,9 +224,10 @@ def reduce_window2d(x: np.ndarray, op: str, init: float, kh: int, kw: int, sh: i
     n, c, h, w = x.shape
     oh = out_size(h, kh, sh, dh, pad_h)
     ow = out_size(w, kw, sw, dw, pad_w)
-    acc = np.full((n, c, oh, ow), F32(init), dtype=F32)
+    acc: np.ndarray = np.full((n, c, oh, ow), F32(init), dtype=F32)
     count = np.zeros((oh, ow), dtype=np.int64)
-    fold = {"mean": np.add, "sum": np.add, "min": std_min, "max": std_max}[op]
+    folds: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {"mean": np.add, "sum": np.add, "min": std_min, "max": std_max}
+    fold = folds[op]
     with np.errstate(all="ignore"):
         for _, oys, iys in tap_slices(h, oh, kh, sh, dh, pad_h[0]):
             for _, oxs, ixs in tap_slices(w, ow, kw, sw, dw, pad_w[0]):

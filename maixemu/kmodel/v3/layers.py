@@ -485,7 +485,9 @@ def read_softmax(b: Body, step: Step, ctx: LoadContext) -> None:
         kn.softmax_v3(x, *args, out)
         return out.copy
 
-    step.fn = _compiled_step("softmax_v3", (np.zeros(channels, F32), *args, np.zeros(channels, F32)), step.fn,
+    numpy_run = step.fn
+    assert numpy_run is not None  # (_read_unary_f32 set the numpy form)
+    step.fn = _compiled_step("softmax_v3", (np.zeros(channels, F32), *args, np.zeros(channels, F32)), numpy_run,
                              softmax_fast)
 
 
@@ -580,16 +582,17 @@ def read_tensorflow_flatten(b: Body, step: Step, ctx: LoadContext) -> None:
         state.write(main_out, v)
         return v
 
+    step.fn = run
     if main_in % 4 == 0 and main_out % 4 == 0 and (main_out >= main_in + 4 * n or main_out + 4 * n <= main_in):
         # the permutation once: output element j is input element order[j] (a gather, no temporary)
         order = layout.tf_flatten(np.arange(n, dtype=np.intp), channels, height, width)
 
-        def run(state: State):  # noqa: F811
+        def run_gather(state: State) -> Callable[[], np.ndarray]:
             out = state.main[main_out : main_out + 4 * n].view(F32)
             np.take(state.main[main_in : main_in + 4 * n].view(F32), order, out=out)
             return out.copy
 
-    step.fn = run
+        step.fn = run_gather
 
 
 _RESIZE_FIELDS = "flags main_mem_in_address main_mem_out_address in_width in_height in_channels out_width out_height align_corners"

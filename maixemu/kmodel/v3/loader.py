@@ -109,6 +109,7 @@ class _Loader:
             c, h, w = first.conv.in_shape
             model.inputs = [TensorSpec((c, h, w), np.dtype(np.uint8), "CHW", "kpu", "input", first.conv.src_addr)]
         elif first.code == LAYER_CODES["FULLY_CONNECTED"]:
+            assert first.fc_in is not None  # (read_fully_connected sets it)
             addr, cin = first.fc_in
             model.inputs = [TensorSpec((cin,), np.dtype(np.float32), "flat", "main", "input", addr)]
         else:
@@ -127,6 +128,7 @@ class _Loader:
                 shapes[step.main_writes[0][0]] = step.out_shapes[0]
         last = steps[-1]
         outputs = []
+        dtype: np.dtype
         for i, (addr, size, off) in enumerate(out_descs):
             if last.kind in QUANTIZED_OUTPUT or size % 4:
                 dtype, count = np.dtype(np.uint8), size

@@ -24,7 +24,8 @@ class State:
     def __init__(self, main_bytes: int):
         self.main = np.zeros(main_bytes, dtype=np.uint8)
         self.kpu = K.KpuRam()
-        self.cache: dict[int, np.ndarray] = {}
+        #: conv step key -> (layout, map) of its output, for the layers that read it (``K.native``)
+        self.cache: dict[int, tuple[str, np.ndarray]] = {}
         #: set while tracing: write every conv output into KPU RAM, not only what the plan needs
         self.materialize_all = False
         self.plan = K.KpuRamPlan()
@@ -84,6 +85,11 @@ class V3Model(Model):
     """A loaded V3 kmodel. See :func:`load_v3`."""
 
     version = 3
+    # set by the loader (``loader.V3Loader``), which fills a V3Model()
+    file_bytes: int
+    header: dict
+    _plan: K.KpuRamPlan
+    _state: State
 
     def __init__(self) -> None:
         self.notes: list[str] = []
@@ -127,6 +133,7 @@ class V3Model(Model):
         elif first.code == LAYER_CODES["FULLY_CONNECTED"]:
             spec = self.inputs[0]
             arr = check_input(spec, x)
+            assert spec.address is not None  # (the float input's main-memory address: Step.fc_in)
             state.write(spec.address, arr.astype(F32))
         else:
             raise self._first_layer_error()
@@ -161,12 +168,14 @@ class V3Model(Model):
         drops = self._drops
         try:
             for step in self.steps[:n]:
+                fn = step.fn
+                assert fn is not None  # (the loader gives every step its run)
                 if times is not None and clock is not None:
                     start = clock()
-                    out = step.fn(state)
+                    out = fn(state)
                     times.append((step.index, clock() - start))
                 else:
-                    out = step.fn(state)
+                    out = fn(state)
                 if collect:
                     if callable(out):
                         out = out()
@@ -181,10 +190,10 @@ class V3Model(Model):
             if not done and not collect:
                 # a run that failed half way: put the conv outputs it made into KPU RAM in order
                 for key in sorted(state.cache):
-                    step = self.steps[key - 1] if key > 0 else None
-                    if step is not None and step.conv is not None:
+                    maker = self.steps[key - 1] if key > 0 else None
+                    if maker is not None and maker.conv is not None:
                         layout, cached = state.cache[key]
-                        state.kpu.upload(step.conv.dst_addr, K.from_native(cached, layout))
+                        state.kpu.upload(maker.conv.dst_addr, K.from_native(cached, layout))
             state.cache = {}
             state.materialize_all = False
 
@@ -203,7 +212,9 @@ class V3Model(Model):
     def read_outputs(self) -> list[np.ndarray]:
         outs = []
         for spec in self.outputs:
-            raw = self._state.main[spec.address : spec.address + spec.nbytes]
+            addr = spec.address
+            assert addr is not None  # (a V3 output is a main-memory range of the file)
+            raw = self._state.main[addr : addr + spec.nbytes]
             outs.append(raw.copy().view(spec.dtype).reshape(spec.shape))
         return outs
 

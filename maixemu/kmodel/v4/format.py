@@ -24,7 +24,7 @@ NODE_HEADER_BYTES = 8
 MEM_CONST, MEM_MAIN, MEM_KPU = 0, 1, 2
 MEMORY_NAMES = {MEM_CONST: "const", MEM_MAIN: "main", MEM_KPU: "kpu"}
 DT_FLOAT32, DT_UINT8 = 0, 1
-DTYPES = {DT_FLOAT32: np.dtype(np.float32), DT_UINT8: np.dtype(np.uint8)}
+DTYPES: dict[int, np.dtype] = {DT_FLOAT32: np.dtype(np.float32), DT_UINT8: np.dtype(np.uint8)}
 
 #: A sanity bound for any single tensor dimension product (elements); far above the K210's 8 MiB.
 MAX_ELEMENTS = 1 << 26
@@ -145,13 +145,13 @@ class BodyReader(BinaryReader):
                 n *= d
             if n > MAX_ELEMENTS:
                 raise self.fail(f"shape {list(dims)} has {n} elements, more than any K210 memory holds", field, at)
-        return tuple(dims)  # type: ignore[return-value]
+        return tuple(dims)
 
     def padding(self, field: str) -> tuple[int, int]:
-        return tuple(self.struct("2i", field))  # type: ignore[return-value]
+        return tuple(self.struct("2i", field))
 
     def value_range(self, field: str) -> tuple[float, float]:
-        return tuple(self.struct("2f", field))  # type: ignore[return-value]
+        return tuple(self.struct("2f", field))
 
     def remaining_bytes(self) -> bytes:
         return self.data[self.offset :]

@@ -13,7 +13,7 @@ memory) and keeps the KPU RAM state:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -56,7 +56,8 @@ class KpuState:
         self.kram = kpu_engine.KpuRam(K210_KPU_RAM_BYTES)
         self.ram = self.kram.arena
         self.accesses: list[kpu_engine.KpuAccess] = []
-        self.cache: dict[int, np.ndarray] = {}
+        #: step -> (layout, map) of a cached conv output ("U8" for a map the CPU placed)
+        self.cache: dict[int, tuple[str, np.ndarray]] = {}
         self.plan = kpu_engine.KpuRamPlan()
         self.lut_budget = V4_LUT_BUDGET_ENTRIES
         self.lut_total_left = V4_LUT_TOTAL_ENTRIES
@@ -78,8 +79,9 @@ class KpuState:
 
     # --- load time -----------------------------------------------------------------------------
 
-    def record(self, kind: str, addr: int, shape, step: int, conv: bool = False) -> None:
-        self.accesses.append(kpu_engine.KpuAccess(kind, int(addr), tuple(int(v) for v in shape), step, conv))
+    def record(self, kind: str, addr: int, shape: Sequence[int], step: int, conv: bool = False) -> None:
+        c, h, w = (int(v) for v in shape)  # [C, H, W]
+        self.accesses.append(kpu_engine.KpuAccess(kind, int(addr), (c, h, w), step, conv))
 
     def record_bytes(self, kind: str, addr: int, nbytes: int, step: int) -> None:
         """A plain byte range (a non-KPU node or an output touching KPU memory)."""
@@ -93,7 +95,7 @@ class KpuState:
         for reader, writer in self.plan.reuse.items():
             last[writer] = max(last.get(writer, reader), reader)
         writers = {a.step for a in self.accesses if a.kind == "w" and a.conv}
-        self.drops: dict[int, list[int]] = {}
+        self.drops = {}
         for writer in writers:
             self.drops.setdefault(last.get(writer, writer), []).append(writer)
 
@@ -120,7 +122,8 @@ class KpuState:
 
 
 def decode_kpu_upload(r: BodyReader, ctx: DecodeContext) -> Node:
-    state: KpuState = ctx.kpu  # type: ignore[assignment]
+    state = ctx.kpu
+    assert state is not None  # (the loader gives every decoder the model's KPU state)
     ri, ro = r.memory_range("input"), r.memory_range("output")
     s = r.shape("in_shape")
     node = r.node
@@ -162,7 +165,8 @@ def decode_kpu_upload(r: BodyReader, ctx: DecodeContext) -> Node:
 
 
 def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
-    state: KpuState = ctx.kpu  # type: ignore[assignment]
+    state = ctx.kpu
+    assert state is not None  # (the loader gives every decoder the model's KPU state)
     node = r.node
     main_out = r.memory_range("main_mem_output")
     batches = r.i32("batches")

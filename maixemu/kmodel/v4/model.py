@@ -188,10 +188,10 @@ class V4Model(Model):
             return feed
         view = self._mem.view(mr)[: spec.size]
 
-        def feed(x: np.ndarray) -> None:
+        def feed_memory(x: np.ndarray) -> None:
             view[:] = x.reshape(-1)
 
-        return feed
+        return feed_memory
 
     def _output_spec(self, i: int) -> TensorSpec:
         mr = self._out_ranges[i]
@@ -223,9 +223,9 @@ class V4Model(Model):
                 kpu_end = max(kpu_end, r.end)
         for n in self._nodes:
             kpu_end = max(kpu_end, int(n.details.get("kpu_end", 0)))
-            for r in (*n.reads, n.writes):
-                if r is not None and r.memory_type == MEM_KPU:
-                    kpu_end = max(kpu_end, r.end)
+            for access in (*n.reads, n.writes):
+                if access is not None and access.memory_type == MEM_KPU:
+                    kpu_end = max(kpu_end, access.end)
         params = self.header.constants + sum(n.param_bytes for n in self._nodes)
         return MemoryUsage(file_bytes=file_bytes, param_bytes=params, main_memory_bytes=self.header.main_mem,
                            kpu_ram_bytes=kpu_end)

@@ -10,7 +10,7 @@ Kernels are in ``ops/v4_*``; KPU nodes are in ``kpu``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from .format import (
     MemoryRange,
     check_range,
 )
+
+if TYPE_CHECKING:
+    from .kpu import KpuState
 
 F32 = np.float32
 U8 = np.uint8
@@ -93,7 +96,7 @@ def _compiled(name: str, args: tuple, fallback: Callable[[], None]) -> Callable[
         bound.append(getattr(kn, name))
         bound[0](*args)
 
-    run.kernel = name  # type: ignore[attr-defined]  (what tests and ``bench`` can ask)
+    run.kernel = name  # type: ignore[attr-defined]  # a function attribute: what tests and ``bench`` ask
     return run
 
 
@@ -140,7 +143,7 @@ class DecodeContext:
     #: (memory_type, start, size) -> shape of the tensor last written there
     shapes: dict[tuple[int, int, int], tuple[int, ...]]
     float_mode: str = "host"
-    kpu: object | None = None  # kpu.KpuState, set by the loader
+    kpu: KpuState | None = None  # set by the loader
     #: CPU multiply-adds and Python loop steps of the nodes decoded so far (see ``_check_work``)
     work: int = 0
     loops: int = 0
