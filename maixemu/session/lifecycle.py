@@ -171,6 +171,9 @@ def _set_up(board: Board, spec: RunSpec, services: Iterable[Service],
         display.on_close_ignored = lambda: stop_now(display.close_reason or "the LCD window was closed", 0)
     assert board.budget is not None
     board.budget.attach(board.state)
+    from .kernel_notice import kernel_notice_service
+
+    board.attach(kernel_notice_service)  # one notice when this run finds compiled kernels missing
     if spec.show_ai:  # --show-ai: a second view with the AI buffers the KPU read
         from .show_ai import ai_view_service
 

@@ -201,6 +201,7 @@ def kernel(fn=None, *, lists: tuple[int, ...] = (), writes: tuple[int, ...] = ()
 
     run.__name__ = fn.__name__
     run.__qualname__ = fn.__qualname__
+    run.__module__ = fn.__module__  # (where ``maixemu kernels`` finds it)
     run.__doc__ = fn.__doc__
     setattr(run, "__wrapped__", plain)  # the Python version, for tests
     setattr(run, "dispatcher", dispatcher)

@@ -41,6 +41,7 @@ meanwhile, still never a wait.
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import subprocess
 import sys
@@ -180,6 +181,10 @@ _keys: dict[Any, WarmUp] = {}
 #: worker request id -> warm-ups waiting for that kernel
 _parked: dict[int, list[WarmUp]] = {}
 _busy = 0
+#: warm-ups queued and finished in this process (``progress``)
+_counts = [0, 0]
+#: why warm-ups gave up, in order (``failures``)
+_failures: list[str] = []
 #: queued layer warm-ups not done yet: ``loaded_kernels()`` answers None while there are any
 _holding = 0
 _thread: threading.Thread | None = None
@@ -192,6 +197,27 @@ _compiling_here = False
 _spent = 0.0
 _worker: Any = None
 _worker_unusable: str | None = None
+#: where a run learns that kernels are being compiled: a ``logging`` logger, so that the session
+#: (which says it as a ``[maixemu]`` notice, once per run) needs no import of this package to listen
+#: before the first kernel is asked for; it does not propagate (a script's own logging setup does
+#: not print it again)
+NOTICE_LOGGER = "maixemu.kernels"
+_NOTICES = logging.getLogger(NOTICE_LOGGER)
+_NOTICES.propagate = False
+_NOTICES.setLevel(logging.INFO)
+#: CPU seconds of compiling every kernel a face detector and the image module use, from an empty
+#: cache (``maixemu kernels --compile``, measured on a busy AVX-512 machine)
+FULL_COMPILE_CPU_S = 20
+
+
+def compile_notice() -> str:
+    """What a run says when it finds kernels missing (the session says it once per run)."""
+    return (f"compiling the compiled engine's kernels in the background (about {FULL_COMPILE_CPU_S} s of CPU once); "
+            "`maixemu kernels --compile` builds them all now")
+
+
+def _tell_compiling() -> None:
+    _NOTICES.info(compile_notice())
 
 
 def schedule(fn: Callable[[], object], key: Any = None, *, holds_helpers: bool = True) -> WarmUp:
@@ -204,6 +230,7 @@ def schedule(fn: Callable[[], object], key: Any = None, *, holds_helpers: bool =
         if key is not None and key in _keys:
             return _keys[key]
         job = WarmUp(fn, waits, holds=holds_helpers and not waits)
+        _counts[0] += 1
         if key is not None:
             _keys[key] = job
         _jobs.append(job)
@@ -294,6 +321,28 @@ def idle() -> bool:
     return (_imported or not _started) and not _jobs and not _parked and _busy == 0
 
 
+def progress() -> tuple[int, int]:
+    """``(finished, queued)`` warm-ups in this process so far (``maixemu kernels --compile``'s bar)."""
+    return _counts[1], _counts[0]
+
+
+def failures() -> list[str]:
+    """Why warm-ups gave up in this process (their plain forms stay), in order."""
+    return list(_failures)
+
+
+def schedule_compile(module: str, name: str, argtypes: tuple) -> WarmUp:
+    """Queue the kernel ``module.name`` for ``argtypes`` as the compile worker is asked for it: in
+    the background mode a job that loads it from the cache or, when it is missing, has the worker
+    compile it (``NotCached``) and then loads it."""
+    from .compile_worker import resolve
+
+    def load() -> None:
+        resolve(module, name).compile(tuple(argtypes))
+
+    return schedule(load, key=("request", module, name, tuple(argtypes)), holds_helpers=False)
+
+
 def wait(timeout: float | None = None) -> bool:
     """Start the engine and block until every queued warm-up is done (benchmarks, tests); False
     when ``timeout`` ran out first."""
@@ -367,6 +416,9 @@ def _finish(job: WarmUp, failed: str | None) -> None:
     with _COND:
         job.failed = failed
         job.ready = failed is None
+        _counts[1] += 1
+        if failed is not None:
+            _failures.append(failed)
         job.fn = _done  # (what it held — a layer, stand-in arrays — may go)
         callbacks, job._callbacks = (job._callbacks if job.ready else []), []
         if job.holds:
@@ -408,6 +460,7 @@ def _park(job: WarmUp, miss: NotCached) -> None:
 
 def _compile_here(job: WarmUp, miss: NotCached) -> None:
     global _compiling_here
+    _tell_compiling()
     saved = getattr(_TLS, "cache_only", 0)
     _TLS.cache_only = 0
     _compiling_here = True
@@ -453,6 +506,7 @@ class _Worker:
         env = dict(os.environ, MAIXEMU_KERNELS="wait")
         package_root = str(Path(__file__).resolve().parents[3])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        self.folder = folder
         log = open(folder / "compile.log", "wb")  # the worker's warnings and tracebacks, if any
         try:
             self.proc = subprocess.Popen([sys.executable, "-m", "maixemu.kmodel.kpu.compile_worker"], stdin=subprocess.PIPE,
@@ -492,6 +546,10 @@ class _Worker:
             except Exception:
                 return None
             self._ids[key] = ident
+        from .kernel_cache import record
+
+        record(self.folder, module, name, miss.args)  # (``maixemu kernels --compile`` compiles it too)
+        _tell_compiling()
         return ident
 
     def _read(self) -> None:
@@ -534,12 +592,15 @@ def _get_worker() -> _Worker | None:
 
 
 @atexit.register
-def _stop_worker() -> None:
+def stop_worker() -> None:
     """The run is over: the worker stops (what it finished is in the cache; the rest another run
-    compiles)."""
+    compiles). Also ``maixemu kernels --compile``'s end, so that its CPU time counts."""
     worker = _worker
     if worker is not None:
         worker.close()
+
+
+_stop_worker = stop_worker  # (the name tests use)
 
 
 def _after_fork() -> None:
