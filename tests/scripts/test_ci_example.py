@@ -68,7 +68,7 @@ def test_the_steps_pass_in_a_scratch_project(tmp_path):
 
     wheel = maixemu_wheel(tmp_path / "build")
     venv_dir = tmp_path / "venv"
-    fresh_venv(venv_dir, borrow=["numpy", "pillow", "opencv-python", "tqdm", "threadpoolctl", "pytest"], with_pip=True)
+    fresh_venv(venv_dir, borrow=["numpy", "pillow", "opencv-python", "tqdm", "threadpoolctl", "screeninfo", "pytest"], with_pip=True)
     job = _job()
     env = dict(os.environ, **{k: str(v) for k, v in job["env"].items()},
                PATH=f"{venv_dir / 'bin'}{os.pathsep}{os.environ['PATH']}", VIRTUAL_ENV=str(venv_dir),
