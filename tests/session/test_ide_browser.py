@@ -280,7 +280,8 @@ def test_terminal_save_and_clear(tour):
     saved = folder / "terminal.txt"
     download.value.save_as(saved)
     assert "ide_tour: hold BOOT" in saved.read_text(encoding="utf-8")
-    assert saved.read_text(encoding="utf-8") == page.locator("#terminal").text_content()
+    # the file is the terminal as it was at the click; the script goes on printing after it
+    assert (page.locator("#terminal").text_content() or "").startswith(saved.read_text(encoding="utf-8"))
     page.locator("#term-clear").click()
     assert "ide_tour: hold BOOT" not in page.locator("#terminal").text_content()
     wait_js(page, "document.getElementById('terminal').textContent.includes('fps')")  # the script goes on printing
