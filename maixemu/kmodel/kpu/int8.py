@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 
 import numpy as np
 
@@ -53,6 +54,8 @@ _PAIR_LIMIT = 32767
 _PROOF_MIN_ROWS = 32
 #: channels whose sign masks become proof rows (the largest positive and negative sums)
 _PROOF_MASKED_CHANNELS = 8
+#: channels whose raw weights ``proof_rows`` widens at a time
+_PROOF_COLUMNS = 64
 
 
 def _runtime():
@@ -106,10 +109,14 @@ def b_operand(w_kn: np.ndarray, b_zero: int, kind: str) -> tuple[np.ndarray, int
     """The B initializer and its zero point that make ``MatMulInteger`` compute ``Σ a'·(w − b_zero)``."""
     if kind == "u8u8":
         return np.ascontiguousarray(w_kn, dtype=np.uint8), b_zero
-    centred = w_kn.astype(np.int16) - b_zero
-    if centred.min(initial=0) >= -128 and centred.max(initial=0) <= 127:
-        return np.ascontiguousarray(centred, dtype=np.int8), 0
-    return np.ascontiguousarray(w_kn.astype(np.int16) - 128, dtype=np.int8), b_zero - 128
+    w_kn = np.asarray(w_kn, dtype=np.uint8)
+    # (uint8 arithmetic modulo 256 read as int8 is ``w − zero`` whenever that fits in int8: no
+    # int16 copies of the weights, which were a layer's biggest load-time temporaries)
+    lo = int(w_kn.min(initial=b_zero)) - b_zero
+    hi = int(w_kn.max(initial=b_zero)) - b_zero
+    if lo >= -128 and hi <= 127:
+        return np.subtract(w_kn, np.uint8(b_zero), dtype=np.uint8, order="C").view(np.int8), 0
+    return np.bitwise_xor(w_kn, np.uint8(0x80), order="C").view(np.int8), b_zero - 128
 
 
 def signed_raw(b: np.ndarray) -> np.ndarray:
@@ -158,11 +165,19 @@ def proof_rows(b: np.ndarray, k: int) -> np.ndarray:
     rng = np.random.default_rng(k)
     rows = [np.full(k, 255, np.uint8), np.zeros(k, np.uint8), np.resize(np.array([255, 0], np.uint8), k),
             np.resize(np.array([0, 255], np.uint8), k), rng.integers(0, 256, k, dtype=np.uint8)]
-    raw = signed_raw(b)
-    for part in (np.maximum(raw, 0), np.minimum(raw, 0)):
-        sums = np.abs(part.sum(axis=0, dtype=np.int64))
-        for col in np.argsort(-sums, kind="stable")[:_PROOF_MASKED_CHANNELS]:
-            rows.append(np.where(part[:, col] != 0, 255, 0).astype(np.uint8))
+    # per channel, the sums of the positive and of the negative raw weights, a block of
+    # channels at a time (bounded int16 temporaries, not three [K, N] copies)
+    n = b.shape[1]
+    pos = np.empty(n, np.int64)
+    neg = np.empty(n, np.int64)
+    for c0 in range(0, n, _PROOF_COLUMNS):
+        block = signed_raw(b[:, c0 : c0 + _PROOF_COLUMNS])
+        pos[c0 : c0 + _PROOF_COLUMNS] = np.maximum(block, 0).sum(axis=0, dtype=np.int64)
+        neg[c0 : c0 + _PROOF_COLUMNS] = np.minimum(block, 0).sum(axis=0, dtype=np.int64)
+    for sums, positive in ((pos, True), (neg, False)):
+        for col in np.argsort(-np.abs(sums), kind="stable")[:_PROOF_MASKED_CHANNELS]:
+            raw = signed_raw(b[:, col])
+            rows.append(np.where(raw > 0 if positive else raw < 0, 255, 0).astype(np.uint8))
     out = np.stack(rows)
     return np.resize(out, (max(_PROOF_MIN_ROWS, out.shape[0]), k))
 
@@ -220,19 +235,27 @@ class _BoundRun:
         self._new_binding = lambda: session.io_binding()._iobinding
 
     def __call__(self, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        if out is None:
-            out = np.empty((a.shape[0], self.n), np.int32)
+        result: np.ndarray = np.empty((a.shape[0], self.n), np.int32) if out is None else out
+        out = result
         local = self._local
         binding = getattr(local, "binding", None)
         if binding is None:
             binding = local.binding = self._new_binding()
             local.out = None
         binding.bind_input("A", a)
-        if out is not local.out:
+        bound = local.out() if local.out is not None else None
+        if out is not bound:
             binding.bind_output("Y", self._device, np.int32, out.shape, out.ctypes.data)
-            local.out = out  # (held: the bound memory cannot be freed and reused under us)
+            # (weakly: a scratch buffer that grew must not stay alive for every layer bound to
+            # it; a dead one reads as None, never as the new array, so it is rebound before use)
+            local.out = weakref.ref(out)
         self._inner.run_with_iobinding(binding, self._options)
-        return out
+        return result
+
+    def forget(self) -> None:
+        """Drop this thread's binding and the output it holds (a thread that will not call
+        again: the warm-up thread, whose output buffer would otherwise stay alive)."""
+        self._local.__dict__.clear()
 
 
 class Int8Gemm:
@@ -287,3 +310,9 @@ class Int8Gemm:
         if not a.flags.c_contiguous:
             a = np.ascontiguousarray(a)
         return self._run(a, out)
+
+    def forget_thread(self) -> None:
+        """Release what this thread's calls hold (``_BoundRun.forget``; nothing for plain runs)."""
+        forget = getattr(self._run, "forget", None)
+        if forget is not None:
+            forget()

@@ -54,7 +54,9 @@ def chunks_for_bound(absw: np.ndarray, xmax: int, limit: int) -> list[tuple[int,
     per_tap = absw.max(axis=0).astype(np.int64) * xmax
     if (per_tap >= limit).any():
         return None
-    cs = np.concatenate([np.zeros((oc, 1), dtype=np.int64), np.cumsum(absw.astype(np.int64), axis=1)], axis=1)
+    if int(absw.sum(axis=1, dtype=np.int64).max(initial=0)) * xmax < limit:
+        return [(0, k)]  # (most layers: no [N, K] int64 running sums needed)
+    cs = np.concatenate([np.zeros((oc, 1), dtype=np.int64), np.cumsum(absw, axis=1, dtype=np.int64)], axis=1)
     chunks = []
     start = 0
     while start < k:
@@ -103,11 +105,20 @@ def choose(w_kn: np.ndarray | None, wf_kn: np.ndarray, *, b_zero: int, a_zero: i
     """The first exact kind of ``order`` (default ``product_order()``) for ``G = Σ (x − a_zero)·wf``.
 
     ``w_kn``: the raw uint8 weights [K, N] (None when they are not 8-bit) with ``wf = w − b_zero``;
-    ``wf_kn``: the centred weights (int64 [K, N]) the float kinds multiply; ``xmax``: the largest
+    ``wf_kn``: the centred weights ([K, N], any integer type that holds them) the float kinds multiply; ``xmax``: the largest
     ``|x − a_zero|``. Raises ``ProductsInexact`` when no kind is (sums beyond 2**53)."""
     order = product_order() if order is None else order
     refused: list[str] = []
-    absw = np.abs(wf_kn)
+    absw_: list[np.ndarray] = []
+
+    def absw() -> np.ndarray:
+        """|wf| for the float kinds' bounds, made only when one is considered (an int8 kind
+        needs none, and a copy of a layer's weights at 8 bytes each was the load's peak)."""
+        if not absw_:
+            absw_.append(np.abs(wf_kn) if wf_kn.dtype.kind != "i" or wf_kn.dtype.itemsize >= 8 or wf_kn.size == 0
+                         or int(wf_kn.min()) > np.iinfo(wf_kn.dtype).min else np.abs(wf_kn.astype(np.int64)))
+        return absw_[0]
+
     plan = None
     for kind in order:
         if kind in INT8_KINDS:
@@ -120,8 +131,8 @@ def choose(w_kn: np.ndarray | None, wf_kn: np.ndarray, *, b_zero: int, a_zero: i
                 break
             refused += why
         elif kind == "f32":
-            bound = int(absw.sum(axis=0).max(initial=0)) * xmax
-            chunks = [(0, wf_kn.shape[0])] if bound < _F32_EXACT else chunks_for_bound(absw.T, xmax, _F32_EXACT)
+            bound = int(absw().sum(axis=0, dtype=np.int64).max(initial=0)) * xmax
+            chunks = [(0, wf_kn.shape[0])] if bound < _F32_EXACT else chunks_for_bound(absw().T, xmax, _F32_EXACT)
             if chunks is not None and len(chunks) <= F32_MAX_CHUNKS:
                 plan = ProductPlan("f32", dtype=np.float32, chunks=chunks)
                 break
@@ -129,7 +140,7 @@ def choose(w_kn: np.ndarray | None, wf_kn: np.ndarray, *, b_zero: int, a_zero: i
         else:
             break
     if plan is None:
-        bound = int(absw.sum(axis=0).max(initial=0)) * xmax
+        bound = int(absw().sum(axis=0, dtype=np.int64).max(initial=0)) * xmax
         if bound >= _F64_EXACT:
             raise ProductsInexact("sums exceed float64's exact range")
         plan = ProductPlan("f64", dtype=np.float64, chunks=[(0, wf_kn.shape[0])])
