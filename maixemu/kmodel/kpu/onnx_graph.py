@@ -48,12 +48,32 @@ def _str(field: int, text: str) -> bytes:
     return _bytes(field, text.encode())
 
 
-def tensor(name: str, array: np.ndarray) -> bytes:
+#: bytes-like pieces of a message, joined once (``b"".join``): a weight tensor's payload is a
+#: memoryview of the array, so the serialised graph is the only copy of the weights made here
+#: (concatenating messages copied them once per level of nesting: 3-4 copies alive at once)
+Parts = list
+
+
+def _size(parts: Parts) -> int:
+    return sum(len(p) for p in parts)
+
+
+def _wrap(field: int, parts: Parts) -> Parts:
+    """``_bytes(field, b"".join(parts))`` as parts."""
+    return [_key(field, 2) + _varint(_size(parts))] + parts
+
+
+def tensor_parts(name: str, array: np.ndarray) -> Parts:
     """TensorProto: dims (1), data_type (2), name (8), raw_data (9, little-endian)."""
     a = np.asarray(array)  # (not ascontiguousarray: it turns a 0-d zero point into shape [1])
-    body = b"".join(_int(1, int(d)) for d in a.shape)
-    body += _int(2, _DTYPES[a.dtype]) + _str(8, name) + _bytes(9, a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
-    return body
+    head = b"".join(_int(1, int(d)) for d in a.shape) + _int(2, _DTYPES[a.dtype]) + _str(8, name)
+    raw = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"), copy=False)).reshape(-1)
+    return [head] + _wrap(9, [raw.data.cast("B")])
+
+
+def tensor(name: str, array: np.ndarray) -> bytes:
+    """TensorProto of ``array`` (``tensor_parts`` joined)."""
+    return b"".join(tensor_parts(name, array))
 
 
 def value_info(name: str, elem_type: int, shape: tuple[int | None, ...]) -> bytes:
@@ -71,12 +91,15 @@ def node(op_type: str, inputs: list[str], outputs: list[str]) -> bytes:
     return b"".join(_str(1, i) for i in inputs) + b"".join(_str(2, o) for o in outputs) + _str(4, op_type)
 
 
-def model(nodes: list[bytes], name: str, inputs: list[bytes], outputs: list[bytes], initializers: list[bytes]) -> bytes:
+def model(nodes: list[bytes], name: str, inputs: list[bytes], outputs: list[bytes], initializers: list[bytes | Parts]) -> bytes:
     """ModelProto: ir_version (1), graph (7) = GraphProto node (1), name (2), initializer (5),
-    input (11), output (12); opset_import (8) of the default domain."""
-    graph = b"".join(_bytes(1, n) for n in nodes) + _str(2, name) + b"".join(_bytes(5, t) for t in initializers)
-    graph += b"".join(_bytes(11, v) for v in inputs) + b"".join(_bytes(12, v) for v in outputs)
-    return _int(1, IR_VERSION) + _bytes(7, graph) + _bytes(8, _str(1, "") + _int(2, OPSET))
+    input (11), output (12); opset_import (8) of the default domain. An initializer may be given
+    as ``tensor_parts``."""
+    graph: Parts = [b"".join(_bytes(1, n) for n in nodes) + _str(2, name)]
+    for t in initializers:
+        graph += _wrap(5, t if isinstance(t, list) else [t])
+    graph.append(b"".join(_bytes(11, v) for v in inputs) + b"".join(_bytes(12, v) for v in outputs))
+    return b"".join([_int(1, IR_VERSION)] + _wrap(7, graph) + [_bytes(8, _str(1, "") + _int(2, OPSET))])
 
 
 def matmul_integer(b: np.ndarray, a_zero: int, b_zero: int) -> bytes:
@@ -89,5 +112,5 @@ def matmul_integer(b: np.ndarray, a_zero: int, b_zero: int) -> bytes:
         "kpu_conv",
         [value_info("A", UINT8, (None, k))],
         [value_info("Y", INT32, (None, n))],
-        [tensor("B", b.astype(bdt)), tensor("a_zero", np.array(a_zero, np.uint8)), tensor("b_zero", np.array(b_zero, bdt))],
+        [tensor_parts("B", b.astype(bdt, copy=False)), tensor("a_zero", np.array(a_zero, np.uint8)), tensor("b_zero", np.array(b_zero, bdt))],
     )
