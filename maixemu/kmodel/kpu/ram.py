@@ -13,6 +13,8 @@ from ..errors import KmodelRuntimeError
 from ..k210 import K210_KPU_RAM_BYTES as KPU_RAM_BYTES
 from ..k210 import K210_KPU_ROW_BYTES as KPU_ROW_BYTES
 from .fast import loaded_kernels, schedule_kernel_warm_up
+from .zeros import clear as clear_arena
+from .zeros import lazy_zeros
 
 KPU_ROWS = KPU_RAM_BYTES // KPU_ROW_BYTES
 
@@ -98,13 +100,14 @@ def layout_indices(base: int, shape: Sequence[int]) -> np.ndarray:
 
 
 class KpuRam:
-    """The 2 MiB KPU RAM: a zeroed uint8 arena with row-layout upload/download."""
+    """The 2 MiB KPU RAM: a zeroed uint8 arena with row-layout upload/download (``lazy_zeros``:
+    only the rows a model writes are resident; most models pass their maps directly)."""
 
     #: views kept per (address, shape): a model touches a few dozen, made once instead of per run
     VIEW_CACHE_ENTRIES = 256
 
     def __init__(self, size: int = KPU_RAM_BYTES):
-        self.arena = np.zeros(size, dtype=np.uint8)
+        self.arena = lazy_zeros(size)
         self._views: dict[tuple, "np.ndarray | _ChannelView"] = {}
 
     def view(self, addr: int, shape: Sequence[int]) -> "np.ndarray | _ChannelView":
@@ -138,7 +141,8 @@ class KpuRam:
         return np.ascontiguousarray(v)
 
     def clear(self) -> None:
-        self.arena[:] = 0
+        """Zero the arena in place (its pages are released, not written: ``kpu.zeros.clear``)."""
+        clear_arena(self.arena)
 
 
 def to_centered(x: np.ndarray) -> np.ndarray:
@@ -309,7 +313,8 @@ def plan_kpu_ram(accesses: Sequence[KpuAccess], size: int = KPU_RAM_BYTES) -> Kp
     writers = sorted({a.step for a in accesses if a.kind == "w"})
     dense = {step: i + 1 for i, step in enumerate(writers)}  # 0: never written
     dtype = np.uint8 if len(writers) < 255 else np.uint16 if len(writers) < 65535 else np.int32
-    owner = np.zeros(max(hi - lo, 1), dtype=dtype)
+    # (lazily mapped: only the bytes the accesses mark become resident, not the span's 2 MiB)
+    owner = lazy_zeros(max(hi - lo, 1) * np.dtype(dtype).itemsize).view(dtype)
     by_step = {a.step: a for a in accesses if a.kind == "w"}
     seen_by_read: dict[int, set[int]] = {}
     reusable: dict[int, list[int | None]] = {}

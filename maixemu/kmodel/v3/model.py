@@ -12,6 +12,8 @@ import numpy as np
 from .. import kpu as K
 from ..errors import KmodelRuntimeError
 from ..kpu.warmup import metered
+from ..kpu.zeros import clear as clear_arena
+from ..kpu.zeros import lazy_zeros
 from ..model import LayerInfo, Model, TensorSpec, TraceStep, check_input
 from .format import HEADER_BYTES, LAYER_CODES, LAYER_NAMES
 
@@ -22,7 +24,7 @@ class State:
     """Memories of one loaded model (persist across runs, like the device's)."""
 
     def __init__(self, main_bytes: int):
-        self.main = np.zeros(main_bytes, dtype=np.uint8)
+        self.main = lazy_zeros(main_bytes)  # (untouched pages cost nothing: ``kpu.zeros``)
         self.kpu = K.KpuRam()
         #: conv step key -> (layout, map) of its output, for the layers that read it (``K.native``)
         self.cache: dict[int, tuple[str, np.ndarray]] = {}
@@ -223,7 +225,7 @@ class V3Model(Model):
 
     def reset_memory(self) -> None:
         """Zero main memory and KPU RAM (they otherwise persist between runs, as on the device)."""
-        self._state.main[:] = 0
+        clear_arena(self._state.main)
         self._state.kpu.clear()
 
 

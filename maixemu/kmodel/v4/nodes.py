@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import KmodelUnsupportedError
 from ..kpu import fast
+from ..kpu.zeros import lazy_zeros
 from .nnil import compile_nnil
 from ..ops import v4_float as vf
 from ..ops import v4_layout as vl
@@ -105,7 +106,8 @@ class Memory:
 
     def __init__(self, constants: bytes, main_mem: int, kpu: np.ndarray):
         const = np.frombuffer(constants, dtype=U8)
-        self.arenas: dict[int, np.ndarray] = {0: const, 1: np.zeros(main_mem, dtype=U8), 2: kpu}
+        # (main memory as lazily mapped zeros: only the ranges the nodes write become resident)
+        self.arenas: dict[int, np.ndarray] = {0: const, 1: lazy_zeros(main_mem), 2: kpu}
 
     def view(self, mr: MemoryRange, dtype=None, count: int | None = None) -> np.ndarray:
         """Typed 1-D view of a range (``count`` elements, default: all whole elements)."""
