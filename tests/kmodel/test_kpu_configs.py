@@ -258,7 +258,9 @@ def test_activation_table_of_the_shared_models_equals_the_exact_activation():
             path = shared_path("models", *f"{name}.kmodel".split("/"))
             if not path.exists():
                 pytest.skip(f"{path} is not there")
-            load_kmodel(path.read_bytes())
+            model = load_kmodel(path.read_bytes())
+            # (the numpy plans make their tables when a run first needs them)
+            model.run(*[np.zeros(spec.shape, spec.dtype) for spec in model.inputs])
     assert asked
     rng = np.random.default_rng(7)
     for act, lo, hi in asked:

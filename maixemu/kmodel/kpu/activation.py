@@ -3,7 +3,9 @@ activation, and the lookup tables the fast paths use (shared and cached between 
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
+from typing import MutableMapping
 
 import numpy as np
 
@@ -114,8 +116,10 @@ def _activate_scalar(bn: int, act: ActivationTable) -> int:
     return min(max(r, 0), 255)
 
 
-_LUT_CACHE: dict[tuple, np.ndarray] = {}
-#: The cache outlives models: bound its bytes, not only its entry count (V4 tables reach 16 MB).
+#: Tables shared by the layers that hold them, weakly: a table outlived its models (and a second
+#: load of a model found its tables already built, so ``maixemu bench`` counted none of them).
+_LUT_CACHE: "MutableMapping[tuple, np.ndarray]" = weakref.WeakValueDictionary()
+#: Bound its bytes too, not only its entry count (V4 tables reach 16 MB).
 _LUT_CACHE_MAX_BYTES = 64 << 20
 _LUT_CACHE_BYTES = 0
 #: Table entries computed per numpy pass (bounds the int64 temporaries to a few MB).
@@ -128,8 +132,14 @@ _LUT_PIECE = 1 << 18
 _LUT_PREFETCH_MIN = 32 << 10
 _LUT_PREFETCH_MAX = 16 << 20
 _LUT_PREFETCH_PER = 64
-_CENTERED_CACHE: dict[tuple, np.ndarray] = {}
+#: (weak: a table lives as long as a layer holds it, see ``_LUT_CACHE``)
+_CENTERED_CACHE: "MutableMapping[tuple, np.ndarray]" = weakref.WeakValueDictionary()
 _CENTERED_CACHE_BYTES = 0
+
+
+def _live_bytes(cache: "MutableMapping[tuple, np.ndarray]") -> int:
+    """Bytes of the tables a cache still holds (a weak cache forgets the dead ones itself)."""
+    return sum(v.nbytes for v in list(cache.values()))
 
 
 def _centered_lut(act: ActivationTable, lo: int, hi: int) -> np.ndarray:
@@ -143,7 +153,7 @@ def _centered_lut(act: ActivationTable, lo: int, hi: int) -> np.ndarray:
         return hit
     lut = to_centered(activation_lut(act, lo, hi))
     lut.flags.writeable = False
-    if len(_CENTERED_CACHE) > 64 or _CENTERED_CACHE_BYTES + lut.nbytes > _LUT_CACHE_MAX_BYTES:
+    if len(_CENTERED_CACHE) > 64 or _live_bytes(_CENTERED_CACHE) + lut.nbytes > _LUT_CACHE_MAX_BYTES:
         _CENTERED_CACHE.clear()
         _CENTERED_CACHE_BYTES = 0
     _CENTERED_CACHE[key] = lut
@@ -183,7 +193,7 @@ def activation_lut(act: ActivationTable, lo: int, hi: int) -> np.ndarray:
     if covered != hi - lo + 1:  # (the domains of the segments picked are disjoint)
         raise KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start")
     global _LUT_CACHE_BYTES
-    if len(_LUT_CACHE) > 64 or _LUT_CACHE_BYTES + out.nbytes > _LUT_CACHE_MAX_BYTES:
+    if len(_LUT_CACHE) > 64 or _live_bytes(_LUT_CACHE) + out.nbytes > _LUT_CACHE_MAX_BYTES:
         _LUT_CACHE.clear()
         _LUT_CACHE_BYTES = 0
     _LUT_CACHE[key] = out

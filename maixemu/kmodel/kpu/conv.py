@@ -3,6 +3,7 @@ and activation into an exact fast plan, and the conv → batch-norm → activati
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import Callable
@@ -61,12 +62,28 @@ class _FastPlan:
     buckets: tuple[float, np.ndarray, np.ndarray, np.ndarray | None] | None = None
     #: no table (too big): ``segment_table`` of the activation, applied to bn itself
     segments: "SegmentTable | None" = None
+    #: (activation, L, U) of a table ``lookup_table`` makes when a run first needs it (a layer
+    #: whose compiled path takes over first never does); entries: the table's size, made or not
+    lazy: "tuple[ActivationTable, int, int] | None" = None
+    entries: int = 0
+
+    def lookup_table(self) -> np.ndarray:
+        """``lut``, made from ``lazy`` the first time (the same shared array whichever thread
+        asks: ``_centered_lut``)."""
+        lut = self.lut
+        if lut is None:
+            assert self.lazy is not None  # (a plan has segments, buckets or a table)
+            lut = _centered_lut(*self.lazy)
+            self.lut_words = lut[: lut.size // 8 * 8].view(np.int64) if _LUT_PREFETCH_MIN <= lut.size <= _LUT_PREFETCH_MAX else None
+            self.lut = lut
+        return lut
 
 
 @dataclass
 class _Bounds:
     """See ``KpuConv._bounds``."""
 
+    #: ``w + ax`` [OC, taps]: int16 / int32 / int64, the narrowest that holds it (``_shifted_weights``)
     wf: np.ndarray
     C: np.ndarray
     gmin: np.ndarray
@@ -113,8 +130,6 @@ class KpuConv:
     const_w: np.ndarray
     # set by _prepare_fast (the numpy plan)
     _gemm_dtype: type[np.floating]
-    _wfast: np.ndarray
-    _wfast_dw: np.ndarray
 
     def __init__(self) -> None:  # use prepare()
         self.notes: list[str] = []
@@ -130,6 +145,12 @@ class KpuConv:
         self._gemm_chunks: list[tuple[int, int]] | None = None
         #: work items per (workers, TILE_BYTES): the split is fixed for a layer
         self._items: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}
+        #: the numpy plan's GEMM weights, made by its first run (``_wfast``)
+        self._wnumpy: np.ndarray | None = None
+        #: numpy-path runs in progress (under ``_plan_lock``): the plan is released after the
+        #: switch to the compiled path only when none is (``_release_numpy_plan``)
+        self._numpy_runs = 0
+        self._plan_lock = threading.Lock()
 
     # ---------------------------------------------------------------- preparation
     @classmethod
@@ -215,7 +236,8 @@ class KpuConv:
             self.notes.append("maps smaller than 4x4 (the v0.1 compiler never emits them): not verified on hardware")
         if self.pool_type in (8, 9) or self.pool_type in (2, 4):
             self.notes.append(f"pool {POOL_NAMES[self.pool_type]}: edge handling / rounding follows the simulation, unverified on silicon")
-        acc_bound = int(np.abs(self.weights.astype(np.int64)).sum(axis=1).max(initial=0)) * 255 * 2 + int(np.abs(self.const_w).max(initial=0))
+        w_abs = self.weights if self.weights.dtype.kind == "u" else np.abs(self.weights.astype(np.int64))
+        acc_bound = int(w_abs.sum(axis=1, dtype=np.int64).max(initial=0)) * 255 * 2 + int(np.abs(self.const_w).max(initial=0))
         if acc_bound >= 1 << 35:
             self.notes.append("accumulator may exceed 36 bits (silicon behaviour unknown)")
         return self
@@ -229,9 +251,36 @@ class KpuConv:
             path.warm.when_ready(lambda: self._switch(path))
 
     def _switch(self, path: HwcPath) -> None:
-        self._hwc = path  # one reference: a run reads it once (``native``), never half of each
+        with self._plan_lock:
+            self._hwc = path  # one reference: a run reads it once (``native``), never half of each
+            if self._numpy_runs == 0:
+                self._release_numpy_plan()
         for callback in self.on_switch:
             callback()
+
+    def _release_numpy_plan(self) -> None:
+        """(under ``_plan_lock``, no numpy-path run in progress, the compiled path in place) Drop
+        the numpy plan — its float GEMM weights, 4-8x the file's, and its activation table — which
+        no run takes any more: a model on the compiled paths held both forms for its whole life."""
+        self._fast = None
+        self._wnumpy = None
+        self._items.clear()
+
+    @property
+    def _wfast(self) -> np.ndarray:
+        """The numpy plan's GEMM weights ``w + ax`` [OC, taps] in ``_gemm_dtype`` (exact), made by
+        the first numpy-path run: a layer whose compiled path takes over first never makes them."""
+        w = self._wnumpy
+        if w is None:
+            ax = self.regs.arg_x >> self.regs.shr_x
+            w = self._wnumpy = _shifted_weights(self.weights, ax).astype(self._gemm_dtype)
+        return w
+
+    @property
+    def _wfast_dw(self) -> np.ndarray:
+        """``_wfast`` as the depthwise batched product's [OC, 1, 9] (3×3) or [OC, 1, 1] (1×1)."""
+        w = self._wfast
+        return w.reshape(w.shape[0], 1, w.shape[1]) if self.k == 3 else w.reshape(-1, 1, 1)
 
     def native(self) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:
         """``(layout, run)`` of the path in place now, from one read: a run that converts its input
@@ -249,14 +298,15 @@ class KpuConv:
         if regs.arg_x % (1 << regs.shr_x):
             raise _NoFastPath("arg_x is not a multiple of 2**shr_x")
         ax = regs.arg_x >> regs.shr_x
-        wf = self.weights.astype(np.int64) + ax  # int64 [OC, taps]
+        wf = _shifted_weights(self.weights, ax)  # [OC, taps], int16 or int32 (exact), int64 beyond
         # acc = Σ x'·(w+ax) + 128·Σ(w+ax) + const_w
-        C = 128 * wf.sum(axis=1) + self.const_w  # int64 per channel (python-int safe: small)
+        total = wf.sum(axis=1, dtype=np.int64)
+        C = 128 * total + self.const_w  # int64 per channel (python-int safe: small)
         # G bounds per channel (exact: x' in [-128,127])
         # (the sums of where(w' > 0, 127 w', -128 w') and its mirror, from the positive and
         # negative parts' sums: the same integers with two reductions instead of four temporaries)
-        pos = np.maximum(wf, 0).sum(axis=1)
-        neg = pos - wf.sum(axis=1)  # Σ|w'| over the negative weights
+        pos = np.maximum(wf, 0).sum(axis=1, dtype=np.int64)
+        neg = pos - total  # Σ|w'| over the negative weights
         gmax = 127 * pos + 128 * neg
         gmin = -128 * pos - 127 * neg
         mul, add, shift = self.bn.mul, self.bn.add, self.bn.shift
@@ -298,11 +348,11 @@ class KpuConv:
         """The numpy plan: float32/float64 GEMMs (exact by the sum bounds) and a float64
         batch-norm folded into one table index per value (or the segments when no table fits)."""
         wf, C, gmin, gmax = b.wf, b.C, b.gmin, b.gmax
-        absw = np.abs(wf)
+        absw = np.abs(wf)  # (wf is narrow: its |values| fit its own type, see _shifted_weights)
         chunks = chunks_for_bound(absw, 128, _F32_EXACT)
         if chunks is None or len(chunks) > 4 or (self.depthwise and len(chunks) > 1):
             # (depthwise sums run as one batched product, so they cannot be split into chunks)
-            bound64 = int(absw.sum(axis=1).max(initial=0)) * 128
+            bound64 = int(absw.sum(axis=1, dtype=np.int64).max(initial=0)) * 128
             if bound64 >= _F64_EXACT:
                 raise _NoFastPath("sums exceed float64's exact range")
             self._gemm_dtype = np.float64
@@ -310,12 +360,10 @@ class KpuConv:
         else:
             self._gemm_dtype = np.float32
             self._gemm_chunks = chunks
-        self._wfast = wf.astype(self._gemm_dtype)
+        # (the GEMM weights themselves, ``_wfast``, are made by the plan's first run)
         # selection pools keep one pixel per window: compute the conv only there (4-16x less work)
         sel = _SELECTION_POOLS.get(self.pool_type)
         self._sample = None if sel is None else (sel[0], ((sel[1], sel[2]),))
-        if self.depthwise:
-            self._wfast_dw = self._wfast.reshape(wf.shape[0], 1, wf.shape[1]) if self.k == 3 else self._wfast.reshape(-1, 1, 1)
         mul, add, shift = self.bn.mul, self.bn.add, self.bn.shift
         act = self.act
         lo, hi = b.lo, b.hi
@@ -331,8 +379,9 @@ class KpuConv:
             lut = None
         else:
             # int8 "x - 128" entries: a 4x smaller table stays in cache next to the data streams,
-            # and layer outputs are 4x smaller (the next layer widens them while copying anyway)
-            lut = _centered_lut(act, lo, hi)
+            # and layer outputs are 4x smaller (the next layer widens them while copying anyway);
+            # made now only when its buckets are to be looked for, else by the first run
+            lut = _centered_lut(act, lo, hi) if hi - lo + 1 > BUCKET_MIN_ENTRIES else _LAZY_TABLE
         # per-channel affine map G -> bn - lo, exactness check
         gabs = np.maximum(np.abs(gmin), np.abs(gmax))
         scale = np.left_shift(np.int64(1), shift)
@@ -349,13 +398,19 @@ class KpuConv:
             self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=None, pool_first=pool_first, buckets=direct)
         elif lut is None:
             self._fast = _FastPlan(m=m, c=c, span=float(hi - b.lo), lut=None, pool_first=pool_first, segments=segments)
+        elif lut is _LAZY_TABLE:
+            self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=None, pool_first=pool_first, lazy=(act, lo, hi),
+                                   entries=hi - lo + 1)
         else:
             words = lut[: lut.size // 8 * 8].view(np.int64) if _LUT_PREFETCH_MIN <= lut.size <= _LUT_PREFETCH_MAX else None
-            unit = unit_step_buckets(lut) if lut.size > BUCKET_MIN_ENTRIES else None
+            unit = unit_step_buckets(lut)
             buckets = None if unit is None else (*unit, None)
-            if buckets is not None:
-                words = None
-            self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=lut, pool_first=pool_first, lut_words=words, buckets=buckets)
+            if buckets is not None:  # (the buckets are all a run reads: the table goes)
+                self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=None, pool_first=pool_first, buckets=buckets,
+                                       entries=int(lut.size))
+            else:
+                self._fast = _FastPlan(m=m, c=c, span=float(hi - lo), lut=lut, pool_first=pool_first, lut_words=words,
+                                       entries=int(lut.size))
         st = _MAX_POOLS.get(self.pool_type, 0)
         if pool_first and st and self.out_shape[1:] == (self.in_shape[1] // st, self.in_shape[2] // st):
             # max pools before the (non-decreasing) table: the sums are computed phase by phase
@@ -417,8 +472,8 @@ class KpuConv:
         if self._hwc is not None:
             act = self._hwc.act
             return int(act.lut.size) if act.mode == 0 else int(act.bp.size) if act.mode == 3 else 0
-        if self._fast is not None and self._fast.lut is not None:
-            return int(self._fast.lut.size)
+        if self._fast is not None and self._fast.entries:
+            return self._fast.entries
         if self._fast is not None and self._fast.buckets is not None:
             return int(self._fast.buckets[1].size)  # (buckets built without their table)
         return 0
@@ -726,8 +781,7 @@ class KpuConv:
             np.add(out, up, out=out, casting="unsafe")
             return out
         np.copyto(idx, buf, casting="unsafe")
-        lut = plan.lut
-        assert lut is not None  # (a plan has segments, buckets or a table)
+        lut = plan.lookup_table()
         if plan.lut_words is not None and n * _LUT_PREFETCH_PER >= lut.size:
             plan.lut_words.max()
         # (measured in the models: this in-place clip + cast + default-mode take is faster than
@@ -755,15 +809,28 @@ class KpuConv:
         pool with single-threaded BLAS each (``parallel=False``: in the calling thread).
         Scratch buffers are per thread, so concurrent runs on different threads are safe.
         """
-        if self._hwc is not None:
-            return to_centered(from_native(self._hwc.run(to_native(from_centered(xc), "HWC")), "HWC"))
-        plan = self._fast
+        with self._plan_lock:  # (the plan and the compiled path read together: see ``_switch``)
+            hwc, plan = self._hwc, self._fast
+            if hwc is None and plan is not None:
+                self._numpy_runs += 1
+        if hwc is not None:
+            return to_centered(from_native(hwc.run(to_native(from_centered(xc), "HWC")), "HWC"))
         if plan is None:
             # single-threaded BLAS like the fast path: a multi-threaded OpenBLAS call on these
             # small products costs more in thread hand-offs than the product (measured: a
             # 256x4x5 layer took 40 ms instead of well under 1 ms on a busy machine)
             with blas_threads(1):
                 return to_centered(self.run_reference(from_centered(xc)))
+        try:
+            return self._run_numpy(xc, parallel)
+        finally:
+            with self._plan_lock:
+                self._numpy_runs -= 1
+                if self._numpy_runs == 0 and self._hwc is not None:
+                    self._release_numpy_plan()
+
+    def _run_numpy(self, xc: np.ndarray, parallel: bool) -> np.ndarray:
+        """``run_centered`` on the numpy plan (held for the run: see ``_switch``)."""
         src = self._conv_source(xc)
         workers = _parallel.workers() if parallel and self._worth_threads() else 1
         key = (workers, self.TILE_BYTES)
@@ -847,6 +914,26 @@ class KpuConv:
 
 class _NoFastPath(Exception):
     pass
+
+
+#: ``_prepare_fast``'s marker of a table left for the first run to make (``_FastPlan.lazy``)
+_LAZY_TABLE = np.zeros(0, np.int8)
+
+
+def _shifted_weights(weights: np.ndarray, ax: int) -> np.ndarray:
+    """``weights + ax`` in the narrowest of int16 / int32 / int64 that holds every value and its
+    negation exactly (8-bit models: int16). The load-time sums widen to int64 as they reduce, so
+    no int64 copy of a layer's weights is made: those copies (8x the file's bytes, in two threads
+    at once) were most of a model's peak memory."""
+    lo = int(weights.min(initial=0)) + ax
+    hi = int(weights.max(initial=0)) + ax
+    for dtype in (np.int16, np.int32):
+        info = np.iinfo(dtype)
+        if -info.max <= lo and hi <= info.max:
+            out = weights.astype(dtype)
+            out += dtype(ax)
+            return out
+    return weights.astype(np.int64) + ax
 
 
 def _bmm(w: np.ndarray, cols: np.ndarray) -> np.ndarray:

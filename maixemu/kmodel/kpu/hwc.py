@@ -288,7 +288,7 @@ class HwcPath:
             self.bn = (_tile(fm, oc, np.float64), _tile(fc, oc, np.float64), _NO_INTS, _NO_INTS, _NO_INTS, _NO_INTS)
         else:
             self.bn = (_NO_FLOATS, _NO_FLOATS) + tuple(_tile(v, oc, np.int64) for v in (bounds.C, mul, shift, add))
-        wf = bounds.wf  # int64 [OC, taps] in [ic][ky][kx] order
+        wf = bounds.wf  # [OC, taps] in [ic][ky][kx] order (int16 for 8-bit weights: ``conv._shifted_weights``)
         taps = self.kk * self.kk
         if conv.depthwise:
             self.products = "dw"
@@ -384,7 +384,15 @@ class HwcPath:
         h, w = self.in_hw
         ic = self.conv.in_shape[0]
         key = self._warm_up_key() if warmup.mode() == "wait" else None
-        self.warm = fast.schedule_warm_up(key, lambda: self.run(np.zeros((h, w, ic), np.uint8)))
+
+        def warm() -> None:
+            try:
+                self.run(np.zeros((h, w, ic), np.uint8))
+            finally:
+                if self.gemm is not None:  # (the warm-up thread's output binding: see ``kpu.warmup``)
+                    self.gemm.forget_thread()
+
+        self.warm = fast.schedule_warm_up(key, warm)
         return self
 
     @property

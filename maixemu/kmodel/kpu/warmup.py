@@ -55,6 +55,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import fast
+from .parallel import release_scratch
 
 MODES = ("background", "wait")
 #: CPU seconds the plain forms may spend before the compiled engine starts (see the docstring)
@@ -386,6 +387,9 @@ def _loader() -> None:
         try:
             _run(job)
         finally:
+            # the warm-up's scratch buffers: a run on zeros needs them once, and this thread's
+            # copies of a model's largest tiles stayed alive next to the running thread's
+            release_scratch()
             with _COND:
                 _busy -= 1
                 _COND.notify_all()
