@@ -90,6 +90,14 @@ class BinaryReader:
         self.offset += size
         return out
 
+    def view(self, count: int, field: str) -> np.ndarray:
+        """``count`` bytes as a read-only uint8 array *into* the file's bytes (no copy: a model's
+        weights then share the one copy of the file instead of adding a second one at load)."""
+        self.require(self.offset, count, field)
+        out = np.frombuffer(self.data, dtype=np.uint8, count=count, offset=self.offset)
+        self.offset += count
+        return out
+
     def at(self, offset: int) -> "BinaryReader":
         """A new reader on the same bytes, positioned at ``offset`` (checked)."""
         self.require(offset, 0, "offset")

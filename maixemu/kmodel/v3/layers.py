@@ -127,7 +127,8 @@ def read_k210_conv(b: Body, step: Step, ctx: LoadContext) -> None:
     r.require(w_off, wsize, f"{f} weights")
     if w_off + wsize > b1:
         raise b.fail(f"weights ({wsize} bytes) run past the layer's body", "weights_offset")
-    weights = ctx.data[w_off : w_off + wsize]
+    # (a view into the file's bytes, not a copy: the weights share the file's one copy)
+    weights = np.frombuffer(ctx.data, dtype="<u1" if ctx.weight_bytes == 1 else "<u2", count=regs.weight_count, offset=w_off)
     oc = regs.out_channels
     bn_words = r.at(bn_off).array("<u8", oc, f"{f} batchnorm")
     if bn_off + 8 * oc > b1:

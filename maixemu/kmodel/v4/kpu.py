@@ -184,7 +184,7 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     act_at = r.offset
     act = r.bytes(144, "activation")
     r.skip(regs.para_start_addr, "para_start_addr (skip before weights)")
-    weights = r.array(np.uint8, regs.weight_count, "weights")
+    weights = r.view(regs.weight_count, "weights")
     conv = state.prepare_conv(regs, weights, bn_words, act)
     conv.act_where = (node.body_offset + act_at, f"node[{node.index}].activation")
 
