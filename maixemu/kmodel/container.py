@@ -255,6 +255,8 @@ def load_kmodel(source: str | os.PathLike | bytes | bytearray | memoryview, *, f
     # the compiled paths its layers queued come in the background (kpu.warmup): at once in the
     # wait mode, else once the numpy plans have run long enough for them to pay
     from .kpu.fast import preload
+    from .kpu.heap import trim
 
+    trim()  # (what the load freed: the file's parse, the proofs' temporaries; see kpu.heap)
     preload()
     return model

@@ -54,7 +54,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import fast
+from . import fast, heap
 from .parallel import release_scratch
 
 MODES = ("background", "wait")
@@ -388,8 +388,10 @@ def _loader() -> None:
             _run(job)
         finally:
             # the warm-up's scratch buffers: a run on zeros needs them once, and this thread's
-            # copies of a model's largest tiles stayed alive next to the running thread's
+            # copies of a model's largest tiles stayed alive next to the running thread's; then
+            # what the job freed (a layer's onnxruntime session build) back to the system
             release_scratch()
+            heap.trim()
             with _COND:
                 _busy -= 1
                 _COND.notify_all()
