@@ -83,8 +83,11 @@ class _FastPlan:
 class _Bounds:
     """See ``KpuConv._bounds``."""
 
-    #: ``w + ax`` [OC, taps]: int16 / int32 / int64, the narrowest that holds it (``_shifted_weights``)
-    wf: np.ndarray
+    #: the layer's weights [OC, taps] and ``ax``: ``wf`` is ``weights + ax``
+    weights: np.ndarray
+    ax: int
+    #: Σ|w'| per output channel (int64)
+    abs_sum: np.ndarray
     C: np.ndarray
     gmin: np.ndarray
     gmax: np.ndarray
@@ -97,6 +100,16 @@ class _Bounds:
     lo: int
     hi: int
     pool_first: bool
+
+    @property
+    def wf(self) -> np.ndarray:
+        """``w + ax`` [OC, taps] (int16 / int32 / int64: ``_shifted_weights``), made when a path
+        needs the whole matrix (the compiled path's products; the numpy plan only to split its
+        sums), once."""
+        wf = self.__dict__.get("_wf")
+        if wf is None:
+            wf = self.__dict__["_wf"] = _shifted_weights(self.weights, self.ax)
+        return wf
 
 
 class KpuConv:
@@ -298,14 +311,12 @@ class KpuConv:
         if regs.arg_x % (1 << regs.shr_x):
             raise _NoFastPath("arg_x is not a multiple of 2**shr_x")
         ax = regs.arg_x >> regs.shr_x
-        wf = _shifted_weights(self.weights, ax)  # [OC, taps], int16 or int32 (exact), int64 beyond
         # acc = Σ x'·(w+ax) + 128·Σ(w+ax) + const_w
-        total = wf.sum(axis=1, dtype=np.int64)
+        total, pos = _row_sums(self.weights, ax)
         C = 128 * total + self.const_w  # int64 per channel (python-int safe: small)
         # G bounds per channel (exact: x' in [-128,127])
         # (the sums of where(w' > 0, 127 w', -128 w') and its mirror, from the positive and
         # negative parts' sums: the same integers with two reductions instead of four temporaries)
-        pos = np.maximum(wf, 0).sum(axis=1, dtype=np.int64)
         neg = pos - total  # Σ|w'| over the negative weights
         gmax = 127 * pos + 128 * neg
         gmin = -128 * pos - 127 * neg
@@ -342,21 +353,24 @@ class KpuConv:
                     a = mid + 1
             hi = max(a, lo)
         pool_first = monotone and bool((mul >= 0).all()) and self.pool_type in _POOL_COMMUTES_MONOTONE
-        return _Bounds(wf, C, gmin, gmax, bmin, bmax, valid, monotone, lo, hi, pool_first)
+        return _Bounds(self.weights, ax, pos + neg, C, gmin, gmax, bmin, bmax, valid, monotone, lo, hi, pool_first)
 
     def _prepare_fast(self, b: "_Bounds") -> None:
         """The numpy plan: float32/float64 GEMMs (exact by the sum bounds) and a float64
         batch-norm folded into one table index per value (or the segments when no table fits)."""
-        wf, C, gmin, gmax = b.wf, b.C, b.gmin, b.gmax
-        absw = np.abs(wf)  # (wf is narrow: its |values| fit its own type, see _shifted_weights)
-        chunks = chunks_for_bound(absw, 128, _F32_EXACT)
+        C, gmin, gmax = b.C, b.gmin, b.gmax
+        taps = b.weights.shape[1]
+        bound64 = int(b.abs_sum.max(initial=0)) * 128
+        if bound64 < _F32_EXACT:
+            chunks: list[tuple[int, int]] | None = [(0, taps)]  # (what chunks_for_bound gives then)
+        else:  # (wf is narrow: its |values| fit its own type, see _shifted_weights)
+            chunks = chunks_for_bound(np.abs(b.wf), 128, _F32_EXACT)
         if chunks is None or len(chunks) > 4 or (self.depthwise and len(chunks) > 1):
             # (depthwise sums run as one batched product, so they cannot be split into chunks)
-            bound64 = int(absw.sum(axis=1, dtype=np.int64).max(initial=0)) * 128
             if bound64 >= _F64_EXACT:
                 raise _NoFastPath("sums exceed float64's exact range")
             self._gemm_dtype = np.float64
-            self._gemm_chunks = [(0, wf.shape[1])]
+            self._gemm_chunks = [(0, taps)]
         else:
             self._gemm_dtype = np.float32
             self._gemm_chunks = chunks
@@ -918,6 +932,26 @@ class _NoFastPath(Exception):
 
 #: ``_prepare_fast``'s marker of a table left for the first run to make (``_FastPlan.lazy``)
 _LAZY_TABLE = np.zeros(0, np.int8)
+
+
+#: weights widened at a time by ``_row_sums`` (a bounded temporary)
+_ROW_BLOCK = 1 << 16
+
+
+def _row_sums(weights: np.ndarray, ax: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per output channel, ``Σ(w + ax)`` and ``Σ max(w + ax, 0)`` (int64, exact), a block of
+    channels at a time: no [OC, taps] copy (the compiled path's ``_Bounds.wf`` makes one only
+    when it needs it)."""
+    oc, taps = weights.shape
+    total = np.empty(oc, np.int64)
+    pos = np.empty(oc, np.int64)
+    step = max(1, _ROW_BLOCK // max(taps, 1))
+    for o0 in range(0, oc, step):
+        block = _shifted_weights(weights[o0 : o0 + step], ax)
+        total[o0 : o0 + step] = block.sum(axis=1, dtype=np.int64)
+        np.maximum(block, 0, out=block)
+        pos[o0 : o0 + step] = block.sum(axis=1, dtype=np.int64)
+    return total, pos
 
 
 def _shifted_weights(weights: np.ndarray, ax: int) -> np.ndarray:
