@@ -6,6 +6,10 @@ filled (warm): process CPU time, wall time and peak resident memory.
 Resident memory, not Python's traced heap: it counts what onnxruntime and numba allocate too, and
 not the pages of an arena that is reserved but never written (the 2 MiB KPU RAM of a model whose
 KPU layers pass their maps directly). Linux only (``/proc/self``); elsewhere these are None.
+What it leaves out: the kernels, onnxruntime and numba themselves (loaded by the timed load
+before), and the scratch of other threads than this one (``MAIXEMU_THREADS`` > 1). Tables are
+counted: the caches that share them hold them weakly, and the timed model is gone by then (it
+used to stay alive, so its tables were found built and the load measured none of them).
 """
 
 from __future__ import annotations

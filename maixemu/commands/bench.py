@@ -277,7 +277,9 @@ def bench_model(path: Path, runs: int, warmup: int, *, compare: bool = False,
                              first if engine is None else None, layer_timings(model, inputs), file_bytes=path.stat().st_size)
         results.append(result)
     results[0].extra_ms = [m.cpu * 1e3 for m in medians[len(fns) + 1:]]
-    del loaded, fns
+    # every reference to the timed models goes first (the loop's ``model`` too): what they hold
+    # and share — activation tables found in a cache — must not be counted out of the measured load
+    del loaded, fns, model
     results[0].memory = working_memory(path, inputs)
     return results
 
