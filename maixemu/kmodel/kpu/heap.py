@@ -5,9 +5,11 @@ prepacks them, and the exactness proofs make their temporaries — in the loadin
 warm-up thread (``kpu.warmup``) at once. glibc keeps what they free inside each thread's heap,
 where the other thread cannot reuse it, and returns it only from the top of a heap. Measured on
 mobilenet_v1 (2.5 MiB file): 17 MiB resident after the load and runs, 6 MiB of it still in use;
-trimming after every warm-up job and at the end of the load: a peak of 10.5 MiB, for ~0.1 ms of
-CPU per trim (7-12 ms per model, in the background thread). Elsewhere (musl, macOS, Windows) this
-is a no-op: there is no such call, and their allocators return memory their own way.
+trimming after every warm-up job and at the end of the load: a peak of 10.3 MiB. The price is at
+load only: ~0.1 ms per trim and the returned pages faulted in again, 15-30 ms more CPU for a load
+and its warm-ups (10-25 %, mostly in the background thread; ``warmup.TRIM_EVERY``); a run does
+not trim. Elsewhere (musl, macOS, Windows) this is a no-op: there is no such call, and their
+allocators return memory their own way.
 """
 
 from __future__ import annotations
