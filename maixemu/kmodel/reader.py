@@ -91,8 +91,8 @@ class BinaryReader:
         return out
 
     def view(self, count: int, field: str) -> np.ndarray:
-        """``count`` bytes as a read-only uint8 array *into* the file's bytes (no copy: a model's
-        weights then share the one copy of the file instead of adding a second one at load)."""
+        """``count`` bytes as a read-only uint8 array *into* the bytes this reader reads (no copy:
+        a layer's weights then share those bytes — a V4 node's body — instead of adding a copy)."""
         self.require(self.offset, count, field)
         out = np.frombuffer(self.data, dtype=np.uint8, count=count, offset=self.offset)
         self.offset += count

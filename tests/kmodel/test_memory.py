@@ -54,7 +54,8 @@ def test_a_v3_model_holds_lazily_mapped_memories():
 
 
 def test_the_weights_share_the_files_bytes():
-    """No second copy of the weights at load: each layer's weights are a view into the file."""
+    """No second copy of the weights at load: each layer's weights are a view into the bytes
+    read (V3: the file's; V4: its node's body)."""
     from maixemu.tools.emulated_cpu import _convs
 
     for rel in ("v3/face_detect_320x240", "v4/ulffd_landmark"):
