@@ -33,7 +33,7 @@ from . import _fmath as fm
 from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
 from ..pixformat import BINARY
-from ._filter_kernels import bilateral_sums, clahe_interpolate, clip_histogram, morph_channel, rank_filter
+from ._filter_kernels import bilateral_rows, clahe_interpolate, clip_histogram, morph_channel, rank_filter
 from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 from ._pixels import MAXES, Window, binary_max, box_sum, channels, keyword_mask, ksize, mask_pixels, offsets, pack, planes
 from ._tables import gray_table, yuv_columns
@@ -315,16 +315,18 @@ class FilterMixin(ImageHost):
         for c, hi in zip(channels(self._pix, self._fmt), MAXES[self._fmt]):
             gi = _gaussian_f32(np.arange(hi + 1).astype(F) * (F(1.0) / F(hi)), color_sigma)
             win = Window(c, k)
+            if compiled():
+                filtered = np.empty(c.shape, np.int64)
+                bilateral_rows(win.padded, k, gi, gs, hi, filtered)
+                out.append(filtered)
+                continue
             i_acc = np.zeros(c.shape, F)
             w_acc = np.zeros(c.shape, F)
-            if compiled():
-                bilateral_sums(win.padded, k, gi, gs, i_acc, w_acc)
-            else:
-                for t, (dy, dx) in enumerate(offsets(k)):
-                    v = win.at(dy, dx)
-                    w = (gi[np.abs(c - v)] * gs[t]).astype(F)
-                    i_acc = (i_acc + (v.astype(F) * w)).astype(F)
-                    w_acc = (w_acc + w).astype(F)
+            for t, (dy, dx) in enumerate(offsets(k)):
+                v = win.at(dy, dx)
+                w = (gi[np.abs(c - v)] * gs[t]).astype(F)
+                i_acc = (i_acc + (v.astype(F) * w)).astype(F)
+                w_acc = (w_acc + w).astype(F)
             with np.errstate(divide="ignore", invalid="ignore"):
                 q = np.where(w_acc != 0, i_acc / np.where(w_acc != 0, w_acc, F(1)), F(0)).astype(F)
             out.append(fm.to_int(np.minimum(q, F(hi))))
