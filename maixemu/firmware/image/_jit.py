@@ -207,3 +207,17 @@ def kernel(fn=None, *, lists: tuple[int, ...] = (), writes: tuple[int, ...] = ()
     setattr(run, "dispatcher", dispatcher)
     setattr(run, "attempt", attempt)
     return run
+
+
+def python_twin(k):
+    """A stand-in for the kernel ``k`` whose call and ``attempt`` both run its Python path: what a
+    test puts in a caller's module to run the twin through a caller that asks ``attempt`` first
+    (the twin must give the compiled kernel's and the vectorised form's answer)."""
+    twin = k.__wrapped__
+
+    def run(*args):
+        return twin(*args)
+
+    setattr(run, "__wrapped__", twin)
+    setattr(run, "attempt", twin)
+    return run
