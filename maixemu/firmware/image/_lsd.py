@@ -22,7 +22,7 @@ import numpy as np
 from . import _args
 from . import _fmath as fm
 from ._fmath import F, fast_atan2f, ftoi, lb_clip_line, line_length
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
 from ._host import ImageHost
 
 PI = F(math.pi)
@@ -489,6 +489,30 @@ class _LSD:
         self._ll_angle(gray)
 
     def _ll_angle(self, gray):
+        """``ll_angle``: the compiled pass (``_lsd_angles``) where it is served, else the arrays."""
+        if compiled() and self.h > 0 and self.w > 0 and self._ll_angle_compiled(gray):
+            self.seed_cos, self.seed_sin = seed_cos_sin(self.angles)
+            return
+        self._ll_angle_arrays(gray)
+
+    def _ll_angle_compiled(self, gray) -> bool:
+        from ._lsd_angles import _ll_angle
+
+        n, p = self.h, self.w
+        angles = np.empty((n, p), np.int64)
+        modgrad = np.empty((n, p), np.int64)
+        seeds = max(n - 1, 0) * max(p - 1, 0)
+        seeds_x = np.empty(seeds, np.int64)
+        seeds_y = np.empty(seeds, np.int64)
+        if _ll_angle.attempt(np.ascontiguousarray(gray, np.uint8), F(self.rho), F(DEG),
+                             int(np.int16(ftoi(NOTDEF * DEG))), int(np.int16(ftoi(NOTDEF))), angles, modgrad,
+                             seeds_x, seeds_y) is NOT_SERVED:
+            return False
+        self.angles, self.modgrad, self.seeds_x, self.seeds_y = angles, modgrad, seeds_x, seeds_y
+        return True
+
+    def _ll_angle_arrays(self, gray):
+        """``ll_angle`` as array code (the float32 steps of the compiled pass)."""
         n, p = self.h, self.w
         g = gray.astype(np.int64)
         angles = np.zeros((n, p), np.int64)
@@ -780,8 +804,9 @@ def _extend(la, lb, len0, len1, axis: int):
 
 def merge_alot(lines: list[dict], threshold: int, theta_threshold: int) -> list[dict]:
     """line.c ``merge_alot``: compiled (``_line_merge``) with numba, the same passes below without."""
-    if compiled() and lines:
-        return _merge_alot_compiled(lines, threshold, theta_threshold)
+    merged = _merge_alot_compiled(lines, threshold, theta_threshold) if compiled() and lines else None
+    if merged is not None:
+        return merged
     from ._hough import merge_until_stable
 
     def merge(a, b):
@@ -800,14 +825,18 @@ def merge_alot(lines: list[dict], threshold: int, theta_threshold: int) -> list[
     return merge_until_stable(lines, merge)
 
 
-def _merge_alot_compiled(lines: list[dict], threshold: int, theta_threshold: int) -> list[dict]:
+def _merge_alot_compiled(lines: list[dict], threshold: int, theta_threshold: int) -> list[dict] | None:
+    """``merge_alot`` in the ``_line_merge`` kernel; None while it is not served compiled (the
+    passes of :func:`merge_alot` serve then)."""
     from ._line_merge import FIELDS, _merge_passes
 
     rows = np.array([[d[k] for k in FIELDS] for d in lines], np.int64)
     n = rows.shape[0]
     items = np.arange(n, dtype=np.int64)
-    count = _merge_passes(rows, n, int(threshold), int(theta_threshold), items, np.empty(n, np.int64),
-                          np.empty(n, np.int64))
+    count = _merge_passes.attempt(rows, n, int(threshold), int(theta_threshold), items, np.empty(n, np.int64),
+                                  np.empty(n, np.int64))
+    if count is NOT_SERVED:
+        return None
     return [dict(zip(FIELDS, rows[i].tolist())) for i in items[:count].tolist()]
 
 
