@@ -163,3 +163,34 @@ def test_ll_angle_kernel_its_twin_and_the_array_form_agree(monkeypatch):
             forms.append((lsd.angles, lsd.modgrad, lsd.seeds_x, lsd.seeds_y, lsd.seed_cos, lsd.seed_sin))
         for other in forms[1:]:
             assert all(np.array_equal(x, y) for x, y in zip(forms[0], other)), (trial, h, w)
+
+
+def test_segment_lines_kernel_its_twin_and_the_python_loop_agree():
+    """``_lsd_lines._segment_lines`` (compiled) and its twin against ``_segment_lines_python`` on
+    random segment rows: inside, crossing and outside the roi, vertical and horizontal, and the
+    float-to-int conversion's edges (NaN, infinities, beyond int32)."""
+    from maixemu.firmware.image import _fmath as fm, _lsd_lines
+
+    rng = np.random.default_rng(44)
+    specials = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 0.5, -0.5], np.float32)
+    for trial in range(40):
+        n = int(rng.integers(1, 60))
+        rows = rng.uniform(-30, 130, (n, 7)).astype(np.float32)
+        rows[:, 6] = rng.uniform(-5, 500, n)
+        if trial % 4 == 1:
+            vertical = rng.random(n) < 0.3
+            rows[vertical, 2] = rows[vertical, 0]  # some vertical ones (and horizontal: y below)
+            rows[~vertical, 3] = rows[~vertical, 1]
+        if trial % 4 == 2:
+            pick = rng.random((n, 7)) < 0.1
+            rows[pick] = rng.choice(specials, int(pick.sum()))
+        roi = (int(rng.integers(0, 20)), int(rng.integers(0, 20)), int(rng.integers(1, 120)), int(rng.integers(1, 90)))
+        segs = [tuple(r) for r in rows]
+        want = _lsd._segment_lines_python(segs, roi)
+        keys = ("x1", "y1", "x2", "y2", "magnitude", "theta", "rho")
+        for fn in (_lsd_lines._segment_lines, _lsd_lines._segment_lines.__wrapped__):
+            out = np.empty((n, 7), np.int64)
+            k = fn(rows, *roi, fm.COS, fm.SIN, out)
+            got = [dict(zip(keys, r)) for r in out[:k].tolist()]
+            assert got == want, (trial, roi)
+        assert _lsd._segment_lines(segs, roi) == want

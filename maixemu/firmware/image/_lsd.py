@@ -843,6 +843,33 @@ def _merge_alot_compiled(lines: list[dict], threshold: int, theta_threshold: int
 def find_line_segments(gray_full: np.ndarray, roi, merge_distance: int, max_theta_diff: int) -> list[dict]:
     rx, ry, rw, rh = roi
     segs = _LSD(np.ascontiguousarray(gray_full[ry:ry + rh, rx:rx + rw])).detect()
+    out = _segment_lines(segs, roi) if compiled() and segs else None
+    if out is None:
+        out = _segment_lines_python(segs, roi)
+    if merge_distance > 0:
+        out = merge_alot(out, merge_distance, max_theta_diff)
+    for d in out:
+        d["length"] = line_length(d["x1"], d["y1"], d["x2"], d["y2"])
+    return out
+
+
+def _segment_lines(segs: list[tuple], roi) -> list[dict] | None:
+    """:func:`_segment_lines_python` in the ``_lsd_lines`` kernel; None while it is not served."""
+    from ._lsd_lines import _segment_lines as kernel_lines
+
+    rx, ry, rw, rh = roi
+    rows = np.ascontiguousarray(np.array(segs, F).reshape(-1, 7))
+    out = np.empty((rows.shape[0], 7), np.int64)
+    n = kernel_lines.attempt(rows, int(rx), int(ry), int(rw), int(rh), fm.COS, fm.SIN, out)
+    if n is NOT_SERVED:
+        return None
+    keys = ("x1", "y1", "x2", "y2", "magnitude", "theta", "rho")
+    return [dict(zip(keys, row)) for row in out[:n].tolist()]
+
+
+def _segment_lines_python(segs: list[tuple], roi) -> list[dict]:
+    """Each segment clipped to the roi, with its theta, rho and magnitude (image coordinates)."""
+    rx, ry, rw, rh = roi
     out = []
     for x1, y1, x2, y2, _, _, log_nfa in segs:
         clipped = lb_clip_line(ftoi(x1), ftoi(y1), ftoi(x2), ftoi(y2), 0, 0, rw, rh)
@@ -855,10 +882,6 @@ def find_line_segments(gray_full: np.ndarray, roi, merge_distance: int, max_thet
         theta = ftoi(F(rot) * F(57.295780)) % 180
         rho = ftoi(F(mdx) * fm.COS[theta] + F(mdy) * fm.SIN[theta])
         out.append(dict(x1=x1, y1=y1, x2=x2, y2=y2, magnitude=ftoi(log_nfa), theta=theta, rho=rho))
-    if merge_distance > 0:
-        out = merge_alot(out, merge_distance, max_theta_diff)
-    for d in out:
-        d["length"] = line_length(d["x1"], d["y1"], d["x2"], d["y2"])
     return out
 
 
