@@ -24,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from ._core import RGB565
-from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 from ._lab import Threshold, threshold_mask
 
 #: columns of a region row: extent, pixel count, sums of x, y, x*x, x*y, y*y (absolute coordinates)

@@ -491,7 +491,8 @@ class DrawMixin(ImageHost):
             sy = (np.arange(y0, y1).astype(_F) * over_y).astype(np.int64)
             if np.shares_memory(self._pix, other._pix):
                 self._blit_image(other, sx, sy, x_off + x0, y_off + y0, alpha, mask)
-            elif not compiled() or not self._blit_image(other, sx, sy, x_off + x0, y_off + y0, alpha, mask, served=True):
+            elif not (compiled() and self._blit_image(other, sx, sy, x_off + x0, y_off + y0, alpha, mask,
+                                                      served=True)):
                 self._blend_image(other, sx, sy, x_off + x0, y_off + y0, alpha, mask)
         self._touch()
         return self

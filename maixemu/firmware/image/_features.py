@@ -27,7 +27,7 @@ from ._core import GRAYSCALE, ImageBase
 from ..pixformat import BINARY
 from ._fmath import COS, SIN, F, fast_sqrtf, fsqrt, ftoi
 from ._gradient_angle import degree_table, truncated_degrees
-from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 from ._host import ImageHost
 
 LBP_HIST_SIZE = 59

@@ -34,7 +34,7 @@ from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
 from ..pixformat import BINARY
 from ._filter_kernels import bilateral_sums, clahe_interpolate, clip_histogram, morph_channel, rank_filter
-from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 from ._pixels import MAXES, Window, binary_max, box_sum, channels, keyword_mask, ksize, mask_pixels, offsets, pack, planes
 from ._tables import gray_table, yuv_columns
 from ._host import ImageHost

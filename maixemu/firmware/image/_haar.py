@@ -23,7 +23,7 @@ import struct
 
 import numpy as np
 
-from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 
 _BUILTIN = {"frontalface": "haarcascade_frontalface_default.xml", "eye": "haarcascade_eye.xml"}
 M32 = 0xFFFFFFFF

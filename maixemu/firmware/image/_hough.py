@@ -15,7 +15,7 @@ FB_ALLOC_SIZE = 700 * 1024  # OMV_FB_ALLOC_SIZE of the full build: what fb_avail
 
 from ._fmath import COS, F, SIN, fast_atan2f, fast_atan2f_1, ftoi, line_length, line_through_roi
 from ._fmath import fast_atanf as _fast_atanf  # noqa: F401  (kept for the modules that use it here)
-from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 
 
 def _sobel(gray: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -30,7 +30,7 @@ import struct
 import numpy as np
 
 from . import _fmath
-from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 
 KDESC_SIZE = 32
 MAX_KP_DIST = KDESC_SIZE * 8

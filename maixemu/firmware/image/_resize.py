@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _color
-from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 
 _F = np.float32
 

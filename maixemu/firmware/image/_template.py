@@ -13,7 +13,7 @@ import numpy as np
 from . import _args
 from ._core import GRAYSCALE
 from ._fmath import F, fsqrt, ftou, i32, u32
-from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 from ._host import ImageHost
 
 SEARCH_EX, SEARCH_DS = 0, 1
