@@ -17,8 +17,15 @@ runs its Python path until the compiled engine has started (the Python paths' CP
 towards starting it), then its compiled code when numba's disk cache has it (a load of
 milliseconds), else its Python path again while the compile worker compiles it.
 ``compiled_now()`` says whether kernels are served compiled at this moment, so a caller with a
-vectorised numpy alternative takes that one until then (a slow Python path should have one);
-``compiled()`` whether they will be in this process at all. Under ``MAIXEMU_KERNELS=wait`` the
+vectorised numpy alternative takes that one until then (a slow Python path should have one), and
+from then on asks the kernel's ``attempt`` and takes the array form again while that kernel's own
+compile is under way (the engine being started says nothing of one kernel being in memory);
+``compiled()`` whether they will be in this process at all. Kernels without an array form are the
+sequential loops no array code does fast (union-find, span flood fills, running averages with
+floor division, Huffman decoding, a ported qsort whose tie order matters, LSD's region growing):
+they run their Python twin while cold rather than wait, as the worker compiles them in about the
+time a wait would take while frames go on (a wait would stall the frame loop for the whole
+compile: 1-19 s of CPU for those kernels, measured). Under ``MAIXEMU_KERNELS=wait`` the
 first call compiles (numba's own behaviour: tests, benchmarks).
 """
 
@@ -229,4 +236,18 @@ def kernel(fn=None, *, lists: tuple[int, ...] = (), writes: tuple[int, ...] = ()
     setattr(run, "__wrapped__", plain)  # the Python version, for tests
     setattr(run, "dispatcher", dispatcher)
     setattr(run, "attempt", attempt)
+    return run
+
+
+def python_twin(k):
+    """A stand-in for the kernel ``k`` whose call and ``attempt`` both run its Python path: what a
+    test puts in a caller's module to run the twin through a caller that asks ``attempt`` first
+    (the twin must give the compiled kernel's and the vectorised form's answer)."""
+    twin = k.__wrapped__
+
+    def run(*args):
+        return twin(*args)
+
+    setattr(run, "__wrapped__", twin)
+    setattr(run, "attempt", twin)
     return run
