@@ -176,8 +176,9 @@ def test_depthwise_float32_channels_and_extreme_inputs(channels, width):
 
 
 def test_depthwise_sums_choice_follows_the_float32_bound(monkeypatch):
-    """``_dw_sums``: float32 only for 3×3 while every channel's 128·Σ|w| stays below 2**24 and
-    f32 is an allowed product; else int16 (|w| <= 255) or int64."""
+    """``_dw_sums``: float32 only for 3×3 while every channel's 128·Σ|w| stays below 2**24, f32
+    is an allowed product and the layer is at most ``DW_F32_MAX_CHANNELS`` wide; else int16
+    (|w| <= 255) or int64."""
     from maixemu.kmodel.kpu.hwc import _dw_sums
 
     monkeypatch.setenv("MAIXEMU_KPU_PRODUCTS", "auto")
@@ -188,6 +189,8 @@ def test_depthwise_sums_choice_follows_the_float32_bound(monkeypatch):
     assert _dw_sums(at, 3) == "int64"
     assert _dw_sums(np.full((2, 9), -255), 3) == "f32"
     assert _dw_sums(np.full((2, 1), 7), 1) == "int16"
+    assert _dw_sums(np.full((512, 9), 3), 3) == "f32"
+    assert _dw_sums(np.full((513, 9), 3), 3) == "int16"  # (wide layers: the int16 kernel is faster)
     monkeypatch.setenv("MAIXEMU_KPU_PRODUCTS", "u8s8,f64")
     assert _dw_sums(np.full((2, 9), -255), 3) == "int16"
 
