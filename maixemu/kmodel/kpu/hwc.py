@@ -428,7 +428,10 @@ class HwcPath:
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
         if self.products == "dw":
             if self.dw_sums == "f32":
-                bad = kn.depthwise3_f32(x, self.wt, self.pad, out, *self._finish_args)
+                h, w, c = x.shape
+                ring = _scratch("hwc_dw_ring", kn.DW_RING * (w + 2) * c, np.float32)
+                rows = _scratch("hwc_dw_rows", 4 * w * c, np.float32)
+                bad = kn.depthwise3_f32(x, self.wt, self.pad, out, ring, rows, *self._finish_args)
             else:
                 bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self._finish_args)
         elif len(self.tiles) == 1:  # (most layers: no per-tile bookkeeping)

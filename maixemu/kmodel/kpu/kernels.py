@@ -499,8 +499,9 @@ def depthwise(x, wt, acc, kk, pad, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul,
 # are loaded once per vector and each weight vector serves four outputs (measured here: ~1.7x
 # the sums of single rows).
 
-#: input rows a ``_dw_f32_input`` ring holds (a 4-row block reads 6 consecutive rows)
-_DW_RING = 8
+#: input rows a ``_dw_f32_input`` ring holds: a 4-row block reads 6 consecutive rows, which
+#: take 6 distinct slots ``(y + 1) % 6``, and the next block reuses the last two
+DW_RING = 6
 
 
 @njit(**_NOGIL)
@@ -508,7 +509,7 @@ def _dw_f32_input(x, y, pad, ring, tags):
     """The ring slot of input row ``y`` (−1 ≤ y ≤ H), made on first use: ``x[y] − 128`` as float32
     with a one-pixel border of ``pad − 128`` (a whole row of it above and below the map) — the
     padding folded into the row, no padded copy of the map."""
-    slot = (y + 1) % _DW_RING
+    slot = (y + 1) % DW_RING
     dst = ring[slot]
     if tags[slot] == y:
         return dst
@@ -598,20 +599,23 @@ def _dw_f32_block(x, g0, gn, pad, ring, tags, ch, wt, grows):
 
 
 @njit(**_NOGIL)
-def depthwise3_f32(x, wt, pad, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss,
-                   sb, lin):
+def depthwise3_f32(x, wt, pad, out, ring_buf, rows_buf, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut,
+                   bp, sx, sm, ss, sb, lin):
     """A whole 3×3 depthwise layer on float32 sums (exact: see above): x uint8 [H, W, C], ``wt``
     [9, T] float32 (= w + arg_x >> shr_x per tap, tiled to T), out uint8 [OH, OW, C]; the pool,
-    batch-norm and activation arguments as ``depthwise``. Conv rows are made in blocks of four
+    batch-norm and activation arguments as ``depthwise``; ``ring_buf`` (float32, at least
+    ``DW_RING·(W+2)·C``) and ``rows_buf`` (float32, ``4·W·C``) are the caller's scratch (a
+    layer's few hundred KiB allocated per call cost page faults). Conv rows are made in blocks of four
     (one for selection pools of stride 4) into a 4-row buffer and each output row is finished
     (``_finish_row``) as soon as the rows of its window are there: the sums never leave L1/L2,
     a selection pool's columns are picked by ``_finish_row`` from the full rows."""
     h, w, ch = x.shape
     oh, ow = out.shape[0], out.shape[1]
     rk = max(k, 1)
-    ring = np.empty((_DW_RING, (w + 2) * ch), np.float32)
-    tags = np.full(_DW_RING, -9, np.int64)
-    grows = np.empty((4, w * ch), np.float32)
+    rl = (w + 2) * ch
+    ring = ring_buf[: DW_RING * rl].reshape(DW_RING, rl)
+    tags = np.full(DW_RING, -9, np.int64)
+    grows = rows_buf[: 4 * w * ch].reshape(4, w * ch)
     g3 = grows.reshape(4, w, ch)
     ys = np.empty(rk, np.int64)
     prow = np.empty(max(ow, w) * ch, np.float32)
