@@ -148,10 +148,20 @@ def decode_kpu_upload(r: BodyReader, ctx: DecodeContext) -> Node:
         # one map: a cacheable write (the conv that reads it may take the array, see plan_kpu_ram)
         state.record("w", ro.start + i * kpu_engine.kpu_bytes(*s[1:]), s[1:], step, conv=single)
     start = ro.start
+    hwc_shape = (int(s[2]), int(s[3]), int(s[1]))
 
     def run() -> None:
         if single:
-            state.cache[step] = ("U8", np.array(src[0], dtype=np.uint8))
+            # the conv that takes this map runs on HWC once its compiled path is in place: the
+            # transposing copy is made here, instead of a plain copy the conv then transposes
+            # (the same bytes in the layout the cache entry names; a CHW reader converts back)
+            kn = loaded_kernels()
+            if kn is not None:
+                hwc = np.empty(hwc_shape, np.uint8)
+                kn.chw_to_hwc(src[0], hwc)
+                state.cache[step] = ("HWC", hwc)
+            else:
+                state.cache[step] = ("U8", np.array(src[0], dtype=np.uint8))
             if step not in state.plan.materialize and not state.tracing:
                 return
         state.upload(src, start)
