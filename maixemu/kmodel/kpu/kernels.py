@@ -1052,3 +1052,48 @@ def small_conv1x1(x, wt, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, 
                     acc += xc[i] * np.int32(wo[i])
                 gp[o] = acc
     return epilogue(g, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin)
+
+
+# --- V4 2×2 / stride-2 max and min pools (nodes.decode_reduce_window2d) ------------------------
+
+
+@njit(**_FLOAT)
+def _fold_max(acc, v):
+    return v if acc < v else acc
+
+
+@njit(**_FLOAT)
+def _fold_min(acc, v):
+    return v if v < acc else acc
+
+
+@njit(**_FLOAT)
+def pool2_f32(x, is_max, init, lo, hi, out):
+    """``reduce_window_f32`` for a 2×2 window, stride 2, no dilation or padding, max or min, with
+    every window inside the map: each output folds its four taps from ``init`` in (ky, kx)
+    order with the same comparisons, then ``clamp`` — one pass per output row instead of a pass
+    per tap."""
+    n, c = x.shape[0], x.shape[1]
+    oh, ow = out.shape[2], out.shape[3]
+    for b in range(n):
+        for ch in range(c):
+            xc = x[b, ch]
+            oc_ = out[b, ch]
+            for oy in range(oh):
+                r0 = xc[2 * oy]
+                r1 = xc[2 * oy + 1]
+                orow = oc_[oy]
+                if is_max:
+                    for ox in range(ow):
+                        acc = _fold_max(init, r0[2 * ox])
+                        acc = _fold_max(acc, r0[2 * ox + 1])
+                        acc = _fold_max(acc, r1[2 * ox])
+                        acc = _fold_max(acc, r1[2 * ox + 1])
+                        orow[ox] = _clamp_f32(acc, lo, hi)
+                else:
+                    for ox in range(ow):
+                        acc = _fold_min(init, r0[2 * ox])
+                        acc = _fold_min(acc, r0[2 * ox + 1])
+                        acc = _fold_min(acc, r1[2 * ox])
+                        acc = _fold_min(acc, r1[2 * ox + 1])
+                        orow[ox] = _clamp_f32(acc, lo, hi)

@@ -525,9 +525,15 @@ def _reduce_window(r: BodyReader, ctx: DecodeContext, layout: str) -> Node:
         o[...] = vf.reduce_window2d(x, op, init, kh, kw, sh, sw, dh, dw, pad_h, pad_w, lo, hi, layout)
 
     if layout == "NCHW" and not _overlap(o, x):
-        code = {"mean": 0, "sum": 0, "min": 4, "max": 5}[op]
-        run = _compiled("reduce_window_f32", (x, code, F32(init), op == "mean", kh, kw, sh, sw, dh, dw, int(pad_h[0]),
-                                              int(pad_w[0]), F32(lo), F32(hi), o), run)
+        if (op in ("max", "min") and (kh, kw, sh, sw, dh, dw) == (2, 2, 2, 2, 1, 1) and pad_h[0] == 0 and pad_w[0] == 0
+                and 2 * oh <= H and 2 * ow <= W):
+            # the common 2x2 / stride-2 pool, every window inside the map: one pass per row
+            # (the same folds in the same order; measured 4.4 vs 24 us on mask_detect's 16x30x30)
+            run = _compiled("pool2_f32", (x, op == "max", F32(init), F32(lo), F32(hi), o), run)
+        else:
+            code = {"mean": 0, "sum": 0, "min": 4, "max": 5}[op]
+            run = _compiled("reduce_window_f32", (x, code, F32(init), op == "mean", kh, kw, sh, sw, dh, dw, int(pad_h[0]),
+                                                  int(pad_w[0]), F32(lo), F32(hi), o), run)
 
     return b.make((ri,), ro, (s,), out_shape, run, F32,
                   details={"op": op, "kernel": (kh, kw), "stride": (sh, sw), "padding": (pad_h, pad_w)})
