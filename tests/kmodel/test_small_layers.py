@@ -1,6 +1,6 @@
 """Small 1×1 KPU layers in one compiled call (``kpu.small``) against the int64 reference.
 
-The path is forced on every eligible layer of the public models (``MAIXEMU_KPU_SMALL_MACS``:
+The path is forced on every eligible layer of the public models (``MAIXEMU_KPU_SMALL_COST``:
 big layers too, so each model's 1×1 layers all take it) and each layer's output is compared with
 ``KpuConv.run_reference`` (the document's arithmetic verbatim) on random and extreme maps; the
 models' outputs with the path forced are compared with the numpy engine's. Synthetic layers
@@ -26,7 +26,7 @@ MODELS = [("v3", "mnist"), ("v3", "face_detect_320x240"), ("v4", "mask_detect"),
 @pytest.fixture
 def forced(monkeypatch):
     """Every eligible layer takes the small path; the compiled engine waits for its kernels."""
-    monkeypatch.setenv("MAIXEMU_KPU_SMALL_MACS", str(10**12))
+    monkeypatch.setenv("MAIXEMU_KPU_SMALL_COST", str(10**12))
     monkeypatch.setenv("MAIXEMU_KPU_ENGINE", "fast")
     monkeypatch.delenv("MAIXEMU_KPU_PRODUCTS", raising=False)
     monkeypatch.delenv("MAIXEMU_KPU_INT8", raising=False)
@@ -119,10 +119,10 @@ def test_synthetic_small_layers_with_every_pool_equal_the_reference(forced, pool
 
 
 def test_the_limit_is_read_at_load(monkeypatch):
-    monkeypatch.setenv("MAIXEMU_KPU_SMALL_MACS", "0")
-    assert small.max_macs() == 0
-    monkeypatch.delenv("MAIXEMU_KPU_SMALL_MACS")
-    assert small.max_macs() == small.SMALL_MAX_MACS
-    monkeypatch.setenv("MAIXEMU_KPU_SMALL_MACS", "lots")
-    with pytest.raises(ValueError, match="MAIXEMU_KPU_SMALL_MACS"):
-        small.max_macs()
+    monkeypatch.setenv("MAIXEMU_KPU_SMALL_COST", "0")
+    assert small.max_cost() == 0
+    monkeypatch.delenv("MAIXEMU_KPU_SMALL_COST")
+    assert small.max_cost() == small.SMALL_MAX_COST
+    monkeypatch.setenv("MAIXEMU_KPU_SMALL_COST", "lots")
+    with pytest.raises(ValueError, match="MAIXEMU_KPU_SMALL_COST"):
+        small.max_cost()

@@ -11,8 +11,9 @@ Exact: ``G = Σ_c (x − 128)·(w + ax)`` in int32 — every ``|w + ax| <= 255``
 ``128·Σ|w + ax| < 2**31`` per output channel, checked here — the very integers the int8 product
 gives, then the same ``epilogue`` with the same arguments (``HwcPath._epilogue_args``). Taken by
 1×1 layers on a single tile with stride-1 grid and an int8 product (so the epilogue is the one
-the layer warmed up with int32 sums) of at most ``max_macs()`` MACs; the tests force it on every
-such layer of the public models (``MAIXEMU_KPU_SMALL_MACS``) and compare with the int64 reference.
+the layer warmed up with int32 sums) whose ``cost`` is at most ``max_cost()``; the tests force it
+on every such layer of the public models (``MAIXEMU_KPU_SMALL_COST``) and compare with the int64
+reference.
 """
 
 from __future__ import annotations
@@ -25,22 +26,32 @@ import numpy as np
 from ..errors import KmodelRuntimeError
 from . import fast
 
-#: Layers of at most this many MACs take this path (measured on ulffd's 1×1 heads, same run,
-#: process CPU time: 15k MACs 4.2 vs 8.7 µs, 31k 5.2 vs 8.7, 77k 8.7 vs 9.9, 115k 10.6 vs 11.1,
-#: 230k 18.8 vs 15.4 — the onnxruntime product wins from about 100k MACs)
-SMALL_MAX_MACS = 100_000
+#: Per output value (one dot product), the kernel's cost in MACs: the loop's set-up and store.
+DOT_COST_MACS = 70
+#: Layers whose ``cost`` (MACs + ``DOT_COST_MACS`` per output value) is at most this take the
+#: path. Fitted to the public models' 1×1 layers (process CPU time of the layer, same run, this
+#: kernel vs the onnxruntime product and epilogue): the kernel costs ~2.3 µs + 1.5 ns per output
+#: value + 0.033 ns per MAC, the other ~8.5 µs + 0.012 ns per MAC. K = 48: 15k MACs 4.2 vs
+#: 8.7 µs, 77k 8.7 vs 9.9, 115k 10.6 vs 11.1, 461k 30 vs 15; K = 256..512: 82k 6.4 vs 14.9,
+#: 262k 11.1 vs 14.6, 1.3M 38 vs 18.
+SMALL_MAX_COST = 320_000
 
 
-def max_macs() -> int:
-    """``MAIXEMU_KPU_SMALL_MACS`` (read at load; 0 switches the path off, a large value forces it
-    on every eligible layer, as the tests do), else ``SMALL_MAX_MACS``."""
-    value = os.environ.get("MAIXEMU_KPU_SMALL_MACS", "").strip()
+def cost(macs: int, outputs: int) -> int:
+    """The kernel's cost of a layer in MACs (see ``SMALL_MAX_COST``)."""
+    return macs + DOT_COST_MACS * outputs
+
+
+def max_cost() -> int:
+    """``MAIXEMU_KPU_SMALL_COST`` (read at load; 0 switches the path off, a large value forces it
+    on every eligible layer, as the tests do), else ``SMALL_MAX_COST``."""
+    value = os.environ.get("MAIXEMU_KPU_SMALL_COST", "").strip()
     if not value:
-        return SMALL_MAX_MACS
+        return SMALL_MAX_COST
     try:
         return max(0, int(value))
     except ValueError:
-        raise ValueError(f"MAIXEMU_KPU_SMALL_MACS={value!r}: give a MAC count (0: off)") from None
+        raise ValueError(f"MAIXEMU_KPU_SMALL_COST={value!r}: give a cost in MACs (0: off)") from None
 
 
 class SmallConv:
@@ -61,10 +72,11 @@ class SmallConv:
     @classmethod
     def attach(cls, path: Any, bounds: Any, limit: int | None = None) -> "SmallConv | None":
         """The small path of a prepared ``HwcPath``, or None when the layer does not qualify."""
-        limit = max_macs() if limit is None else limit
+        limit = max_cost() if limit is None else limit
         conv = path.conv
+        oc, h, w = conv.conv_shape
         if (conv.depthwise or path.kk != 1 or path.gemm is None or path.products not in ("u8s8", "u8u8")
-                or path.grid[0] != 1 or len(path.tiles) != 1 or conv.macs > limit):
+                or path.grid[0] != 1 or len(path.tiles) != 1 or cost(conv.macs, oc * h * w) > limit):
             return None
         wf = np.asarray(bounds.wf)  # int64 [OC, IC]: w + ax
         if wf.size == 0 or int(np.abs(wf).max()) > 255 or 128 * int(np.abs(wf).sum(axis=1).max()) >= 1 << 31:
