@@ -136,6 +136,10 @@ class Node:
     macs: int = 0
     out_dtype: np.dtype = field(default_factory=lambda: np.dtype(F32))
     details: dict = field(default_factory=dict)
+    #: a node whose every output element is a fixed function of one input byte, as its table
+    #: (dequantize: float32 [256]; quantized_binary with a constant byte: uint8 [256]): what
+    #: ``v4.fuse`` composes along a chain of such nodes
+    byte_table: np.ndarray | None = None
 
 
 @dataclass
@@ -397,7 +401,7 @@ def decode_dequantize(r: BodyReader, ctx: DecodeContext) -> Node:
         _lookup(table, q, o, warm)
 
     shape = _known_shape(ctx, ri, n)
-    return b.make((ri,), ro, (shape,), shape, run, F32, details={"zero_point": zp, "scale": scale})
+    return b.make((ri,), ro, (shape,), shape, run, F32, details={"zero_point": zp, "scale": scale}, byte_table=table)
 
 
 def decode_quantize(r: BodyReader, ctx: DecodeContext) -> Node:
@@ -760,6 +764,7 @@ def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
     # a function of two bytes: all 65536 results of the exact kernel as a table (same bits)
     table = vq.quantized_binary(np.arange(256, dtype=U8)[:, None], np.arange(256, dtype=U8)[None, :], op, *params)
     flat_table = table.reshape(-1)
+    column: np.ndarray | None = None
     if sa == sb:
         n = vl.shape_size(sa)
         a, bb, o = b.src(ra, "input_a", n, U8), b.src(rb, "input_b", n, U8), b.dst(ro, "output", n, U8)
@@ -781,6 +786,9 @@ def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
 
             def run():
                 _lookup(columns[int(bb.reshape(-1)[0])], a.reshape(-1), o.reshape(-1), warm)
+
+            if rb.memory_type == MEM_CONST:  # a fixed byte: the node is one table (``v4.fuse``)
+                column = columns[int(bb.reshape(-1)[0])].copy()
         else:
 
             def run():
@@ -788,7 +796,7 @@ def decode_quantized_binary(r: BodyReader, ctx: DecodeContext) -> Node:
                 o[...] = table[av, bv]
 
         out_shape = so
-    return b.make((ra, rb), ro, (sa, sb), out_shape, run, U8, details={"op": op})
+    return b.make((ra, rb), ro, (sa, sb), out_shape, run, U8, details={"op": op}, byte_table=column)
 
 
 def decode_table_lookup1d(r: BodyReader, ctx: DecodeContext) -> Node:
