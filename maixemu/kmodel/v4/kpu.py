@@ -22,7 +22,7 @@ from ..kpu.fast import loaded_kernels
 from ..errors import KmodelFormatError
 from ..model import K210_KPU_RAM_BYTES
 from .format import BodyReader, MEM_KPU, check_range
-from .nodes import DecodeContext, Node
+from .nodes import TRANSPOSE_MIN_WIDTH, DecodeContext, Node
 
 #: Activation lookup-table limit for V4 layers. nncase v0.2 quantises layer inputs with wider
 #: batch-norm ranges than v0.1 (yolo_20class V4: 5.7M and 8.3M possible values in two layers),
@@ -149,6 +149,7 @@ def decode_kpu_upload(r: BodyReader, ctx: DecodeContext) -> Node:
         state.record("w", ro.start + i * kpu_engine.kpu_bytes(*s[1:]), s[1:], step, conv=single)
     start = ro.start
     hwc_shape = (int(s[2]), int(s[3]), int(s[1]))
+    narrow = int(s[3]) < TRANSPOSE_MIN_WIDTH
 
     def run() -> None:
         if single:
@@ -158,7 +159,10 @@ def decode_kpu_upload(r: BodyReader, ctx: DecodeContext) -> Node:
             kn = loaded_kernels()
             if kn is not None:
                 hwc = np.empty(hwc_shape, np.uint8)
-                kn.chw_to_hwc(src[0], hwc)
+                if narrow:  # (numpy's strided copy is the faster one there: 512x4x4 3.8 vs 6.3 us)
+                    np.copyto(hwc, src[0].transpose(1, 2, 0))
+                else:
+                    kn.chw_to_hwc(src[0], hwc)
                 state.cache[step] = ("HWC", hwc)
             else:
                 state.cache[step] = ("U8", np.array(src[0], dtype=np.uint8))
