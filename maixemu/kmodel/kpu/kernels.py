@@ -1180,3 +1180,80 @@ def qconv_depthwise(x, wt, in_add, mult, kh, kw, sh, sw, dh, dw, pad_top, pad_le
             dst = out[oy, ox]
             for o in range(oc):
                 dst[o] = np.uint8(_requantize(_wrap32(np.int64(row[o]) + bias[o]), mul64, shift, off64))
+
+
+# --- small 1×1 layers (kpu.small): the sums and the epilogue in one call -----------------------
+# A layer of a few ten thousand MACs costs more in calls than in work: an onnxruntime product
+# (~3 µs a call whatever its size) and the epilogue's own call. Here the sums are exact int32
+# dot products (|G| <= 128·Σ|w'| < 2**31, checked per layer at load) and ``epilogue`` finishes
+# them inside the same compiled call.
+
+
+@njit(**_NOGIL)
+def small_conv1x1(x, wt, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb,
+                  lin):
+    """``out`` (uint8 [OH, OW, N]) of a 1×1 layer on the HWC uint8 map ``x`` [H, W, C]:
+    ``G[y, x, n] = Σ_c (x[y, x, c] − 128)·wt[n, c]`` (``wt`` the centred weights ``w + ax``,
+    int16 [N, C]), then ``epilogue``; returns its count of values below every segment start."""
+    h, w, c = x.shape
+    n = wt.shape[0]
+    g = np.empty((h, w, n), np.int32)
+    xc = np.empty(c, np.int16)
+    for yy in range(h):
+        for xx in range(w):
+            px = x[yy, xx]
+            for i in range(c):
+                xc[i] = np.int16(px[i]) - np.int16(128)
+            gp = g[yy, xx]
+            for o in range(n):
+                wo = wt[o]
+                acc = np.int32(0)
+                for i in range(c):
+                    acc += xc[i] * np.int32(wo[i])
+                gp[o] = acc
+    return epilogue(g, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin)
+
+
+# --- V4 2×2 / stride-2 max and min pools (nodes.decode_reduce_window2d) ------------------------
+
+
+@njit(**_FLOAT)
+def _fold_max(acc, v):
+    return v if acc < v else acc
+
+
+@njit(**_FLOAT)
+def _fold_min(acc, v):
+    return v if v < acc else acc
+
+
+@njit(**_FLOAT)
+def pool2_f32(x, is_max, init, lo, hi, out):
+    """``reduce_window_f32`` for a 2×2 window, stride 2, no dilation or padding, max or min, with
+    every window inside the map: each output folds its four taps from ``init`` in (ky, kx)
+    order with the same comparisons, then ``clamp`` — one pass per output row instead of a pass
+    per tap."""
+    n, c = x.shape[0], x.shape[1]
+    oh, ow = out.shape[2], out.shape[3]
+    for b in range(n):
+        for ch in range(c):
+            xc = x[b, ch]
+            oc_ = out[b, ch]
+            for oy in range(oh):
+                r0 = xc[2 * oy]
+                r1 = xc[2 * oy + 1]
+                orow = oc_[oy]
+                if is_max:
+                    for ox in range(ow):
+                        acc = _fold_max(init, r0[2 * ox])
+                        acc = _fold_max(acc, r0[2 * ox + 1])
+                        acc = _fold_max(acc, r1[2 * ox])
+                        acc = _fold_max(acc, r1[2 * ox + 1])
+                        orow[ox] = _clamp_f32(acc, lo, hi)
+                else:
+                    for ox in range(ow):
+                        acc = _fold_min(init, r0[2 * ox])
+                        acc = _fold_min(acc, r0[2 * ox + 1])
+                        acc = _fold_min(acc, r1[2 * ox])
+                        acc = _fold_min(acc, r1[2 * ox + 1])
+                        orow[ox] = _clamp_f32(acc, lo, hi)
