@@ -1,10 +1,15 @@
 """Benchmark kmodels: process CPU and wall time per run, the ratio to a same-run float64 matmul, memory, each layer's path.
 
 For each model: load time, the median of many ``run()`` calls on a seeded random input, the
-effective throughput (the model's MACs / CPU time) and the GMAC/s of a single-threaded float64
-numpy matmul of comparable size, timed *interleaved* with the model (run, matmul, run, matmul…)
-so that load on a shared machine hits both alike; their ratio says how close the emulator gets
-to what this machine's BLAS does, whatever the machine's load. Times are the CPU time of the
+effective throughput (the model's MACs / CPU time) and the GMAC/s of single-threaded float64
+numpy matmuls, timed *interleaved* with the model (run, matmul, run, matmul…) so that load on a
+shared machine hits both alike; their ratio says how close the emulator gets to what this
+machine's BLAS does, whatever the machine's load. Two yardsticks (``_bench_yardstick``): one
+square matmul of about the model's MACs (at least 64³: fair to big models only), and one matmul
+per layer with MACs, of that layer's own shape (the same MACs, calls and outputs: fair to small
+models too); ``ratio own`` is the model's GMAC/s over the own-shape matmuls', ``ratio sq`` over the
+square matmul's (both printed: the square one is the stricter for big models, meaningless for a
+model of a few hundred MACs). Times are the CPU time of the
 whole process (``time.process_time``: every thread, so BLAS or onnxruntime threads spinning
 count) beside wall time; ratios use CPU time. Then the model's working memory (the resident
 memory a fresh load and three runs add, ``x file`` its multiple of the file's size) and the path
@@ -42,6 +47,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ._bench_measure import FirstOutput, cold_and_warm, working_memory
+from ._bench_yardstick import layer_seconds, own_shapes_runner, square_runner
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 SHARED_DIR = Path(__file__).resolve().parents[2].parent / "shared"
@@ -68,10 +74,16 @@ class LayerTiming:
     macs: int
     cpu: float
     refused: list[str] = field(default_factory=list)
+    #: median seconds of a float64 matmul of this layer's own shape, timed the same way (0: none)
+    matmul_cpu: float = 0.0
 
     @property
     def gmacs(self) -> float:
         return self.macs / self.cpu / 1e9 if self.cpu > 0 and self.macs else 0.0
+
+    @property
+    def matmul_gmacs(self) -> float:
+        return self.macs / self.matmul_cpu / 1e9 if self.matmul_cpu > 0 and self.macs else 0.0
 
 
 @dataclass
@@ -94,19 +106,40 @@ class BenchResult:
     file_bytes: int = 0
     #: CPU ms medians of the ``extra`` functions timed next to the model (LiteRT)
     extra_ms: list[float] = field(default_factory=list)
+    #: GMAC/s of the own-shape yardstick (a float64 matmul per layer, ``_bench_yardstick``)
+    own_gmacs: float = 0.0
 
     @property
     def gmacs(self) -> float:
         return self.macs / (self.run_ms * 1e-3) / 1e9 if self.run_ms > 0 else 0.0
 
     @property
-    def ratio(self) -> float:
+    def square_ratio(self) -> float:
+        """The model's GMAC/s over the square matmul's."""
         return self.gmacs / self.matmul_gmacs if self.matmul_gmacs else 0.0
+
+    @property
+    def own_ratio(self) -> float:
+        """The model's GMAC/s over the own-shape matmuls' (one per layer, its shape)."""
+        return self.gmacs / self.own_gmacs if self.own_gmacs else 0.0
+
+    @property
+    def ratio(self) -> float:
+        """The stricter of the two ratios where both are meaningful (the square matmul has at
+        least the model's MACs), else the own-shape one: a 70-MAC model is not measured against
+        one call of 262 144 MACs."""
+        if self.macs >= SQUARE_MIN_MACS and self.matmul_gmacs:
+            return min(self.square_ratio, self.own_ratio) if self.own_gmacs else self.square_ratio
+        return self.own_ratio
 
     @property
     def slow_layers(self) -> list[LayerTiming]:
         """Layers with MACs that ran below 1 GMAC/s."""
         return [t for t in self.layers if t.macs and t.gmacs < 1.0]
+
+
+#: the square yardstick is 64³ at least: below that it is a bigger product than the model
+SQUARE_MIN_MACS = 64**3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -176,19 +209,8 @@ def interleaved_medians(fns: list[Callable[[], object]], runs: int, warmup: int)
 
 def matmul_runner(macs: int) -> tuple[Callable[[], object], int]:
     """A float64 ``A @ B`` with about the same number of MACs (at least 64³) on one BLAS thread,
-    and its MAC count: the yardstick timed next to each model."""
-    from ..kmodel.kpu.blas import blas_threads
-
-    n = max(64, int(round(max(macs, 1) ** (1 / 3))))
-    rng = np.random.default_rng(0)
-    a = rng.random((n, n))
-    b = rng.random((n, n))
-
-    def run() -> object:
-        with blas_threads(1):
-            return a @ b
-
-    return run, n**3
+    and its MAC count: the square yardstick timed next to each model (``_bench_yardstick``)."""
+    return square_runner(macs)
 
 
 def matmul_gmacs(macs: int, runs: int = 7) -> float:
@@ -237,17 +259,19 @@ def layer_paths(model) -> list[tuple[int, str, str]]:
 
 def layer_timings(model, inputs: list, runs: int = 5) -> list[LayerTiming]:
     """Every layer's median CPU time over ``runs`` runs (``Model.layer_times``), with its path
-    (KPU layers and V4's quantized CPU ops name theirs; other CPU layers show their kind)."""
+    (KPU layers and V4's quantized CPU ops name theirs; other CPU layers show their kind) and,
+    for layers with MACs, the time of a float64 matmul of its own shape timed the same way."""
     samples: dict[int, list[float]] = {}
     for _ in range(max(runs, 1)):
         for index, seconds in model.layer_times(*inputs):
             samples.setdefault(index, []).append(seconds)
+    yardsticks = layer_seconds(model.layers, max(runs, 1))
     out = []
     for layer in model.layers:
         if layer.index in samples:
             path = str(layer.details.get("path", "cpu"))
             out.append(LayerTiming(layer.index, layer.kind, path, int(layer.macs), float(np.median(samples[layer.index])),
-                                   list(layer.details.get("refused", ()))))
+                                   list(layer.details.get("refused", ())), yardsticks.get(layer.index, 0.0)))
     return out
 
 
@@ -268,15 +292,19 @@ def bench_model(path: Path, runs: int, warmup: int, *, compare: bool = False,
     fns: list[Callable[[], object]] = [_runner(model, inputs) for model, _ in loaded]
     macs = sum(layer.macs for layer in loaded[0][0].layers)
     yardstick, yard_macs = matmul_runner(macs)
+    own, own_macs = own_shapes_runner(loaded[0][0].layers)
     extra = extra or []
-    medians = interleaved_medians(fns + [yardstick] + extra, runs, warmup)
+    medians = interleaved_medians(fns + [yardstick, own] + extra, runs, warmup)
     reference = yard_macs / medians[len(fns)].cpu / 1e9
+    own_cpu = medians[len(fns) + 1].cpu
+    own_gmacs = own_macs / own_cpu / 1e9 if own_cpu > 0 and own_macs else 0.0
     results = []
     for (model, load_s), engine, t in zip(loaded, engines, medians):
         result = BenchResult(_name(path), load_s, t.cpu * 1e3, macs, reference, engine or "auto", layer_paths(model), t.wall * 1e3,
-                             first if engine is None else None, layer_timings(model, inputs), file_bytes=path.stat().st_size)
+                             first if engine is None else None, layer_timings(model, inputs), file_bytes=path.stat().st_size,
+                             own_gmacs=own_gmacs)
         results.append(result)
-    results[0].extra_ms = [m.cpu * 1e3 for m in medians[len(fns) + 1:]]
+    results[0].extra_ms = [m.cpu * 1e3 for m in medians[len(fns) + 2:]]
     # every reference to the timed models goes first (the loop's ``model`` too): what they hold
     # and share — activation tables found in a cache — must not be counted out of the measured load
     del loaded, fns, model
@@ -301,13 +329,13 @@ def _mib(n: int | None) -> str:
 
 def format_results(results: list[BenchResult], litert_ms: dict[str, float] | None = None) -> str:
     rows: list[tuple[str, ...]] = [("model", "engine", "load s", "CPU ms/run", "wall ms", "GMAC", "GMAC/s", "f64 matmul GMAC/s",
-                                     "ratio", "memory MiB", "x file")]
+                                     "own shapes", "ratio own", "ratio sq", "memory MiB", "x file")]
     if litert_ms:
         rows[0] += ("x LiteRT",)
     for r in results:
         times_file = f"{r.memory / r.file_bytes:.1f}" if r.memory is not None and r.file_bytes else ""
         row: tuple[str, ...] = (r.name, r.engine, f"{r.load_s:.3f}", f"{r.run_ms:.2f}", f"{r.wall_ms:.2f}", f"{r.macs / 1e9:.3f}", f"{r.gmacs:.2f}",
-               f"{r.matmul_gmacs:.2f}", f"{r.ratio:.2f}", _mib(r.memory), times_file)
+               f"{r.matmul_gmacs:.2f}", f"{r.own_gmacs:.2f}", f"{r.own_ratio:.2f}", f"{r.square_ratio:.2f}", _mib(r.memory), times_file)
         if litert_ms:
             row += (f"{r.run_ms / litert_ms[r.name]:.2f}" if r.name in litert_ms else "",)
         rows.append(row)
@@ -340,9 +368,10 @@ def format_paths(result: BenchResult, every_layer: bool) -> str:
     if every_layer:
         lines = [f"{head}:"]
         for t in result.layers:
-            speed = f"{t.gmacs:7.1f} GMAC/s" if t.macs else " " * 14
+            speed = (f"{t.gmacs:7.1f} GMAC/s" if t.gmacs >= 1 else f"{t.gmacs:7.2f} GMAC/s") if t.macs else " " * 14
+            yard = f"  (f64 matmul of its shape {t.matmul_gmacs:.2f})" if t.macs and t.matmul_cpu > 0 else ""
             why = f"  refused: {'; '.join(t.refused)}" if t.refused else ""
-            lines.append(f"  layer {t.index:3d}  {t.kind:18s} {t.path:24s} {t.cpu * 1e3:8.3f} ms {speed}{why}")
+            lines.append(f"  layer {t.index:3d}  {t.kind:18s} {t.path:24s} {t.cpu * 1e3:8.3f} ms {speed}{yard}{why}")
     else:
         counts = Counter(t.path for t in result.layers if t.path != "cpu")
         summary = ", ".join(f"{path} x{n}" for path, n in counts.most_common()) or "none"
@@ -352,7 +381,9 @@ def format_paths(result: BenchResult, every_layer: bool) -> str:
             lines.append("  refused: " + "; ".join(f"{why} (x{n})" for why, n in reasons.most_common()))
     slow = result.slow_layers
     if slow:
-        lines.append("  below 1 GMAC/s: " + ", ".join(f"layer {t.index} {t.kind} {t.gmacs:.2f}" for t in slow))
+        lines.append("  below 1 GMAC/s: " + ", ".join(f"layer {t.index} {t.kind} {t.gmacs:.2f}"
+                                                   + (f" (its f64 matmul {t.matmul_gmacs:.2f})" if t.matmul_cpu > 0 else "")
+                                                   for t in slow))
     return "\n".join(lines)
 
 

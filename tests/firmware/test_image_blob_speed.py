@@ -16,7 +16,7 @@ import pytest
 from maixemu.firmware import image, pixformat
 from maixemu.firmware.image import _blob, _blob_regions
 from maixemu.firmware.image import _fmath as fm
-from maixemu.firmware.image._jit import compiled
+from maixemu.firmware.image._jit import compiled, python_twin
 
 F = np.float32
 COLOURS = np.array([0x0000, 0x00F8, 0xE007, 0x1F00, 0xFFFF, 0x1084, 0x38E7], np.uint16)
@@ -52,7 +52,7 @@ def test_the_span_fill_the_python_twin_and_the_labelling_grow_the_same_regions(s
         labelled = _grow_all(*case, use_kernel=False)
         kernel = _grow_all(*case, use_kernel=True)
         with monkeypatch.context() as m:
-            m.setattr(_blob_regions, "_grow", _blob_regions._grow.__wrapped__)
+            m.setattr(_blob_regions, "_grow", python_twin(_blob_regions._grow))
             python = _grow_all(*case, use_kernel=True)
         for other in (kernel, python):
             assert all(np.array_equal(a, b) for a, b in zip(labelled[0], other[0])), case

@@ -129,3 +129,68 @@ def test_merging_a_zero_length_segment_divides_by_zero_as_the_k210_does():
     assert [(m["x1"], m["y1"], m["x2"], m["y2"]) for m in merged] == [(10, 11, 30, 9)]
     assert merged[0]["magnitude"] == 5  # the first line's fields stay
 
+
+
+def test_ll_angle_kernel_its_twin_and_the_array_form_agree(monkeypatch):
+    """``_lsd_angles._ll_angle`` (compiled), its Python twin and ``_LSD._ll_angle_arrays``: the same
+    angles, norms and seed order on random, flat, striped and tiny images (the ordering's ties are
+    most of a frame's seeds: the bins of equal norms keep the transposed raster order)."""
+    from maixemu.firmware.image import _jit, _lsd, _lsd_angles
+
+    rng = np.random.default_rng(41)
+    shapes = [(1, 1), (1, 7), (6, 1), (2, 2), (9, 13), (40, 33), (120, 160)]
+    for trial, (h, w) in enumerate(shapes * 3):
+        kind = trial % 3
+        if kind == 0:
+            a = rng.integers(0, 256, (h, w))
+        elif kind == 1:
+            a = np.full((h, w), int(rng.integers(0, 256)))
+        else:
+            a = (np.add.outer(np.arange(h) * int(rng.integers(0, 7)), np.arange(w) * int(rng.integers(0, 9))) // 3) * 40
+        a = np.ascontiguousarray(np.clip(a, 0, 255), np.uint8)
+        forms = []
+        for form in ("arrays", "kernel", "twin"):
+            with monkeypatch.context() as m:
+                if form == "arrays":
+                    m.setattr(_lsd, "compiled", lambda: False)
+                else:
+                    m.setattr(_lsd, "compiled", lambda: True)
+                    if form == "twin":
+                        m.setattr(_lsd_angles, "_ll_angle", _jit.python_twin(_lsd_angles._ll_angle))
+                    elif not _jit.compiled():
+                        continue
+                lsd = _lsd._LSD(a)
+            forms.append((lsd.angles, lsd.modgrad, lsd.seeds_x, lsd.seeds_y, lsd.seed_cos, lsd.seed_sin))
+        for other in forms[1:]:
+            assert all(np.array_equal(x, y) for x, y in zip(forms[0], other)), (trial, h, w)
+
+
+def test_segment_lines_kernel_its_twin_and_the_python_loop_agree():
+    """``_lsd_lines._segment_lines`` (compiled) and its twin against ``_segment_lines_python`` on
+    random segment rows: inside, crossing and outside the roi, vertical and horizontal, and the
+    float-to-int conversion's edges (NaN, infinities, beyond int32)."""
+    from maixemu.firmware.image import _fmath as fm, _lsd_lines
+
+    rng = np.random.default_rng(44)
+    specials = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 0.5, -0.5], np.float32)
+    for trial in range(40):
+        n = int(rng.integers(1, 60))
+        rows = rng.uniform(-30, 130, (n, 7)).astype(np.float32)
+        rows[:, 6] = rng.uniform(-5, 500, n)
+        if trial % 4 == 1:
+            vertical = rng.random(n) < 0.3
+            rows[vertical, 2] = rows[vertical, 0]  # some vertical ones (and horizontal: y below)
+            rows[~vertical, 3] = rows[~vertical, 1]
+        if trial % 4 == 2:
+            pick = rng.random((n, 7)) < 0.1
+            rows[pick] = rng.choice(specials, int(pick.sum()))
+        roi = (int(rng.integers(0, 20)), int(rng.integers(0, 20)), int(rng.integers(1, 120)), int(rng.integers(1, 90)))
+        segs = [tuple(r) for r in rows]
+        want = _lsd._segment_lines_python(segs, roi)
+        keys = ("x1", "y1", "x2", "y2", "magnitude", "theta", "rho")
+        for fn in (_lsd_lines._segment_lines, _lsd_lines._segment_lines.__wrapped__):
+            out = np.empty((n, 7), np.int64)
+            k = fn(rows, *roi, fm.COS, fm.SIN, out)
+            got = [dict(zip(keys, r)) for r in out[:k].tolist()]
+            assert got == want, (trial, roi)
+        assert _lsd._segment_lines(segs, roi) == want

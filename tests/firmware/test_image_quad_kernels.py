@@ -202,3 +202,25 @@ def test_polygon_overlap_and_singularity_equal_the_firmwares(tmp_path):
     assert ours == [int(v) for v in out]
     assert ours[len(pairs) - 1] == 1 and ours[len(pairs):len(pairs) + 3] == [1, 1, 0]
     assert 50 < sum(ours[:300]) < 250  # both answers occur among the random pairs
+
+
+def test_threshold_kernel_its_twin_and_the_array_form_agree():
+    """``_quadkernels.threshold`` (compiled), its Python twin and ``_quads.threshold_arrays`` on
+    random, low-contrast and smooth images whose sizes leave partial tiles (or none)."""
+    from maixemu.firmware.image import _quadkernels
+
+    assert _quads._MIN_WHITE_BLACK_DIFF == _quadkernels.MIN_WHITE_BLACK_DIFF
+    rng = np.random.default_rng(23)
+    for trial in range(40):
+        h, w = (int(v) for v in rng.integers(4, 48, 2))
+        kind = trial % 3
+        if kind == 0:
+            im = rng.integers(0, 256, (h, w))
+        elif kind == 1:
+            im = int(rng.integers(0, 250)) + rng.integers(0, 7, (h, w))  # around the contrast test
+        else:
+            im = (np.add.outer(np.arange(h) * int(rng.integers(1, 9)), np.arange(w) * int(rng.integers(1, 9)))) % 256
+        im = np.ascontiguousarray(im, np.uint8)
+        want = _quads.threshold_arrays(im)
+        for fn in (_quadkernels.threshold, _quadkernels.threshold.__wrapped__):
+            assert np.array_equal(fn(im, np.empty_like(im)), want), (trial, h, w)

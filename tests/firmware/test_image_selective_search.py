@@ -139,3 +139,61 @@ def test_the_sort_and_segmentation_kernels_agree_with_their_python():
     p1, n1 = _selective._segment(k1, ends.copy(), 500, np.float32(3.0), 4)
     p2, n2 = _selective._segment.__wrapped__(k1, ends.copy(), 500, np.float32(3.0), 4)
     assert n1 == n2 and np.array_equal(p1, p2)
+
+
+def _grouping_case(rng, n: int):
+    """Segments as the grouping sees them: histograms on a coarse grid (many equal similarities,
+    so the first-best-pair rule decides), positive counts, boxes, a symmetric adjacency."""
+    hist = (rng.integers(0, 5, (n, 75)) / np.float32(4)).astype(np.float32)
+    counts = rng.integers(1, 60, n).astype(np.int64)
+    y0, x0 = rng.integers(0, 40, n), rng.integers(0, 60, n)
+    regions = np.stack([y0, y0 + rng.integers(0, 20, n), x0, x0 + rng.integers(0, 20, n)], axis=1).astype(np.int64)
+    adj = rng.random((n, n)) < rng.uniform(0.05, 0.6)
+    adj = np.triu(adj, 1)
+    adj = adj | adj.T
+    return hist, counts, regions, adj
+
+
+def test_the_grouping_kernel_its_twin_and_the_array_form_merge_alike():
+    """``_selective_group``: the compiled kernel, its Python twin and the array form give the same
+    boxes, stop alike and leave the same regions, counts, histograms and adjacency."""
+    from maixemu.firmware.image import _selective_group as sg
+
+    rng = np.random.default_rng(12)
+    for trial in range(60):
+        n = int(rng.integers(1, 28))
+        case = _grouping_case(rng, n)
+        a1, a2, a3 = (float(v) for v in rng.choice([1.0, 0.5, 2.0, -1.0], 3))
+        size = int(rng.integers(200, 5000))
+        states, answers = [], []
+        for form in ("arrays", "kernel", "twin"):
+            hist, counts, regions, adj = (v.copy() for v in case)
+            if form == "arrays":
+                boxes, failed = sg.group_arrays(hist, counts, regions, adj, size, a1, a2, a3)
+            else:
+                fn = sg._group_kernel if form == "kernel" else sg._group_kernel.__wrapped__
+                boxes = np.empty((max(n - 1, 0), 4), np.int64)
+                made, failed = fn(hist, counts, regions, adj, np.zeros((n, n), np.float32), size, np.float32(a1),
+                                  np.float32(a2), np.float32(a3), boxes)
+                boxes = boxes[:made]
+            answers.append((boxes.tolist(), bool(failed)))
+            states.append((hist, counts, regions, adj))
+        assert answers[1] == answers[0] and answers[2] == answers[0], trial
+        for other in states[1:]:
+            assert all(np.array_equal(a, b) for a, b in zip(states[0], other)), trial
+
+
+def test_selective_search_serves_the_array_grouping_while_the_kernel_is_not_compiled(monkeypatch):
+    """What a cold start gives (the kernel answers NOT_SERVED) is what the kernel gives."""
+    from maixemu.firmware.image import _jit, _selective_group as sg
+
+    path = shared_path("images", "face_group.jpg")
+    if not path.is_file():
+        pytest.skip(f"{path} not found (../shared is absent)")
+    from PIL import Image as PILImage
+
+    img = _rgb(np.asarray(PILImage.open(path).convert("RGB").resize((320, 240))))
+    served = img.selective_search(100, 5)
+    assert len(served) > 20
+    monkeypatch.setattr(sg, "_group_kernel", type("Cold", (), {"attempt": staticmethod(lambda *a: _jit.NOT_SERVED)}))
+    assert img.selective_search(100, 5) == served

@@ -326,6 +326,48 @@ def test_cartoon_kernel_equals_the_run_by_run_fill():
         assert np.array_equal(img._pix, _old_cartoon(pix, rgb, seed_t, float_t, walls)), trial
 
 
+def test_flood_fill_region_equals_the_scanline_fill():
+    """flood_fill's region (two OpenCV fills: near the seed, then floating inside that) is the one
+    ``imlib_flood_fill_int``'s scan-line traversal reaches, on RGB565, gray and binary pixels, with
+    walls (a mask) and a seed on a wall."""
+    from maixemu.firmware import image
+    from maixemu.firmware.image import _flood
+
+    rng = np.random.default_rng(21)
+    for trial in range(60):
+        h, w = (int(v) for v in rng.integers(1, 28, 2))
+        fmt = (image.RGB565, image.GRAYSCALE, _flood.BINARY)[trial % 3]
+        top = {image.RGB565: 65536, image.GRAYSCALE: 256, _flood.BINARY: 2}[fmt]
+        levels = int(rng.choice([2, 4, 16, top])) if top > 2 else 2
+        pix = rng.integers(0, levels, (h, w)) * ((top - 1) // max(levels - 1, 1))
+        if trial % 4 == 0:  # smooth ramps: long floating chains
+            pix = np.add.outer(np.arange(h), np.arange(w)) * int(rng.integers(1, 400 if top > 256 else 9)) % top
+        pix = pix.astype(np.uint16 if fmt == image.RGB565 else np.uint8)
+        seed, floating = (float(v) for v in rng.choice([0.0, 0.05, 0.1, 0.3, 1.0], 2))
+        walls = rng.random((h, w)) < (0.25 if trial % 5 == 1 else 0.0)
+        x, y = int(rng.integers(0, w)), int(rng.integers(0, h))
+        if trial % 7 == 3:
+            walls[y, x] = True
+        seed_t, float_t = _flood.thresholds(fmt, seed, floating)
+        img = image.Image._wrap(fmt, pix.copy())
+        got = _flood.component(_flood.channels(img), walls, x, y, seed_t, float_t)
+        rgb = fmt == image.RGB565
+
+        def fields(p):
+            return (((p >> 3) & 31), (((p & 7) << 3) | (p >> 13)), ((p >> 8) & 31)) if rgb else (p,)
+
+        def near(a, b, to_seed):
+            t = seed_t if to_seed else float_t
+            return all(abs(u - v) <= k for u, v, k in zip(fields(a), fields(b), t))
+
+        out = [bytearray(r.astype(np.uint8).tobytes()) for r in walls]
+        out[y][x] = 0
+        _old_scanline_fill(pix.astype(np.int64).tolist(), near, out, x, y, lambda *_: None)
+        want = (np.array([list(r) for r in out], bool) & ~walls)
+        want[y, x] = True
+        assert np.array_equal(got, want), trial
+
+
 def test_cartoon_python_path_equals_compiled_path():
     from maixemu.firmware import image
     from maixemu.firmware.image import _flood

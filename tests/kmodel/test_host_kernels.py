@@ -15,7 +15,7 @@ import pytest
 from maixemu.kmodel.ops import activation as act_ops
 from maixemu.kmodel.ops import quantize
 from maixemu.kmodel.ops import v4_float as vf
-from test_v4_ops import DF, MAIN, mr, same_bits, shp, single_op, vr
+from test_v4_ops import DF, DU, MAIN, mr, same_bits, shp, single_op, vr
 
 F32 = np.float32
 RNG = np.random.default_rng(1414)
@@ -124,6 +124,20 @@ def test_reduce_kernels(kn, op):
         assert same_floats(out, want)
 
 
+@pytest.mark.parametrize("op", ["min", "max"])
+@pytest.mark.parametrize("init", [1e30, -1e30, 0.0, -0.0, np.nan, np.inf, -np.inf])
+def test_the_2x2_stride_2_pool_kernel(kn, op, init):
+    """``pool2_f32`` (2x2 windows, stride 2, inside the map) folds as the numpy kernel does:
+    NaN, infinities and signed zeros in the map and as the initial value."""
+    for shape in ((2, 3, 9, 11), (1, 16, 30, 30), (1, 2, 2, 2)):
+        y = floats(int(np.prod(shape))).reshape(shape)
+        for lo, hi in ((-3.0, 3.5), (-np.inf, np.inf)):
+            want = vf.reduce_window2d(y, op, init, 2, 2, 2, 2, 1, 1, (0, 0), (0, 0), lo, hi)
+            out = np.empty(want.shape, F32)
+            kn.pool2_f32(y, op == "max", F32(init), F32(lo), F32(hi), out)
+            assert same_floats(out, want)
+
+
 def test_v4_nodes_take_the_compiled_kernels(kn):
     from maixemu.kmodel.kpu import fast
 
@@ -134,7 +148,7 @@ def test_v4_nodes_take_the_compiled_kernels(kn):
             + struct.pack("<4i", 0, 0, 0, 0) + struct.pack("<6i", 2, 2, 2, 2, 1, 1) + struct.pack("<f", -1e30) + vr(-1e30, 1e30))
     m = single_op(0x08, body, n_in + n_out, [(mr(MAIN, DF, 0, n_in), s)], [mr(MAIN, DF, n_in, n_out)])
     fast.wait_for_warm_up()
-    assert getattr(m.nodes[0].run, "kernel", None) == "reduce_window_f32"
+    assert getattr(m.nodes[0].run, "kernel", None) == "pool2_f32"  # (2x2, stride 2: the one-pass pool)
     (got,) = m.run(x)
     assert same_bits(got.reshape(1, 3, 3, 4), vf.reduce_window2d(x, "max", -1e30, 2, 2, 2, 2, 1, 1, (0, 0), (0, 0), -1e30, 1e30))
 
@@ -149,3 +163,22 @@ def test_fully_connected_v3(kn, act):
         out = np.empty(cout, F32)
         kn.fully_connected_v3(x, np.ascontiguousarray(w.T), bias, act, out)
         assert same_floats(out, fc.fully_connected(x, w, bias, act))
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 8, 10), (1, 20, 30, 40), (1, 512, 4, 4), (1, 3, 5, 9)])
+def test_v4_uint8_transposes_to_nhwc_take_the_hwc_copy(kn, shape):
+    """A uint8 NCHW → NHWC transpose of one map at least ``TRANSPOSE_MIN_WIDTH`` wide runs on
+    ``kernels.chw_to_hwc``; every one gives numpy's transposed bytes."""
+    from maixemu.kmodel.kpu import fast
+    from maixemu.kmodel.v4 import nodes
+
+    n = int(np.prod(shape))
+    body = mr(MAIN, DU, 0, n) + mr(MAIN, DU, n, n) + shp(*shape) + struct.pack("<4i", 0, 2, 3, 1)
+    m = single_op(0x0C, body, 2 * n, [(mr(MAIN, DU, 0, n), shape)], [mr(MAIN, DU, n, n)])
+    fast.wait_for_warm_up()
+    wide = shape[3] >= nodes.TRANSPOSE_MIN_WIDTH
+    assert (getattr(m.nodes[0].run, "kernel", None) == "chw_to_hwc") == wide
+    x = RNG.integers(0, 256, shape, dtype=np.uint8)
+    for _ in range(2):  # (the first run may be numpy's while the kernel loads)
+        (got,) = m.run(x)
+        np.testing.assert_array_equal(got.reshape(-1), np.transpose(x, (0, 2, 3, 1)).reshape(-1))

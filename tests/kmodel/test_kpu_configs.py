@@ -125,6 +125,76 @@ def test_depthwise_row_pairs_odd_and_even_heights(height, pool_type):
     np.testing.assert_array_equal(conv.run(x), conv.run_reference(x))
 
 
+#: (pool type, heights) of the float32 depthwise cases: heights around its 4-row blocks
+_DW_F32_CASES = [(p, h) for p in range(10) for h in (4, 5, 6, 7, 8, 9, 13)] + [(0, 1), (0, 2), (0, 3), (5, 2), (6, 3), (8, 2), (9, 3)]
+
+
+@pytest.mark.kpu_engines("fast-f32", "fast-u8s8")
+@pytest.mark.parametrize("pool_type,height", _DW_F32_CASES)
+def test_depthwise_float32_blocks_every_pool_and_height(kpu_engine, pool_type, height):
+    """The 3×3 depthwise kernel on float32 sums (``kernels.depthwise3_f32``: rows in blocks of
+    four, padding folded into its input rows, pools finished per row or, without a pool, per
+    block) against the int64 reference, for every pool and heights that leave 1–3 rows after
+    the last full block; ``fast-u8s8`` (no f32 in the products) takes the int16 kernel on the
+    same cases."""
+    rng = np.random.default_rng(4100 + 20 * pool_type + height)
+    c, w = 6, 11
+    x = rng.integers(0, 256, size=(c, height, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, height, w), out_channels=c, weights=_weights(rng, c, c, 3, True), kernel=3, depthwise=True,
+                    pool_type=pool_type, pad_value=int(rng.integers(0, 256)), arg_x=-120 << 15, shr_x=15, src_row=0,
+                    dst_row=300)
+    spec = _calibrate(spec, x, rng)
+    conv = _prepared(spec)
+    assert conv._hwc is not None and conv._hwc.dw_sums == ("f32" if kpu_engine == "fast-f32" else "int16")
+    want = conv.run_reference(x)
+    np.testing.assert_array_equal(conv.run(x), want)
+    assert len(np.unique(want)) >= min(8, want.size // 4), "calibration failed: the case would not test much"
+
+
+@pytest.mark.kpu_engines("fast-f32")
+@pytest.mark.parametrize("channels,width", [(1, 5), (16, 20), (33, 9), (256, 4)])
+def test_depthwise_float32_channels_and_extreme_inputs(channels, width):
+    """Channel counts that do or do not divide the weight tile, and the sums' extremes: maps of
+    0 and 255 under weights of 0 and 255 (|x − 128|·Σ|w| at its 8-bit maximum)."""
+    rng = np.random.default_rng(4300 + channels)
+    h = 9
+    x = rng.integers(0, 256, size=(channels, h, width), dtype=np.uint8)
+    x[:, :3] = 0
+    x[:, 5:7] = 255
+    wts = _weights(rng, channels, channels, 3, True)
+    wts[: channels // 2 + 1, :, :2] = 255
+    wts[channels // 2 :, :, 2] = 0
+    for pad, ax in ((0, -255 << 15), (255, 0), (128, -128 << 15)):
+        spec = ConvSpec(in_shape=(channels, h, width), out_channels=channels, weights=wts, kernel=3, depthwise=True,
+                        pad_value=pad, arg_x=ax, shr_x=15, src_row=0, dst_row=600)
+        spec = _calibrate(spec, x, rng)
+        conv = _prepared(spec)
+        assert conv._hwc is not None and conv._hwc.dw_sums == "f32"
+        want = conv.run_reference(x)
+        np.testing.assert_array_equal(conv.run(x), want)
+        assert len(np.unique(want)) >= 4
+
+
+def test_depthwise_sums_choice_follows_the_float32_bound(monkeypatch):
+    """``_dw_sums``: float32 only for 3×3 while every channel's 128·Σ|w| stays below 2**24, f32
+    is an allowed product and the layer is at most ``DW_F32_MAX_CHANNELS`` wide; else int16
+    (|w| <= 255) or int64."""
+    from maixemu.kmodel.kpu.hwc import _dw_sums
+
+    monkeypatch.setenv("MAIXEMU_KPU_PRODUCTS", "auto")
+    edge = (1 << 24) // 128  # Σ|w| of a channel at the bound
+    below = np.array([[edge - 1 - 8 * 255] + [255] * 8, [-5] * 9])
+    at = np.array([[edge - 8 * 255] + [255] * 8, [-5] * 9])
+    assert _dw_sums(below, 3) == "f32"
+    assert _dw_sums(at, 3) == "int64"
+    assert _dw_sums(np.full((2, 9), -255), 3) == "f32"
+    assert _dw_sums(np.full((2, 1), 7), 1) == "int16"
+    assert _dw_sums(np.full((512, 9), 3), 3) == "f32"
+    assert _dw_sums(np.full((513, 9), 3), 3) == "int16"  # (wide layers: the int16 kernel is faster)
+    monkeypatch.setenv("MAIXEMU_KPU_PRODUCTS", "u8s8,f64")
+    assert _dw_sums(np.full((2, 9), -255), 3) == "int16"
+
+
 @pytest.mark.parametrize("width", [8, 16, 20, 32, 40, 70])
 @pytest.mark.parametrize("kernel", [1, 3])
 def test_depthwise_widths(width, kernel):
@@ -466,6 +536,7 @@ def test_compiled_row_tiles_match_the_whole_map(monkeypatch, pool_type, channels
     from maixemu.kmodel.build import encode_batchnorm
     from maixemu.kmodel.kpu.hwc import HwcPath
 
+    monkeypatch.setenv("MAIXEMU_KPU_SMALL_COST", "0")  # (the HwcPath's own tiles: kpu.small has test_small_layers)
     rng = np.random.default_rng(300 + pool_type + channels)
     c, h, w = channels, 21, 34
     x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)

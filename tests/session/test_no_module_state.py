@@ -31,6 +31,8 @@ ALLOWED = {
     ("firmware/image/_core.py", "_image_class"): "the package's full Image class, declared once at import (a type)",
     ("firmware/lcd.py", "_GRAY_LUT"): "a constant table built on first use",
     ("firmware/mp/device_modules.py", "_facts"): "the module behind each view (weak keys; the views are the board's)",
+    ("firmware/image/_jit.py", "_WARMUP"): "the kpu.warmup module, imported once (a module, not run state)",
+    ("firmware/image/_jit.py", "_INSTALLED"): "the numba_installed function, imported once (a function, not run state)",
     ("firmware/image/_jit.py", "_LAST_ASKED"): "each thread's CPU clock for starting the compiled engine (the process's, as kpu.warmup's; no board state)",
 }
 #: the reset family issue 11 deletes (a new BoardState is the power-on reset)

@@ -24,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from ._core import RGB565
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 from ._lab import Threshold, threshold_mask
 
 #: columns of a region row: extent, pixel count, sums of x, y, x*x, x*y, y*y (absolute coordinates)
@@ -158,9 +158,10 @@ class RegionGrower:
         if self.use_kernel:
             rx, ry, rw, rh = self.roi
             lut = threshold_lut(self.fmt, th, self.invert)
-            n = _grow(self._pix16, lut, self.claimed, rx, ry, rw, rh, self.x_stride, self.y_stride,
-                      self._out, self._stack)
-            return self._out[:n].copy()
+            n = _grow.attempt(self._pix16, lut, self.claimed, rx, ry, rw, rh, self.x_stride, self.y_stride,
+                              self._out, self._stack)
+            if n is not NOT_SERVED:  # (else the labelling below: both mark the claims with 1)
+                return self._out[:n].copy()
         return self._labelled(th)
 
     def _labelled(self, th: Threshold) -> np.ndarray:

@@ -13,6 +13,8 @@ from .. import pixformat
 
 from ._rgb565 import T5TO8, T6TO8, T8TO5, T8TO6, pack565, split565  # noqa: F401 - the colour arithmetic's own names
 from ._tables import gray_table
+from . import _color_kernels
+from ._jit import NOT_SERVED
 
 
 # Per-frame conversions (camera snapshot, AI fill, LCD) as lookups in tables made from the ones
@@ -38,9 +40,18 @@ for _table in (_R565, _G565, _B565, _RGB_OF_565, _PLANES_OF_565, PACK888, _GRAY5
 del _ALL565, _table
 
 
+#: below this many pixels a conversion stays in numpy (a kernel call's fixed cost would dominate)
+_KERNEL_MIN_PIXELS = 4096
+
+
 def rgb888_to_565(rgb: np.ndarray) -> np.ndarray:
     """(..., 3) uint8 RGB -> byte-swapped RGB565 through the 8->5/6 rounding tables."""
     rgb = np.asarray(rgb, dtype=np.uint8)
+    if rgb.size >= 3 * _KERNEL_MIN_PIXELS and rgb.shape[-1] == 3:
+        out = np.empty(rgb.shape[:-1], np.uint16)
+        flat = np.ascontiguousarray(rgb).reshape(-1, 3)
+        if _color_kernels.pack_rgb888.attempt(flat, _R565, _G565, _B565, out.reshape(-1)) is not NOT_SERVED:
+            return out
     out = np.asarray(np.take(_R565, rgb[..., 0]))
     out |= np.take(_G565, rgb[..., 1])
     out |= np.take(_B565, rgb[..., 2])
@@ -49,13 +60,23 @@ def rgb888_to_565(rgb: np.ndarray) -> np.ndarray:
 
 def rgb565_to_888(p: np.ndarray) -> np.ndarray:
     """Byte-swapped RGB565 -> (..., 3) uint8 RGB through the 5/6->8 tables."""
-    return np.take(_RGB_OF_565, np.asarray(p, dtype=np.uint16), axis=0)
+    p = np.asarray(p, dtype=np.uint16)
+    if p.size >= _KERNEL_MIN_PIXELS:
+        out = np.empty(p.shape + (3,), np.uint8)
+        if _color_kernels.rgb_of_565.attempt(np.ascontiguousarray(p).reshape(-1), T5TO8, T6TO8,
+                                             out.reshape(-1, 3)) is not NOT_SERVED:
+            return out
+    return np.take(_RGB_OF_565, p, axis=0)
 
 
 def rgb565_to_planes(p: np.ndarray) -> np.ndarray:
     """(H, W) byte-swapped RGB565 -> (3, H, W) planar RGB888, the layout of the AI buffer (§2.3)."""
-    index = np.asarray(p, dtype=np.uint16).astype(np.intp)
-    out = np.empty((3,) + index.shape, dtype=np.uint8)
+    p = np.asarray(p, dtype=np.uint16)
+    out = np.empty((3,) + p.shape, dtype=np.uint8)
+    if p.size >= _KERNEL_MIN_PIXELS and _color_kernels.planes_of_565.attempt(
+            np.ascontiguousarray(p).reshape(-1), T5TO8, T6TO8, out.reshape(3, -1)) is not NOT_SERVED:
+        return out
+    index = p.astype(np.intp)
     for c in range(3):
         np.take(_PLANES_OF_565[c], index, out=out[c])
     return out

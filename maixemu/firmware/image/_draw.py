@@ -116,8 +116,7 @@ class DrawMixin(ImageHost):
             return
         t0 = thickness // 2
         t1 = (thickness - 1) // 2
-        if compiled():
-            self._fill_line(x0, y0, x1, y1, -t0, t1, c)
+        if compiled() and self._fill_line(x0, y0, x1, y1, -t0, t1, c):
             return
         lx, ly = line_offsets(x1 - x0, y1 - y0)
         ox, oy = self._disc_offsets(-t0, t1)
@@ -125,11 +124,13 @@ class DrawMixin(ImageHost):
         py = (ly + y0)[:, None] + oy[None, :]
         self._plot(px, py, c)
 
-    def _fill_line(self, x0, y0, x1, y1, r0: int, r1: int, c) -> None:
-        """One ``imlib_draw_line`` through the lines kernel (``point_fill`` discs r0..r1)."""
+    def _fill_line(self, x0, y0, x1, y1, r0: int, r1: int, c) -> bool:
+        """One ``imlib_draw_line`` through the lines kernel (``point_fill`` discs r0..r1); False,
+        drawing nothing, while the kernel is not served compiled (the caller's array form draws)."""
         one = np.empty(5, np.int64)
         one[:] = (int(x0), int(y0), int(x1), int(y1), int(c))
-        _draw_kernels.point_fill_lines(self._pix, one[0:1], one[1:2], one[2:3], one[3:4], r0, r1, one[4:5])
+        return _draw_kernels.point_fill_lines.attempt(self._pix, one[0:1], one[1:2], one[2:3], one[3:4], r0, r1,
+                                                      one[4:5]) is not NOT_SERVED
 
     def _thin_lines(self, x0, y0, x1, y1, colors) -> None:
         """Thickness-1 lines drawn one after the other (later ones over earlier ones), clipped: what
@@ -183,8 +184,8 @@ class DrawMixin(ImageHost):
 
     def _circle(self, cx: int, cy: int, r: int, c, thickness: int, fill: bool) -> None:
         if fill:
-            if compiled():  # point_fill(cx, cy, -r, r): the line kernel from the centre to itself
-                self._fill_line(cx, cy, cx, cy, -int(r), int(r), c)
+            # point_fill(cx, cy, -r, r): the line kernel from the centre to itself
+            if compiled() and self._fill_line(cx, cy, cx, cy, -int(r), int(r), c):
                 return
             ox, oy = self._disc_offsets(-r, r)
             self._plot(cx + ox, cy + oy, c)
@@ -391,8 +392,12 @@ class DrawMixin(ImageHost):
             else:
                 x_off += m.advance[i] + x_spacing
         if codes and table is not None and table.size:
-            _draw_kernels.blit_glyphs(self._pix, table, np.array(codes, np.int64), np.array(xs, np.int64),
-                                      np.array(ys, np.int64), c)
+            if _draw_kernels.blit_glyphs.attempt(self._pix, table, np.array(codes, np.int64), np.array(xs, np.int64),
+                                                 np.array(ys, np.int64), c) is NOT_SERVED:
+                for i, gx0, gy0 in zip(codes, xs, ys):  # (the kernel came out of service: one plot per glyph)
+                    gy, gx = np.nonzero(table[i])
+                    if gx.size:
+                        self._plot(gx + gx0, gy + gy0, c)
 
     def _font(self, glyph: bytes, font_w: int, font_h: int, scale, x: int, y: int, c) -> None:
         """``imlib_draw_font``: the rows of the glyph that land on the image (:func:`font_bits`)."""
@@ -403,9 +408,7 @@ class DrawMixin(ImageHost):
 
     def _blit(self, bits: np.ndarray, x: int, y: int, c) -> None:
         """Set ``c`` where the (rows, cols) uint8 ``bits`` are set, placed at (x, y), clipped."""
-        if compiled():
-            _draw_kernels.blit_bits(self._pix, bits, int(x), int(y), c)
-        else:
+        if not compiled() or _draw_kernels.blit_bits.attempt(self._pix, bits, int(x), int(y), c) is NOT_SERVED:
             ys, xs = np.nonzero(bits)
             self._plot(xs + x, ys + y, c)
 
@@ -486,23 +489,29 @@ class DrawMixin(ImageHost):
             # other_x = fast_roundf(x * over_xscale): the int x made a float, the product truncated
             sx = (np.arange(x0, x1).astype(_F) * over_x).astype(np.int64)
             sy = (np.arange(y0, y1).astype(_F) * over_y).astype(np.int64)
-            if compiled() or np.shares_memory(self._pix, other._pix):
+            if np.shares_memory(self._pix, other._pix):
                 self._blit_image(other, sx, sy, x_off + x0, y_off + y0, alpha, mask)
-            else:
+            elif not (compiled() and self._blit_image(other, sx, sy, x_off + x0, y_off + y0, alpha, mask,
+                                                      served=True)):
                 self._blend_image(other, sx, sy, x_off + x0, y_off + y0, alpha, mask)
         self._touch()
         return self
 
-    def _blit_image(self, other, sx, sy, x_off: int, y_off: int, alpha, mask) -> None:
+    def _blit_image(self, other, sx, sy, x_off: int, y_off: int, alpha, mask, served: bool = False) -> bool:
         """``imlib_draw_image``'s loop in the compiled kernel (its Python twin without numba, where
-        the source is this very image: the C then reads pixels it has already drawn)."""
+        the source is this very image: the C then reads pixels it has already drawn). With
+        ``served``, only the compiled code runs: False, drawing nothing, while it is not in memory."""
         src = other._pix
         if src.dtype != np.uint16 and not np.shares_memory(self._pix, src):
             src = src.astype(np.uint16)  # the C reads every source pixel as an int RGB565 value
         bits = _NO_MASK if mask is None else to_binary(mask._pix, mask._fmt).view(np.uint8)
         out_mask = 0xFF if self._fmt == GRAYSCALE else 1 if self._fmt == BINARY else 0xFFFF
-        _draw_kernels.draw_image(self._pix, src, sx, sy, x_off, y_off, bits, mask is not None, _F(alpha),
-                                 _color.RGB888_OF_565, _color.PACK888, out_mask)
+        args = (self._pix, src, sx, sy, x_off, y_off, bits, mask is not None, _F(alpha), _color.RGB888_OF_565,
+                _color.PACK888, out_mask)
+        if served:
+            return _draw_kernels.draw_image.attempt(*args) is not NOT_SERVED
+        _draw_kernels.draw_image(*args)
+        return True
 
     def _blend_image(self, other, sx, sy, x_off: int, y_off: int, alpha, mask) -> None:
         """The numpy form of :meth:`_blit_image` (every sampled pixel at once)."""

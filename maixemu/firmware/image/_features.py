@@ -27,7 +27,7 @@ from ._core import GRAYSCALE, ImageBase
 from ..pixformat import BINARY
 from ._fmath import COS, SIN, F, fast_sqrtf, fsqrt, ftoi
 from ._gradient_angle import degree_table, truncated_degrees
-from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 from ._host import ImageHost
 
 LBP_HIST_SIZE = 59
@@ -323,10 +323,9 @@ def find_iris(gray: np.ndarray, roi) -> tuple[int, int]:
     weight = (255 - g[py, px]).astype(F)
     total = np.zeros(py.shape, F)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if compiled():
-            _iris_votes(px.ravel(), py.ravel(), weight.ravel(), gcx.astype(np.int64), gcy.astype(np.int64),
-                        gx.astype(F), gy.astype(F), total.reshape(-1))
-        else:
+        if not compiled() or _iris_votes.attempt(px.ravel(), py.ravel(), weight.ravel(), gcx.astype(np.int64),
+                                                 gcy.astype(np.int64), gx.astype(F), gy.astype(F),
+                                                 total.reshape(-1)) is NOT_SERVED:
             for i in range(count):
                 dx = (px - int(gcx[i])).astype(F)
                 dy = (py - int(gcy[i])).astype(F)
@@ -380,9 +379,9 @@ def similarity(a: np.ndarray, b: np.ndarray, cmax: int) -> Similarity:
     nbx = (w + 7) // 8
     nby = (h + 7) // 8
     c1, c2 = F(cmax) * F(0.01), F(cmax) * F(0.03)
-    if compiled():
-        acc = np.zeros(4, F)
-        _similarity_blocks(np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64), c1, c2, acc)
+    acc = np.zeros(4, F)
+    if compiled() and _similarity_blocks.attempt(np.ascontiguousarray(a, np.int64), np.ascontiguousarray(b, np.int64),
+                                                 c1, c2, acc) is not NOT_SERVED:
         s, s2, mn, mx = (F(v) for v in acc)
         blocks = F(nbx * nby)
         avg = s / blocks

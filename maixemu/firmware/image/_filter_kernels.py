@@ -84,26 +84,43 @@ def rank_filter(padded, k, rank, out):
 
 
 @kernel
-def bilateral_sums(padded, k, gi, gs, i_acc, w_acc):
-    """``imlib_bilateral_filter``'s weighted sums: for every pixel, over its window in scan order,
-    ``w = gi[|centre - v|] * gs[tap]``, ``i_acc += v * w``, ``w_acc += w``, each in float32. The taps
-    are the outer loop and the pixels of a row the inner one, so many pixels' sums advance together
-    while each pixel still adds its taps in the C's order (the same bits)."""
-    h, w = i_acc.shape
+def bilateral_rows(padded, k, gi, gs, hi, out):
+    """``imlib_bilateral_filter`` per pixel: over its window in scan order ``w = gi[|centre - v|] *
+    gs[tap]``, ``i_acc += v * w``, ``w_acc += w``, each in float32, then ``(int) IM_MIN(i_acc /
+    w_acc, hi)`` (0 when ``w_acc`` is 0; a NaN quotient converts to INT32_MAX, as numpy's minimum
+    and :func:`_fmath.to_int` give it). The taps are the middle loop and the pixels of a row the
+    inner one, so a row's two sums advance together in the first-level cache while each pixel
+    still adds its taps in the C's order (the same bits)."""
+    h, w = out.shape
     n = 2 * k + 1
-    for j in range(n):
-        for i in range(n):
-            g = gs[j * n + i]
-            for y in range(h):
+    si = np.empty(w, np.float32)
+    sw = np.empty(w, np.float32)
+    top = np.float32(hi)
+    for y in range(h):
+        centre = padded[y + k, k:k + w]
+        si[:] = 0
+        sw[:] = 0
+        for j in range(n):
+            for i in range(n):
+                g = gs[j * n + i]
                 src = padded[y + j, i:i + w]
-                centre = padded[y + k, k:k + w]
-                si = i_acc[y]
-                sw = w_acc[y]
                 for x in range(w):
                     v = src[x]
                     wt = gi[abs(centre[x] - v)] * g
                     si[x] = si[x] + np.float32(v) * wt
                     sw[x] = sw[x] + wt
+        row = out[y]
+        for x in range(w):
+            if sw[x] == 0:
+                row[x] = 0
+            else:
+                q = si[x] / sw[x]
+                if q != q:
+                    row[x] = 2147483647
+                elif q > top:
+                    row[x] = hi
+                else:
+                    row[x] = np.int64(q)
 
 
 @kernel

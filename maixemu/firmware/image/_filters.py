@@ -33,8 +33,8 @@ from . import _fmath as fm
 from ._color import T8TO5, T8TO6, pack565
 from ._core import GRAYSCALE
 from ..pixformat import BINARY
-from ._filter_kernels import bilateral_sums, clahe_interpolate, clip_histogram, morph_channel, rank_filter
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._filter_kernels import bilateral_rows, clahe_interpolate, clip_histogram, morph_channel, rank_filter
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 from ._pixels import MAXES, Window, binary_max, box_sum, channels, keyword_mask, ksize, mask_pixels, offsets, pack, planes
 from ._tables import gray_table, yuv_columns
 from ._host import ImageHost
@@ -90,9 +90,9 @@ def _morph_channels(chans, k: int, krn: list[int], mul: np.float32, add: int, fm
     out = []
     weights = np.array(krn, np.int64)
     for ch, hi in zip(chans, MAXES[fmt]):
-        if compiled():
-            res = np.empty(ch.shape, np.uint8)
-            morph_channel(np.pad(ch, k, mode="edge"), weights, k, F(mul), int(add), hi, res)
+        res = np.empty(ch.shape, np.uint8)
+        if compiled() and morph_channel.attempt(np.pad(ch, k, mode="edge"), weights, k, F(mul), int(add), hi,
+                                                res) is not NOT_SERVED:
             out.append(res)
             continue
         acc = np.zeros(ch.shape, np.int64)
@@ -118,9 +118,8 @@ def _rank_filter(chan: np.ndarray, k: int, idx: int) -> np.ndarray:
         import cv2
 
         return cv2.medianBlur(np.ascontiguousarray(chan), n)
-    if compiled():
-        out = np.empty(chan.shape, np.uint8)
-        rank_filter(np.pad(chan, k, mode="edge"), k, idx, out)
+    out = np.empty(chan.shape, np.uint8)
+    if compiled() and rank_filter.attempt(np.pad(chan, k, mode="edge"), k, idx, out) is not NOT_SERVED:
         return out
     return np.partition(Window(chan, k).stack(), idx, axis=2)[:, :, idx]
 
@@ -144,11 +143,10 @@ def _mode_filter(chan: np.ndarray, k: int) -> np.ndarray:
     if k == 0:
         return chan.copy()
     win = Window(chan, k)
-    if not compiled():
-        return _mode(win)
     out = np.empty(chan.shape, np.uint8)
-    _mode_kernel(win.padded, k, out)
-    return out
+    if compiled() and _mode_kernel.attempt(win.padded, k, out) is not NOT_SERVED:
+        return out
+    return _mode(win)
 
 
 @kernel
@@ -315,16 +313,17 @@ class FilterMixin(ImageHost):
         for c, hi in zip(channels(self._pix, self._fmt), MAXES[self._fmt]):
             gi = _gaussian_f32(np.arange(hi + 1).astype(F) * (F(1.0) / F(hi)), color_sigma)
             win = Window(c, k)
+            filtered = np.empty(c.shape, np.int64)
+            if compiled() and bilateral_rows.attempt(win.padded, k, gi, gs, hi, filtered) is not NOT_SERVED:
+                out.append(filtered)
+                continue
             i_acc = np.zeros(c.shape, F)
             w_acc = np.zeros(c.shape, F)
-            if compiled():
-                bilateral_sums(win.padded, k, gi, gs, i_acc, w_acc)
-            else:
-                for t, (dy, dx) in enumerate(offsets(k)):
-                    v = win.at(dy, dx)
-                    w = (gi[np.abs(c - v)] * gs[t]).astype(F)
-                    i_acc = (i_acc + (v.astype(F) * w)).astype(F)
-                    w_acc = (w_acc + w).astype(F)
+            for t, (dy, dx) in enumerate(offsets(k)):
+                v = win.at(dy, dx)
+                w = (gi[np.abs(c - v)] * gs[t]).astype(F)
+                i_acc = (i_acc + (v.astype(F) * w)).astype(F)
+                w_acc = (w_acc + w).astype(F)
             with np.errstate(divide="ignore", invalid="ignore"):
                 q = np.where(w_acc != 0, i_acc / np.where(w_acc != 0, w_acc, F(1)), F(0)).astype(F)
             out.append(fm.to_int(np.minimum(q, F(hi))))
@@ -440,8 +439,8 @@ def _clahe_core(img: np.ndarray, nx: int, ny: int, clip: np.float32) -> np.ndarr
         out = np.empty_like(img)
         bands_y = np.array([_interpolation_band(g, ny, ys) for g in range(ny + 1)], np.int64)
         bands_x = np.array([_interpolation_band(g, nx, xs) for g in range(nx + 1)], np.int64)
-        clahe_interpolate(img, maps, bands_y, bands_x, out)
-        return out
+        if clahe_interpolate.attempt(img, maps, bands_y, bands_x, out) is not NOT_SERVED:
+            return out
     out = img.copy()
     y = 0
     for gy in range(ny + 1):

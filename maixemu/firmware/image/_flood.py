@@ -65,27 +65,34 @@ def thresholds(fmt: int, seed: float, floating: float) -> tuple[tuple[int, ...],
 
 
 def channels(img) -> np.ndarray:
-    """(H, W, C) int planes the thresholds compare: R5/G6/B5, or the gray/bit value."""
+    """(H, W, C) uint8 planes the thresholds compare: R5/G6/B5, or the gray/bit value."""
     if img._fmt == RGB565:
-        return np.stack(_color.split565(img._pix), axis=-1).astype(np.int64)
-    return img._pix[..., None].astype(np.int64)
+        return np.stack(_color.split565(img._pix), axis=-1).astype(np.uint8)
+    return img._pix[..., None].astype(np.uint8)
 
 
 def component(chans: np.ndarray, walls: np.ndarray, x: int, y: int, seed_t, float_t) -> np.ndarray:
-    """The scan-line fill's region from (x, y) (bool (H, W)), ``walls`` excluded, seed included."""
+    """The scan-line fill's region from (x, y) (bool (H, W)), ``walls`` excluded, seed included.
+
+    Two OpenCV fills, each touching only the region it grows: first the 4-connected pixels within
+    ``seed_t`` of the seed (a fixed-range fill), then, inside that, the floating-range fill. A
+    pixel of the firmware's region is near the seed and reached through such pixels, so the first
+    fill holds the whole region and the second grows exactly it.
+    """
     import cv2
 
     h, w, c = chans.shape
-    near_seed = np.all(np.abs(chans - chans[y, x]) <= np.array(seed_t), axis=-1)
-    blocked = ~near_seed | walls
-    blocked[y, x] = False
-    planes = np.zeros((h, w, 3), np.uint8)
-    planes[..., :c] = chans.astype(np.uint8)
+    planes = np.ascontiguousarray(chans[..., 0]) if c == 1 else np.ascontiguousarray(chans)
     ff_mask = np.zeros((h + 2, w + 2), np.uint8)
-    ff_mask[1:-1, 1:-1] = blocked
-    diff = tuple(float(v) for v in float_t) + (0.0,) * (3 - c)
-    cv2.floodFill(planes, ff_mask, (x, y), (0, 0, 0), diff, diff, 4 | cv2.FLOODFILL_MASK_ONLY | (2 << 8))
-    return ff_mask[1:-1, 1:-1] == 2
+    ff_mask[1:-1, 1:-1] = walls
+    ff_mask[y + 1, x + 1] = 0  # the seed joins even on a wall
+    near = tuple(float(v) for v in seed_t)
+    cv2.floodFill(planes, ff_mask, (x, y), 0, near, near,
+                  4 | cv2.FLOODFILL_MASK_ONLY | cv2.FLOODFILL_FIXED_RANGE | (2 << 8))
+    inside = (ff_mask != 2).view(np.uint8)  # everything but the near-seed region blocks the second fill
+    step = tuple(float(v) for v in float_t)
+    cv2.floodFill(planes, inside, (x, y), 0, step, step, 4 | cv2.FLOODFILL_MASK_ONLY | (2 << 8))
+    return inside[1:-1, 1:-1] == 2
 
 
 def fill_thresholds(rest, kwargs, index: int) -> tuple[float, float]:
@@ -129,8 +136,8 @@ class FloodMixin(ImageHost):
         painted = (region | walls) ^ invert
         count = int(region.sum())
         if clear_bg:
-            self._pix[~painted] = 0
-        self._pix[painted] = c
+            np.copyto(self._pix, 0, where=~painted)
+        np.copyto(self._pix, c, where=painted, casting="unsafe")
         self._touch()
         return count if self._fmt == GRAYSCALE else 0
 

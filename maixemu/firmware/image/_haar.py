@@ -23,7 +23,7 @@ import struct
 
 import numpy as np
 
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 
 _BUILTIN = {"frontalface": "haarcascade_frontalface_default.xml", "eye": "haarcascade_eye.xml"}
 M32 = 0xFFFFFFFF
@@ -170,9 +170,8 @@ def detect(gray: np.ndarray, cascade: Cascade, n_stages: int, roi, threshold: fl
         grid_y, grid_x = np.meshgrid(np.arange(0, max(y2, 0), step), np.arange(0, max(x2, 0), step), indexing="ij")
         ys, xs = grid_y.ravel(), grid_x.ravel()
         if xs.size:
-            if compiled():
-                hits = _cascade_windows(cascade, n_stages, isum, isq, ys, xs, n, thr)
-            else:
+            hits = _cascade_windows(cascade, n_stages, isum, isq, ys, xs, n, thr) if compiled() else None
+            if hits is None:
                 hits = _windows(cascade, n_stages, isum, isq, ys, xs, n, thr)
             for x, y in zip(xs[hits].tolist(), ys[hits].tolist()):
                 objects.append([int(F(x) * factor) + rx, int(F(y) * factor) + ry,
@@ -223,8 +222,9 @@ def _windows(c: Cascade, n_stages: int, isum, isq, ys, xs: np.ndarray, n: int, t
     return out
 
 
-def _cascade_windows(c: Cascade, n_stages: int, isum, isq, ys, xs: np.ndarray, n: int, thr) -> np.ndarray:
-    """:func:`_windows` with the ``_run_cascade`` kernel: a window leaves at its first failed stage.
+def _cascade_windows(c: Cascade, n_stages: int, isum, isq, ys, xs: np.ndarray, n: int, thr) -> np.ndarray | None:
+    """:func:`_windows` with the ``_run_cascade`` kernel: a window leaves at its first failed stage
+    (None while the kernel is not served compiled: the caller takes the array form).
     A cascade file whose rectangles leave the window (the kernel does not check its indices) runs
     the array form, which reads what numpy's indexing gives as before."""
     r = c.rects
@@ -233,9 +233,11 @@ def _cascade_windows(c: Cascade, n_stages: int, isum, isq, ys, xs: np.ndarray, n
                    or (r[:, 1] + r[:, 3] > win_h).any()):
         return _windows(c, n_stages, isum, isq, ys, xs, n, thr)
     out = np.zeros(xs.size, np.bool_)
-    _run_cascade(isum, isq, np.ascontiguousarray(ys, np.int64), np.ascontiguousarray(xs, np.int64), n,
-                 np.float32(thr), c.window[0], c.window[1], n_stages, c.stages, c.stage_thresh, c.tree_thresh,
-                 c.alpha1, c.alpha2, c.num_rects, c.first_rect, c.weights, c.rects, out)
+    if _run_cascade.attempt(isum, isq, np.ascontiguousarray(ys, np.int64), np.ascontiguousarray(xs, np.int64), n,
+                            np.float32(thr), c.window[0], c.window[1], n_stages, c.stages, c.stage_thresh,
+                            c.tree_thresh, c.alpha1, c.alpha2, c.num_rects, c.first_rect, c.weights, c.rects,
+                            out) is NOT_SERVED:
+        return None
     return out
 
 

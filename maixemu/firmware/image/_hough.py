@@ -15,7 +15,7 @@ FB_ALLOC_SIZE = 700 * 1024  # OMV_FB_ALLOC_SIZE of the full build: what fb_avail
 
 from ._fmath import COS, F, SIN, fast_atan2f, fast_atan2f_1, ftoi, line_length, line_through_roi
 from ._fmath import fast_atanf as _fast_atanf  # noqa: F401  (kept for the modules that use it here)
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 
 
 def _sobel(gray: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -112,9 +112,8 @@ def find_lines(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold: i
                               "this algorithm on to bypass this issue!")
     acc = np.zeros((r_size, theta_size), np.int64)
     step = x_stride if row_stride is None else row_stride  # firmware bug: x_stride for gray/RGB565
-    if compiled():
-        _line_votes(np.ascontiguousarray(gray, np.uint8), rx, ry, rw, rh, x_stride, step, hd, r_div, COS, SIN, acc)
-    else:
+    if not compiled() or _line_votes.attempt(np.ascontiguousarray(gray, np.uint8), rx, ry, rw, rh, x_stride, step, hd,
+                                              r_div, COS, SIN, acc) is NOT_SERVED:
         _line_votes_array(gray, rx, ry, rw, rh, x_stride, step, hd, r_div, acc)
     lines = [dict(magnitude=v, theta=(c - 1) * hd, rho=(r - r_div) * hd) for r, c, v in _peaks(acc, threshold)]
     def merge_lines(a, b):
@@ -276,8 +275,10 @@ def _circle_radius(pxf, pyf, cos0, sin0, cos1, sin1, mag, r, rw, rh, threshold, 
     return n
 
 
-def _circles_compiled(px, py, th, mg, roi, threshold, r_min, r_max, r_step) -> list[dict]:
-    """The circles of every radius with the ``_circle_radius`` kernel (one call per radius)."""
+def _circles_compiled(px, py, th, mg, roi, threshold, r_min, r_max, r_step) -> list[dict] | None:
+    """The circles of every radius with the ``_circle_radius`` kernel (one call per radius); None
+    when the kernel is not served compiled yet (the array form serves: its Python twin takes ~2 s a
+    frame). Every radius passes the same argument types, so one served call means all are."""
     rx, ry, rw, rh = roi
     pxf, pyf = px.astype(F), py.astype(F)
     opposite = (th + 180) % 360
@@ -286,10 +287,16 @@ def _circles_compiled(px, py, th, mg, roi, threshold, r_min, r_max, r_step) -> l
     acc = np.empty((rw + 2) * (rh + 2), np.int64)  # the largest accumulator (r >= 0)
     out = np.empty((acc.size, 3), np.int64)
     circles: list[dict] = []
+    first = True
     for r in range(r_min, r_max, r_step):
         if rw - 2 * r <= 0 or rh - 2 * r <= 0:
             continue
-        n = _circle_radius(pxf, pyf, cos0, sin0, cos1, sin1, mg, r, rw, rh, threshold, acc, out)
+        n = _circle_radius.attempt(pxf, pyf, cos0, sin0, cos1, sin1, mg, r, rw, rh, threshold, acc, out)
+        if n is NOT_SERVED:
+            if first:
+                return None
+            n = _circle_radius(pxf, pyf, cos0, sin0, cos1, sin1, mg, r, rw, rh, threshold, acc, out)
+        first = False
         for row, col, v in out[:n].tolist():
             circles.append(dict(x=(col - 1) + r + rx, y=(row - 1) + r + ry, r=r, magnitude=v))
     return circles
@@ -331,9 +338,9 @@ def find_circles(gray: np.ndarray, roi, x_stride: int, y_stride: int, threshold:
     mag = _magnitude(x_acc, y_acc) & 0xFFFF
     keep = mag != 0
     px, py, th, mg = (xs - rx)[keep], (ys - ry)[keep], theta[keep], mag[keep]
-    if compiled():
-        circles = _circles_compiled(px, py, th, mg, roi, threshold, r_min, r_max, r_step)
-        return merge_until_stable(circles, _circle_merger(x_margin, y_margin, r_margin))
+    found = _circles_compiled(px, py, th, mg, roi, threshold, r_min, r_max, r_step) if compiled() else None
+    if found is not None:
+        return merge_until_stable(found, _circle_merger(x_margin, y_margin, r_margin))
     # both votes of every edge point (along its gradient and opposite) in one set of arrays; the
     # float32 products and sums are those of one vote at a time, the integer sums are exact
     t = np.concatenate([th, (th + 180) % 360])

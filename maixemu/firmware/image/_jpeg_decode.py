@@ -483,15 +483,17 @@ def _decode_coefficients(data: bytes, frame: _Frame, kind: int) -> np.ndarray:
     windows = [_windows(seg) for seg in segments]
     ends = np.cumsum([len(w) for w in windows]).astype(np.int64)
     starts = ends - np.array([len(w) for w in windows], np.int64)
-    coef = np.zeros(total * len(org) * 64, np.int64)
     run = _decode_scan.__wrapped__ if _KERNEL_PYTHON or not compiled() else _decode_scan
+    # compiled, the kernel's int64 products go straight into int16 (its stores truncate, wrapping
+    # as the C's int16 stores do); Python's ints would not fit there, so its path keeps int64
+    coef = np.zeros(total * len(org) * 64, np.int16 if run is _decode_scan else np.int64)
     status, _ = run(np.concatenate(windows), starts, ends, len(segments), interval, total, block_comp, block_dc,
                     block_ac, block_qo, quant, luts_list if run is not _decode_scan else luts, ZAG, coef)
     if status:
         raise JpegError(status, "mcu")
     if bad_restart:
         raise JpegError(BAD_RESTART_MARKER, "mcu")
-    return coef.astype(np.int16).reshape(-1, 64)  # (the cast wraps as _int16 does)
+    return coef.astype(np.int16, copy=False).reshape(-1, 64)  # (the cast wraps as _int16 does)
 
 
 # ---------------------------------------------------------------------- IDCT (int16 Winograd)
@@ -547,7 +549,8 @@ def idct(coef: np.ndarray) -> np.ndarray:
 def _idct_blocks(coef, out):
     """picojpeg's idctRows then idctCols of each block of ``coef`` (flat int16, 64 per block,
     row-major) into ``out`` (flat uint8): every int16 assignment of the C
-    wraps, the columns' last sum is an int, descaled by ``(v + 64) >> 7`` and clamped."""
+    wraps, the columns' last sum is an int, descaled by ``(v + 64) >> 7`` and clamped.
+    The eight values of a row or column live in local variables (registers), not in arrays."""
 
     def w(v):  # an int16 assignment
         return ((v + 32768) & 0xFFFF) - 32768
@@ -555,50 +558,66 @@ def _idct_blocks(coef, out):
     def imul(v, c):  # imul_b*: int16((w * c + 128) >> 8)
         return w((v * c + 128) >> 8)
 
+    def butterfly(s0, s1, s2, s3, s4, s5, s6, s7):
+        """The eight outputs before their last int16 assignment (idctRows wraps them, idctCols
+        descales them as ints)."""
+        x4 = w(s5 - s3)
+        x7 = w(s5 + s3)
+        x5 = w(s1 + s7)
+        x6 = w(s1 - s7)
+        tmp1 = imul(w(x4 - x6), 196)
+        stg26 = w(imul(x6, 277) - tmp1)
+        x24 = w(tmp1 - imul(x4, 669))
+        x15 = w(x5 - x7)
+        x17 = w(x5 + x7)
+        tmp2 = w(stg26 - x17)
+        tmp3 = w(imul(x15, 362) - tmp2)
+        x44 = w(tmp3 + x24)
+        x30 = w(s0 + s4)
+        x31 = w(s0 - s4)
+        x12 = w(s2 - s6)
+        x13 = w(s2 + s6)
+        x32 = w(imul(x12, 362) - x13)
+        x40 = w(x30 + x13)
+        x43 = w(x30 - x13)
+        x41 = w(x31 + x32)
+        x42 = w(x31 - x32)
+        return (x40 + x17, x41 + tmp2, x42 + tmp3, x43 - x44, x43 + x44, x42 - tmp3, x41 - tmp2, x40 - x17)
+
+    def pixel(v):  # idctCols' descale and clamp
+        v = ((v + 64) >> 7) + 128
+        return 0 if v < 0 else (255 if v > 255 else v)
+
     tmp = np.zeros(64, np.int64)
-    s = np.zeros(8, np.int64)
-    r = np.zeros(8, np.int64)
     for blk in range(coef.size // 64):
         o = blk * 64
-        for phase in range(2):
-            for line in range(8):
-                for k in range(8):
-                    s[k] = coef[o + line * 8 + k] if phase == 0 else tmp[k * 8 + line]
-                x4 = w(s[5] - s[3])
-                x7 = w(s[5] + s[3])
-                x5 = w(s[1] + s[7])
-                x6 = w(s[1] - s[7])
-                tmp1 = imul(w(x4 - x6), 196)
-                stg26 = w(imul(x6, 277) - tmp1)
-                x24 = w(tmp1 - imul(x4, 669))
-                x15 = w(x5 - x7)
-                x17 = w(x5 + x7)
-                tmp2 = w(stg26 - x17)
-                tmp3 = w(imul(x15, 362) - tmp2)
-                x44 = w(tmp3 + x24)
-                x30 = w(s[0] + s[4])
-                x31 = w(s[0] - s[4])
-                x12 = w(s[2] - s[6])
-                x13 = w(s[2] + s[6])
-                x32 = w(imul(x12, 362) - x13)
-                x40 = w(x30 + x13)
-                x43 = w(x30 - x13)
-                x41 = w(x31 + x32)
-                x42 = w(x31 - x32)
-                r[0] = x40 + x17
-                r[1] = x41 + tmp2
-                r[2] = x42 + tmp3
-                r[3] = x43 - x44
-                r[4] = x43 + x44
-                r[5] = x42 - tmp3
-                r[6] = x41 - tmp2
-                r[7] = x40 - x17
-                for j in range(8):
-                    if phase == 0:
-                        tmp[line * 8 + j] = w(r[j])
-                    else:
-                        v = ((r[j] + 64) >> 7) + 128
-                        out[o + j * 8 + line] = 0 if v < 0 else (255 if v > 255 else v)
+        for line in range(8):
+            i = o + line * 8
+            r0, r1, r2, r3, r4, r5, r6, r7 = butterfly(
+                np.int64(coef[i]), np.int64(coef[i + 1]), np.int64(coef[i + 2]), np.int64(coef[i + 3]),
+                np.int64(coef[i + 4]), np.int64(coef[i + 5]), np.int64(coef[i + 6]), np.int64(coef[i + 7]))
+            t = line * 8
+            tmp[t] = w(r0)
+            tmp[t + 1] = w(r1)
+            tmp[t + 2] = w(r2)
+            tmp[t + 3] = w(r3)
+            tmp[t + 4] = w(r4)
+            tmp[t + 5] = w(r5)
+            tmp[t + 6] = w(r6)
+            tmp[t + 7] = w(r7)
+        for line in range(8):
+            r0, r1, r2, r3, r4, r5, r6, r7 = butterfly(
+                tmp[line], tmp[8 + line], tmp[16 + line], tmp[24 + line],
+                tmp[32 + line], tmp[40 + line], tmp[48 + line], tmp[56 + line])
+            i = o + line
+            out[i] = pixel(r0)
+            out[i + 8] = pixel(r1)
+            out[i + 16] = pixel(r2)
+            out[i + 24] = pixel(r3)
+            out[i + 32] = pixel(r4)
+            out[i + 40] = pixel(r5)
+            out[i + 48] = pixel(r6)
+            out[i + 56] = pixel(r7)
 
 
 # ---------------------------------------------------------------------- colour
@@ -691,6 +710,8 @@ def _assemble565(samples, per_row, n_blocks, bx, by, red, blue, green1, green, p
     mcu_w = bx * 8
     mcu_h = by * 8
     ny = bx * by
+    sx = 1 if bx == 2 else 0  # the MCU's chroma subsampling as shifts (bx, by are 1 or 2)
+    sy = 1 if by == 2 else 0
     per_col = (h + mcu_h - 1) // mcu_h
     for my in range(per_col):
         for mx in range(per_row):
@@ -699,12 +720,14 @@ def _assemble565(samples, per_row, n_blocks, bx, by, red, blue, green1, green, p
             x0 = mx * mcu_w
             for ly in range(min(mcu_h, h - y0)):
                 row_y = base + (ly >> 3) * bx * 64 + (ly & 7) * 8
-                row_c = base + ny * 64 + (ly // by) * 8
+                row_c = base + ny * 64 + (ly >> sy) * 8
+                prow = pix[y0 + ly]
                 for lx in range(min(mcu_w, w - x0)):
                     y = np.int64(samples[row_y + (lx >> 3) * 64 + (lx & 7)]) << 8
-                    cb = np.int64(samples[row_c + lx // bx])
-                    cr = np.int64(samples[row_c + 64 + lx // bx])
-                    pix[y0 + ly, x0 + lx] = red[y | cr] | blue[y | cb] | green[(np.int64(green1[y | cb]) << 8) | cr]
+                    c = row_c + (lx >> sx)
+                    cb = np.int64(samples[c])
+                    cr = np.int64(samples[c + 64])
+                    prow[x0 + lx] = red[y | cr] | blue[y | cb] | green[(np.int64(green1[y | cb]) << 8) | cr]
 
 
 def geometry(data: bytes) -> tuple[int, int] | None:

@@ -22,7 +22,7 @@ import numpy as np
 from . import _args
 from . import _fmath as fm
 from ._fmath import F, fast_atan2f, ftoi, lb_clip_line, line_length
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 from ._host import ImageHost
 
 PI = F(math.pi)
@@ -489,6 +489,30 @@ class _LSD:
         self._ll_angle(gray)
 
     def _ll_angle(self, gray):
+        """``ll_angle``: the compiled pass (``_lsd_angles``) where it is served, else the arrays."""
+        if compiled() and self.h > 0 and self.w > 0 and self._ll_angle_compiled(gray):
+            self.seed_cos, self.seed_sin = seed_cos_sin(self.angles)
+            return
+        self._ll_angle_arrays(gray)
+
+    def _ll_angle_compiled(self, gray) -> bool:
+        from ._lsd_angles import _ll_angle
+
+        n, p = self.h, self.w
+        angles = np.empty((n, p), np.int64)
+        modgrad = np.empty((n, p), np.int64)
+        seeds = max(n - 1, 0) * max(p - 1, 0)
+        seeds_x = np.empty(seeds, np.int64)
+        seeds_y = np.empty(seeds, np.int64)
+        if _ll_angle.attempt(np.ascontiguousarray(gray, np.uint8), F(self.rho), F(DEG),
+                             int(np.int16(ftoi(NOTDEF * DEG))), int(np.int16(ftoi(NOTDEF))), angles, modgrad,
+                             seeds_x, seeds_y) is NOT_SERVED:
+            return False
+        self.angles, self.modgrad, self.seeds_x, self.seeds_y = angles, modgrad, seeds_x, seeds_y
+        return True
+
+    def _ll_angle_arrays(self, gray):
+        """``ll_angle`` as array code (the float32 steps of the compiled pass)."""
         n, p = self.h, self.w
         g = gray.astype(np.int64)
         angles = np.zeros((n, p), np.int64)
@@ -780,8 +804,9 @@ def _extend(la, lb, len0, len1, axis: int):
 
 def merge_alot(lines: list[dict], threshold: int, theta_threshold: int) -> list[dict]:
     """line.c ``merge_alot``: compiled (``_line_merge``) with numba, the same passes below without."""
-    if compiled() and lines:
-        return _merge_alot_compiled(lines, threshold, theta_threshold)
+    merged = _merge_alot_compiled(lines, threshold, theta_threshold) if compiled() and lines else None
+    if merged is not None:
+        return merged
     from ._hough import merge_until_stable
 
     def merge(a, b):
@@ -800,20 +825,51 @@ def merge_alot(lines: list[dict], threshold: int, theta_threshold: int) -> list[
     return merge_until_stable(lines, merge)
 
 
-def _merge_alot_compiled(lines: list[dict], threshold: int, theta_threshold: int) -> list[dict]:
+def _merge_alot_compiled(lines: list[dict], threshold: int, theta_threshold: int) -> list[dict] | None:
+    """``merge_alot`` in the ``_line_merge`` kernel; None while it is not served compiled (the
+    passes of :func:`merge_alot` serve then)."""
     from ._line_merge import FIELDS, _merge_passes
 
     rows = np.array([[d[k] for k in FIELDS] for d in lines], np.int64)
     n = rows.shape[0]
     items = np.arange(n, dtype=np.int64)
-    count = _merge_passes(rows, n, int(threshold), int(theta_threshold), items, np.empty(n, np.int64),
-                          np.empty(n, np.int64))
+    count = _merge_passes.attempt(rows, n, int(threshold), int(theta_threshold), items, np.empty(n, np.int64),
+                                  np.empty(n, np.int64))
+    if count is NOT_SERVED:
+        return None
     return [dict(zip(FIELDS, rows[i].tolist())) for i in items[:count].tolist()]
 
 
 def find_line_segments(gray_full: np.ndarray, roi, merge_distance: int, max_theta_diff: int) -> list[dict]:
     rx, ry, rw, rh = roi
     segs = _LSD(np.ascontiguousarray(gray_full[ry:ry + rh, rx:rx + rw])).detect()
+    out = _segment_lines(segs, roi) if compiled() and segs else None
+    if out is None:
+        out = _segment_lines_python(segs, roi)
+    if merge_distance > 0:
+        out = merge_alot(out, merge_distance, max_theta_diff)
+    for d in out:
+        d["length"] = line_length(d["x1"], d["y1"], d["x2"], d["y2"])
+    return out
+
+
+def _segment_lines(segs: list[tuple], roi) -> list[dict] | None:
+    """:func:`_segment_lines_python` in the ``_lsd_lines`` kernel; None while it is not served."""
+    from ._lsd_lines import _segment_lines as kernel_lines
+
+    rx, ry, rw, rh = roi
+    rows = np.ascontiguousarray(np.array(segs, F).reshape(-1, 7))
+    out = np.empty((rows.shape[0], 7), np.int64)
+    n = kernel_lines.attempt(rows, int(rx), int(ry), int(rw), int(rh), fm.COS, fm.SIN, out)
+    if n is NOT_SERVED:
+        return None
+    keys = ("x1", "y1", "x2", "y2", "magnitude", "theta", "rho")
+    return [dict(zip(keys, row)) for row in out[:n].tolist()]
+
+
+def _segment_lines_python(segs: list[tuple], roi) -> list[dict]:
+    """Each segment clipped to the roi, with its theta, rho and magnitude (image coordinates)."""
+    rx, ry, rw, rh = roi
     out = []
     for x1, y1, x2, y2, _, _, log_nfa in segs:
         clipped = lb_clip_line(ftoi(x1), ftoi(y1), ftoi(x2), ftoi(y2), 0, 0, rw, rh)
@@ -826,10 +882,6 @@ def find_line_segments(gray_full: np.ndarray, roi, merge_distance: int, max_thet
         theta = ftoi(F(rot) * F(57.295780)) % 180
         rho = ftoi(F(mdx) * fm.COS[theta] + F(mdy) * fm.SIN[theta])
         out.append(dict(x1=x1, y1=y1, x2=x2, y2=y2, magnitude=ftoi(log_nfa), theta=theta, rho=rho))
-    if merge_distance > 0:
-        out = merge_alot(out, merge_distance, max_theta_diff)
-    for d in out:
-        d["length"] = line_length(d["x1"], d["y1"], d["x2"], d["y2"])
     return out
 
 

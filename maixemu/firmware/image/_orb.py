@@ -30,7 +30,7 @@ import struct
 import numpy as np
 
 from . import _fmath
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 
 KDESC_SIZE = 32
 MAX_KP_DIST = KDESC_SIZE * 8
@@ -435,12 +435,10 @@ def _corners(img: np.ndarray, roi, threshold: int, agast: bool):
     if x1 <= x0 or y1 <= y0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     p = img.astype(np.int64)
-    if compiled():
-        best = np.empty((y1 - y0, x1 - x0), np.int64)
-        ring_x = np.array([dx for dx, _ in ring], np.int64)
-        ring_y = np.array([dy for _, dy in ring], np.int64)
-        _segment_scores(p, x0, y0, ring_x, ring_y, arc, threshold, best)
-    else:
+    best = np.empty((y1 - y0, x1 - x0), np.int64)
+    ring_x = np.array([dx for dx, _ in ring], np.int64)
+    ring_y = np.array([dy for _, dy in ring], np.int64)
+    if not compiled() or _segment_scores.attempt(p, x0, y0, ring_x, ring_y, arc, threshold, best) is NOT_SERVED:
         centre = p[y0:y1, x0:x1]
         samples = np.stack([p[y0 + dy:y1 + dy, x0 + dx:x1 + dx] for dx, dy in ring], axis=-1)
         bright = _arcs(samples - centre[..., None], arc)  # the run's smallest excess over the centre

@@ -12,7 +12,7 @@ import numpy as np
 from . import _args
 from . import _fmath as fm
 from ._filter_kernels import block_pool
-from ._jit import compiled_now as compiled  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled  # (the vectorised form until kernels are served compiled)
 from ._pixels import pack, planes
 from ._host import ImageHost
 
@@ -44,15 +44,15 @@ def _pooled(img, x_div: int, y_div: int, midpoint: bool, bias: int) -> np.ndarra
     ow, oh = img.width() // x_div, img.height() // y_div
     chans = []
     for plane, b in zip(planes(img._pix, img._fmt), _blocks(img, x_div, y_div)):
-        if compiled():
-            out = np.empty((oh, ow), np.uint8)
-            block_pool(np.ascontiguousarray(plane), x_div, y_div, midpoint, bias, out)
-        elif midpoint:
-            lo = b.min(axis=(1, 3)).astype(np.int32)
-            hi = b.max(axis=(1, 3)).astype(np.int32)
-            out = ((lo * (256 - bias) + hi * bias) >> 8).astype(np.uint8)
-        else:
-            out = (b.sum(axis=(1, 3), dtype=np.int64) // (x_div * y_div)).astype(np.uint8)
+        out = np.empty((oh, ow), np.uint8)
+        if not compiled() or block_pool.attempt(np.ascontiguousarray(plane), x_div, y_div, midpoint, bias,
+                                                out) is NOT_SERVED:
+            if midpoint:
+                lo = b.min(axis=(1, 3)).astype(np.int32)
+                hi = b.max(axis=(1, 3)).astype(np.int32)
+                out = ((lo * (256 - bias) + hi * bias) >> 8).astype(np.uint8)
+            else:
+                out = (b.sum(axis=(1, 3), dtype=np.int64) // (x_div * y_div)).astype(np.uint8)
         chans.append(out)
     return pack(chans, img._fmt)
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from . import _fmath as fm
 from ._fmath import F
+from ._jit import NOT_SERVED, compiled_now as compiled  # (the array form until kernels are served compiled)
 
 FB_ALLOC_SIZE = 700 * 1024
 N_CLUSTER_BUCKETS = FB_ALLOC_SIZE // 8  # sizeof(struct uint32_zarray_entry *) on the 64-bit K210
@@ -75,10 +76,42 @@ def _filter_taps() -> np.ndarray:
 
 
 def threshold(im: np.ndarray) -> np.ndarray:
-    """``threshold()``: 0/255 around each 4x4 tile's local mid-level, 127 where there is no contrast."""
+    """``threshold()``: 0/255 around each 4x4 tile's local mid-level, 127 where there is no contrast
+    (the compiled kernel where it is served, else :func:`threshold_arrays`)."""
     im = np.ascontiguousarray(im, np.uint8)
-    with np.errstate(all="ignore"):
-        return kernels().threshold(im, np.empty_like(im))
+    h, w = im.shape
+    if h < 4 or w < 4:  # (no full tile: the kernel's reads as they are)
+        with np.errstate(all="ignore"):
+            return kernels().threshold(im, np.empty_like(im))
+    if compiled():
+        out = np.empty_like(im)
+        if kernels().threshold.attempt(im, out) is not NOT_SERVED:
+            return out
+    return threshold_arrays(im)
+
+
+#: ``MIN_WHITE_BLACK_DIFF`` of apriltag.c (``_quadkernels`` has it too: importing that imports numba)
+_MIN_WHITE_BLACK_DIFF = 5
+
+
+def threshold_arrays(im: np.ndarray) -> np.ndarray:
+    """The ``threshold`` kernel as array code, for an image of at least one full 4x4 tile: tile
+    extrema, their 3x3 extrema (the kernel's 0/255 starting values pad the border), the tiles'
+    test, then the partial right and bottom tiles against the last full tile's mid-level."""
+    h, w = im.shape
+    th, tw = h // 4, w // 4
+    tiles = im[:th * 4, :tw * 4].reshape(th, 4, tw, 4)
+    pmax = np.pad(tiles.max(axis=(1, 3)).astype(np.int64), 1, constant_values=0)
+    pmin = np.pad(tiles.min(axis=(1, 3)).astype(np.int64), 1, constant_values=255)
+    smax = np.max([pmax[dy:dy + th, dx:dx + tw] for dy in range(3) for dx in range(3)], axis=0)
+    smin = np.min([pmin[dy:dy + th, dx:dx + tw] for dy in range(3) for dx in range(3)], axis=0)
+    thresh = smin + (smax - smin) // 2
+    ty = np.minimum(np.arange(h) // 4, th - 1)
+    tx = np.minimum(np.arange(w) // 4, tw - 1)
+    out = np.where(im > thresh[ty][:, tx], 255, 0).astype(np.uint8)
+    low = np.repeat(np.repeat(smax - smin < _MIN_WHITE_BLACK_DIFF, 4, axis=0), 4, axis=1)
+    out[:th * 4, :tw * 4][low] = 127
+    return out
 
 
 def union_find(t: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _args, _lab
 from ._fmath import COS, SIN, F, cdiv, fast_atan2f, fsqrt, ftoi, i32, line_length, line_through_roi
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 from ._host import ImageHost
 
 
@@ -66,8 +66,8 @@ def _pair_differences(values: list[np.ndarray], size: int) -> np.ndarray:
     n = seq.size
     if n < 2:
         return hist
-    if compiled():
-        _pair_hist(np.ascontiguousarray(seq, np.int64), size, np.zeros(size, np.int64), hist)
+    if compiled() and _pair_hist.attempt(np.ascontiguousarray(seq, np.int64), size, np.zeros(size, np.int64),
+                                         hist) is not NOT_SERVED:
         return hist
     # The sequence is cut in chunks: a chunk's pairs with all earlier points are one correlation of
     # two histograms, the pairs inside it a small outer difference.

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _color
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 
 _F = np.float32
 
@@ -134,9 +134,9 @@ def resize_gray(src: np.ndarray, w: int, h: int) -> np.ndarray:
     r1 = ys[1:].astype(np.int64)
     c0 = xs[:-1].astype(np.int64)
     c1 = xs[1:].astype(np.int64)
-    if compiled():
-        out = np.empty((h, w), np.uint8)
-        _box_means(np.ascontiguousarray(src).reshape(-1), w0, r0, r1, c0, c1, out)
+    out = np.empty((h, w), np.uint8)
+    if compiled() and _box_means.attempt(np.ascontiguousarray(src).reshape(-1), w0, r0, r1, c0, c1,
+                                         out) is not NOT_SERVED:
         return out
     rows = int(r1.max()) + 1
     cols = int(c1.max()) + 1

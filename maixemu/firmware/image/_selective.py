@@ -7,7 +7,8 @@ the sort is ported, not replaced by a stable one), small components absorbed, th
 hierarchical grouping on colour-histogram, size and fill similarity, each merge proposing the
 merged bounding box once. Integer divisions where the C divides ints (size/fill similarity),
 float32 everywhere else. The sequential parts (sort, union-find, merge loop bookkeeping) are
-``_jit`` kernels; the similarity search of each merge is one numpy pass.
+``_jit`` kernels, and so is the grouping (``_selective_group``: its array form serves while the
+kernel compiles).
 
 Quirks kept: ``a2`` and ``a3`` read the ``a1`` keyword (the C looks up ``MP_QSTR_a1`` three times;
 positional values work); the image is read as RGB565 whatever its format (a grayscale image's bytes
@@ -21,6 +22,7 @@ import numpy as np
 
 from . import _color
 from ._jit import kernel
+from ._selective_group import first_seen, group
 
 F = np.float32
 
@@ -218,24 +220,6 @@ def _rgb565_view(img) -> np.ndarray:
     return raw.view("<u2").reshape(h, w)
 
 
-def _similarity(hist_a, hist_b, count_a, count_b, reg_a, reg_b, size, a1, a2, a3):
-    """``color_similarity``/``size_similarity``/``fill_similarity`` of one region against many."""
-    mins = np.minimum(hist_a, hist_b).astype(F)
-    color = np.cumsum(mins, axis=-1, dtype=F)[..., -1] if mins.ndim > 1 else np.cumsum(mins, dtype=F)[-1]
-    size_sim = F(1) - F(_cdiv(count_a + count_b, size))
-    width = np.maximum(reg_a[..., 3], reg_b[..., 3]) - np.minimum(reg_a[..., 2], reg_b[..., 2])
-    height = np.maximum(reg_a[..., 1], reg_b[..., 1]) - np.minimum(reg_a[..., 0], reg_b[..., 0])
-    fill_sim = F(1) - _cdiv(width * height - count_a - count_b, size).astype(F)
-    return ((F(a1) * color) + (F(a2) * size_sim)) + (F(a3) * fill_sim)
-
-
-def _cdiv(a, b):
-    """C integer division (toward zero)."""
-    a = np.asarray(a, np.int64)
-    q = np.abs(a) // b
-    return np.where(a < 0, -q, q)
-
-
 def selective_search(img, t: int, min_size: int, a1: float, a2: float, a3: float) -> list[tuple]:
     src = _rgb565_view(img)
     h0, w0 = src.shape
@@ -303,48 +287,10 @@ def selective_search(img, t: int, min_size: int, a1: float, a2: float, a3: float
         adj[c1[diff], other[diff]] = True
         adj[other[diff], c1[diff]] = True
 
-    size = h * w
-    sim = np.zeros((n, n), F)
-    for i in range(n):
-        j = np.arange(i + 1, n)
-        if j.size:
-            s = _similarity(hist[i], hist[j], counts[i], counts[j], regions[i], regions[j], size, a1, a2, a3)
-            sim[i, j] = s
-            sim[j, i] = s
-
-    proposals: list[tuple[int, int, int, int]] = []
-    seen = set()
-    upper = np.triu(np.ones((n, n), bool), 1)
-    remaining = n
-    while remaining > 1:
-        cand_sim = np.where(adj & upper, sim, F(0))
-        flat_best = int(np.argmax(cand_sim))
-        if not cand_sim.reshape(-1)[flat_best] > 0:
-            print("failed to build tree")
-            break
-        bi, bj = divmod(flat_best, n)
-        regions[bi, 0] = min(regions[bi, 0], regions[bj, 0])
-        regions[bi, 2] = min(regions[bi, 2], regions[bj, 2])
-        regions[bi, 3] = max(regions[bi, 3], regions[bj, 3])
-        regions[bi, 1] = max(regions[bi, 1], regions[bj, 1])
-        box = (int(regions[bi, 2]), int(regions[bi, 0]), int(regions[bi, 3]), int(regions[bi, 1]))
-        if box not in seen:
-            seen.add(box)
-            proposals.append(box)
-        ci, cj = F(counts[bi]), F(counts[bj])
-        hist[bi] = ((ci * hist[bi]) + (cj * hist[bj])) / F(counts[bi] + counts[bj])
-        counts[bi] += counts[bj]
-        adj[bi] |= adj[bj]
-        adj[:, bi] |= adj[:, bj]
-        adj[bj] = False
-        adj[:, bj] = False
-        adj[bi, bi] = False
-        nb = np.nonzero(adj[bi])[0]
-        if nb.size:
-            s = _similarity(hist[nb], hist[bi], counts[nb], counts[bi], regions[nb], regions[bi], size, a1, a2, a3)
-            sim[nb, bi] = s
-            sim[bi, nb] = s
-        remaining -= 1
+    boxes, failed = group(hist, counts, regions, adj, h * w, a1, a2, a3)
+    if failed:
+        print("failed to build tree")
+    proposals = first_seen(boxes)
 
     scale = 1 if small else 4
     return [(x * scale, y * scale, (x2 - x) * scale, (y2 - y) * scale) for x, y, x2, y2 in proposals]

@@ -13,7 +13,7 @@ import numpy as np
 from . import _args
 from ._core import GRAYSCALE
 from ._fmath import F, fsqrt, ftou, i32, u32
-from ._jit import compiled_now as compiled, kernel  # (the vectorised form until kernels are served compiled)
+from ._jit import NOT_SERVED, compiled_now as compiled, kernel  # (array forms until kernels are served)
 from ._host import ImageHost
 
 SEARCH_EX, SEARCH_DS = 0, 1
@@ -44,9 +44,9 @@ def _patch_dots(f, tc, us, vs, out):
 def _window_dots(f: np.ndarray, t: np.ndarray, us: np.ndarray, vs: np.ndarray) -> np.ndarray:
     """sum(f[v:v+th, u:u+tw] * t) for every (v, u) of the grid, exact (the compiled kernel, or
     float64 sums of integers)."""
-    if compiled():
-        out = np.empty((vs.size, us.size), np.int64)
-        _patch_dots(np.ascontiguousarray(f), np.ascontiguousarray(t, dtype=np.int32), us, vs, out)
+    out = np.empty((vs.size, us.size), np.int64)
+    if compiled() and _patch_dots.attempt(np.ascontiguousarray(f), np.ascontiguousarray(t, dtype=np.int32), us, vs,
+                                          out) is not NOT_SERVED:
         return out
     th, tw = t.shape
     win = np.lib.stride_tricks.sliding_window_view(f, (th, tw))
@@ -185,16 +185,16 @@ def match_ds(f: np.ndarray, t: np.ndarray) -> tuple[float, tuple]:
     t_mean = int(t.astype(np.int64).sum()) // (tw * th)
     tc = t.astype(np.int64) - t_mean
     t_sumsq = u32(int((tc * tc).sum()))
-    if compiled():
-        ncc = np.empty(9, F)
+    ncc = np.empty(9, F)
 
-        def block_nccs(points):
+    def block_nccs(points):
+        """The compiled kernel where it is served, else the array form per point."""
+        if compiled():
             xs = np.array([p[0] for p in points], np.int64)
-            _block_nccs(f, t, t_mean, t_sumsq, xs, np.array([p[1] for p in points], np.int64), ncc[:xs.size])
-            return ncc[:xs.size]
-    else:
-        def block_nccs(points):
-            return [_block_ncc(f, t, t_mean, t_sumsq, x, y) for x, y in points]
+            if _block_nccs.attempt(f, t, t_mean, t_sumsq, xs, np.array([p[1] for p in points], np.int64),
+                                   ncc[:xs.size]) is not NOT_SERVED:
+                return ncc[:xs.size]
+        return [_block_ncc(f, t, t_mean, t_sumsq, x, y) for x, y in points]
     cx, cy = fw // 2 - tw // 2, fh // 2 - th // 2
     px = py = 0
     max_xc = -np.finfo(np.float32).max

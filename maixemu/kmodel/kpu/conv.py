@@ -33,6 +33,7 @@ from .blas import blas_threads
 from . import warmup
 from .fast import compiled_available
 from .hwc import HwcPath
+from .small import SmallConv
 from . import parallel as _parallel
 from .parallel import _pool, _scratch
 from .products import ProductsInexact, chunks_for_bound
@@ -150,6 +151,8 @@ class KpuConv:
         self.on_switch: list[Callable[[], None]] = []
         #: the compiled HWC path (``kpu.hwc``) once it is in place (when the fast engine is available)
         self._hwc: HwcPath | None = None
+        #: a small 1×1 layer's one-call form of the compiled path (``kpu.small``), when it qualifies
+        self._small: SmallConv | None = None
         self._lut_max_entries = LUT_MAX_ENTRIES
         self._fast: _FastPlan | None = None
         #: (stride, ((dy, dx), ...)): the sums are computed only at these pixel phases of the
@@ -227,6 +230,7 @@ class KpuConv:
                 if compiled_available() and warmup.mode() == "wait":
                     self._hwc = HwcPath.prepare(self, bounds, lut_max_entries=self._lut_max_entries,
                                                 threads=_parallel.workers())
+                    self._small = SmallConv.attach(self._hwc, bounds)
                 else:
                     if compiled_available():
                         # the numpy plan serves until the compiled path is prepared and its kernels
@@ -258,13 +262,16 @@ class KpuConv:
     def _upgrade(self) -> None:
         """(``kpu.warmup``'s loader thread) Prepare the compiled HWC path; it takes the layer's
         runs over once its warm-up has run with every kernel in memory."""
-        path = HwcPath.prepare(self, self._bounds(), lut_max_entries=self._lut_max_entries, threads=_parallel.workers())
+        bounds = self._bounds()
+        path = HwcPath.prepare(self, bounds, lut_max_entries=self._lut_max_entries, threads=_parallel.workers())
+        small = SmallConv.attach(path, bounds)
         warm_transposes()
         if path.warm is not None:
-            path.warm.when_ready(lambda: self._switch(path))
+            path.warm.when_ready(lambda: self._switch(path, small))
 
-    def _switch(self, path: HwcPath) -> None:
+    def _switch(self, path: HwcPath, small: SmallConv | None = None) -> None:
         with self._plan_lock:
+            self._small = small  # (read only behind ``_hwc``, which is set last)
             self._hwc = path  # one reference: a run reads it once (``native``), never half of each
             if self._numpy_runs == 0:
                 self._release_numpy_plan()
@@ -300,6 +307,9 @@ class KpuConv:
         to ``layout`` and calls ``run`` cannot straddle a switch to the compiled path."""
         hwc = self._hwc
         if hwc is not None:
+            small = self._small
+            if small is not None and small.ready:
+                return "HWC", small.run
             return "HWC", hwc.run
         return "CHW", self.run_centered
 
@@ -466,7 +476,8 @@ class KpuConv:
         """How the layer runs, e.g. ``u8s8+linear HWC``, ``u8u8-rgbx+linear HWC``, ``dw+segments HWC``,
         ``f32+lut CHW``, ``int64`` (products: ``kpu.products``)."""
         if self._hwc is not None:
-            return f"{self._hwc.products}+{self._hwc.activation} HWC"
+            products = "i32-1x1" if self._small is not None else self._hwc.products
+            return f"{products}+{self._hwc.activation} HWC"
         plan = self._fast
         if plan is None:
             return "int64"
@@ -498,7 +509,7 @@ class KpuConv:
         is still run right (``run_centered`` converts); ``native()`` avoids the conversion."""
         hwc = self._hwc
         if hwc is not None and x.dtype == np.uint8:
-            return hwc.run(x)
+            return self.native()[1](x)
         return self.run_centered(x)
 
     # ---------------------------------------------------------------- execution

@@ -3,9 +3,11 @@
 Chosen per layer at load (``HwcPath.prepare``), each piece exact:
 
 * products — depthwise layers: one numba kernel that computes, pools and finishes the layer row
-  by row (``dw``); layers with at most four input channels (the camera image): each pixel one
-  32-bit word and one GEMM row per pair of output pixels (``u8s8-rgbx`` / ``u8u8-rgbx``); other
-  layers: an im2col matrix in uint8 (none for 1×1) and a GEMM — the first product
+  by row (``dw``; 3×3 on float32 sums four rows at a time when the weights prove them exact,
+  else int16 or int64 sums, see ``_dw_sums``); layers with at most four input channels (the
+  camera image): each pixel one 32-bit word and one GEMM row per pair of output pixels
+  (``u8s8-rgbx`` / ``u8u8-rgbx``); other layers: an im2col matrix in uint8 (none for 1×1) and
+  a GEMM — the first product
   ``kpu.products`` proves exact for the layer's weights on this CPU: ``u8s8`` or ``u8u8``
   (onnxruntime ``MatMulInteger``, weights prepacked, see ``kpu.int8``), else ``f32`` (BLAS
   sgemm, K split so that every partial sum stays below 2**24) or ``f64`` (below 2**53) —, row
@@ -222,6 +224,29 @@ def _rgbx_weights(w: np.ndarray, zp: int, group: int) -> np.ndarray:
     return out
 
 
+#: a depthwise layer's sums (``_dw_sums``) -> the dtype of its tiled weights
+_DW_DTYPES = {"f32": np.float32, "int16": np.int16, "int64": np.int64}
+#: Widest depthwise layer on float32 sums: past it a pass over one weight tile (C values of six
+#: float32 input rows, four sum rows and nine weight rows) no longer fits L1 and the int16
+#: kernel is faster (measured: 7×10×1024 0.086 against 0.070 ms, 7×7×768 0.024 against 0.021;
+#: 512 channels even, 384 and fewer 5–40 % faster on float32)
+DW_F32_MAX_CHANNELS = 512
+
+
+def _dw_sums(wf: np.ndarray, kk: int) -> str:
+    """How a depthwise layer's sums are made, the first that is exact for its weights ``wf``
+    ([C, taps], ``w + arg_x >> shr_x``): ``f32`` (3×3, ``kernels.depthwise3_f32``) when every
+    channel's ``128·Σ|w|`` — the bound of each product and partial sum, as ``|x − 128| <= 128``
+    — stays below 2**24, so float32 lanes hold them exactly (and ``MAIXEMU_KPU_PRODUCTS``
+    allows f32); else ``int16`` products and int32 sums when every ``|w| <= 255`` (every
+    8-bit model: ``|x − 128|·|w| <= 32640``); else ``int64`` (``kernels.depthwise``). Layers of
+    more than ``DW_F32_MAX_CHANNELS`` channels keep the integer kernels (speed, not exactness)."""
+    bound = 128 * int(np.abs(wf).sum(axis=1).max(initial=0))
+    if kk == 3 and bound < _F32_EXACT and wf.shape[0] <= DW_F32_MAX_CHANNELS and "f32" in product_order():
+        return "f32"
+    return "int16" if int(np.abs(wf).max(initial=0)) <= 255 else "int64"
+
+
 class HwcPath:
     """A prepared layer on the compiled path; ``run(x)``: uint8 [H, W, IC] → uint8 [OH, OW, OC]."""
 
@@ -231,6 +256,8 @@ class HwcPath:
     def __init__(self) -> None:  # use prepare()
         #: ``u8s8``, ``u8u8``, ``u8s8-rgbx``, ``u8u8-rgbx``, ``f32``, ``f64`` (``kpu.products``) or ``dw``
         self.products = ""
+        #: a depthwise layer's sums: ``f32``, ``int16`` or ``int64`` (``_dw_sums``)
+        self.dw_sums = ""
         self.activation = ""
         #: why faster products were refused (``kpu.products.ProductPlan.refused``)
         self.refused: list[str] = []
@@ -292,12 +319,10 @@ class HwcPath:
         taps = self.kk * self.kk
         if conv.depthwise:
             self.products = "dw"
-            # int16 weights (16-bit products, int32 sums) when |w'| <= 255 — every 8-bit model —
-            # else int64 weights and sums
-            narrow = int(np.abs(wf).max(initial=0)) <= 255
-            wt = wf.reshape(oc, taps).T  # [k*k, C]
-            self.wt = np.ascontiguousarray(np.tile(wt, (1, max(1, TILE_VALUES // oc))), dtype=np.int16 if narrow else np.int64)
-            self.acc = np.zeros(0, np.int32 if narrow else np.int64)
+            self.dw_sums = _dw_sums(wf, self.kk)
+            wt = np.tile(wf.reshape(oc, taps).T, (1, max(1, TILE_VALUES // oc)))  # [k*k, T]
+            self.wt = np.ascontiguousarray(wt, dtype=_DW_DTYPES[self.dw_sums])
+            self.acc = np.zeros(0, np.int64 if self.dw_sums == "int64" else np.int32)
             self.pool = (k, s, oy0, ox0, reduce)
             return self._schedule_warm_up()
         # the GEMM grid: every conv pixel, or only the kept pixels of a selection pool
@@ -410,7 +435,13 @@ class HwcPath:
         kn = self._kn if self._kn is not None else self.kernels
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
         if self.products == "dw":
-            bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self._finish_args)
+            if self.dw_sums == "f32":
+                h, w, c = x.shape
+                ring = _scratch("hwc_dw_ring", kn.DW_RING * (w + 2) * c, np.float32)
+                rows = _scratch("hwc_dw_rows", 4 * w * c, np.float32)
+                bad = kn.depthwise3_f32(x, self.wt, self.pad, out, ring, rows, *self._finish_args)
+            else:
+                bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self._finish_args)
         elif len(self.tiles) == 1:  # (most layers: no per-tile bookkeeping)
             g0, g1 = self.tiles[0][:2]
             bad = kn.epilogue(self._sums(x, self._source(x), g0, g1), out, *self._epilogue_args)

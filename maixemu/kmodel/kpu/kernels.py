@@ -5,6 +5,9 @@
   then the batch-norm and the activation (``bn_act``), then pools that do not commute.
 * ``depthwise`` — a depthwise 1×1/3×3 layer computed and finished row by row (the sums of one
   output row live in a small buffer), the same pools and activation.
+* ``depthwise3_f32`` — a 3×3 depthwise layer on exact float32 sums, four conv rows per pass
+  from a ring of converted, pad-bordered input rows, finished block by block (no pool) or row
+  by row (``kpu.hwc._dw_sums`` chooses it when the weights prove the sums below 2**24).
 * ``im2col`` — the [P, k·k·C] uint8 (or centred float) matrix of an HWC map for a GEMM, with the
   pad value at the border and only the sampled pixels of a selection pool.
 * ``pack_rgbx`` / ``im2col_rgbx`` — the GEMM source of a layer with at most four input channels
@@ -487,6 +490,163 @@ def depthwise(x, wt, acc, kk, pad, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul,
         # (sampled rows hold only the kept columns: finished as they are; one call site)
         fs, fx, fk, fr = (1, 0, 1, 0) if sampled else (s, ox0, k, reduce)
         bad += _finish_row(grows, ys, fs, fx, fk, fr, out, oy, prow, trow, fm, fc, cc, mul, sh, add, act_mode, lo, span,
+                           lut, bp, sx, sm, ss, sb, lin)
+    return bad
+
+
+# --- the 3×3 depthwise layer on float32 sums (``depthwise3_f32``) --------------------------------
+# Why float32: every product |x − 128|·|w'| and every partial sum of a channel's nine taps is an
+# integer of at most 128·Σ|w'| < 2**24 (``kpu.hwc`` proves it from the weights at load), so FMA
+# lanes compute them exactly, in any order, with one instruction per tap — where the int16 form
+# needs a multiply, a widening and an add. Four output rows share one pass: their six input rows
+# are loaded once per vector and each weight vector serves four outputs (measured here: ~1.7x
+# the sums of single rows).
+
+#: input rows a ``_dw_f32_input`` ring holds: a 4-row block reads 6 consecutive rows, which
+#: take 6 distinct slots ``(y + 1) % 6``, and the next block reuses the last two
+DW_RING = 6
+
+
+@njit(**_NOGIL)
+def _dw_f32_input(x, y, pad, ring, tags):
+    """The ring slot of input row ``y`` (−1 ≤ y ≤ H), made on first use: ``x[y] − 128`` as float32
+    with a one-pixel border of ``pad − 128`` (a whole row of it above and below the map) — the
+    padding folded into the row, no padded copy of the map."""
+    slot = (y + 1) % DW_RING
+    dst = ring[slot]
+    if tags[slot] == y:
+        return dst
+    tags[slot] = y
+    h, w, ch = x.shape
+    pv = np.float32(pad - 128)
+    if y < 0 or y >= h:
+        for i in range(dst.shape[0]):
+            dst[i] = pv
+        return dst
+    for i in range(ch):
+        dst[i] = pv
+        dst[(w + 1) * ch + i] = pv
+    n = w * ch
+    src = x[y].reshape(-1)
+    d = dst[ch : ch + n]
+    for i in range(n):
+        d[i] = np.float32(np.int32(src[i]) - 128)
+    return dst
+
+
+@njit(**_CONTRACT)
+def _dw_f32_row(r0, r1, r2, ch, wt, g):
+    """One conv row's sums ``g`` ([W·C] float32) from its three padded input rows (tiled weights
+    ``wt`` [9, T], one view per tap: contiguous vector loads, as ``_dw_row``)."""
+    n = g.shape[0]
+    t = wt.shape[1]
+    c2 = 2 * ch
+    for base in range(0, n, t):
+        m = min(t, n - base)
+        o = g[base : base + m]
+        a0, a1, a2 = r0[base : base + m], r0[base + ch : base + ch + m], r0[base + c2 : base + c2 + m]
+        b0, b1, b2 = r1[base : base + m], r1[base + ch : base + ch + m], r1[base + c2 : base + c2 + m]
+        d0, d1, d2 = r2[base : base + m], r2[base + ch : base + ch + m], r2[base + c2 : base + c2 + m]
+        w0, w1, w2, w3, w4, w5, w6, w7, w8 = wt[0], wt[1], wt[2], wt[3], wt[4], wt[5], wt[6], wt[7], wt[8]
+        for k in range(m):
+            o[k] = (a0[k] * w0[k] + a1[k] * w1[k] + a2[k] * w2[k] + b0[k] * w3[k] + b1[k] * w4[k] + b2[k] * w5[k]
+                    + d0[k] * w6[k] + d1[k] * w7[k] + d2[k] * w8[k])
+
+
+@njit(**_CONTRACT)
+def _dw_f32_rows4(r0, r1, r2, r3, r4, r5, ch, wt, g):
+    """Four consecutive conv rows' sums ``g[0:4]`` ([4, W·C]) from their six input rows."""
+    n = g.shape[1]
+    t = wt.shape[1]
+    c2 = 2 * ch
+    g0, g1, g2, g3 = g[0], g[1], g[2], g[3]
+    for base in range(0, n, t):
+        m = min(t, n - base)
+        o0, o1, o2, o3 = g0[base : base + m], g1[base : base + m], g2[base : base + m], g3[base : base + m]
+        a0, a1, a2 = r0[base : base + m], r0[base + ch : base + ch + m], r0[base + c2 : base + c2 + m]
+        b0, b1, b2 = r1[base : base + m], r1[base + ch : base + ch + m], r1[base + c2 : base + c2 + m]
+        d0, d1, d2 = r2[base : base + m], r2[base + ch : base + ch + m], r2[base + c2 : base + c2 + m]
+        e0, e1, e2 = r3[base : base + m], r3[base + ch : base + ch + m], r3[base + c2 : base + c2 + m]
+        f0, f1, f2 = r4[base : base + m], r4[base + ch : base + ch + m], r4[base + c2 : base + c2 + m]
+        h0, h1, h2 = r5[base : base + m], r5[base + ch : base + ch + m], r5[base + c2 : base + c2 + m]
+        w0, w1, w2, w3, w4, w5, w6, w7, w8 = wt[0], wt[1], wt[2], wt[3], wt[4], wt[5], wt[6], wt[7], wt[8]
+        for k in range(m):
+            q0, q1, q2, q3, q4, q5, q6, q7, q8 = w0[k], w1[k], w2[k], w3[k], w4[k], w5[k], w6[k], w7[k], w8[k]
+            B0, B1, B2, D0, D1, D2 = b0[k], b1[k], b2[k], d0[k], d1[k], d2[k]
+            E0, E1, E2, F0, F1, F2 = e0[k], e1[k], e2[k], f0[k], f1[k], f2[k]
+            o0[k] = a0[k] * q0 + a1[k] * q1 + a2[k] * q2 + B0 * q3 + B1 * q4 + B2 * q5 + D0 * q6 + D1 * q7 + D2 * q8
+            o1[k] = B0 * q0 + B1 * q1 + B2 * q2 + D0 * q3 + D1 * q4 + D2 * q5 + E0 * q6 + E1 * q7 + E2 * q8
+            o2[k] = D0 * q0 + D1 * q1 + D2 * q2 + E0 * q3 + E1 * q4 + E2 * q5 + F0 * q6 + F1 * q7 + F2 * q8
+            o3[k] = E0 * q0 + E1 * q1 + E2 * q2 + F0 * q3 + F1 * q4 + F2 * q5 + h0[k] * q6 + h1[k] * q7 + h2[k] * q8
+
+
+@njit(**_NOGIL)
+def _dw_f32_block(x, g0, gn, pad, ring, tags, ch, wt, grows):
+    """Conv rows ``g0 .. g0 + gn − 1`` (gn <= 4) into ``grows[0:gn]``: four at once when gn >= 3
+    (a block costs ~2.4 single rows; rows past the map read pad rows, their sums go unused),
+    else one by one."""
+    if gn >= 3:
+        r0 = _dw_f32_input(x, g0 - 1, pad, ring, tags)
+        r1 = _dw_f32_input(x, g0, pad, ring, tags)
+        r2 = _dw_f32_input(x, g0 + 1, pad, ring, tags)
+        r3 = _dw_f32_input(x, g0 + 2, pad, ring, tags)
+        r4 = _dw_f32_input(x, g0 + 3, pad, ring, tags)
+        r5 = _dw_f32_input(x, g0 + 4, pad, ring, tags)
+        _dw_f32_rows4(r0, r1, r2, r3, r4, r5, ch, wt, grows)
+        return
+    for i in range(gn):
+        r0 = _dw_f32_input(x, g0 + i - 1, pad, ring, tags)
+        r1 = _dw_f32_input(x, g0 + i, pad, ring, tags)
+        r2 = _dw_f32_input(x, g0 + i + 1, pad, ring, tags)
+        _dw_f32_row(r0, r1, r2, ch, wt, grows[i])
+
+
+@njit(**_NOGIL)
+def depthwise3_f32(x, wt, pad, out, ring_buf, rows_buf, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut,
+                   bp, sx, sm, ss, sb, lin):
+    """A whole 3×3 depthwise layer on float32 sums (exact: see above): x uint8 [H, W, C], ``wt``
+    [9, T] float32 (= w + arg_x >> shr_x per tap, tiled to T), out uint8 [OH, OW, C]; the pool,
+    batch-norm and activation arguments as ``depthwise``; ``ring_buf`` (float32, at least
+    ``DW_RING·(W+2)·C``) and ``rows_buf`` (float32, ``4·W·C``) are the caller's scratch (a
+    layer's few hundred KiB allocated per call cost page faults). Conv rows are made in blocks of four
+    (one for selection pools of stride 4) into a 4-row buffer and each output row is finished
+    (``_finish_row``) as soon as the rows of its window are there: the sums never leave L1/L2,
+    a selection pool's columns are picked by ``_finish_row`` from the full rows."""
+    h, w, ch = x.shape
+    oh, ow = out.shape[0], out.shape[1]
+    rk = max(k, 1)
+    rl = (w + 2) * ch
+    ring = ring_buf[: DW_RING * rl].reshape(DW_RING, rl)
+    tags = np.full(DW_RING, -9, np.int64)
+    grows = rows_buf[: 4 * w * ch].reshape(4, w * ch)
+    g3 = grows.reshape(4, w, ch)
+    ys = np.empty(rk, np.int64)
+    prow = np.empty(max(ow, w) * ch, np.float32)
+    trow = np.empty((rk, w * ch), np.uint8)
+    block = 1 if rk == 1 and s > 2 else 4  # (stride-4 picks use one row of four)
+    g0 = -1  # the conv row in grows[0]; grows holds rows g0 .. g0 + gn − 1
+    gn = 0
+    bad = 0
+    if reduce == 0 and s == 1 and oy0 == 0 and ox0 == 0 and ow == w and oh == h:
+        # no pool: a block's rows are consecutive output rows, finished in one flat run
+        of = out.reshape(-1)
+        n = w * ch
+        for g0 in range(0, h, 4):
+            gn = min(4, h - g0)
+            _dw_f32_block(x, g0, gn, pad, ring, tags, ch, wt, grows)
+            bad += bn_act(grows.reshape(-1), 0, gn * n, of, g0 * n, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx,
+                          sm, ss, sb, lin)
+        return bad
+    for oy in range(oh):
+        first = min(oy * s + oy0, h - 1)
+        last = min(oy * s + oy0 + rk - 1, h - 1)
+        if first < g0 or last >= g0 + gn:
+            g0 = first
+            gn = min(block, h - first)
+            _dw_f32_block(x, g0, gn, pad, ring, tags, ch, wt, grows)
+        for dy in range(rk):
+            ys[dy] = min(oy * s + oy0 + dy, h - 1) - g0
+        bad += _finish_row(g3, ys, s, ox0, k, reduce, out, oy, prow, trow, fm, fc, cc, mul, sh, add, act_mode, lo, span,
                            lut, bp, sx, sm, ss, sb, lin)
     return bad
 
@@ -1020,3 +1180,80 @@ def qconv_depthwise(x, wt, in_add, mult, kh, kw, sh, sw, dh, dw, pad_top, pad_le
             dst = out[oy, ox]
             for o in range(oc):
                 dst[o] = np.uint8(_requantize(_wrap32(np.int64(row[o]) + bias[o]), mul64, shift, off64))
+
+
+# --- small 1×1 layers (kpu.small): the sums and the epilogue in one call -----------------------
+# A layer of a few ten thousand MACs costs more in calls than in work: an onnxruntime product
+# (~3 µs a call whatever its size) and the epilogue's own call. Here the sums are exact int32
+# dot products (|G| <= 128·Σ|w'| < 2**31, checked per layer at load) and ``epilogue`` finishes
+# them inside the same compiled call.
+
+
+@njit(**_NOGIL)
+def small_conv1x1(x, wt, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb,
+                  lin):
+    """``out`` (uint8 [OH, OW, N]) of a 1×1 layer on the HWC uint8 map ``x`` [H, W, C]:
+    ``G[y, x, n] = Σ_c (x[y, x, c] − 128)·wt[n, c]`` (``wt`` the centred weights ``w + ax``,
+    int16 [N, C]), then ``epilogue``; returns its count of values below every segment start."""
+    h, w, c = x.shape
+    n = wt.shape[0]
+    g = np.empty((h, w, n), np.int32)
+    xc = np.empty(c, np.int16)
+    for yy in range(h):
+        for xx in range(w):
+            px = x[yy, xx]
+            for i in range(c):
+                xc[i] = np.int16(px[i]) - np.int16(128)
+            gp = g[yy, xx]
+            for o in range(n):
+                wo = wt[o]
+                acc = np.int32(0)
+                for i in range(c):
+                    acc += xc[i] * np.int32(wo[i])
+                gp[o] = acc
+    return epilogue(g, out, k, s, oy0, ox0, reduce, fm, fc, cc, mul, sh, add, act_mode, lo, span, lut, bp, sx, sm, ss, sb, lin)
+
+
+# --- V4 2×2 / stride-2 max and min pools (nodes.decode_reduce_window2d) ------------------------
+
+
+@njit(**_FLOAT)
+def _fold_max(acc, v):
+    return v if acc < v else acc
+
+
+@njit(**_FLOAT)
+def _fold_min(acc, v):
+    return v if v < acc else acc
+
+
+@njit(**_FLOAT)
+def pool2_f32(x, is_max, init, lo, hi, out):
+    """``reduce_window_f32`` for a 2×2 window, stride 2, no dilation or padding, max or min, with
+    every window inside the map: each output folds its four taps from ``init`` in (ky, kx)
+    order with the same comparisons, then ``clamp`` — one pass per output row instead of a pass
+    per tap."""
+    n, c = x.shape[0], x.shape[1]
+    oh, ow = out.shape[2], out.shape[3]
+    for b in range(n):
+        for ch in range(c):
+            xc = x[b, ch]
+            oc_ = out[b, ch]
+            for oy in range(oh):
+                r0 = xc[2 * oy]
+                r1 = xc[2 * oy + 1]
+                orow = oc_[oy]
+                if is_max:
+                    for ox in range(ow):
+                        acc = _fold_max(init, r0[2 * ox])
+                        acc = _fold_max(acc, r0[2 * ox + 1])
+                        acc = _fold_max(acc, r1[2 * ox])
+                        acc = _fold_max(acc, r1[2 * ox + 1])
+                        orow[ox] = _clamp_f32(acc, lo, hi)
+                else:
+                    for ox in range(ow):
+                        acc = _fold_min(init, r0[2 * ox])
+                        acc = _fold_min(acc, r0[2 * ox + 1])
+                        acc = _fold_min(acc, r1[2 * ox])
+                        acc = _fold_min(acc, r1[2 * ox + 1])
+                        orow[ox] = _clamp_f32(acc, lo, hi)

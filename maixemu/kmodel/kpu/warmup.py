@@ -132,10 +132,15 @@ def arg_key(args: tuple) -> tuple:
     return tuple(_type_of(a) for a in args)
 
 
+#: the array flags numba's types depend on (contiguity, writeable, aligned; not OWNDATA)
+_TYPED_FLAGS = 0x1 | 0x2 | 0x100 | 0x400  # NPY_ARRAY_C_CONTIGUOUS, F_CONTIGUOUS, ALIGNED, WRITEABLE
+
+
 def _type_of(a: Any) -> Any:
     if isinstance(a, np.ndarray):
-        f = a.flags
-        return (a.dtype.str, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+        # (the dtype object and the flags' bitmask: a kernel call in a frame loop builds this key,
+        # and ``dtype.str`` or four flag attributes cost microseconds)
+        return (a.dtype, a.ndim, a.flags.num & _TYPED_FLAGS)
     if isinstance(a, tuple):
         return (tuple, tuple(_type_of(x) for x in a))
     if isinstance(a, list):

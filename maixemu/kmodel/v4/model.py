@@ -46,9 +46,14 @@ from .format import (
     read_header,
     read_range,
 )
+from .fuse import Fused, byte_chains
 from .nodes import DECODERS, DecodeContext, Memory, Node
 
 FLOAT_MODES = ("host", "device")
+
+
+def _skip() -> None:
+    """A node of a fused chain (``v4.fuse``) whose work the chain's lookups do."""
 
 
 class V4Model(Model):
@@ -64,7 +69,7 @@ class V4Model(Model):
 
     def __init__(self, data: bytes, header: Header, in_ranges: list[MemoryRange], in_shapes: list[tuple[int, ...]],
                  out_ranges: list[MemoryRange], nodes: list[Node], mem: Memory, kpu_state, float_mode: str,
-                 shapes: dict[tuple[int, int, int], tuple[int, ...]]):
+                 shapes: dict[tuple[int, int, int], tuple[int, ...]], fused: list[Fused] | None = None):
         self.header = header
         self._final_shapes = shapes
         self.float_mode = float_mode
@@ -72,6 +77,8 @@ class V4Model(Model):
         self._in_shapes = in_shapes
         self._out_ranges = out_ranges
         self._nodes = nodes
+        #: chains of glue a plain run does in one pass (``v4.fuse``); ``trace`` runs every node
+        self._fused = list(fused or [])
         self._mem = mem
         self._kpu = kpu_state
         self.notes = [f"float outputs follow the nncase v0.2 {float_mode} kernels (float_mode={float_mode!r})"]
@@ -129,11 +136,17 @@ class V4Model(Model):
         return times
 
     def _schedule(self) -> list:
-        """(node.run, cache keys to drop after it) per node, made once (the plan is fixed at load)."""
+        """(run, cache keys to drop after it) per node, made once (the plan is fixed at load):
+        ``node.run``, or a fused chain's part (``v4.fuse``) at its nodes."""
         schedule = getattr(self, "_run_schedule", None)
         if schedule is None:
             kpu = self._kpu
-            schedule = self._run_schedule = [(n.run, tuple(kpu.drops.get(kpu.NODE_STEP0 + n.index, ()))) for n in self._nodes]
+            runs: dict[int, Callable[[], None]] = {}
+            for chain in self._fused:
+                runs.update(chain.runs)
+                runs.update((i, _skip) for i in chain.skipped)
+            schedule = self._run_schedule = [(runs.get(n.index, n.run), tuple(kpu.drops.get(kpu.NODE_STEP0 + n.index, ())))
+                                             for n in self._nodes]
         return schedule
 
     def trace(self, *inputs: np.ndarray, limit: int | None = None) -> Iterator[TraceStep]:
@@ -306,7 +319,8 @@ def load_v4(data: bytes, *, float_mode: str = "host") -> V4Model:
         if mr.memory_type == MEM_KPU:
             kpu_state.record_bytes("r", mr.start, mr.size, KpuState.OUTPUT_STEP + i)
     kpu_state.finalize()
-    return V4Model(data, header, in_ranges, in_shapes, out_ranges, nodes, mem, kpu_state, float_mode, dict(ctx.shapes))
+    fused = byte_chains(nodes, mem, out_ranges, float_mode)
+    return V4Model(data, header, in_ranges, in_shapes, out_ranges, nodes, mem, kpu_state, float_mode, dict(ctx.shapes), fused)
 
 
 __all__ = ["FLOAT_MODES", "OPCODE_NAMES", "V4Model", "load_v4"]

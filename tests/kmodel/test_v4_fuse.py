@@ -1,0 +1,94 @@
+"""V4 glue chains fused into byte lookups (``v4.fuse``): the same outputs as every node run one by
+one, and no fusion where a skipped map could be observed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from _shared import shared_path
+from maixemu.kmodel import load_kmodel
+from maixemu.kmodel.kpu import fast
+from maixemu.kmodel.v4 import fuse
+from maixemu.kmodel.v4.format import MemoryRange
+
+ULFFD = ("models", "v4", "ulffd_landmark.kmodel")
+
+
+@pytest.fixture
+def compiled(monkeypatch):
+    monkeypatch.setenv("MAIXEMU_KPU_ENGINE", "fast")
+    try:
+        fast.kernels()
+    except fast.FastEngineUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def _unfused(model) -> None:
+    model._fused = []
+    model.__dict__.pop("_run_schedule", None)
+
+
+@pytest.mark.golden
+def test_ulffd_s_three_dequantize_concat_quantize_max_chains_are_fused(compiled):
+    model = load_kmodel(shared_path(*ULFFD))
+    chains = [(sorted(f.runs), f.skipped) for f in model._fused]
+    assert chains == [([16, 19, 22], (20, 21)), ([35, 38, 41], (39, 40)), ([54, 57, 60], (58, 59))]
+    kinds = [model.nodes[i].kind for i in chains[0][0] + list(chains[0][1])]
+    assert kinds == ["dequantize", "dequantize", "quantized_binary", "concat", "quantize"]
+
+
+@pytest.mark.golden
+def test_a_fused_run_gives_what_every_node_run_in_turn_gives(compiled):
+    fused = load_kmodel(shared_path(*ULFFD))
+    plain = load_kmodel(shared_path(*ULFFD))
+    _unfused(plain)
+    fast.wait_for_warm_up()
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x = [rng.integers(0, 256, s.shape).astype(s.dtype) for s in fused.inputs]
+        for a, b in zip(fused.run(*x), plain.run(*x)):
+            np.testing.assert_array_equal(a, b)
+        # ... and the KPU RAM the runs left, which the fused chains feed
+        np.testing.assert_array_equal(fused._kpu.ram, plain._kpu.ram)
+    # the trace still runs (and shows) every node, with the same outputs
+    steps, want = list(fused.trace(*x)), list(plain.trace(*x))
+    assert [s.index for s in steps] == list(range(len(fused.nodes)))
+    for a, b in zip(steps, want):
+        np.testing.assert_array_equal(a.output, b.output)
+
+
+@pytest.mark.golden
+def test_no_chain_is_fused_where_a_skipped_map_is_read(compiled):
+    model = load_kmodel(shared_path(*ULFFD))
+    nodes, mem = model.nodes, model._mem
+    outputs = list(model._out_ranges)
+    assert len(fuse.byte_chains(nodes, mem, outputs, "host")) == 3
+    # the upload after the first chain also reading a few of its concatenated floats: that chain
+    # stays as it is (those bytes are the concat's, which a fused run does not write) ...
+    concat = nodes[20].writes
+    assert concat is not None
+    # (past the bytes the chain's own output then overwrites: those a reader would see as they are)
+    end = nodes[22].writes.start + nodes[22].writes.size  # type: ignore[union-attr]
+    assert concat.start < end < concat.start + concat.size - 16
+    seen = MemoryRange(concat.memory_type, concat.datatype, end, 16, concat.offset)
+    reader = list(nodes)
+    reader[23] = dataclasses.replace(nodes[23], reads=nodes[23].reads + (seen,))
+    left = fuse.byte_chains(reader, mem, outputs, "host")
+    assert [sorted(f.runs) for f in left] == [[35, 38, 41], [54, 57, 60]]
+    # ... and so does it with those floats as a model output, unless a later node writes them
+    later = [n.index for n in nodes[24:] if n.writes is not None and n.writes.memory_type == seen.memory_type
+             and n.writes.start <= seen.start < n.writes.start + n.writes.size]
+    cut = list(nodes[: later[0]]) if later else list(nodes)
+    assert [sorted(f.runs) for f in fuse.byte_chains(cut, mem, outputs + [seen], "host")][:1] != [[16, 19, 22]]
+    # the device's quantize rounds pairs of elements: not a function of one byte
+    assert fuse.byte_chains(nodes, mem, outputs, "device") == []
+
+
+def test_the_numpy_engine_runs_every_node(monkeypatch):
+    monkeypatch.setenv("MAIXEMU_KPU_ENGINE", "numpy")
+    if not shared_path(*ULFFD).exists():
+        pytest.skip("no shared models")
+    assert load_kmodel(shared_path(*ULFFD))._fused == []
