@@ -2,8 +2,8 @@
 in one numba pass (``_lsd._LSD`` asks it first; its array form serves while it is not compiled).
 
 The float32 steps are the array form's, pixel by pixel: the 2x2 differences, the norm's square
-root of the quarter sum (IEEE, as ``np.sqrt``), ``fast_atan2f`` written out (as
-``_lsd_detect``), the degree's truncation and int16 store; the pseudo-ordering is the array
+root of the quarter sum (IEEE, as ``np.sqrt``), ``fast_atan2f`` (``_quadkernels``' helper, the
+AprilTag kernels' too), the degree's truncation and int16 store; the pseudo-ordering is the array
 form's stable sort of the transposed raster by descending bin, done here as a counting sort
 (the same order: a stable sort by one small key). ``tests/firmware/test_image_lsd.py`` compares
 the kernel, its Python twin and the array form.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
+from ._quadkernels import fast_atan2f
 
 #: the bins of the pseudo-ordering (``n_bins`` of lsd.c)
 N_BINS = 1024
@@ -27,40 +28,8 @@ def _ll_angle(gray, rho, deg, notdef, border, angles, modgrad, seeds_x, seeds_y)
     f32 = np.float32
     h, w = gray.shape
     zero = f32(0.0)
-    one = f32(1.0)
-    pi = f32(np.pi)
     four = f32(4.0)
 
-    def atanf(xx):
-        neg = xx < zero
-        v = -xx if neg else xx
-        if v > f32(2.414213562373095):
-            yv = f32(np.pi / 2)
-            xr = -(one / v)
-        elif v > f32(0.4142135623730950):
-            yv = f32(np.pi / 4)
-            xr = (v - one) / (v + one)
-        else:
-            yv = zero
-            xr = v
-        z = xr * xr
-        poly = ((((f32(8.05374449538e-2) * z - f32(1.38776856032e-1)) * z + f32(1.99777106478e-1)) * z
-                 - f32(3.33329491539e-1)) * z + one) * xr
-        yv = poly + yv
-        return -yv if neg else yv
-
-    def atan2(yy, xx):
-        if xx > zero and yy >= zero:
-            return atanf(yy / xx)
-        if xx < zero and yy >= zero:
-            return pi - atanf(-(yy / xx))
-        if xx < zero and yy < zero:
-            return pi + atanf(yy / xx)
-        if xx > zero and yy < zero:
-            return f32(f32(2) * pi) - atanf(-(yy / xx))
-        if yy == zero:
-            return zero
-        return pi if yy > zero else -pi
 
     for x in range(w):
         angles[h - 1, x] = border
@@ -84,7 +53,7 @@ def _ll_angle(gray, rho, deg, notdef, border, angles, modgrad, seeds_x, seeds_y)
             if norm <= rho:
                 angles[y, x] = notdef
             else:
-                angles[y, x] = np.int64(atan2(gx, -gy) * deg)
+                angles[y, x] = np.int64(fast_atan2f(gx, -gy) * deg)
                 if norm > max_grad:
                     max_grad = norm
     # pseudo-ordering: bins of the (int) norm, highest first, x-major inside a bin

@@ -4,7 +4,7 @@ them (the Python loop in ``_lsd.find_line_segments`` serves while this is not co
 compare the two).
 
 The float32 steps are those of the Python loop: ``lb_clip_line``'s Liang-Barsky parameters,
-``fast_atan2f`` of the clipped direction (written out as ``_lsd_angles`` does), the K210's
+``fast_atan2f`` of the clipped direction (``_quadkernels``' helper), the K210's
 float-to-int conversion (truncate, saturate, NaN to INT32_MAX), C integer division of the
 midpoint; theta's ``% 180`` is Python's (floor), as the loop's.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
+from ._quadkernels import fast_atan2f
 
 #: the int columns of a row of :func:`_segment_lines`' output
 X1, Y1, X2, Y2, MAGNITUDE, THETA, RHO = range(7)
@@ -27,7 +28,6 @@ def _segment_lines(segs, rx, ry, rw, rh, cos_t, sin_t, out):
     f32 = np.float32
     zero = f32(0.0)
     one = f32(1.0)
-    pi = f32(np.pi)
     i32_max = 2147483647
     i32_min = -2147483648
 
@@ -42,36 +42,6 @@ def _segment_lines(segs, rx, ry, rw, rh, cos_t, sin_t, out):
         q = abs(a) // abs(b)
         return -q if (a < 0) != (b < 0) else q
 
-    def atanf(xx):
-        neg = xx < zero
-        v = -xx if neg else xx
-        if v > f32(2.414213562373095):
-            yv = f32(np.pi / 2)
-            xr = -(one / v)
-        elif v > f32(0.4142135623730950):
-            yv = f32(np.pi / 4)
-            xr = (v - one) / (v + one)
-        else:
-            yv = zero
-            xr = v
-        z = xr * xr
-        poly = ((((f32(8.05374449538e-2) * z - f32(1.38776856032e-1)) * z + f32(1.99777106478e-1)) * z
-                 - f32(3.33329491539e-1)) * z + one) * xr
-        yv = poly + yv
-        return -yv if neg else yv
-
-    def atan2(yy, xx):
-        if xx > zero and yy >= zero:
-            return atanf(yy / xx)
-        if xx < zero and yy >= zero:
-            return pi - atanf(-(yy / xx))
-        if xx < zero and yy < zero:
-            return pi + atanf(yy / xx)
-        if xx > zero and yy < zero:
-            return f32(f32(2) * pi) - atanf(-(yy / xx))
-        if yy == zero:
-            return zero
-        return pi if yy > zero else -pi
 
     n = 0
     p = np.zeros(4, np.int64)
@@ -122,7 +92,7 @@ def _segment_lines(segs, rx, ry, rw, rh, cos_t, sin_t, out):
         dy = cy2 - cy1
         mdx = cx1 + cdiv(dx, 2)
         mdy = cy1 + cdiv(dy, 2)
-        rot = (atan2(f32(dy), f32(dx)) if dx != 0 else f32(1.570796)) + f32(1.570796)
+        rot = (fast_atan2f(f32(dy), f32(dx)) if dx != 0 else f32(1.570796)) + f32(1.570796)
         theta = ftoi(rot * f32(57.295780)) % 180
         out[n, X1] = cx1
         out[n, Y1] = cy1
