@@ -782,6 +782,23 @@ def lookup(table, index, out):
         out[i] = table[index[i]]
 
 
+# --- V4 head glue (v4.fuse.head_chains): a KPU head's map → the model's float output ------------
+
+
+@njit(**_NOGIL)
+def lookup_permuted(table, x, d0, d1, d2, s0, s1, s2, out):
+    """``out[(a·d1 + b)·d2 + c] = table[x[a·s0 + b·s1 + c·s2]]`` (``x`` a flat uint8 map, the
+    strides in elements): a KPU head's transpose to NHWC (or none), its dequantize and the copy
+    into its concat slice in one pass, in the order the output holds the values."""
+    i = 0
+    for a in range(d0):
+        for b in range(d1):
+            base = a * s0 + b * s1
+            for c in range(d2):
+                out[i] = table[x[base + c * s2]]
+                i += 1
+
+
 @njit(**_NOGIL)
 def fully_connected(x, w_t, out):
     """``out[o] = p[0, o] + p[1, o] + …`` left to right in float32, ``p[i, o] = w_t[i, o]·x[i]``

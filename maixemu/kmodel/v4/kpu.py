@@ -13,7 +13,7 @@ memory) and keeps the KPU RAM state:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from ..errors import KmodelFormatError
 from ..model import K210_KPU_RAM_BYTES
 from .format import BodyReader, MEM_KPU, check_range
 from .nodes import TRANSPOSE_MIN_WIDTH, DecodeContext, Node
+
+#: where a redirected layer's main-memory map goes: ``sink(layout, native map)``
+Sink = Callable[[str, np.ndarray], None]
 
 #: Activation lookup-table limit for V4 layers. nncase v0.2 quantises layer inputs with wider
 #: batch-norm ranges than v0.1 (yolo_20class V4: 5.7M and 8.3M possible values in two layers),
@@ -234,6 +237,10 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     last: dict[str, Any] = {}
 
     def run() -> None:
+        _run(None)
+
+    def _run(sink: Sink | None) -> None:
+        """The layer; its main-memory map written there, or handed to ``sink`` (``redirect``)."""
         plan = state.plan
         if single:
             layout, run_native = conv.native()  # the compiled path may take over between two runs
@@ -248,8 +255,12 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
             if step in plan.materialize:
                 y = kpu_engine.from_native(yn, layout)
                 state.kram.upload(dst, y)
-                if main_view is not None:
+                if sink is not None:
+                    sink("U8", y)
+                elif main_view is not None:
                     main_view[0] = y
+            elif sink is not None:
+                sink(layout, yn)
             elif main_view is not None:
                 kn = loaded_kernels() if layout == "HWC" else None
                 if kn is not None:  # the transpose writes main memory itself
@@ -266,6 +277,12 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
                 main_view[...] = y
             if state.tracing:
                 last["y"] = y
+
+    def redirect(sink: Sink) -> Callable[[], None]:
+        def run_into() -> None:
+            _run(sink)
+
+        return run_into
 
     def result() -> np.ndarray:
         if single:
@@ -290,7 +307,8 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
     conv.on_switch.append(lambda: details.update(path=conv.path))
     writes = main_out if main_out.size else None
     return Node(node.index, node.name, (), writes, (in_shape,), out_shape, run, result, on_kpu=True,
-                param_bytes=param_bytes, macs=conv.macs * batches, out_dtype=np.dtype(np.uint8), details=details)
+                param_bytes=param_bytes, macs=conv.macs * batches, out_dtype=np.dtype(np.uint8), details=details,
+                redirect=redirect if single and main_view is not None else None)
 
 
 KPU_DECODERS = {0x2001: decode_kpu_upload, 0x2002: decode_kpu_conv2d}

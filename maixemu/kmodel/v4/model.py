@@ -46,7 +46,7 @@ from .format import (
     read_header,
     read_range,
 )
-from .fuse import Fused, byte_chains
+from .fuse import Fused, byte_chains, head_chains
 from .nodes import DECODERS, DecodeContext, Memory, Node
 
 FLOAT_MODES = ("host", "device")
@@ -320,6 +320,7 @@ def load_v4(data: bytes, *, float_mode: str = "host") -> V4Model:
             kpu_state.record_bytes("r", mr.start, mr.size, KpuState.OUTPUT_STEP + i)
     kpu_state.finalize()
     fused = byte_chains(nodes, mem, out_ranges, float_mode)
+    fused += head_chains(nodes, mem, out_ranges, fused)
     return V4Model(data, header, in_ranges, in_shapes, out_ranges, nodes, mem, kpu_state, float_mode, dict(ctx.shapes), fused)
 
 

@@ -142,6 +142,10 @@ class Node:
     #: (dequantize: float32 [256]; quantized_binary with a constant byte: uint8 [256]): what
     #: ``v4.fuse`` composes along a chain of such nodes
     byte_table: np.ndarray | None = None
+    #: a KPU layer with a main-memory output: ``redirect(sink)`` is a run that hands that map to
+    #: ``sink(layout, native map)`` (``kpu.ram`` layouts) instead of writing it — what
+    #: ``v4.fuse.head_chains`` gives the head's transpose/dequantize/copy/concat
+    redirect: Callable[[Callable[[str, np.ndarray], None]], Callable[[], None]] | None = None
 
 
 @dataclass
