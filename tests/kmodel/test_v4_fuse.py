@@ -34,7 +34,7 @@ def _unfused(model) -> None:
 @pytest.mark.golden
 def test_ulffd_s_three_dequantize_concat_quantize_max_chains_are_fused(compiled):
     model = load_kmodel(shared_path(*ULFFD))
-    chains = [(sorted(f.runs), f.skipped) for f in model._fused]
+    chains = [(sorted(f.runs), f.skipped) for f in model._fused][:3]  # (then the heads: below)
     assert chains == [([16, 19, 22], (20, 21)), ([35, 38, 41], (39, 40)), ([54, 57, 60], (58, 59))]
     kinds = [model.nodes[i].kind for i in chains[0][0] + list(chains[0][1])]
     assert kinds == ["dequantize", "dequantize", "quantized_binary", "concat", "quantize"]
@@ -92,3 +92,81 @@ def test_the_numpy_engine_runs_every_node(monkeypatch):
     if not shared_path(*ULFFD).exists():
         pytest.skip("no shared models")
     assert load_kmodel(shared_path(*ULFFD))._fused == []
+
+
+# --- KPU heads (``fuse.head_chains``) --------------------------------------------------------
+
+SLIM = ("models", "v4", "slim_320_face.kmodel")
+YOLO = ("models", "v4", "yolo_20class.kmodel")
+
+
+def _heads(model) -> list[tuple[list[int], tuple[int, ...]]]:
+    return [(sorted(f.runs), f.skipped) for f in model._fused if any(model.nodes[i].kind == "kpu_conv2d" for i in f.runs)]
+
+
+@pytest.mark.golden
+def test_the_heads_of_ulffd_slim_and_yolo_are_fused(compiled):
+    ulffd = _heads(load_kmodel(shared_path(*ULFFD)))
+    # three concats of three heads each (the last one's slices wait in buffers: the uploads
+    # between its layers read those bytes)
+    assert [runs for runs, _ in ulffd] == [[24, 43, 62], [68, 73, 78], [84, 89, 94, 98]]
+    model = load_kmodel(shared_path(*ULFFD))
+    kinds = {model.nodes[i].kind for _, skipped in ulffd for i in skipped}
+    assert kinds == {"transpose", "dequantize", "memory_copy", "concat"}
+    assert [runs for runs, _ in _heads(load_kmodel(shared_path(*SLIM)))] == [[16, 26, 36, 42, 45], [58, 62, 66, 69]]
+    assert _heads(load_kmodel(shared_path(*YOLO))) == [([10], (11,)), ([19], (20,))]
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("parts", [ULFFD, SLIM, YOLO], ids=lambda p: p[-1].split(".")[0])
+def test_fused_heads_give_what_every_node_run_in_turn_gives(compiled, parts):
+    fused = load_kmodel(shared_path(*parts))
+    plain = load_kmodel(shared_path(*parts))
+    _unfused(plain)
+    rng = np.random.default_rng(11)
+    for i in range(4):
+        if i == 2:  # (the first runs before the compiled paths: the heads' numpy form)
+            fast.wait_for_warm_up()
+        x = [rng.integers(0, 256, s.shape).astype(s.dtype) for s in fused.inputs]
+        for a, b in zip(fused.run(*x), plain.run(*x)):
+            assert a.tobytes() == b.tobytes()
+        np.testing.assert_array_equal(fused._kpu.ram, plain._kpu.ram)
+
+
+@pytest.mark.golden
+def test_no_head_is_fused_where_a_skipped_map_is_read(compiled):
+    model = load_kmodel(shared_path(*ULFFD))
+    nodes, mem, outputs = model.nodes, model._mem, list(model._out_ranges)
+    byte = fuse.byte_chains(nodes, mem, outputs, "host")
+    assert len(fuse.head_chains(nodes, mem, outputs, byte)) == 3
+    # a later node reading the NHWC bytes of the head at layer 68: its group stays as it is
+    seen = nodes[69].writes
+    assert seen is not None
+    reader = list(nodes)
+    reader[72] = dataclasses.replace(nodes[72], reads=nodes[72].reads + (seen,))
+    assert [sorted(f.runs) for f in fuse.head_chains(reader, mem, outputs, byte)] == [[24, 43, 62], [84, 89, 94, 98]]
+    # ... and the same with those bytes as a model output (the last group's transposes write some
+    # of them last: it stays too)
+    left = fuse.head_chains(nodes, mem, outputs + [seen], byte)
+    assert [sorted(f.runs) for f in left] == [[24, 43, 62]]
+    # a node writing the layer's map between the layer and its transpose: not the same chain
+    writer = list(nodes)
+    writer[69] = dataclasses.replace(nodes[69], writes=nodes[68].writes)  # (the transpose writes its own input)
+    assert [sorted(f.runs) for f in fuse.head_chains(writer, mem, outputs, byte)][1:2] != [[68, 73, 78]]
+
+
+def test_the_kernel_reads_the_map_in_the_output_s_order(compiled):
+    kn = fast.kernels()
+    table = np.random.default_rng(2).random(256).astype(np.float32)
+    y = np.random.default_rng(3).integers(0, 256, (5, 6, 7)).astype(np.uint8)  # an HWC map
+    for perm in [(0, 1, 2), (2, 0, 1)]:
+        v = y.transpose(perm)
+        strides = [s // y.itemsize for s in v.strides]
+        out = np.empty(y.size, np.float32)
+        kn.lookup_permuted(table, y.reshape(-1), *v.shape, *strides, out)
+        np.testing.assert_array_equal(out, table[v].reshape(-1))
+    c = np.ascontiguousarray(y.transpose(2, 0, 1))  # a CHW map in HWC order
+    v = c.transpose(1, 2, 0)
+    out = np.empty(c.size, np.float32)
+    kn.lookup_permuted(table, c.reshape(-1), *v.shape, *[s // 1 for s in v.strides], out)
+    np.testing.assert_array_equal(out, table[v].reshape(-1))

@@ -789,14 +789,27 @@ def lookup(table, index, out):
 def lookup_permuted(table, x, d0, d1, d2, s0, s1, s2, out):
     """``out[(a·d1 + b)·d2 + c] = table[x[a·s0 + b·s1 + c·s2]]`` (``x`` a flat uint8 map, the
     strides in elements): a KPU head's transpose to NHWC (or none), its dequantize and the copy
-    into its concat slice in one pass, in the order the output holds the values."""
-    i = 0
+    into its concat slice in one pass, in the order the output holds the values. A map already in
+    that order is one flat loop (the index arithmetic of the general one costs 2.7x: 36 vs 13 µs
+    on 24 000 values)."""
+    if s2 == 1 and s1 == d2 and s0 == d1 * d2:
+        for i in range(d0 * d1 * d2):
+            out[i] = table[x[i]]
+        return
+    if s0 < s1:  # (an HWC map in CHW order: one input row at a time, 83 -> 41 µs on 7x10x512)
+        for b in range(d1):
+            for a in range(d0):
+                base = a * s0 + b * s1
+                row = (a * d1 + b) * d2
+                for c in range(d2):
+                    out[row + c] = table[x[base + c * s2]]
+        return
     for a in range(d0):
         for b in range(d1):
             base = a * s0 + b * s1
+            row = (a * d1 + b) * d2
             for c in range(d2):
-                out[i] = table[x[base + c * s2]]
-                i += 1
+                out[row + c] = table[x[base + c * s2]]
 
 
 @njit(**_NOGIL)
