@@ -29,6 +29,7 @@ def compiled(monkeypatch):
 def _unfused(model) -> None:
     model._fused = []
     model.__dict__.pop("_run_schedule", None)
+    model._kpu.same_as = {}  # (every upload makes its own map)
 
 
 @pytest.mark.golden
@@ -170,3 +171,15 @@ def test_the_kernel_reads_the_map_in_the_output_s_order(compiled):
     out = np.empty(c.size, np.float32)
     kn.lookup_permuted(table, c.reshape(-1), *v.shape, *[s // 1 for s in v.strides], out)
     np.testing.assert_array_equal(out, table[v].reshape(-1))
+
+
+@pytest.mark.golden
+def test_ulffd_s_uploads_of_one_map_share_it(compiled):
+    model = load_kmodel(shared_path(*ULFFD))
+    step = model._kpu.NODE_STEP0
+    assert {u - step: e - step for u, e in model._kpu.same_as.items()} == {67: 23, 72: 42, 77: 61, 83: 23, 88: 42, 93: 61}
+    # not where a node writes the bytes in between
+    nodes = list(model.nodes)
+    nodes[70] = dataclasses.replace(nodes[70], writes=nodes[67].reads[0])
+    same = fuse.shared_uploads(nodes, model._fused)
+    assert same[67] == 23 and 83 not in same and same[88] == 42

@@ -43,6 +43,9 @@ class Fused:
 
     runs: dict[int, Callable[[], None]]
     skipped: tuple[int, ...]
+    #: (node, span) of writes a run makes that the node does not declare (a head's slice of
+    #: the output, written by its layer)
+    early: tuple[tuple[int, _Span], ...] = ()
 
     @property
     def nodes(self) -> tuple[int, ...]:
@@ -393,7 +396,8 @@ def _fused_group(g: _Group, buffered: list[bool], memory: Memory) -> Fused:
         runs[h.conv.index] = h.conv.redirect(_head_sink(h, target))
     for at, pairs in copies.items():
         runs[at] = _copy_run(pairs)
-    return Fused(runs, tuple(sorted(g.members - set(runs))))
+    early = tuple((h.conv.index, d) for h, d, wait in zip(g.heads, g.dests, buffered) if not wait)
+    return Fused(runs, tuple(sorted(g.members - set(runs))), early)
 
 
 def _copy_run(pairs: list[tuple[np.ndarray, np.ndarray]]) -> Callable[[], None]:
@@ -434,3 +438,31 @@ def _head_sink(h: _Head, dest: np.ndarray) -> Callable[[str, np.ndarray], None]:
             np.take(table, y.transpose(perms[layout, nhwc]), out=dest.reshape(plans[layout][0]))
 
     return sink
+
+
+# --- one map uploaded twice ------------------------------------------------------------------
+
+
+def shared_uploads(nodes: Sequence[Node], fused: Sequence[Fused]) -> dict[int, int]:
+    """node -> earlier node of every ``kpu_upload`` of a single map whose bytes (the same range,
+    the same shape) no node wrote since an earlier upload of them (declared writes, and the
+    writes fused runs add): it takes that upload's map (ulffd_landmark's 48x30x40 map three
+    times, 37 µs of transposing copy each). The map's cache entry is shared as a KPU layer's
+    output is among the layers that read it (no reader writes a cached map)."""
+    extra: dict[int, list[_Span]] = {}
+    for f in fused:
+        for at, span in f.early:
+            extra.setdefault(at, []).append(span)
+    same: dict[int, int] = {}
+    for i, u in enumerate(nodes):
+        if u.kind != "kpu_upload" or u.in_shapes[0][0] != 1 or u.reads[0].memory_type != MEM_MAIN:
+            continue
+        src = _span(u.reads[0])
+        for j in range(i - 1, -1, -1):
+            m = nodes[j]
+            if m.kind == "kpu_upload" and _span(m.reads[0]) == src and m.in_shapes == u.in_shapes:
+                same[u.index] = same.get(m.index, m.index)
+                break
+            if any(_overlap(src, x) for x in _writes(m) + extra.get(m.index, [])):
+                break
+    return same

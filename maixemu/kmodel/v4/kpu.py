@@ -67,6 +67,12 @@ class KpuState:
         self.drops: dict[int, list[int]] = {}
         #: set by ``V4Model.trace``: maps placed by the CPU go into the arena even when cached
         self.tracing = False
+        #: ``kpu_upload`` steps that take an earlier upload's map of the same, unchanged bytes
+        #: (``v4.fuse.shared_uploads``: ulffd uploads one 48x30x40 map three times), the steps
+        #: whose map they take, and those maps as the latest run made them
+        self.same_as: dict[int, int] = {}
+        self.keep: set[int] = set()
+        self.kept: dict[int, tuple[str, np.ndarray]] = {}
 
     def prepare_conv(self, regs, weights, bn_words, act) -> "kpu_engine.KpuConv":
         """``KpuConv.prepare`` with a larger activation-table limit while the model's budget lasts."""
@@ -156,22 +162,30 @@ def decode_kpu_upload(r: BodyReader, ctx: DecodeContext) -> Node:
 
     def run() -> None:
         if single:
-            # the conv that takes this map runs on HWC once its compiled path is in place: the
-            # transposing copy is made here, instead of a plain copy the conv then transposes
-            # (the same bytes in the layout the cache entry names; a CHW reader converts back)
-            kn = loaded_kernels()
-            if kn is not None:
-                hwc = np.empty(hwc_shape, np.uint8)
-                if narrow:  # (numpy's strided copy is the faster one there: 512x4x4 3.8 vs 6.3 us)
-                    np.copyto(hwc, src[0].transpose(1, 2, 0))
-                else:
-                    kn.chw_to_hwc(src[0], hwc)
-                state.cache[step] = ("HWC", hwc)
-            else:
-                state.cache[step] = ("U8", np.array(src[0], dtype=np.uint8))
+            earlier = state.same_as.get(step)
+            entry = state.kept.get(earlier) if earlier is not None else None
+            if entry is None:
+                entry = _placed(src[0])
+            state.cache[step] = entry
+            if step in state.keep:
+                state.kept[step] = entry
             if step not in state.plan.materialize and not state.tracing:
                 return
         state.upload(src, start)
+
+    def _placed(x: np.ndarray) -> tuple[str, np.ndarray]:
+        """The cache entry of the map: the conv that takes it runs on HWC once its compiled path
+        is in place, so the transposing copy is made here, instead of a plain copy the conv then
+        transposes (the same bytes in the layout the entry names; a CHW reader converts back)."""
+        kn = loaded_kernels()
+        if kn is None:
+            return ("U8", np.array(x, dtype=np.uint8))
+        hwc = np.empty(hwc_shape, np.uint8)
+        if narrow:  # (numpy's strided copy is the faster one there: 512x4x4 3.8 vs 6.3 us)
+            np.copyto(hwc, x.transpose(1, 2, 0))
+        else:
+            kn.chw_to_hwc(x, hwc)
+        return ("HWC", hwc)
 
     def result() -> np.ndarray:
         return state.download(start, s)

@@ -46,7 +46,7 @@ from .format import (
     read_header,
     read_range,
 )
-from .fuse import Fused, byte_chains, head_chains
+from .fuse import Fused, byte_chains, head_chains, shared_uploads
 from .nodes import DECODERS, DecodeContext, Memory, Node
 
 FLOAT_MODES = ("host", "device")
@@ -321,6 +321,10 @@ def load_v4(data: bytes, *, float_mode: str = "host") -> V4Model:
     kpu_state.finalize()
     fused = byte_chains(nodes, mem, out_ranges, float_mode)
     fused += head_chains(nodes, mem, out_ranges, fused)
+    steps = KpuState.NODE_STEP0
+    same = shared_uploads(nodes, fused)
+    kpu_state.same_as = {steps + u: steps + e for u, e in same.items()}
+    kpu_state.keep = set(kpu_state.same_as.values())
     return V4Model(data, header, in_ranges, in_shapes, out_ranges, nodes, mem, kpu_state, float_mode, dict(ctx.shapes), fused)
 
 
