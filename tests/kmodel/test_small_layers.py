@@ -46,9 +46,15 @@ def _convs(model) -> list:
         return [s.conv for s in model.steps if s.conv is not None]
     found = []
     for node in model.nodes:
-        for cell in node.run.__closure__ or ():
-            if isinstance(cell.cell_contents, K.KpuConv):
-                found.append(cell.cell_contents)
+        cells, seen = list(node.run.__closure__ or ()), {id(node.run)}
+        while cells:  # (the run's own closure, and that of the functions it calls)
+            value = cells.pop().cell_contents
+            if isinstance(value, K.KpuConv):
+                found.append(value)
+                break
+            if callable(value) and getattr(value, "__closure__", None) and id(value) not in seen:
+                seen.add(id(value))
+                cells.extend(value.__closure__)
     return found
 
 

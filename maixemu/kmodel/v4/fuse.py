@@ -17,6 +17,10 @@ range is in main memory, and the model
 follows the host kernels (``float_mode="host"``: the device's quantize rounds pairs of
 elements, not one element at a time). ``V4Model.trace`` runs the nodes one by one as before,
 so every node's own output stays observable there.
+
+Also here: KPU heads (a layer's map → ``transpose`` → ``dequantize`` → ``memory_copy`` →
+``concat``) as one lookup of the layer's native map into the model's output (``head_chains``),
+and uploads of a map no node changed since it was last uploaded (``shared_uploads``).
 """
 
 from __future__ import annotations
