@@ -115,7 +115,8 @@ def test_the_heads_of_ulffd_slim_and_yolo_are_fused(compiled):
     kinds = {model.nodes[i].kind for _, skipped in ulffd for i in skipped}
     assert kinds == {"transpose", "dequantize", "memory_copy", "concat"}
     assert [runs for runs, _ in _heads(load_kmodel(shared_path(*SLIM)))] == [[16, 26, 36, 42, 45], [58, 62, 66, 69]]
-    assert _heads(load_kmodel(shared_path(*YOLO))) == [([10], (11,)), ([19], (20,))]
+    # (yolo's heads are in CHW order: not fused, the layer's own transposing write is faster)
+    assert _heads(load_kmodel(shared_path(*YOLO))) == []
 
 
 @pytest.mark.golden
