@@ -3,8 +3,9 @@
 Chosen per layer at load (``HwcPath.prepare``), each piece exact:
 
 * products — depthwise layers: one numba kernel that computes, pools and finishes the layer row
-  by row (``dw``; 3×3 on float32 sums four rows at a time when the weights prove them exact,
-  else int16 or int64 sums, see ``_dw_sums``); layers with at most four input channels (the
+  by row (``dw``; 3×3 on float32 sums four rows at a time when the weights prove them exact —
+  without a pool from constant-stride buffers, ``_dw_flat_weights`` —, else int16 or int64
+  sums, see ``_dw_sums``); layers with at most four input channels (the
   camera image): each pixel one 32-bit word and one GEMM row per pair of output pixels
   (``u8s8-rgbx`` / ``u8u8-rgbx``); other layers: an im2col matrix in uint8 (none for 1×1) and
   a GEMM — the first product

@@ -7,7 +7,9 @@
   output row live in a small buffer), the same pools and activation.
 * ``depthwise3_f32`` — a 3×3 depthwise layer on exact float32 sums, four conv rows per pass
   from a ring of converted, pad-bordered input rows, finished block by block (no pool) or row
-  by row (``kpu.hwc._dw_sums`` chooses it when the weights prove the sums below 2**24).
+  by row (``kpu.hwc._dw_sums`` chooses it when the weights prove the sums below 2**24);
+  ``depthwise3_f32_flat`` the same sums for layers without a pool, from buffers at constant
+  strides (``DW_ROW_STRIDE``: fewer registers, no spills on AVX2).
 * ``im2col`` — the [P, k·k·C] uint8 (or centred float) matrix of an HWC map for a GEMM, with the
   pad value at the border and only the sampled pixels of a selection pool.
 * ``pack_rgbx`` / ``im2col_rgbx`` — the GEMM source of a layer with at most four input channels
