@@ -175,6 +175,69 @@ def test_depthwise_float32_channels_and_extreme_inputs(channels, width):
         assert len(np.unique(want)) >= 4
 
 
+@pytest.mark.kpu_engines("fast-f32")
+@pytest.mark.parametrize("height", [1, 4, 7])
+def test_depthwise_float32_flat_kernel_and_its_forced_fallback(monkeypatch, height):
+    """No-pool float32 layers take ``kernels.depthwise3_f32_flat`` (constant strides); with the
+    row limit lowered below the layer's padded row they take ``depthwise3_f32``: both give the
+    int64 reference's bytes."""
+    from maixemu.kmodel.kpu import hwc
+
+    rng = np.random.default_rng(4500 + height)
+    c, w = 16, 21
+    x = rng.integers(0, 256, size=(c, height, w), dtype=np.uint8)
+    spec = ConvSpec(in_shape=(c, height, w), out_channels=c, weights=_weights(rng, c, c, 3, True), kernel=3, depthwise=True,
+                    pad_value=int(rng.integers(0, 256)), arg_x=-120 << 15, shr_x=15, src_row=0, dst_row=300)
+    spec = _calibrate(spec, x, rng)
+    want = _prepared(spec).run_reference(x)
+    for limit, flat in (((w + 2) * c, True), ((w + 2) * c - 1, False)):
+        monkeypatch.setattr(hwc, "DW_ROW_STRIDE", limit)
+        conv = _prepared(spec)
+        assert conv._hwc is not None and conv._hwc.dw_sums == "f32" and bool(conv._hwc.wf.size) == flat
+        np.testing.assert_array_equal(conv.run(x), want)
+    assert len(np.unique(want)) >= min(8, want.size // 4)
+
+
+@pytest.mark.kpu_engines("fast-f32")
+def test_depthwise_float32_flat_kernel_at_its_row_strides():
+    """``depthwise3_f32_flat`` on maps whose padded row fills ``DW_ROW_STRIDE`` and whose sum row
+    fills ``DW_SUM_STRIDE`` exactly (wider than a KPU map: the kernel is called directly) gives
+    ``depthwise3_f32``'s bytes; ``_dw_flat_weights`` refuses one pixel more, pools, and other sums."""
+    from maixemu.kmodel.kpu import fast, hwc
+
+    kn = fast.kernels()
+    assert (kn.DW_ROW_STRIDE, kn.DW_SUM_STRIDE, kn.DW_TAP_STRIDE) == (hwc.DW_ROW_STRIDE, hwc.DW_SUM_STRIDE, hwc.DW_TAP_STRIDE)
+    c = 16
+    w = hwc.DW_ROW_STRIDE // c - 2
+    assert (w + 2) * c == hwc.DW_ROW_STRIDE and w * c <= hwc.DW_SUM_STRIDE
+    rng = np.random.default_rng(4600)
+    small = np.zeros((c, 5, 8), np.uint8)
+    spec = ConvSpec(in_shape=(c, 5, 8), out_channels=c, weights=_weights(rng, c, c, 3, True), kernel=3, depthwise=True,
+                    pad_value=77, arg_x=-120 << 15, shr_x=15, src_row=0, dst_row=300)
+    spec = _calibrate(spec, rng.integers(0, 256, size=small.shape, dtype=np.uint8), rng)
+    path = _prepared(spec)._hwc
+    assert path is not None and path.wf.size
+    for h in (1, 5, 6):
+        x = rng.integers(0, 256, size=(h, w, c), dtype=np.uint8)
+        x[:, : w // 3] = 255
+        got = np.empty((h, w, c), np.uint8)
+        ring = np.full(6 * kn.DW_ROW_STRIDE, np.nan, np.float32)
+        sums = np.full(4 * kn.DW_SUM_STRIDE, np.nan, np.float32)
+        kn.depthwise3_f32_flat(x, path.wf, path.wt.shape[1], path.pad, got, ring, sums, *path.bn, *path.act.args())
+        want = np.empty_like(got)
+        ring2 = np.empty(kn.DW_RING * (w + 2) * c, np.float32)
+        rows = np.empty(4 * w * c, np.float32)
+        kn.depthwise3_f32(x, path.wt, path.pad, want, ring2, rows, *path.pool, *path.bn, *path.act.args())
+        np.testing.assert_array_equal(got, want)
+        assert len(np.unique(want)) >= 8
+    wt = path.wt
+    assert hwc._dw_flat_weights(wt, "f32", (1, 1, 0, 0, 0), (4, w, c), (4, w)).size == 9 * hwc.DW_TAP_STRIDE
+    assert hwc._dw_flat_weights(wt, "f32", (1, 1, 0, 0, 0), (4, w + 1, c), (4, w + 1)).size == 0
+    assert hwc._dw_flat_weights(wt, "f32", (2, 2, 0, 0, 1), (4, 8, c), (2, 4)).size == 0
+    assert hwc._dw_flat_weights(wt, "f32", (1, 2, 0, 0, 0), (4, 8, c), (2, 4)).size == 0
+    assert hwc._dw_flat_weights(wt.astype(np.int16), "int16", (1, 1, 0, 0, 0), (4, 8, c), (4, 8)).size == 0
+
+
 def test_depthwise_sums_choice_follows_the_float32_bound(monkeypatch):
     """``_dw_sums``: float32 only for 3×3 while every channel's 128·Σ|w| stays below 2**24, f32
     is an allowed product and the layer is at most ``DW_F32_MAX_CHANNELS`` wide; else int16

@@ -3,8 +3,9 @@
 Chosen per layer at load (``HwcPath.prepare``), each piece exact:
 
 * products — depthwise layers: one numba kernel that computes, pools and finishes the layer row
-  by row (``dw``; 3×3 on float32 sums four rows at a time when the weights prove them exact,
-  else int16 or int64 sums, see ``_dw_sums``); layers with at most four input channels (the
+  by row (``dw``; 3×3 on float32 sums four rows at a time when the weights prove them exact —
+  without a pool from constant-stride buffers, ``_dw_flat_weights`` —, else int16 or int64
+  sums, see ``_dw_sums``); layers with at most four input channels (the
   camera image): each pixel one 32-bit word and one GEMM row per pair of output pixels
   (``u8s8-rgbx`` / ``u8u8-rgbx``); other layers: an im2col matrix in uint8 (none for 1×1) and
   a GEMM — the first product
@@ -247,6 +248,26 @@ def _dw_sums(wf: np.ndarray, kk: int) -> str:
     return "int16" if int(np.abs(wf).max(initial=0)) <= 255 else "int64"
 
 
+#: ``kernels.DW_ROW_STRIDE`` / ``DW_SUM_STRIDE`` / ``DW_TAP_STRIDE`` (the kernels module loads in the
+#: background: these must be known at prepare time; ``tests/kmodel`` holds them equal)
+DW_ROW_STRIDE, DW_SUM_STRIDE, DW_TAP_STRIDE = 8192 + 80, 8192 + 48, 512
+
+
+def _dw_flat_weights(wt: np.ndarray, sums: str, pool: tuple, in_hwc: tuple, out_hw: tuple) -> np.ndarray:
+    """The flat [9·DW_TAP_STRIDE] float32 taps of ``kernels.depthwise3_f32_flat`` (tap ``j`` at
+    ``j·DW_TAP_STRIDE``) when the layer can take it — float32 sums, no pool, its padded rows
+    within the constant strides — else an empty array (``depthwise3_f32``). Speed only: both
+    kernels compute the same exact float32 sums."""
+    h, w, c = in_hwc
+    k, s, oy0, ox0, reduce = pool
+    flat = reduce == 0 and s == 1 and oy0 == 0 and ox0 == 0 and tuple(out_hw) == (h, w)
+    if sums != "f32" or not flat or wt.shape[1] > DW_TAP_STRIDE or (w + 2) * c > DW_ROW_STRIDE or w * c > DW_SUM_STRIDE:
+        return np.zeros(0, np.float32)
+    wf = np.zeros((9, DW_TAP_STRIDE), np.float32)
+    wf[:, : wt.shape[1]] = wt
+    return wf.reshape(-1)
+
+
 class HwcPath:
     """A prepared layer on the compiled path; ``run(x)``: uint8 [H, W, IC] → uint8 [OH, OW, OC]."""
 
@@ -269,6 +290,8 @@ class HwcPath:
         self.chunks: list[tuple[int, int]] = []
         self.wmat = np.zeros((0, 0))
         self.wt = np.zeros((0, 0), np.int16)
+        #: the flat taps of ``kernels.depthwise3_f32_flat`` (``_dw_flat_weights``), or empty
+        self.wf = np.zeros(0, np.float32)
         self.acc = np.zeros(0, np.int32)
         self.in_hw = (0, 0)
         self.out_shape_hwc = (0, 0, 0)
@@ -324,6 +347,7 @@ class HwcPath:
             self.wt = np.ascontiguousarray(wt, dtype=_DW_DTYPES[self.dw_sums])
             self.acc = np.zeros(0, np.int64 if self.dw_sums == "int64" else np.int32)
             self.pool = (k, s, oy0, ox0, reduce)
+            self.wf = _dw_flat_weights(self.wt, self.dw_sums, self.pool, (h, w, ic), (oh, ow))
             return self._schedule_warm_up()
         # the GEMM grid: every conv pixel, or only the kept pixels of a selection pool
         if kind == "pick" and s > 1:
@@ -399,7 +423,7 @@ class HwcPath:
         """What decides the kernels and argument types ``run`` uses (see ``fast.schedule_warm_up``)."""
         g = "int32" if self.gemm is not None else getattr(self, "dtype", None)
         wt = self.wt.dtype.str if self.products == "dw" else None
-        return (self.products, self.act.mode, bool(self.bn[0].size), g, wt, self.pool[4], self.kk)
+        return (self.products, self.act.mode, bool(self.bn[0].size), g, wt, self.pool[4], self.kk, bool(self.wf.size))
 
     def _schedule_warm_up(self) -> "HwcPath":
         """Queue a run on zeros (``kpu.warmup``), which brings every kernel this layer calls into
@@ -435,7 +459,12 @@ class HwcPath:
         kn = self._kn if self._kn is not None else self.kernels
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
         if self.products == "dw":
-            if self.dw_sums == "f32":
+            if self.wf.size:
+                # (sized by the kernels' own strides, which they index with)
+                ring = _scratch("hwc_dw_flat_ring", 6 * kn.DW_ROW_STRIDE, np.float32)
+                sums = _scratch("hwc_dw_flat_sums", 4 * kn.DW_SUM_STRIDE, np.float32)
+                bad = kn.depthwise3_f32_flat(x, self.wf, self.wt.shape[1], self.pad, out, ring, sums, *self.bn, *self.act.args())
+            elif self.dw_sums == "f32":
                 h, w, c = x.shape
                 ring = _scratch("hwc_dw_ring", kn.DW_RING * (w + 2) * c, np.float32)
                 rows = _scratch("hwc_dw_rows", 4 * w * c, np.float32)
