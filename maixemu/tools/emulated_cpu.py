@@ -35,9 +35,17 @@ def _convs(model) -> list:
         return [s.conv for s in model.steps if s.conv is not None]
     found = []
     for node in model.nodes:
-        for cell in node.run.__closure__ or ():
-            if isinstance(cell.cell_contents, KpuConv):
-                found.append(cell.cell_contents)
+        # the run's own closure and those of the functions it calls (a fused head's run calls
+        # the layer body it shares with ``Node.redirect``)
+        cells, seen = list(node.run.__closure__ or ()), {id(node.run)}
+        while cells:
+            value = cells.pop().cell_contents
+            if isinstance(value, KpuConv):
+                found.append(value)
+                break
+            if callable(value) and getattr(value, "__closure__", None) and id(value) not in seen:
+                seen.add(id(value))
+                cells.extend(value.__closure__)
     return found
 
 
