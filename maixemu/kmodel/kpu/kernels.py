@@ -866,6 +866,14 @@ def lookup(table, index, out):
 
 
 @njit(**_NOGIL)
+def _lookup_run(table, x, base, step, out, row, n):
+    """``out[row + c] = table[x[base + c·step]]`` for ``c < n``: one output run of
+    ``lookup_permuted``, whichever order its two outer loops walk the map in."""
+    for c in range(n):
+        out[row + c] = table[x[base + c * step]]
+
+
+@njit(**_NOGIL)
 def lookup_permuted(table, x, d0, d1, d2, s0, s1, s2, out):
     """``out[(a·d1 + b)·d2 + c] = table[x[a·s0 + b·s1 + c·s2]]`` (``x`` a flat uint8 map, the
     strides in elements): a KPU head's transpose to NHWC (or none), its dequantize and the copy
@@ -879,17 +887,11 @@ def lookup_permuted(table, x, d0, d1, d2, s0, s1, s2, out):
     if s0 < s1:  # (an HWC map in CHW order: one input row at a time, 83 -> 41 µs on 7x10x512)
         for b in range(d1):
             for a in range(d0):
-                base = a * s0 + b * s1
-                row = (a * d1 + b) * d2
-                for c in range(d2):
-                    out[row + c] = table[x[base + c * s2]]
+                _lookup_run(table, x, a * s0 + b * s1, s2, out, (a * d1 + b) * d2, d2)
         return
     for a in range(d0):
         for b in range(d1):
-            base = a * s0 + b * s1
-            row = (a * d1 + b) * d2
-            for c in range(d2):
-                out[row + c] = table[x[base + c * s2]]
+            _lookup_run(table, x, a * s0 + b * s1, s2, out, (a * d1 + b) * d2, d2)
 
 
 @njit(**_NOGIL)
