@@ -13,7 +13,7 @@ model of a few hundred MACs). Times are the CPU time of the
 whole process (``time.process_time``: every thread, so BLAS or onnxruntime threads spinning
 count) beside wall time; ratios use CPU time. Then the model's working memory (the resident
 memory a fresh load and three runs add, ``x file`` its multiple of the file's size) and the path
-every layer took (``u8s8+linear HWC``, ``u8u8-rgbx+linear HWC``, ``dw+linear HWC``, ``f32+lut CHW``,
+every layer took (``u8s8+linear HWC``, ``u8u8-patch+linear HWC``, ``dw+linear HWC``, ``f32+lut CHW``,
 V4's quantized CPU ops ``u8s8`` / ``dw`` / ``int64`` … see ``kmodel.kpu.products``), with why a
 faster product was refused on this CPU and the layers below 1 GMAC/s. The first lines name the
 machine: CPU flags, whether onnxruntime's u8s8 kernel saturates here, the BLAS and its threads.

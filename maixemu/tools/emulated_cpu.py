@@ -90,7 +90,7 @@ def report(paths: list[Path], proof_only: bool = False) -> list[str]:
             kinds[h.products] += 1
             reasons.update(r.split(";")[0].split(",")[0] for r in h.refused)
             counts.extend(int(r.split(", ")[1].split(" of ")[0]) for r in h.refused if "proof sums" in r)
-            if h.gemm is not None and not h.products.endswith("-rgbx"):
+            if h.gemm is not None and not h.products.endswith(("-rgbx", "-patch")):  # (their own GEMM layouts)
                 ic, taps = conv.in_shape[0], conv.k * conv.k
                 w = conv.weights.reshape(-1, ic, taps).transpose(2, 1, 0).reshape(taps * ic, -1)
                 a = rng.integers(0, 256, (257, h.gemm.k), dtype=np.uint8)

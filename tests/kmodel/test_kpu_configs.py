@@ -592,10 +592,11 @@ def test_row_tiling_matches_untiled(monkeypatch, pool_type, kernel, dw):
 
 @pytest.mark.kpu_engines("fast-u8s8", "fast-u8u8", "fast-f32", "fast-f64")
 @pytest.mark.parametrize("pool_type", range(10))
-@pytest.mark.parametrize("channels,kernel", [(3, 3), (8, 3), (8, 1)])
+@pytest.mark.parametrize("channels,kernel", [(1, 3), (2, 3), (3, 3), (4, 3), (8, 3), (8, 1)])
 def test_compiled_row_tiles_match_the_whole_map(monkeypatch, pool_type, channels, kernel):
     """The compiled path sums and finishes a layer in row tiles of its GEMM grid (the camera
-    image's packed-word layout too): one output row per tile must give the whole map's bytes."""
+    image's patch rows of 16 and 32 bytes and its packed-word layout too): one output row per
+    tile must give the whole map's bytes."""
     from maixemu.kmodel.build import encode_batchnorm
     from maixemu.kmodel.kpu.hwc import HwcPath
 
@@ -617,6 +618,8 @@ def test_compiled_row_tiles_match_the_whole_map(monkeypatch, pool_type, channels
     monkeypatch.setattr(HwcPath, "TILE_BYTES", 1)
     tiled = prepared()
     assert len(tiled._hwc.tiles) == tiled.out_shape[1] and tiled.path == whole.path
+    if whole._hwc.gemm is not None and kernel == 3 and channels <= 4:  # (an int8 product took the camera layer)
+        assert whole._hwc.products.endswith("-patch" if channels <= 3 else "-rgbx"), whole.path
     want = whole.run_reference(x)
     np.testing.assert_array_equal(whole.run(x), want)
     np.testing.assert_array_equal(tiled.run(x), want)

@@ -473,7 +473,7 @@ class KpuConv:
 
     @property
     def path(self) -> str:
-        """How the layer runs, e.g. ``u8s8+linear HWC``, ``u8u8-rgbx+linear HWC``, ``dw+segments HWC``,
+        """How the layer runs, e.g. ``u8s8+linear HWC``, ``u8u8-patch+linear HWC``, ``dw+segments HWC``,
         ``f32+lut CHW``, ``int64`` (products: ``kpu.products``)."""
         if self._hwc is not None:
             products = "i32-1x1" if self._small is not None else self._hwc.products

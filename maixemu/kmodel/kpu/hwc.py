@@ -5,10 +5,11 @@ Chosen per layer at load (``HwcPath.prepare``), each piece exact:
 * products — depthwise layers: one numba kernel that computes, pools and finishes the layer row
   by row (``dw``; 3×3 on float32 sums four rows at a time when the weights prove them exact —
   without a pool from constant-stride buffers, ``_dw_flat_weights`` —, else int16 or int64
-  sums, see ``_dw_sums``); layers with at most four input channels (the
-  camera image): each pixel one 32-bit word and one GEMM row per pair of output pixels
-  (``u8s8-rgbx`` / ``u8u8-rgbx``); other layers: an im2col matrix in uint8 (none for 1×1) and
-  a GEMM — the first product
+  sums, see ``_dw_sums``); 3×3 layers with at most three input channels (the camera image):
+  one GEMM row of 16 or 32 bytes per output pixel, its patch padded to a width the int8 GEMM
+  runs at full speed (``u8s8-patch`` / ``u8u8-patch``); four channels: each pixel one 32-bit
+  word and one GEMM row per pair of output pixels (``u8s8-rgbx`` / ``u8u8-rgbx``); other
+  layers: an im2col matrix in uint8 (none for 1×1) and a GEMM — the first product
   ``kpu.products`` proves exact for the layer's weights on this CPU: ``u8s8`` or ``u8u8``
   (onnxruntime ``MatMulInteger``, weights prepacked, see ``kpu.int8``), else ``f32`` (BLAS
   sgemm, K split so that every partial sum stays below 2**24) or ``f64`` (below 2**53) —, row
@@ -51,9 +52,16 @@ HWC_LUT_MAX_ENTRIES = 1 << 20
 #: ``MAIXEMU_THREADS`` > 1 (below it a hand-off costs more than the work; as ``KpuConv``)
 PARALLEL_MIN_MACS = 4_000_000
 
-#: 3×3 layers with at most this many input channels (the camera image) take their GEMM rows from
-#: 32-bit pixel words (``kernels.pack_rgbx``): nine word copies per output pixel instead of 27
-#: byte copies
+#: 3×3 layers with at most this many input channels (the camera image) take one GEMM row per
+#: output pixel of ``PATCH_WIDTHS`` bytes: the 9·C patch bytes and padding (``kernels.im2col_patch``)
+PATCH_MAX_CHANNELS = 3
+#: The row widths (K) of a patch GEMM: the first that holds 9·C. onnxruntime's int8 GEMM runs
+#: these at full speed and others far below (measured on AVX2, [76800, K] × [K, 16] u8u8: K=27
+#: 1067 µs, 28 1017, 32 770, 36 1236; 16 483)
+PATCH_WIDTHS = (16, 32)
+#: 3×3 layers with at most this many input channels and more than ``PATCH_MAX_CHANNELS`` take
+#: their GEMM rows from 32-bit pixel words (``kernels.pack_rgbx``): nine word copies per output
+#: pixel instead of 36 byte copies, two output pixels per row (K = 48)
 RGBX_MAX_CHANNELS = 4
 
 #: pool_type -> (window k, stride s, row offset, column offset, kind) of the epilogue:
@@ -210,6 +218,15 @@ def _float_bn(bounds, mul: np.ndarray, shift: np.ndarray, add: np.ndarray) -> tu
     return mul.astype(np.float64) / scale, num.astype(np.float64) / scale
 
 
+def _patch_weights(w: np.ndarray, zp: int, kp: int) -> np.ndarray:
+    """[kp, OC] uint8 weights of the patch GEMM (``kernels.im2col_patch``): row ``(ky·3 + kx)·IC + c``
+    holds ``w[:, c, ky, kx]``, the rows past 9·IC the zero point ``zp`` (they add nothing)."""
+    oc, ic = w.shape[:2]
+    out = np.full((kp, oc), zp, np.uint8)
+    out[: 9 * ic] = w.transpose(2, 3, 1, 0).reshape(9 * ic, oc)
+    return out
+
+
 def _rgbx_weights(w: np.ndarray, zp: int, group: int) -> np.ndarray:
     """[K, N] uint8 weights of the ``int8rgbx`` GEMM: K = (group+2) columns × 3 rows × 4 bytes of
     ``kernels.im2col_rgbx`` words, N = group output pixels × OC. Taps an output pixel does not
@@ -275,7 +292,8 @@ class HwcPath:
     TILE_BYTES = 1 << 20
 
     def __init__(self) -> None:  # use prepare()
-        #: ``u8s8``, ``u8u8``, ``u8s8-rgbx``, ``u8u8-rgbx``, ``f32``, ``f64`` (``kpu.products``) or ``dw``
+        #: ``u8s8``, ``u8u8``, ``u8s8-patch``, ``u8u8-patch``, ``u8s8-rgbx``, ``u8u8-rgbx``, ``f32``,
+        #: ``f64`` (``kpu.products``) or ``dw``
         self.products = ""
         #: a depthwise layer's sums: ``f32``, ``int16`` or ``int64`` (``_dw_sums``)
         self.dw_sums = ""
@@ -362,7 +380,18 @@ class HwcPath:
         eight_bit = raw.min(initial=0) >= 0 and raw.max(initial=0) <= 255 and -255 <= ax <= 0
         w_u8 = np.ascontiguousarray(raw, dtype=np.uint8) if eight_bit else None
         order = product_order()
-        if w_u8 is not None and self.kk == 3 and ic <= RGBX_MAX_CHANNELS:
+        if w_u8 is not None and self.kk == 3 and ic <= PATCH_MAX_CHANNELS:
+            # the camera image: one GEMM row of a full-speed width per output pixel
+            kp = next(k for k in PATCH_WIDTHS if k >= 9 * ic)
+            gemm, refused = choose_int8(_patch_weights(conv.weights.reshape(oc, ic, 3, 3), -ax, kp), b_zero=-ax, a_zero=128,
+                                        order=order)
+            self.refused += [f"patch {why}" for why in refused]
+            if gemm is not None:
+                self.gemm = gemm
+                self.products = f"{gemm.kind}-patch"
+                self.refused = switched_off(gemm.kind, order) + self.refused
+                return self._finish_prepare()
+        elif w_u8 is not None and self.kk == 3 and ic <= RGBX_MAX_CHANNELS:
             # the camera image: every pixel one 32-bit word, a GEMM row per pair of output pixels
             group = 2 if self.grid[0] == 1 and self.grid[4] % 2 == 0 else 1
             rgbx = _rgbx_weights(conv.weights.reshape(oc, ic, 3, 3), -ax, group)
@@ -403,6 +432,8 @@ class HwcPath:
         ic = self.conv.in_shape[0]
         if self.products.endswith("-rgbx"):
             a_row = 3 * (group + 2) * 4 // group
+        elif self.products.endswith("-patch"):
+            a_row = self.gemm.k if self.gemm is not None else 0
         else:
             a_row = self.kk * self.kk * ic * (1 if self.gemm is not None else np.dtype(self.dtype).itemsize)
         g_item = 4 if self.gemm is not None else np.dtype(self.dtype).itemsize
@@ -510,10 +541,16 @@ class HwcPath:
         return args
 
     def _source(self, x: np.ndarray):
-        """What every tile's GEMM source comes from: the packed pixel words (rgbx), else the map."""
+        """What every tile's GEMM source comes from: the padded byte rows (patch), the packed
+        pixel words (rgbx), else the map."""
+        h, w = self.in_hw
+        if self.products.endswith("-patch"):
+            ic = x.shape[2]
+            xp = _scratch("hwc_patch", (h + 2) * ((w + 2) * ic + 16), np.uint8).reshape(h + 2, (w + 2) * ic + 16)
+            self.kernels.pad_rows(x, self.pad, xp)
+            return xp
         if not self.products.endswith("-rgbx"):
             return x
-        h, w = self.in_hw
         xp = _scratch("hwc_rgbx", (h + 2) * (w + 2), np.uint32).reshape(h + 2, w + 2)
         self.kernels.pack_rgbx(x, self.pad, 1, xp)
         return xp
@@ -529,7 +566,12 @@ class HwcPath:
         n = self.out_shape_hwc[2]
         kcols = self.kk * self.kk * ic
         if self.gemm is not None:
-            if self.products.endswith("-rgbx"):
+            if self.products.endswith("-patch"):
+                kp = self.gemm.k
+                flat = _scratch("hwc_cols", p * kp + 16, np.uint8)  # (16 bytes for the last row's copy)
+                kn.im2col_patch(src, ic, s, g0 * s + oy0, ox0, rows, gw, flat)
+                g = self.gemm(flat[: p * kp].reshape(p, kp), scratch_array("hwc_sums", (p, n), np.int32))
+            elif self.products.endswith("-rgbx"):
                 group = self.group
                 a32 = scratch_array("hwc_cols_rgbx", (p // group, 3 * (group + 2)), np.uint32)
                 kn.im2col_rgbx(src, group, s, g0 * s + oy0, ox0, rows, gw, a32)

@@ -12,8 +12,11 @@
   strides (``DW_ROW_STRIDE``: fewer registers, no spills on AVX2).
 * ``im2col`` — the [P, k·k·C] uint8 (or centred float) matrix of an HWC map for a GEMM, with the
   pad value at the border and only the sampled pixels of a selection pool.
-* ``pack_rgbx`` / ``im2col_rgbx`` — the GEMM source of a layer with at most four input channels
-  (the camera image): every pixel as one 32-bit word, nine words per output pixel.
+* ``pad_rows`` / ``im2col_patch`` — the GEMM source of a 3×3 layer with at most three input
+  channels (the camera image): one row of 16 or 32 bytes per output pixel, its 3×3×C patch as
+  three 16-byte copies;
+* ``pack_rgbx`` / ``im2col_rgbx`` — the same for four channels: every pixel as one 32-bit word,
+  nine words per output pixel.
 
 Why these loops look the way they do: the per-value work (batch-norm, activation) runs over
 *flat* runs of an HWC map, ``T`` values at a time, with the per-channel parameters tiled to
@@ -44,10 +47,12 @@ pixel via ``s``/``oy0``/``ox0``), 1 max of ``G`` before the activation, 2 max af
 from __future__ import annotations
 
 import math
-from typing import Literal, TypedDict
+from typing import Callable, Literal, TypedDict, cast
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 
 class _JitOptions(TypedDict, total=False):
@@ -60,6 +65,30 @@ class _JitOptions(TypedDict, total=False):
 
 
 _NOGIL: _JitOptions = {"cache": True, "nogil": True}
+
+def _copy16(typingctx, dst, doff, src, soff):
+    """``dst[doff : doff+16] = src[soff : soff+16]`` (uint8 arrays with unit stride, both ranges in
+    bounds: the caller's duty) as one unaligned 16-byte move. A byte loop does not become one:
+    LLVM cannot rule out that the two arrays overlap, and copies byte by byte (8x slower)."""
+    if not all(isinstance(a, types.Array) and a.dtype == types.uint8 for a in (dst, src)):
+        return None
+    sig = types.void(dst, doff, src, soff)
+
+    def codegen(context, builder, signature, args):
+        d, d_off, s, s_off = args
+        d_arr = context.make_array(signature.args[0])(context, builder, d)
+        s_arr = context.make_array(signature.args[2])(context, builder, s)
+        vec = ir.VectorType(ir.IntType(8), 16).as_pointer()
+        src_ptr = builder.bitcast(builder.gep(s_arr.data, [s_off]), vec)
+        dst_ptr = builder.bitcast(builder.gep(d_arr.data, [d_off]), vec)
+        builder.store(builder.load(src_ptr, align=1), dst_ptr, align=1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+#: (typed as what a kernel calls: the intrinsic's first parameter is numba's typing context)
+copy16 = cast(Callable[[np.ndarray, int, np.ndarray, int], None], intrinsic(_copy16))
 
 #: act_mode values (see the module docstring)
 LUT, SEGMENTS, SEGMENTS_CLAMPED, STEPS, LINEAR = 0, 1, 2, 3, 4
@@ -813,6 +842,51 @@ def im2col_rgbx(xp, group, s, oy0, ox0, oh, ow, out):
             d = of[base + j * kw : base + j * kw + kw]
             for q in range(kw):
                 d[q] = src[q]
+
+
+@njit(**_NOGIL)
+def pad_rows(x, pad, xp):
+    """``xp[1 + y, C + i]`` = ``x[y].reshape(-1)[i]``: the HWC map's rows as flat byte rows with a
+    one-pixel frame of ``pad`` (``xp`` [H+2, ≥ (W+2)·C]; bytes past the frame are ``pad`` too)."""
+    h, w, ch = x.shape
+    hp, wp = xp.shape
+    for yy in range(hp):
+        row = xp[yy]
+        if yy == 0 or yy > h:
+            for q in range(wp):
+                row[q] = pad
+            continue
+        src = x[yy - 1].reshape(-1)
+        inner = row[ch : ch + w * ch]  # (views: LLVM makes the copy one memcpy)
+        for q in range(ch):
+            row[q] = pad
+        for q in range(w * ch):
+            inner[q] = src[q]
+        for q in range((w + 1) * ch, wp):
+            row[q] = pad
+
+
+@njit(**_NOGIL)
+def im2col_patch(xp, ch, s, oy0, ox0, oh, ow, out):
+    """GEMM rows of a 3×3 layer of at most three input channels over ``pad_rows`` bytes, one
+    per sampled pixel: ``out[r·K : r·K + 9·C]``, r = i·OW + j, is the 3×3×C patch under pixel
+    (i·s + oy0, j·s + ox0) in ``[ky][kx][c]`` order, then junk up to the row's width K (16 or
+    32: widths at which onnxruntime's int8 GEMM runs at full speed; the weights of the junk
+    columns are the zero point, so it adds nothing). ``out`` is flat, 16 bytes longer than the
+    rows: each kernel row is one 16-byte copy (three per GEMM row, in order, each overwriting
+    the junk of the one before; the last runs into the next row, which overwrites it)."""
+    kp = (out.shape[0] - 16) // (oh * ow)
+    seg = 3 * ch
+    for i in range(oh):
+        y = i * s + oy0
+        r0, r1, r2 = xp[y], xp[y + 1], xp[y + 2]
+        base = i * ow * kp
+        for j in range(ow):
+            e = (j * s + ox0) * ch
+            d = base + j * kp
+            copy16(out, d, r0, e)
+            copy16(out, d + seg, r1, e)
+            copy16(out, d + 2 * seg, r2, e)
 
 
 @njit(**_NOGIL)
