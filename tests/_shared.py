@@ -88,3 +88,37 @@ def with_growing_timeout(attempt, reached, timeouts=GROWING_TIMEOUTS):
         if reached(result):
             return result
     return result
+
+
+def interruptible() -> dict:
+    """``subprocess.Popen`` keywords for a child that a test stops with SIGINT (Ctrl-C).
+
+    A process started in the background of a non-interactive shell (``cmd &`` in a CI script) inherits
+    SIGINT *ignored*, and Python then never installs its KeyboardInterrupt handler — in pytest and in
+    every ``maixemu`` it starts. Such a child would sleep through the test's Ctrl-C, so the child gets
+    the terminal's default disposition back before it starts, whatever the test runner inherited.
+    """
+    import os
+    import signal
+
+    if os.name != "posix":
+        return {}
+    return {"preexec_fn": lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)}
+
+
+def read_line(proc, timeout: float = 120.0) -> str:
+    """The next line a child prints on stdout, or kill it and fail when none comes within ``timeout``
+    (a hang guard: a child that never answers must not hang the test session)."""
+    import concurrent.futures
+
+    import pytest
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(proc.stdout.readline)
+        try:
+            return pending.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            proc.kill()
+            out, err = proc.communicate()
+            pytest.fail(f"no line from the child within {timeout:g} s; stderr: {err}")
+    raise AssertionError("unreachable")

@@ -85,7 +85,7 @@ def _report(folder: Path) -> str:
 
     kpu = kernel_cache.kpu_dispatchers()
     img = {name: k.dispatcher() for name, k in image_kernels().items()}
-    from llvmlite import binding  # type: ignore[import-untyped]
+    from llvmlite import binding
 
     cpu = binding.get_host_cpu_name()
     lines = [f"kernel cache: {folder}", f"  for maixemu {_version()}, numba {numba.__version__}, CPU {cpu}"]
