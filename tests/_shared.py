@@ -91,19 +91,26 @@ def with_growing_timeout(attempt, reached, timeouts=GROWING_TIMEOUTS):
 
 
 def interruptible() -> dict:
-    """``subprocess.Popen`` keywords for a child that a test stops with SIGINT (Ctrl-C).
+    """``subprocess.Popen`` keywords for a child that a test stops with a signal (Ctrl-C, SIGQUIT...).
 
     A process started in the background of a non-interactive shell (``cmd &`` in a CI script) inherits
-    SIGINT *ignored*, and Python then never installs its KeyboardInterrupt handler — in pytest and in
-    every ``maixemu`` it starts. Such a child would sleep through the test's Ctrl-C, so the child gets
-    the terminal's default disposition back before it starts, whatever the test runner inherited.
+    SIGINT and SIGQUIT *ignored*; Python then never installs its KeyboardInterrupt handler, and
+    ``maixemu run`` rightly leaves an ignored signal ignored (as ``nohup`` expects) — in pytest and in
+    every child it starts. Such a child would sleep through the test's signal, so it gets the
+    terminal's default dispositions back before it starts, whatever the test runner inherited.
     """
     import os
     import signal
 
     if os.name != "posix":
         return {}
-    return {"preexec_fn": lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)}
+    sent = [getattr(signal, name) for name in ("SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGTERM") if hasattr(signal, name)]
+
+    def defaults() -> None:
+        for number in sent:
+            signal.signal(number, signal.SIG_DFL)
+
+    return {"preexec_fn": defaults}
 
 
 def read_line(proc, timeout: float = 120.0) -> str:
