@@ -15,6 +15,7 @@ the firmware's C, and so maixemu, misses the third marker; AprilTag 3 finds it).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -40,8 +41,13 @@ def tag_scene(rgb: np.ndarray, tags=SCENE_TAGS) -> np.ndarray:
     return out
 
 
+@functools.cache
 def detector():
-    """AprilTag 3's detector as the firmware's runs (ImportError, saying how to install it, when absent)."""
+    """AprilTag 3's detector as the firmware's runs (ImportError, saying how to install it, when absent).
+
+    One per process, kept for its life: pupil-apriltags 1.0.4 crashes the process (heap corruption,
+    then SIGABRT or SIGSEGV in ``Detector.__del__``) after a few detectors are made and destroyed in
+    turn, as a benchmark of many cases did with one per case; one detector reused is sound."""
     try:
         import pupil_apriltags  # a benchmark-only peer (untyped: pyproject.toml)
     except ImportError as exc:

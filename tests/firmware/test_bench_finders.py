@@ -114,3 +114,18 @@ def _bgr_or_gray(img) -> np.ndarray:
     if img._fmt == image.GRAYSCALE:
         return img._pix.copy()
     return np.ascontiguousarray(_color.rgb565_to_888(img._pix)[:, :, ::-1])
+
+
+def test_the_apriltag_peer_keeps_one_detector():
+    """One AprilTag 3 detector per process (``apriltag_peer.detector``): pupil-apriltags 1.0.4 corrupts
+    the heap when detectors are made and destroyed in turn, and the image benchmark, which prepares
+    its peer once per case, then died (SIGABRT) before its table."""
+    pytest.importorskip("pupil_apriltags", reason="the AprilTag 3 peer is a benchmark-only dependency")
+    from maixemu.tools import apriltag_peer
+
+    first = apriltag_peer.detector()
+    rois = [(0, 0, 320, 240), (10, 10, 100, 100)]
+    frame = np.zeros((240, 320), np.uint8)
+    for roi in rois:
+        apriltag_peer.prepare(roi)(frame)()
+    assert apriltag_peer.detector() is first
