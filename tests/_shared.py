@@ -90,42 +90,19 @@ def with_growing_timeout(attempt, reached, timeouts=GROWING_TIMEOUTS):
     return result
 
 
-def interruptible() -> dict:
-    """``subprocess.Popen`` keywords for a child that a test stops with a signal (Ctrl-C, SIGQUIT...).
-
-    A process started in the background of a non-interactive shell (``cmd &`` in a CI script) inherits
-    SIGINT and SIGQUIT *ignored*; Python then never installs its KeyboardInterrupt handler, and
-    ``maixemu run`` rightly leaves an ignored signal ignored (as ``nohup`` expects) — in pytest and in
-    every child it starts. Such a child would sleep through the test's signal, so it gets the
-    terminal's default dispositions back before it starts, whatever the test runner inherited.
-    """
-    import os
-    import signal
-
-    if os.name != "posix":
-        return {}
-    sent = [getattr(signal, name) for name in ("SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGTERM") if hasattr(signal, name)]
-
-    def defaults() -> None:
-        for number in sent:
-            signal.signal(number, signal.SIG_DFL)
-
-    return {"preexec_fn": defaults}
-
-
 def read_line(proc, timeout: float = 120.0) -> str:
-    """The next line a child prints on stdout, or kill it and fail when none comes within ``timeout``
-    (a hang guard: a child that never answers must not hang the test session)."""
-    import concurrent.futures
+    """The next line a child prints on stdout; a hang guard kills the child when none comes within
+    ``timeout`` (its stdout then ends, and the test fails saying so instead of hanging)."""
+    import threading
 
     import pytest
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(proc.stdout.readline)
-        try:
-            return pending.result(timeout=timeout)
-        except concurrent.futures.TimeoutError:
-            proc.kill()
-            out, err = proc.communicate()
-            pytest.fail(f"no line from the child within {timeout:g} s; stderr: {err}")
-    raise AssertionError("unreachable")
+    guard = threading.Timer(timeout, proc.kill)
+    guard.start()
+    try:
+        line = proc.stdout.readline()
+    finally:
+        guard.cancel()
+    if not line and proc.poll() is not None:
+        pytest.fail(f"no line from the child within {timeout:g} s (exit code {proc.returncode}): {proc.communicate()[1]}")
+    return line

@@ -20,6 +20,28 @@ import pytest
 # tests/kmodel/test_cold_start.py exercises, and what subprocesses get when a test clears this.
 os.environ.setdefault("MAIXEMU_KERNELS", "wait")
 
+
+def _take_back_background_signals() -> None:
+    """Give this test process SIGINT's and SIGQUIT's default handling when it arrived with them ignored.
+
+    A shell starts a background job (``cmd &`` in a CI script) with SIGINT and SIGQUIT ignored, and
+    every process it starts inherits that; ``maixemu run`` rightly keeps an ignored signal ignored
+    (as ``nohup`` expects), so the tests that stop a child with Ctrl-C or SIGQUIT would wait for a
+    child that never stops. A background job gets no terminal signals anyway, so taking the two
+    back here changes nothing else, and every child a test starts inherits the defaults.
+    """
+    import signal
+
+    if os.name != "posix":
+        return
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+_take_back_background_signals()
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
 

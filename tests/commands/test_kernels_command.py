@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from _shared import interruptible, shared_path
+from _shared import shared_path
 
 needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba (the fast extra) is not installed")
 #: a hang detector for children that compile (15-40 s of CPU cold), far above any real run
@@ -201,7 +201,7 @@ def test_ctrl_c_keeps_what_is_compiled(tmp_path):
 
     face = shared_path("models", "v3", "face_detect_320x240.kmodel")  # (many kernels: the interrupt lands mid-way)
     proc = subprocess.Popen([sys.executable, "-m", "maixemu", "kernels", "--compile", str(face)], env=_env(tmp_path),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **interruptible())
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + HANG_S
     while not list((tmp_path / "numba").rglob("*.nbi")) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)

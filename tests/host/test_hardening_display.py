@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 import pytest
 
-from _shared import interruptible, read_line, split_summary, with_growing_timeout
+from _shared import read_line, split_summary, with_growing_timeout
 
 from maixemu.host import display
 from maixemu.runner import RunSpec, run_script
@@ -187,7 +187,7 @@ def _run_and_end(tmp_path: Path, mode: str, target: str, timeout: str = "") -> t
     cmd = [sys.executable, "-m", "maixemu", "run", str(script), "--camera", "synthetic", "--lcd",
            f"record:{target}", *extra, "--", mode]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, **interruptible())
+                            stdin=subprocess.DEVNULL)
     if mode in ("sigint", "sigterm"):
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -332,8 +332,7 @@ def test_second_ctrl_c_stops_a_script_that_swallowed_the_first(tmp_path):
     """))
     video = tmp_path / "out.mp4"
     proc = subprocess.Popen([sys.executable, "-m", "maixemu", "run", str(script), "--lcd", f"record:{video}"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-                            **interruptible())
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     assert proc.stdout is not None and read_line(proc) == "ready\n"
     proc.send_signal(signal.SIGINT)
     line = read_line(proc)

@@ -13,7 +13,7 @@ from pathlib import Path
 import cv2
 import pytest
 
-from _shared import interruptible, split_summary, video_frame_count
+from _shared import split_summary, video_frame_count
 
 LOOP = textwrap.dedent("""
     import sensor, lcd
@@ -35,7 +35,7 @@ def start(tmp_path: Path, target: str, *extra: str) -> subprocess.Popen:
     script.write_text(LOOP)
     return subprocess.Popen([sys.executable, "-m", "maixemu", "run", str(script), "--camera", "synthetic",
                              "--lcd", f"record:{target}", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, stdin=subprocess.DEVNULL, **interruptible())
+                            text=True, stdin=subprocess.DEVNULL)
 
 
 def wait_for_frame(proc: subprocess.Popen, n: int) -> None:

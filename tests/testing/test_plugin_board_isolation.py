@@ -18,8 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from _shared import interruptible
-
 HANG_GUARD_S = 240
 
 
@@ -112,7 +110,7 @@ SIGNAL_PROBE = '''
 def _interrupt_session(tmp_path: Path, signum: int) -> tuple[subprocess.CompletedProcess, Path]:
     folder = _write_tests(tmp_path, SIGNAL_PROBE).parent
     proc = subprocess.Popen(_pytest(folder), cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, **interruptible())
+                            stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + HANG_GUARD_S
         started = folder / "started"
