@@ -416,3 +416,41 @@ def test_image_kernels_switch_to_compiled_with_the_same_findings(tmp_path):
     pytest.importorskip("cv2")
     result = _run_child(_APRILTAG_CHILD, _child_env(), tmp_path)
     assert result == {"tags": [7], "same": True, "served": [False, True]}
+
+
+_EXIT_CHILD = r"""
+import sys, threading, time
+import numpy as np
+from maixemu.kmodel.kpu import int8, onnx_graph, warmup
+b = np.random.default_rng(0).integers(0, 256, (64, 64)).astype(np.uint8)
+session = int8._session(onnx_graph.matmul_integer(b, 128, 0), 1)
+a = np.random.default_rng(1).integers(0, 256, (4096, 64)).astype(np.uint8)
+inside = threading.Event()
+
+def warm_up():  # a layer's warm-up: onnxruntime calls, one after another
+    inside.set()
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        session.run(None, {"A": a})
+    print("the warm-up ended", flush=True)
+
+warmup.schedule(warm_up, holds_helpers=False)
+warmup.start()
+assert inside.wait(600), "the loader never ran the warm-up"
+print("the script ended", flush=True)
+"""
+
+
+def test_the_exit_waits_for_a_warm_up_inside_onnxruntime(tmp_path):
+    """A script that ends (or fails) while the loader thread is inside an onnxruntime call: the
+    process exits with the script's code, not SIGABRT. (Python ends a daemon thread that takes
+    the GIL back during finalisation with ``pthread_exit``; onnxruntime takes it back in a C++
+    destructor, and that unwind calls ``std::terminate``: a CI run died so, "terminate called
+    without an active exception", after a script's ValueError.) Without the exit's wait this
+    child aborts every time."""
+    pytest.importorskip("onnxruntime")
+    proc = subprocess.run([sys.executable, "-c", _EXIT_CHILD], env=_child_env(tmp_path / "cache"), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=HANG_S, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert "terminate called" not in proc.stderr
+    assert proc.stdout.splitlines() == ["the script ended", "the warm-up ended"]

@@ -195,6 +195,8 @@ _failures: list[str] = []
 _holding = 0
 _thread: threading.Thread | None = None
 _started = False
+#: the interpreter is exiting: the loader takes no more jobs (``_quiesce_loader``)
+_closing = False
 _imported = False
 #: numba is imported in this process and the guard installed (image kernels may load from the cache)
 _active = False
@@ -393,8 +395,10 @@ def _loader() -> None:
         _COND.notify_all()
     while True:
         with _COND:
-            while not (_jobs and _started):
+            while not (_jobs and _started) and not _closing:
                 _COND.wait()
+            if _closing:
+                return
             job = _jobs.popleft()
             _busy += 1
         try:
@@ -614,7 +618,31 @@ def _get_worker() -> _Worker | None:
         return _worker
 
 
-@atexit.register
+#: how long the interpreter's exit waits for the loader's running warm-up (one layer's, well
+#: under a second; a bound so that an exit never hangs on a job that does not end)
+EXIT_WAIT_S = 10.0
+
+
+def _quiesce_loader(timeout: float = EXIT_WAIT_S) -> None:
+    """The interpreter is exiting: the loader takes no more jobs, and the exit waits for the one
+    it runs. Why: Python ends a daemon thread that takes the GIL back during finalisation with
+    ``pthread_exit``, and a thread inside onnxruntime (a warm-up's exactness proof or its run on
+    zeros) takes it back in a C++ destructor, so the unwind aborts the whole process ("terminate
+    called without an active exception", SIGABRT) after the script's result. A numba compile
+    here holds no C++ frame over that step: the exit does not wait for it."""
+    global _closing
+    thread = _thread
+    try:
+        with _COND:
+            _closing = True
+            _COND.notify_all()
+            _COND.wait_for(lambda: _busy == 0 or _compiling_here, timeout)
+        if thread is not None and thread is not threading.current_thread() and not _compiling_here:
+            thread.join(timeout)
+    except KeyboardInterrupt:  # a second Ctrl-C while the exit waits: leave now
+        pass
+
+
 def stop_worker() -> None:
     """The run is over: the worker stops (what it finished is in the cache; the rest another run
     compiles). Also ``maixemu kernels --compile``'s end, so that its CPU time counts."""
@@ -623,15 +651,21 @@ def stop_worker() -> None:
         worker.close()
 
 
+@atexit.register
+def _at_exit() -> None:
+    _quiesce_loader()
+    stop_worker()
+
+
 _stop_worker = stop_worker  # (the name tests use)
 
 
 def _after_fork() -> None:
     """A forked child has neither the loader thread nor the worker (the parent's): it starts its
     own when its own runs call for them; warm-ups parked on the parent's worker queue again."""
-    global _COND, _thread, _worker, _worker_unusable, _started, _spent, _busy, _compiling_here
+    global _COND, _thread, _worker, _worker_unusable, _started, _spent, _busy, _compiling_here, _closing
     _COND = threading.Condition()
-    _thread, _worker, _worker_unusable = None, None, None
+    _thread, _worker, _worker_unusable, _closing = None, None, None, False
     _started, _spent, _busy, _compiling_here = False, 0.0, 0, False
     _jobs.extend(j for waiting in _parked.values() for j in waiting)
     _parked.clear()
