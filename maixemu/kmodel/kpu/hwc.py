@@ -38,7 +38,7 @@ from ..errors import KmodelRuntimeError
 from .activation import _activate_scalar, activation_lut, segment_table, step_buckets
 from . import fast, warmup
 from .blas import blas_threads
-from .parallel import _pool, _scratch, scratch_array
+from .parallel import _pool, scratch_array
 from .int8 import Int8Gemm
 from .products import choose, choose_int8, product_order, switched_off
 
@@ -492,13 +492,13 @@ class HwcPath:
         if self.products == "dw":
             if self.wf.size:
                 # (sized by the kernels' own strides, which they index with)
-                ring = _scratch("hwc_dw_flat_ring", 6 * kn.DW_ROW_STRIDE, np.float32)
-                sums = _scratch("hwc_dw_flat_sums", 4 * kn.DW_SUM_STRIDE, np.float32)
+                ring = scratch_array("hwc_dw_flat_ring", (6 * kn.DW_ROW_STRIDE,), np.float32)
+                sums = scratch_array("hwc_dw_flat_sums", (4 * kn.DW_SUM_STRIDE,), np.float32)
                 bad = kn.depthwise3_f32_flat(x, self.wf, self.wt.shape[1], self.pad, out, ring, sums, *self.bn, *self.act.args())
             elif self.dw_sums == "f32":
                 h, w, c = x.shape
-                ring = _scratch("hwc_dw_ring", kn.DW_RING * (w + 2) * c, np.float32)
-                rows = _scratch("hwc_dw_rows", 4 * w * c, np.float32)
+                ring = scratch_array("hwc_dw_ring", (kn.DW_RING * (w + 2) * c,), np.float32)
+                rows = scratch_array("hwc_dw_rows", (4 * w * c,), np.float32)
                 bad = kn.depthwise3_f32(x, self.wt, self.pad, out, ring, rows, *self._finish_args)
             else:
                 bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self._finish_args)
@@ -546,12 +546,12 @@ class HwcPath:
         h, w = self.in_hw
         if self.products.endswith("-patch"):
             ic = x.shape[2]
-            xp = _scratch("hwc_patch", (h + 2) * ((w + 2) * ic + 16), np.uint8).reshape(h + 2, (w + 2) * ic + 16)
+            xp = scratch_array("hwc_patch", (h + 2, (w + 2) * ic + 16), np.uint8)
             self.kernels.pad_rows(x, self.pad, xp)
             return xp
         if not self.products.endswith("-rgbx"):
             return x
-        xp = _scratch("hwc_rgbx", (h + 2) * (w + 2), np.uint32).reshape(h + 2, w + 2)
+        xp = scratch_array("hwc_rgbx", (h + 2, w + 2), np.uint32)
         self.kernels.pack_rgbx(x, self.pad, 1, xp)
         return xp
 
@@ -568,7 +568,7 @@ class HwcPath:
         if self.gemm is not None:
             if self.products.endswith("-patch"):
                 kp = self.gemm.k
-                flat = _scratch("hwc_cols", p * kp + 16, np.uint8)  # (16 bytes for the last row's copy)
+                flat = scratch_array("hwc_cols", (p * kp + 16,), np.uint8)  # (16 bytes for the last row's copy)
                 kn.im2col_patch(src, ic, s, g0 * s + oy0, ox0, rows, gw, flat)
                 g = self.gemm(flat[: p * kp].reshape(p, kp), scratch_array("hwc_sums", (p, n), np.int32))
             elif self.products.endswith("-rgbx"):

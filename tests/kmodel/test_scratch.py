@@ -1,0 +1,54 @@
+"""The per-thread scratch buffers (``kpu.parallel``): a hit is the same array object (onnxruntime's
+output binding is redone only when it changes), and no view of a buffer that was replaced is ever
+handed out again (a layer writing into a dead buffer would lose its sums, and keep it alive)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from maixemu.kmodel.kpu import parallel
+
+
+def test_a_repeated_request_is_the_same_array():
+    parallel.release_scratch()
+    a = parallel.scratch_array("t_same", (4, 8), np.int32)
+    assert parallel.scratch_array("t_same", (4, 8), np.int32) is a
+    assert a.shape == (4, 8) and a.dtype == np.int32 and a.flags.c_contiguous
+
+
+def test_growing_a_buffer_retires_every_view_of_the_old_one():
+    parallel.release_scratch()
+    small = parallel.scratch_array("t_grow", (4, 8), np.int32)
+    flat = parallel.scratch_array("t_grow", (32,), np.dtype(np.int32))  # (another spelling of the dtype)
+    assert np.shares_memory(small, flat)
+    big = parallel._scratch("t_grow", 1000, np.int32)  # a larger layer replaces the buffer
+    again = parallel.scratch_array("t_grow", (4, 8), np.int32)
+    again_flat = parallel.scratch_array("t_grow", (32,), np.dtype(np.int32))
+    assert again is not small and again_flat is not flat
+    assert np.shares_memory(again, big) and np.shares_memory(again_flat, big)
+    assert not np.shares_memory(again, small)
+
+
+def test_a_dtype_of_its_own_is_a_buffer_of_its_own():
+    parallel.release_scratch()
+    i32 = parallel.scratch_array("t_dtype", (16,), np.int32)
+    u8 = parallel.scratch_array("t_dtype", (16,), np.uint8)
+    assert not np.shares_memory(i32, u8)
+    parallel._scratch("t_dtype", 4096, np.uint8)  # growing the uint8 one leaves the int32 view valid
+    assert parallel.scratch_array("t_dtype", (16,), np.int32) is i32
+    assert parallel.scratch_array("t_dtype", (16,), np.uint8) is not u8
+
+
+def test_release_forgets_the_views_and_threads_do_not_share():
+    parallel.release_scratch()
+    a = parallel.scratch_array("t_thread", (64,), np.float32)
+    parallel.release_scratch()
+    assert parallel.scratch_array("t_thread", (64,), np.float32) is not a
+    mine = parallel.scratch_array("t_thread", (64,), np.float32)
+    theirs: list[np.ndarray] = []
+    worker = threading.Thread(target=lambda: theirs.append(parallel.scratch_array("t_thread", (64,), np.float32)))
+    worker.start()
+    worker.join()
+    assert not np.shares_memory(mine, theirs[0])
