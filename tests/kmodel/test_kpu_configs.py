@@ -18,6 +18,7 @@ from _shared import shared_path
 from maixemu.kmodel import load_kmodel
 from maixemu.kmodel import kpu as K
 from maixemu.kmodel.build import Activation, ConvSpec, V3Builder
+from maixemu.kmodel.errors import KmodelRuntimeError
 
 #: every configuration runs on every KPU engine (numpy, compiled int8, compiled float)
 pytestmark = pytest.mark.usefixtures("kpu_engine")
@@ -926,3 +927,24 @@ def test_linear_plain_form_folds_x_start_and_bias(bias, plain):
     got = conv.run(x)
     np.testing.assert_array_equal(got, conv.run_reference(x))
     assert got.min() == 50 + bias and len(np.unique(got)) > 100
+
+
+@pytest.mark.parametrize("kernel,dw", [(3, True), (1, False)])
+def test_a_batch_norm_value_below_every_segment_is_the_layer_error(kpu_engine, monkeypatch, kernel, dw):
+    """A table whose every segment starts above the layer's batch-norm values (a corrupt file):
+    the device has no segment for them, and every path says so (the KPU layer's error naming
+    its table), the compiled paths that take their choices once (a depthwise layer without pool,
+    a 1×1 product in one tile) included."""
+    monkeypatch.setenv("MAIXEMU_KPU_SMALL_COST", "0")  # (the 1×1 layer on the product, not the small-layer kernel)
+    rng = np.random.default_rng(77)
+    c, h, w = 8, 6, 10
+    top = (1 << 35) - 16
+    above = Activation([top + i for i in range(16)], [1] * 16, [0] * 16, [0] * 16)
+    spec = ConvSpec(in_shape=(c, h, w), out_channels=c, weights=_weights(rng, c, c, kernel, dw), kernel=kernel, depthwise=dw,
+                    arg_x=-128 << 15, shr_x=15, src_row=0, dst_row=300, activation=above)
+    spec.bn_mul, spec.bn_add, spec.bn_shift = [1] * c, [0] * c, [0] * c
+    model = _model_from([spec])
+    x = rng.integers(0, 256, (c, h, w), dtype=np.uint8)
+    for _ in range(2):  # (the first run of a compiled path makes its choices, the second takes them)
+        with pytest.raises(KmodelRuntimeError, match="below every activation segment start"):
+            model.run(x)

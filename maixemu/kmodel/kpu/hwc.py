@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -301,6 +301,8 @@ class HwcPath:
         #: why faster products were refused (``kpu.products.ProductPlan.refused``)
         self.refused: list[str] = []
         self._kn: ModuleType | None = None
+        #: ``run`` with its choices made (``_direct_run``), False for a layer that has none
+        self._direct: Callable[[np.ndarray], np.ndarray] | None | Literal[False] = None
         self.conv: Any = None
         self.gemm: Int8Gemm | None = None
         self.group = 1
@@ -487,7 +489,15 @@ class HwcPath:
 
     # ------------------------------------------------------------------------------------------
     def run(self, x: np.ndarray) -> np.ndarray:
+        direct = self._direct
+        if direct:
+            return direct(x)
         kn = self._kn if self._kn is not None else self.kernels
+        if direct is None:
+            chosen = self._direct_run(kn)
+            self._direct = chosen if chosen is not None else False
+            if chosen is not None:
+                return chosen(x)
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
         if self.products == "dw":
             if self.wf.size:
@@ -519,9 +529,54 @@ class HwcPath:
             else:
                 bad = sum(tile(t) for t in self.tiles)
         if bad:
-            offset, fld = self.conv.act_where
-            raise KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start", offset=offset, field=fld)
+            self._below_every_segment()
         return out
+
+    def _below_every_segment(self) -> None:
+        offset, fld = self.conv.act_where
+        raise KmodelRuntimeError("a KPU batch-norm value lies below every activation segment start", offset=offset, field=fld)
+
+    def _direct_run(self, kn: ModuleType) -> "Callable[[np.ndarray], np.ndarray] | None":
+        """``run`` of the two commonest layers with every choice made once: a depthwise layer
+        without pool on the constant-stride kernel, and a 1×1 stride-1 product in one tile. The
+        same calls in the same order as ``run``'s general form; what they skip is its per-call
+        branching and attribute lookups (2-4 µs a layer on a slow core, a few per cent of a small
+        detector's run, where most layers are that small). None for every other layer."""
+        shape = self.out_shape_hwc
+        fail = self._below_every_segment
+        if self.products == "dw" and self.wf.size:
+            depthwise, wf, t, pad = kn.depthwise3_f32_flat, self.wf, self.wt.shape[1], self.pad
+            params = (*self.bn, *self.act.args())
+            ring, sums = (6 * kn.DW_ROW_STRIDE,), (4 * kn.DW_SUM_STRIDE,)
+
+            def run_dw(x: np.ndarray) -> np.ndarray:
+                out = np.empty(shape, np.uint8)
+                if depthwise(x, wf, t, pad, out, scratch_array("hwc_dw_flat_ring", ring, np.float32),
+                             scratch_array("hwc_dw_flat_sums", sums, np.float32), *params):
+                    fail()
+                return out
+
+            return run_dw
+        gemm = self.gemm
+        if (gemm is None or self.products not in ("u8s8", "u8u8") or self.kk != 1 or self.grid[0] != 1
+                or len(self.tiles) != 1):
+            return None
+        g0, g1 = self.tiles[0][:2]
+        gw, ic, n = self.grid[4], gemm.k, shape[2]
+        first, last = g0 * gw, g1 * gw
+        sums_shape, grid_shape = (last - first, n), (g1 - g0, gw, n)
+        product, epilogue, args = gemm._run, kn.epilogue, self._epilogue_args
+
+        def run_1x1(x: np.ndarray) -> np.ndarray:
+            out = np.empty(shape, np.uint8)
+            # (rows of a C-ordered [H·W, IC] view: contiguous, as the product needs; a map that is
+            # not C-ordered is copied by the reshape)
+            g = product(x.reshape(-1, ic)[first:last], scratch_array("hwc_sums", sums_shape, np.int32))
+            if epilogue(g.reshape(grid_shape), out, *args):
+                fail()
+            return out
+
+        return run_1x1
 
     @property
     def _finish_args(self) -> tuple:
