@@ -243,6 +243,8 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
 
     step = KpuState.NODE_STEP0 + node.index
     single = batches == 1
+    #: the one map's place in main memory (a view made once, not per run)
+    main_map = main_view[0] if main_view is not None else None
     for b in range(batches):
         state.record("r", src + b * in_step, (ic, ih, iw), step, conv=single)
     for b in range(batches):
@@ -262,6 +264,8 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
             cached = cache.get(producer) if producer is not None else None
             if cached is None:
                 xn = kpu_engine.to_native(state.kram.download(src, (ic, ih, iw)), layout)
+            elif cached[0] == layout:  # (the producer's own layout: most layers on the compiled path)
+                xn = cached[1]
             else:
                 xn = kpu_engine.convert_native(cached[1], cached[0], layout)
             yn = run_native(xn)
@@ -271,16 +275,16 @@ def decode_kpu_conv2d(r: BodyReader, ctx: DecodeContext) -> Node:
                 state.kram.upload(dst, y)
                 if sink is not None:
                     sink("U8", y)
-                elif main_view is not None:
-                    main_view[0] = y
+                elif main_map is not None:
+                    main_map[...] = y
             elif sink is not None:
                 sink(layout, yn)
-            elif main_view is not None:
+            elif main_map is not None:
                 kn = loaded_kernels() if layout == "HWC" else None
                 if kn is not None:  # the transpose writes main memory itself
-                    kn.hwc_to_chw(yn, main_view[0])
+                    kn.hwc_to_chw(yn, main_map)
                 else:
-                    main_view[0] = kpu_engine.from_native(yn, layout)
+                    main_map[...] = kpu_engine.from_native(yn, layout)
             if state.tracing:  # (what ``result`` shows; a plain run holds no layer's map past its readers)
                 last["yn"] = (layout, yn)
         else:
