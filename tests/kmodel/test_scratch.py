@@ -52,3 +52,40 @@ def test_release_forgets_the_views_and_threads_do_not_share():
     worker.start()
     worker.join()
     assert not np.shares_memory(mine, theirs[0])
+
+
+def test_work_views_are_disjoint_aligned_and_the_same_objects_on_a_repeat():
+    parallel.release_scratch()
+    specs = (((3, 5), np.uint8), ((7, 4), np.int32), ((9,), np.float64))
+    views = parallel.work_views(*specs)
+    assert [v.shape for v in views] == [(3, 5), (7, 4), (9,)]
+    assert [v.dtype for v in views] == [np.uint8, np.int32, np.float64]
+    assert all(v.flags.c_contiguous and v.flags.writeable and v.ctypes.data % 64 == 0 for v in views)
+    for i, a in enumerate(views):
+        for b in views[i + 1:]:
+            assert not np.shares_memory(a, b)
+    again = parallel.work_views(*specs)
+    assert all(a is b for a, b in zip(views, again))
+
+
+def test_a_larger_work_request_replaces_the_arena_and_drops_every_carving():
+    parallel.release_scratch()
+    small = parallel.work_views(((64,), np.int32))
+    other = parallel.work_views(((8,), np.uint8), ((8,), np.int32))  # (fits the arena the first made)
+    assert np.shares_memory(small[0], other[0]) and np.shares_memory(small[0], other[1])  # one arena
+    big = parallel.work_views(((1 << 16,), np.float32))
+    again = parallel.work_views(((64,), np.int32))
+    assert again[0] is not small[0] and not np.shares_memory(again[0], small[0])
+    assert np.shares_memory(again[0], big[0])
+
+
+def test_work_views_are_per_thread_and_released():
+    parallel.release_scratch()
+    mine = parallel.work_views(((64,), np.float32))[0]
+    theirs: list[np.ndarray] = []
+    worker = threading.Thread(target=lambda: theirs.append(parallel.work_views(((64,), np.float32))[0]))
+    worker.start()
+    worker.join()
+    assert not np.shares_memory(mine, theirs[0])
+    parallel.release_scratch()
+    assert parallel.work_views(((64,), np.float32))[0] is not mine

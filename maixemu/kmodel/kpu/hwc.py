@@ -38,7 +38,7 @@ from ..errors import KmodelRuntimeError
 from .activation import _activate_scalar, activation_lut, segment_table, step_buckets
 from . import fast, warmup
 from .blas import blas_threads
-from .parallel import _pool, scratch_array
+from .parallel import _pool, scratch_array, work_views
 from .int8 import Int8Gemm
 from .products import choose, choose_int8, product_order, switched_off
 
@@ -502,13 +502,11 @@ class HwcPath:
         if self.products == "dw":
             if self.wf.size:
                 # (sized by the kernels' own strides, which they index with)
-                ring = scratch_array("hwc_dw_flat_ring", (6 * kn.DW_ROW_STRIDE,), np.float32)
-                sums = scratch_array("hwc_dw_flat_sums", (4 * kn.DW_SUM_STRIDE,), np.float32)
+                ring, sums = work_views(((6 * kn.DW_ROW_STRIDE,), np.float32), ((4 * kn.DW_SUM_STRIDE,), np.float32))
                 bad = kn.depthwise3_f32_flat(x, self.wf, self.wt.shape[1], self.pad, out, ring, sums, *self.bn, *self.act.args())
             elif self.dw_sums == "f32":
                 h, w, c = x.shape
-                ring = scratch_array("hwc_dw_ring", (kn.DW_RING * (w + 2) * c,), np.float32)
-                rows = scratch_array("hwc_dw_rows", (4 * w * c,), np.float32)
+                ring, rows = work_views(((kn.DW_RING * (w + 2) * c,), np.float32), ((4 * w * c,), np.float32))
                 bad = kn.depthwise3_f32(x, self.wt, self.pad, out, ring, rows, *self._finish_args)
             else:
                 bad = kn.depthwise(x, self.wt, self.acc, self.kk, self.pad, out, *self._finish_args)
@@ -547,12 +545,11 @@ class HwcPath:
         if self.products == "dw" and self.wf.size:
             depthwise, wf, t, pad = kn.depthwise3_f32_flat, self.wf, self.wt.shape[1], self.pad
             params = (*self.bn, *self.act.args())
-            ring, sums = (6 * kn.DW_ROW_STRIDE,), (4 * kn.DW_SUM_STRIDE,)
+            buffers = (((6 * kn.DW_ROW_STRIDE,), np.float32), ((4 * kn.DW_SUM_STRIDE,), np.float32))
 
             def run_dw(x: np.ndarray) -> np.ndarray:
                 out = np.empty(shape, np.uint8)
-                if depthwise(x, wf, t, pad, out, scratch_array("hwc_dw_flat_ring", ring, np.float32),
-                             scratch_array("hwc_dw_flat_sums", sums, np.float32), *params):
+                if depthwise(x, wf, t, pad, out, *work_views(*buffers), *params):
                     fail()
                 return out
 
@@ -564,14 +561,14 @@ class HwcPath:
         g0, g1 = self.tiles[0][:2]
         gw, ic, n = self.grid[4], gemm.k, shape[2]
         first, last = g0 * gw, g1 * gw
-        sums_shape, grid_shape = (last - first, n), (g1 - g0, gw, n)
+        sums_spec, grid_shape = ((last - first, n), np.int32), (g1 - g0, gw, n)
         product, epilogue, args = gemm._run, kn.epilogue, self._epilogue_args
 
         def run_1x1(x: np.ndarray) -> np.ndarray:
             out = np.empty(shape, np.uint8)
             # (rows of a C-ordered [H·W, IC] view: contiguous, as the product needs; a map that is
             # not C-ordered is copied by the reshape)
-            g = product(x.reshape(-1, ic)[first:last], scratch_array("hwc_sums", sums_shape, np.int32))
+            g = product(x.reshape(-1, ic)[first:last], work_views(sums_spec)[0])
             if epilogue(g.reshape(grid_shape), out, *args):
                 fail()
             return out
@@ -623,26 +620,27 @@ class HwcPath:
         if self.gemm is not None:
             if self.products.endswith("-patch"):
                 kp = self.gemm.k
-                flat = scratch_array("hwc_cols", (p * kp + 16,), np.uint8)  # (16 bytes for the last row's copy)
+                # (16 bytes more for the last row's copy)
+                flat, sums = work_views(((p * kp + 16,), np.uint8), ((p, n), np.int32))
                 kn.im2col_patch(src, ic, s, g0 * s + oy0, ox0, rows, gw, flat)
-                g = self.gemm(flat[: p * kp].reshape(p, kp), scratch_array("hwc_sums", (p, n), np.int32))
+                g = self.gemm(flat[: p * kp].reshape(p, kp), sums)
             elif self.products.endswith("-rgbx"):
                 group = self.group
-                a32 = scratch_array("hwc_cols_rgbx", (p // group, 3 * (group + 2)), np.uint32)
+                a32, sums = work_views(((p // group, 3 * (group + 2)), np.uint32), ((p // group, group * n), np.int32))
                 kn.im2col_rgbx(src, group, s, g0 * s + oy0, ox0, rows, gw, a32)
-                g = self.gemm(a32.view(np.uint8), scratch_array("hwc_sums", (p // group, group * n), np.int32))
+                g = self.gemm(a32.view(np.uint8), sums)
             elif self.kk == 1 and s == 1:
-                g = self.gemm(x.reshape(-1, ic)[g0 * gw : g1 * gw], scratch_array("hwc_sums", (p, n), np.int32))
+                g = self.gemm(x.reshape(-1, ic)[g0 * gw : g1 * gw], work_views(((p, n), np.int32))[0])
             else:
-                a = scratch_array("hwc_cols", (p, kcols), np.uint8)
+                a, sums = work_views(((p, kcols), np.uint8), ((p, n), np.int32))
                 kn.im2col(x, self.kk, self.pad, s, g0 * s + oy0, ox0, rows, gw, a, 0)
-                g = self.gemm(a, scratch_array("hwc_sums", (p, n), np.int32))
+                g = self.gemm(a, sums)
             return g.reshape(rows, gw, n)
-        a = scratch_array("hwc_cols", (p, kcols), self.dtype)
+        a, sums = work_views(((p, kcols), self.dtype), ((p, n), self.dtype))
         kn.im2col(x, self.kk, self.pad, s, g0 * s + oy0, ox0, rows, gw, a, 128)
         with blas_threads(1):  # (one BLAS thread per work item)
             if len(self.chunks) == 1:
-                g = np.matmul(a, self.wmat, out=scratch_array("hwc_sums", (p, n), self.dtype))
+                g = np.matmul(a, self.wmat, out=sums)
             else:
                 g = np.zeros((p, n), dtype=np.float64)
                 for k0, k1 in self.chunks:
