@@ -228,10 +228,10 @@ def test_depthwise_float32_flat_kernel_at_its_row_strides():
         want = np.empty_like(got)
         ring2 = np.empty(kn.DW_RING * (w + 2) * c, np.float32)
         rows = np.empty(4 * w * c, np.float32)
-        kn.depthwise3_f32(x, path.wt, path.pad, want, ring2, rows, *path.pool, *path.bn, *path.act.args())
+        kn.depthwise3_f32(x, np.ascontiguousarray(path.wt), path.pad, want, ring2, rows, *path.pool, *path.bn, *path.act.args())
         np.testing.assert_array_equal(got, want)
         assert len(np.unique(want)) >= 8
-    wt = path.wt
+    wt = np.ascontiguousarray(path.wt)
     assert hwc._dw_flat_weights(wt, "f32", (1, 1, 0, 0, 0), (4, w, c), (4, w)).size == 9 * hwc.DW_TAP_STRIDE
     assert hwc._dw_flat_weights(wt, "f32", (1, 1, 0, 0, 0), (4, w + 1, c), (4, w + 1)).size == 0
     assert hwc._dw_flat_weights(wt, "f32", (2, 2, 0, 0, 1), (4, 8, c), (2, 4)).size == 0
