@@ -825,10 +825,12 @@ _LAYER_SHAPES = [(0, 3, False), (1, 1, False), (1, 3, False), (0, 3, True), (1, 
 @pytest.mark.kpu_engines("fast-u8s8", "fast-u8u8", "fast-f32", "fast-f64")
 @pytest.mark.parametrize("pool_type,kernel,dw", _LAYER_SHAPES)
 def test_table_lookup_matches_the_reference(monkeypatch, pool_type, kernel, dw):
-    """The compiled path's table lookup (the linear form off): same bytes as the int64 reference."""
+    """The compiled path's table lookup (the linear form off, tables of this size before step
+    buckets): same bytes as the int64 reference."""
     from maixemu.kmodel.kpu import hwc
 
     monkeypatch.setattr(hwc, "LINEAR_MAX_SEGMENTS", 0)
+    monkeypatch.setattr(hwc, "HWC_SMALL_LUT_ENTRIES", hwc.HWC_LUT_MAX_ENTRIES)
     rng = np.random.default_rng(1700 + pool_type * 7 + kernel + dw)
     c, h, w = 6, 13, 17
     x = rng.integers(0, 256, size=(c, h, w), dtype=np.uint8)

@@ -47,6 +47,14 @@ _F64_EXACT = 1 << 53
 #: Largest activation table the compiled path builds (uint8 entries). Beyond it the segments
 #: are evaluated directly: a multi-MiB table misses the cache on every lookup and costs load time.
 HWC_LUT_MAX_ENTRIES = 1 << 20
+#: Largest table taken *before* step buckets for a monotone activation. Measured on yolo_20class
+#: V3 (14-segment leaky tables of 340–680 k entries, 6.8 MiB for its 15 layers) on an AVX-512
+#: VNNI core, one process, the two forms interleaved: the buckets (5–10 KiB a layer) ran the model
+#: 0.85–0.90x the tables' time — a table of several hundred KiB misses L2 as a map's values
+#: spread — and its working memory fell by the tables' 6.8 MiB. Tables up to this size stay
+#: (a few L2-resident KiB, one lookup a value); larger ones serve only activations the buckets
+#: cannot (not monotone).
+HWC_SMALL_LUT_ENTRIES = 1 << 16
 
 #: Layers of at least this many MACs hand their row tiles to the thread pool when
 #: ``MAIXEMU_THREADS`` > 1 (below it a hand-off costs more than the work; as ``KpuConv``)
@@ -167,11 +175,10 @@ def _linear(conv, bounds, t, fold: bool) -> tuple[np.ndarray, int] | None:
 
 
 def _act_plan(conv, bounds, lut_limit: int, lut_budget: int, float_bn: bool, fold: bool = True) -> _Act:
-    """Linear segments when they apply, else a table when it is small, else step buckets
-    (monotone activations), else the segments; tables and buckets count against the model's
+    """Linear segments when they apply, else a small table, else step buckets (monotone
+    activations), else a table up to ``lut_limit``, else the segments; tables and buckets count against the model's
     budget ``lut_budget``. Without an exact float64 batch-norm only the segments are used.
-    (Measured on the public models' 14-segment activations: a table that fits, even 1 MiB, is
-    faster than the buckets' few KiB of words — the batch-norm values of a map cluster.)"""
+    A table larger than ``HWC_SMALL_LUT_ENTRIES`` comes after the buckets (see there)."""
     lo, hi = bounds.lo, bounds.hi
     empty = np.zeros(1, np.uint8)
     if bounds.valid:
@@ -182,9 +189,9 @@ def _act_plan(conv, bounds, lut_limit: int, lut_budget: int, float_bn: bool, fol
         if linear is not None:
             lin, bn_add = linear
             return _Act(4, lo, hi - lo, empty, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, lin, bn_add)
-        if float_bn and hi - lo + 1 <= lut_limit:
-            return _Act(0, lo, hi - lo, activation_lut(conv.act, lo, hi), _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY,
-                        _NO_FLOATS)
+        table = float_bn and hi - lo + 1 <= lut_limit
+        if table and hi - lo + 1 <= HWC_SMALL_LUT_ENTRIES:
+            return _table_act(conv, lo, hi)
         if float_bn and bounds.monotone:
             buckets = step_buckets(conv.act, lo, hi)
             if buckets is not None and buckets[1].size <= lut_budget:
@@ -193,9 +200,17 @@ def _act_plan(conv, bounds, lut_limit: int, lut_budget: int, float_bn: bool, fol
                 # the range), its increment and the bucket's first value
                 words = (np.minimum(at, hi - lo + 1) << 16) | (inc << 8) | first.astype(np.int64)
                 return _Act(3, lo, hi - lo, empty, words, _NO_ARRAY, _NO_ARRAY, np.array([j], np.int64), _NO_ARRAY, _NO_FLOATS)
+        if table:
+            return _table_act(conv, lo, hi)
         return _Act(2, lo, hi - lo, empty, t.bp, t.sx, t.sm, t.ss, t.sb, _NO_FLOATS)
     t = segment_table(conv.act)
     return _Act(1, 0, 0, empty, t.bp, t.sx, t.sm, t.ss, t.sb, _NO_FLOATS)
+
+
+def _table_act(conv, lo: int, hi: int) -> _Act:
+    """Mode 0: the activation's table over ``lo..hi``."""
+    return _Act(0, lo, hi - lo, activation_lut(conv.act, lo, hi), _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY, _NO_ARRAY,
+                _NO_FLOATS)
 
 
 def _tile(values: np.ndarray, channels: int, dtype) -> np.ndarray:
