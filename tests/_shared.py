@@ -103,6 +103,7 @@ def read_line(proc, timeout: float = 120.0) -> str:
         line = proc.stdout.readline()
     finally:
         guard.cancel()
-    if not line and proc.poll() is not None:
-        pytest.fail(f"no line from the child within {timeout:g} s (exit code {proc.returncode}): {proc.communicate()[1]}")
+    if not line:  # (its stdout ended: it exited, or the guard killed it)
+        _, err = proc.communicate()
+        pytest.fail(f"no line from the child within {timeout:g} s (exit code {proc.returncode}): {err}")
     return line

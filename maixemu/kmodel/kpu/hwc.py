@@ -516,12 +516,8 @@ class HwcPath:
             if chosen is not None:
                 return chosen(x)
         out = np.empty(self.out_shape_hwc, dtype=np.uint8)
-        if self.products == "dw":
-            if self.wf.size:
-                # (sized by the kernels' own strides, which they index with)
-                ring, sums = work_views(((6 * kn.DW_ROW_STRIDE,), np.float32), ((4 * kn.DW_SUM_STRIDE,), np.float32))
-                bad = kn.depthwise3_f32_flat(x, self.wf, self.wt.shape[1], self.pad, out, ring, sums, *self.bn, *self.act.args())
-            elif self.dw_sums == "f32":
+        if self.products == "dw":  # (a flat one, without pool, is a direct run: ``_direct_run``)
+            if self.dw_sums == "f32":
                 h, w, c = x.shape
                 ring, rows = work_views(((kn.DW_RING * (w + 2) * c,), np.float32), ((4 * w * c,), np.float32))
                 bad = kn.depthwise3_f32(x, self.wt, self.pad, out, ring, rows, *self._finish_args)
@@ -562,6 +558,7 @@ class HwcPath:
         if self.products == "dw" and self.wf.size:
             depthwise, wf, t, pad = kn.depthwise3_f32_flat, self.wf, self.wt.shape[1], self.pad
             params = (*self.bn, *self.act.args())
+            # (sized by the kernel's own strides, which it indexes with)
             buffers = (((6 * kn.DW_ROW_STRIDE,), np.float32), ((4 * kn.DW_SUM_STRIDE,), np.float32))
 
             def run_dw(x: np.ndarray) -> np.ndarray:
@@ -579,13 +576,11 @@ class HwcPath:
         gw, ic, n = self.grid[4], gemm.k, shape[2]
         first, last = g0 * gw, g1 * gw
         sums_spec, grid_shape = ((last - first, n), np.int32), (g1 - g0, gw, n)
-        product, epilogue, args = gemm._run, kn.epilogue, self._epilogue_args
+        epilogue, args = kn.epilogue, self._epilogue_args
 
         def run_1x1(x: np.ndarray) -> np.ndarray:
             out = np.empty(shape, np.uint8)
-            # (rows of a C-ordered [H·W, IC] view: contiguous, as the product needs; a map that is
-            # not C-ordered is copied by the reshape)
-            g = product(x.reshape(-1, ic)[first:last], work_views(sums_spec)[0])
+            g = gemm(x.reshape(-1, ic)[first:last], work_views(sums_spec)[0])
             if epilogue(g.reshape(grid_shape), out, *args):
                 fail()
             return out

@@ -90,10 +90,11 @@ def work_views(*specs: tuple[tuple[int, ...], Any]) -> tuple[np.ndarray, ...]:
 def scratch_array(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
     """``_scratch`` as an array of ``shape``, the *same object* for the same name, shape and
     dtype until the buffer grows: onnxruntime's IO binding of an output is then redone only when
-    the array changes (``kpu.int8``), not on every call. A hit is one dictionary lookup (a layer
-    asks for two to four buffers per run: the full checks cost 5 % of a small detector's run);
-    ``_scratch`` drops a name's views when it replaces that name's buffer, so a view found here
-    always lies in the live buffer."""
+    the array changes (``kpu.int8``), not on every call. For buffers that outlive a layer's own
+    requests (a camera layer's padded source, read by all its tiles); what a layer uses only while
+    it runs comes from ``work_views``. A hit is one dictionary lookup (the full checks once cost
+    5 % of a small detector's run); ``_scratch`` drops a name's views when it replaces that name's
+    buffer, so a view found here always lies in the live buffer."""
     try:
         return _SCRATCH.views[(name, dtype, shape)]
     except (AttributeError, KeyError):

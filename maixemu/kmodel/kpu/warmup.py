@@ -632,13 +632,14 @@ def _quiesce_loader(timeout: float = EXIT_WAIT_S) -> None:
     here holds no C++ frame over that step: the exit does not wait for it."""
     global _closing
     thread = _thread
+    deadline = time.monotonic() + timeout
     try:
         with _COND:
             _closing = True
             _COND.notify_all()
             _COND.wait_for(lambda: _busy == 0 or _compiling_here, timeout)
         if thread is not None and thread is not threading.current_thread() and not _compiling_here:
-            thread.join(timeout)
+            thread.join(max(0.0, deadline - time.monotonic()))  # (one bound for the whole wait)
     except KeyboardInterrupt:  # a second Ctrl-C while the exit waits: leave now
         pass
 
