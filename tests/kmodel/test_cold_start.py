@@ -133,6 +133,36 @@ def test_every_state_of_the_switch_gives_the_golden_bytes(background, monkeypatc
 
 
 @pytest.mark.golden
+@pytest.mark.parametrize("rel", ["models/v3/mnist.kmodel", V4_FACE])
+def test_the_plain_forms_scratch_goes_once_the_compiled_paths_serve(background, rel):
+    """The numpy plans' tiles (14 MiB on a face detector) served the first runs; once every
+    layer runs compiled they are dropped from the thread that ran them, and the bytes stay golden."""
+    from maixemu.kmodel import load_kmodel
+    from maixemu.kmodel.kpu import parallel
+
+    warmup = background
+    parallel.release_scratch()
+    model = load_kmodel(shared_path(*rel.split("/")))
+    cases = _golden(rel)
+
+    def plain() -> set[str]:
+        names = getattr(parallel._SCRATCH, "plain_names", set())
+        return {name for name, _ in parallel._SCRATCH.buffers if name in names}
+
+    for case in cases:
+        assert _same(model.run(case["input"]), case)
+    assert plain()  # the plain forms ran here and left their tiles
+    warmup.start()
+    assert warmup.wait(HANG_S)
+    assert all("HWC" in str(layer.details["path"]) for layer in model.layers if layer.on_kpu)
+    for case in cases[:1] * parallel.PLAIN_QUIET_RUNS:
+        assert _same(model.run(case["input"]), case)
+    assert not plain()
+    for case in cases:
+        assert _same(model.run(case["input"]), case)
+
+
+@pytest.mark.golden
 def test_a_trace_across_the_switch_matches_the_layer_dump(background):
     """Layer by layer: the face detector's maps, traced while the compiled paths come in."""
     from maixemu.kmodel import load_kmodel

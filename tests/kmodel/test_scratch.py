@@ -89,3 +89,43 @@ def test_work_views_are_per_thread_and_released():
     assert not np.shares_memory(mine, theirs[0])
     parallel.release_scratch()
     assert parallel.work_views(((64,), np.float32))[0] is not mine
+
+
+def _plain_buffers() -> set[str]:
+    return {name for name, _ in getattr(parallel._SCRATCH, "buffers", {}) if name.startswith("t_plain")}
+
+
+def test_plain_scratch_goes_after_two_runs_without_the_plain_forms():
+    parallel.release_scratch()
+    parallel.plain_scratch("t_plain_cols", 4096, np.float32)
+    parallel.scratch_array("t_kept", (16,), np.int32)  # (a compiled path's buffer)
+    kept = parallel.work_views(((64,), np.uint8))[0]
+    parallel.run_finished()  # the run that used them
+    assert _plain_buffers() == {"t_plain_cols"}
+    parallel.run_finished()  # one quiet run: a model still on its plain forms may run next
+    assert _plain_buffers() == {"t_plain_cols"}
+    parallel.run_finished()
+    assert _plain_buffers() == set()
+    assert parallel.scratch_array("t_kept", (16,), np.int32) is not None
+    assert ("t_kept", np.dtype(np.int32).str) in parallel._SCRATCH.buffers
+    assert parallel.work_views(((64,), np.uint8))[0] is kept  # the work arena stays
+
+
+def test_a_plain_run_between_quiet_ones_keeps_the_buffers():
+    parallel.release_scratch()
+    first = parallel.plain_scratch("t_plain_bn", 256, np.float64)
+    for _ in range(5):  # a plain model and a compiled one, alternating
+        parallel.run_finished()
+        assert parallel.plain_scratch("t_plain_bn", 256, np.float64) is not None
+        parallel.run_finished()
+    assert np.shares_memory(parallel.plain_scratch("t_plain_bn", 256, np.float64), first)
+
+
+def test_a_dropped_plain_buffer_is_made_again_and_its_views_are_gone():
+    parallel.release_scratch()
+    old = parallel.plain_scratch("t_plain_g", 128, np.float32)
+    for _ in range(parallel.PLAIN_QUIET_RUNS + 1):
+        parallel.run_finished()
+    new = parallel.plain_scratch("t_plain_g", 128, np.float32)
+    assert not np.shares_memory(new, old)
+    assert not [key for key in parallel._SCRATCH.views if key[0] == "t_plain_g"]

@@ -35,7 +35,7 @@ from .fast import compiled_available
 from .hwc import HwcPath
 from .small import SmallConv
 from . import parallel as _parallel
-from .parallel import _pool, _scratch
+from .parallel import _pool, plain_scratch
 from .products import ProductsInexact, chunks_for_bound
 from .pool import _MAX_POOLS, _POOL_COMMUTES_MONOTONE, _SELECTION_POOLS, POOL_GEOMETRY, POOL_NAMES, pool
 from .ram import from_centered, from_native, row_addr, to_centered, to_native, warm_transposes
@@ -539,7 +539,7 @@ class KpuConv:
         """
         ic, h, w = self.in_shape
         wp = w + 2
-        flat = _scratch("pad", ic * ((h + 2) * wp + 2), dtype).reshape(ic, (h + 2) * wp + 2)
+        flat = plain_scratch("pad", ic * ((h + 2) * wp + 2), dtype).reshape(ic, (h + 2) * wp + 2)
         grid = flat[:, : (h + 2) * wp].reshape(ic, h + 2, wp)
         padc = float(self.pad_value) - 128.0
         grid[:, 0, :] = padc
@@ -584,7 +584,7 @@ class KpuConv:
         base = y0 * wp
         cin = src[o0:o1] if self.depthwise else src
         n_in = cin.shape[0]
-        cols = _scratch("cols", n_in * 9 * length, self._gemm_dtype).reshape(n_in, 9, length)
+        cols = plain_scratch("cols", n_in * 9 * length, self._gemm_dtype).reshape(n_in, 9, length)
         t = 0
         for ky in range(3):
             for kx in range(3):
@@ -610,7 +610,7 @@ class KpuConv:
         cin = grid[o0:o1] if self.depthwise else grid
         n_in = cin.shape[0]
         k = self.k
-        cols = _scratch("cols", n_in * k * k * rows * ow, self._gemm_dtype).reshape(n_in, k * k, rows, ow)
+        cols = plain_scratch("cols", n_in * k * k * rows * ow, self._gemm_dtype).reshape(n_in, k * k, rows, ow)
         t = 0
         for ky in range(k):
             for kx in range(k):
@@ -638,13 +638,13 @@ class KpuConv:
         ic, h, w = self.in_shape
         oh, ow = self.out_shape[1:]
         if self.k == 1:
-            planes = _scratch("pad", ic * oh * st * st * ow, self._gemm_dtype).reshape(ic, oh, st, st, ow)
+            planes = plain_scratch("pad", ic * oh * st * st * ow, self._gemm_dtype).reshape(ic, oh, st, st, ow)
             view = xc[:, : oh * st, : ow * st].reshape(ic, oh, st, ow, st).transpose(0, 1, 2, 4, 3)
             np.copyto(planes, view, casting="unsafe")
             return planes.reshape(ic, oh, st * st, ow)
         grid = self._padded_flat(xc, self._gemm_dtype)[:, : (h + 2) * (w + 2)].reshape(ic, h + 2, w + 2)
         ph, pw = -(-(h + 2) // st), -(-(w + 2) // st)
-        flat = _scratch("planes", ic * st * st * (ph * pw + 2), self._gemm_dtype).reshape(ic, st * st, ph * pw + 2)
+        flat = plain_scratch("planes", ic * st * st * (ph * pw + 2), self._gemm_dtype).reshape(ic, st * st, ph * pw + 2)
         flat[:, :, ph * pw :] = 0
         planes = flat[:, :, : ph * pw].reshape(ic, st * st, ph, pw)
         for ry in range(st):
@@ -690,7 +690,7 @@ class KpuConv:
         length = rows * pw
         cin = src[o0:o1] if self.depthwise else src
         n_in = cin.shape[0]
-        cols = _scratch("cols", n_in * 9 * n_ph * length, self._gemm_dtype).reshape(n_in, 9, n_ph, length)
+        cols = plain_scratch("cols", n_in * 9 * n_ph * length, self._gemm_dtype).reshape(n_in, 9, n_ph, length)
         t = 0
         for ky in range(3):
             for kx in range(3):
@@ -718,7 +718,7 @@ class KpuConv:
         chunks = self._gemm_chunks
         assert chunks is not None  # (the numpy plan is prepared: _prepare_fast set them)
         if len(chunks) == 1:
-            return np.matmul(wm, mat, out=_scratch("g", wm.shape[0] * mat.shape[1], wm.dtype).reshape(wm.shape[0], mat.shape[1]))
+            return np.matmul(wm, mat, out=plain_scratch("g", wm.shape[0] * mat.shape[1], wm.dtype).reshape(wm.shape[0], mat.shape[1]))
         g = np.zeros((wm.shape[0], mat.shape[1]), dtype=np.float64)
         for k0, k1 in chunks:
             g += wm[:, k0:k1] @ mat[k0:k1]
@@ -782,7 +782,7 @@ class KpuConv:
         assert plan is not None  # (the numpy plan's stage)
         oc, ph, pw = g.shape
         n = oc * ph * pw
-        buf = _scratch("bn", n, np.float64).reshape(oc, ph, pw)
+        buf = plain_scratch("bn", n, np.float64).reshape(oc, ph, pw)
         np.multiply(g, plan.m[o0:o1, :, None], out=buf)
         buf += plan.c[o0:o1, :, None]
         if plan.segments is not None:
@@ -793,7 +793,7 @@ class KpuConv:
                 raise self._below_segments()
             return to_centered(values)
         np.clip(buf, 0.0, plan.span, out=buf)
-        idx = _scratch("idx", n, np.intp).reshape(oc, ph, pw)
+        idx = plain_scratch("idx", n, np.intp).reshape(oc, ph, pw)
         if plan.buckets is not None:
             # i = floor(buf) >= 0; bucket q = floor(buf * 2**-j) (exact: a power of two) and
             # floor(buf) >= step  <=>  buf >= step for the integer steps
@@ -984,11 +984,11 @@ def _shifted_weights(weights: np.ndarray, ax: int) -> np.ndarray:
 def _bmm(w: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """``w @ cols`` (depthwise: [O,1,9] @ [O,9,N]) into a reused per-thread buffer."""
     shape = (cols.shape[0], 1, cols.shape[2])
-    return np.matmul(w, cols, out=_scratch("g", shape[0] * shape[2], cols.dtype).reshape(shape))
+    return np.matmul(w, cols, out=plain_scratch("g", shape[0] * shape[2], cols.dtype).reshape(shape))
 
 
 def _converted(x: np.ndarray, dtype) -> np.ndarray:
     """``x.astype(dtype)`` into a reused per-thread buffer (a layer's GEMM source)."""
-    out = _scratch("src", x.size, dtype).reshape(x.shape)
+    out = plain_scratch("src", x.size, dtype).reshape(x.shape)
     np.copyto(out, x, casting="unsafe")
     return out

@@ -55,7 +55,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import fast, heap
-from .parallel import release_scratch
+from .parallel import release_scratch, run_finished
 
 MODES = ("background", "wait")
 #: CPU seconds the plain forms may spend before the compiled engine starts (see the docstring)
@@ -299,7 +299,9 @@ def account(seconds: float) -> None:
 
 
 class _Metered:
-    """Times a model run while its compiled paths are queued and the engine has not started."""
+    """The scope of a model run: times it while its compiled paths are queued and the engine has
+    not started, and tells this thread's scratch that a run ended (``parallel.run_finished``:
+    the plain forms' buffers go once the compiled paths serve every run)."""
 
     __slots__ = ("t0",)
 
@@ -309,6 +311,7 @@ class _Metered:
     def __exit__(self, *exc: object) -> None:
         if self.t0 >= 0.0:
             account(time.thread_time() - self.t0)
+        run_finished()
 
 
 def metered() -> _Metered:
