@@ -448,3 +448,45 @@ def test_deinit_stops_capture():
     sensor.deinit()
     with pytest.raises(RuntimeError, match=r"^Not init!(\n\[maixemu\] .*)?$"):
         sensor.snapshot()
+
+
+# ------------------------------------------------------------------------------------- scaled frames
+def test_a_shared_read_only_frame_is_scaled_once_per_size(monkeypatch):
+    """A folder or a still picture hands out the same read-only frame every loop: it is scaled once
+    (per frame size), a live camera's fresh frames every time, with the same pixels either way."""
+    calls = []
+    real = sensor.fit_frame
+    monkeypatch.setattr(sensor, "fit_frame", lambda raw, w, h: calls.append((w, h)) or real(raw, w, h))
+    shared = pattern(640, 480, seed=3)
+    shared.setflags(write=False)
+    live = pattern(640, 480, seed=4)
+    use(shared, live)
+    start()
+    want_shared = expected565(cv2.resize(shared, (320, 240), interpolation=cv2.INTER_AREA))
+    want_live = expected565(cv2.resize(live, (320, 240), interpolation=cv2.INTER_AREA))
+    for _ in range(3):
+        np.testing.assert_array_equal(sensor.snapshot()._pix, want_shared)
+        np.testing.assert_array_equal(sensor.snapshot()._pix, want_live)
+    assert calls.count((320, 240)) == 1 + 3  # the shared frame once, the live one every time
+    sensor.set_framesize(sensor.QQVGA)
+    np.testing.assert_array_equal(sensor.snapshot()._pix,
+                                  expected565(cv2.resize(shared, (160, 120), interpolation=cv2.INTER_AREA)))
+    assert calls[-1] == (160, 120)
+
+
+def test_scaled_frames_stay_within_their_budget_and_go_with_their_frame(monkeypatch):
+    monkeypatch.setattr(sensor, "_FIT_CACHE_BYTES", 320 * 240 * 3)  # room for one scaled frame
+    frames = [pattern(640, 480, seed=s) for s in (5, 6)]
+    for f in frames:
+        f.setflags(write=False)
+    cache = sensor._FittedFrames()
+    first = cache.fit(frames[0], 320, 240)
+    assert cache.fit(frames[0], 320, 240) is first and not first.flags.writeable
+    second = cache.fit(frames[1], 320, 240)
+    assert cache.fit(frames[1], 320, 240) is not second  # over the budget: scaled, not kept
+    np.testing.assert_array_equal(second, sensor.fit_frame(frames[1], 320, 240))
+    del frames[0]
+    import gc
+
+    gc.collect()
+    assert cache._bytes == 0 and not cache._entries  # the frame went, its scaled copy too
