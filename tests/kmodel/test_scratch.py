@@ -92,7 +92,7 @@ def test_work_views_are_per_thread_and_released():
 
 
 def _plain_buffers() -> set[str]:
-    return {name for name, _ in getattr(parallel._SCRATCH, "buffers", {}) if name.startswith("t_plain")}
+    return {name for name, _ in getattr(parallel._SCRATCH, "plain", {})}
 
 
 def test_plain_scratch_goes_after_two_runs_without_the_plain_forms():
@@ -104,10 +104,10 @@ def test_plain_scratch_goes_after_two_runs_without_the_plain_forms():
     assert _plain_buffers() == {"t_plain_cols"}
     parallel.run_finished()  # one quiet run: a model still on its plain forms may run next
     assert _plain_buffers() == {"t_plain_cols"}
+    kept_array = parallel.scratch_array("t_kept", (16,), np.int32)
     parallel.run_finished()
-    assert _plain_buffers() == set()
-    assert parallel.scratch_array("t_kept", (16,), np.int32) is not None
-    assert ("t_kept", np.dtype(np.int32).str) in parallel._SCRATCH.buffers
+    assert _plain_buffers() == set() and parallel.plain_scratch_bytes() == 0
+    assert parallel.scratch_array("t_kept", (16,), np.int32) is kept_array  # the compiled paths' buffers stay
     assert parallel.work_views(((64,), np.uint8))[0] is kept  # the work arena stays
 
 
@@ -126,6 +126,14 @@ def test_a_dropped_plain_buffer_is_made_again_and_its_views_are_gone():
     old = parallel.plain_scratch("t_plain_g", 128, np.float32)
     for _ in range(parallel.PLAIN_QUIET_RUNS + 1):
         parallel.run_finished()
+    assert parallel.plain_scratch_bytes() == 0
     new = parallel.plain_scratch("t_plain_g", 128, np.float32)
     assert not np.shares_memory(new, old)
-    assert not [key for key in parallel._SCRATCH.views if key[0] == "t_plain_g"]
+    assert parallel.plain_scratch_bytes() == 128 * 4
+
+
+def test_plain_and_compiled_buffers_of_one_name_are_apart():
+    parallel.release_scratch()
+    plain = parallel.plain_scratch("t_both", 64, np.float32)
+    compiled = parallel._scratch("t_both", 64, np.float32)
+    assert not np.shares_memory(plain, compiled)

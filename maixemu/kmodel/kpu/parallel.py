@@ -45,8 +45,9 @@ def release_scratch() -> None:
     _SCRATCH.views = {}
     _SCRATCH.arena = None
     _SCRATCH.carvings = {}
-    _SCRATCH.plain_names = set()
+    _SCRATCH.plain = {}
     _SCRATCH.plain_used = False
+    _SCRATCH.plain_quiet = 0
 
 
 #: offsets of the arrays ``work_views`` carves (bytes): every dtype's alignment, and a cache line
@@ -121,15 +122,20 @@ PLAIN_QUIET_RUNS = 2
 
 
 def plain_scratch(name: str, size: int, dtype) -> np.ndarray:
-    """``_scratch`` for the plain (numpy) forms of a layer: the same buffers, and the thread
-    remembers that its current run used them (see ``run_finished``)."""
+    """A per-thread reusable flat buffer for the plain (numpy) forms of a layer, kept apart from
+    the compiled paths' buffers so that ``run_finished`` can drop them all at once; the thread
+    remembers that its current run used them."""
     local = _SCRATCH
-    names = getattr(local, "plain_names", None)
-    if names is None:
-        names = local.plain_names = set()
-    names.add(name)
+    pool_ = getattr(local, "plain", None)
+    if pool_ is None:
+        pool_ = local.plain = {}
     local.plain_used = True
-    return _scratch(name, size, dtype)
+    return _grown(pool_, name, size, dtype)[:size]
+
+
+def plain_scratch_bytes() -> int:
+    """Bytes the plain forms' buffers hold on this thread (what ``run_finished`` drops)."""
+    return sum(buf.nbytes for buf in getattr(_SCRATCH, "plain", {}).values())
 
 
 def run_finished() -> None:
@@ -140,37 +146,37 @@ def run_finished() -> None:
         local.plain_used = False
         local.plain_quiet = 0
         return
-    names = getattr(local, "plain_names", None)
-    if not names:
+    if not getattr(local, "plain", None):
         return
-    quiet = local.plain_quiet = getattr(local, "plain_quiet", 0) + 1
-    if quiet < PLAIN_QUIET_RUNS:
-        return
-    buffers = getattr(local, "buffers", {})
-    for key in [k for k in buffers if k[0] in names]:
-        del buffers[key]
-    views = getattr(local, "views", {})
-    for key in [k for k in views if k[0] in names]:
-        del views[key]
-    names.clear()
+    local.plain_quiet = getattr(local, "plain_quiet", 0) + 1
+    if local.plain_quiet >= PLAIN_QUIET_RUNS:
+        local.plain = {}
+
+
+def _grown(pool_: dict, name: str, size: int, dtype) -> np.ndarray:
+    """``pool_``'s flat buffer for ``name`` and ``dtype``, replaced by a larger one when it holds
+    fewer than ``size`` values (the whole buffer: callers slice it)."""
+    dtype = np.dtype(dtype)
+    key = (name, dtype.str)
+    buf = pool_.get(key)
+    if buf is None or buf.size < size:
+        buf = pool_[key] = np.empty(max(size, 1), dtype=dtype)
+    return buf
 
 
 def _scratch(name: str, size: int, dtype) -> np.ndarray:
     """A per-thread reusable flat buffer (grown on demand) for intermediates never returned."""
-    dtype = np.dtype(dtype)
-    key = (name, dtype.str)
     pool_ = getattr(_SCRATCH, "buffers", None)
     if pool_ is None:
         pool_ = _SCRATCH.buffers = {}
     views = getattr(_SCRATCH, "views", None)
     if views is None:
         views = _SCRATCH.views = {}
-    buf = pool_.get(key)
-    if buf is None or buf.size < size:
-        buf = np.empty(max(size, 1), dtype=dtype)
-        pool_[key] = buf
+    before = pool_.get((name, np.dtype(dtype).str))
+    buf = _grown(pool_, name, size, dtype)
+    if buf is not before:
         # (views of the old buffer would keep it alive, and must not be handed out again: every
         # view of this name, whatever dtype spelling it was asked with)
-        for stale in [k for k in views if k[0] == name and np.dtype(k[1]) == dtype]:
+        for stale in [k for k in views if k[0] == name and np.dtype(k[1]) == buf.dtype]:
             del views[stale]
     return buf[:size]
