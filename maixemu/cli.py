@@ -122,7 +122,7 @@ class CommandModule(Protocol):
     def run(self, args: argparse.Namespace) -> int | None: ...
 
 
-def command_names() -> list[str]:
+def _command_names() -> list[str]:
     """The subcommands: the public modules of ``maixemu.commands``, found without importing them."""
     from . import commands
 
@@ -162,7 +162,7 @@ def build_parser(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser
     run_parser = sub.add_parser("run", help="run a MaixPy script (default: the bundled sample)",
                                 formatter_class=PlainHelpFormatter)
     add_run_arguments(run_parser)
-    commands = _discover_commands(_needed_commands(argv, command_names()))
+    commands = _discover_commands(_needed_commands(argv, _command_names()))
     for name, module in sorted(commands.items()):
         doc = plain_text(module.__doc__ or "").strip().splitlines()
         sub_parser = sub.add_parser(name, help=doc[0] if doc else None, description=(module.__doc__ or "").strip(),
