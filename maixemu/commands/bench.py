@@ -12,7 +12,9 @@ square matmul's (both printed: the square one is the stricter for big models, me
 model of a few hundred MACs). Times are the CPU time of the
 whole process (``time.process_time``: every thread, so BLAS or onnxruntime threads spinning
 count) beside wall time; ratios use CPU time. Then the model's working memory (the resident
-memory a fresh load and three runs add, ``x file`` its multiple of the file's size) and the path
+memory a fresh load and three runs add, ``x file`` its multiple of the file's size, ``x K210`` its
+multiple of what the board itself holds for the model: the file and main-memory scratch that
+``kpu.load`` keeps in general RAM, and the KPU RAM its maps use) and the path
 every layer took (``u8s8+linear HWC``, ``u8u8-patch+linear HWC``, ``dw+linear HWC``, ``f32+lut CHW``,
 V4's quantized CPU ops ``u8s8`` / ``dw`` / ``int64`` … see ``kmodel.kpu.products``), with why a
 faster product was refused on this CPU and the layers below 1 GMAC/s. The first lines name the
@@ -104,6 +106,9 @@ class BenchResult:
     #: resident bytes a load and three runs add (None where it cannot be measured)
     memory: int | None = None
     file_bytes: int = 0
+    #: what the K210 holds for the model (``kpu.load``'s file + main-memory scratch, the KPU RAM it
+    #: uses): the yardstick of ``memory`` that does not grow with a detector's maps
+    k210_bytes: int = 0
     #: CPU ms medians of the ``extra`` functions timed next to the model (LiteRT)
     extra_ms: list[float] = field(default_factory=list)
     #: GMAC/s of the own-shape yardstick (a float64 matmul per layer, ``_bench_yardstick``)
@@ -302,7 +307,7 @@ def bench_model(path: Path, runs: int, warmup: int, *, compare: bool = False,
     for (model, load_s), engine, t in zip(loaded, engines, medians):
         result = BenchResult(_name(path), load_s, t.cpu * 1e3, macs, reference, engine or "auto", layer_paths(model), t.wall * 1e3,
                              first if engine is None else None, layer_timings(model, inputs), file_bytes=path.stat().st_size,
-                             own_gmacs=own_gmacs)
+                             own_gmacs=own_gmacs, k210_bytes=k210_bytes(model))
         results.append(result)
     results[0].extra_ms = [m.cpu * 1e3 for m in medians[len(fns) + 2:]]
     # every reference to the timed models goes first (the loop's ``model`` too): what they hold
@@ -310,6 +315,15 @@ def bench_model(path: Path, runs: int, warmup: int, *, compare: bool = False,
     del loaded, fns, model
     results[0].memory = working_memory(path, inputs)
     return results
+
+
+def k210_bytes(model) -> int:
+    """Bytes the board holds for ``model``: ``kpu.load``'s share of general RAM (the file and the
+    model's main-memory scratch) plus the KPU RAM its maps take (``maixemu info``'s numbers)."""
+    from ..kmodel.inspect import fit_report
+
+    report = fit_report(model)
+    return report.load_bytes + report.kpu_ram_bytes
 
 
 def _runner(model, inputs: list) -> Callable[[], object]:
@@ -324,18 +338,23 @@ def _table(rows: list[tuple[str, ...]], left: int = 2) -> str:
 
 
 def _mib(n: int | None) -> str:
-    return "" if n is None else f"{n / (1 << 20):.1f}"
+    """MiB with one decimal, two below 1 MiB (a small model's numbers)."""
+    if n is None:
+        return ""
+    return f"{n / (1 << 20):.1f}" if n >= 1 << 20 else f"{n / (1 << 20):.2f}"
 
 
 def format_results(results: list[BenchResult], litert_ms: dict[str, float] | None = None) -> str:
     rows: list[tuple[str, ...]] = [("model", "engine", "load s", "CPU ms/run", "wall ms", "GMAC", "GMAC/s", "f64 matmul GMAC/s",
-                                     "own shapes", "ratio own", "ratio sq", "memory MiB", "x file")]
+                                     "own shapes", "ratio own", "ratio sq", "memory MiB", "x file", "K210 MiB", "x K210")]
     if litert_ms:
         rows[0] += ("x LiteRT",)
     for r in results:
         times_file = f"{r.memory / r.file_bytes:.1f}" if r.memory is not None and r.file_bytes else ""
+        times_k210 = f"{r.memory / r.k210_bytes:.1f}" if r.memory is not None and r.k210_bytes else ""
         row: tuple[str, ...] = (r.name, r.engine, f"{r.load_s:.3f}", f"{r.run_ms:.2f}", f"{r.wall_ms:.2f}", f"{r.macs / 1e9:.3f}", f"{r.gmacs:.2f}",
-               f"{r.matmul_gmacs:.2f}", f"{r.own_gmacs:.2f}", f"{r.own_ratio:.2f}", f"{r.square_ratio:.2f}", _mib(r.memory), times_file)
+               f"{r.matmul_gmacs:.2f}", f"{r.own_gmacs:.2f}", f"{r.own_ratio:.2f}", f"{r.square_ratio:.2f}", _mib(r.memory), times_file,
+               _mib(r.k210_bytes) if r.k210_bytes else "", times_k210)
         if litert_ms:
             row += (f"{r.run_ms / litert_ms[r.name]:.2f}" if r.name in litert_ms else "",)
         rows.append(row)

@@ -70,3 +70,22 @@ def test_the_layer_report_names_refusals_and_slow_layers():
     full = bench.format_paths(r, every_layer=True)
     assert full.count("\n  layer ") == 3 and "refused: u8s8: not exact on this CPU, 23 of 640 proof sums" in full
     assert "5.0 GMAC/s" in full
+
+
+def test_memory_is_also_read_against_what_the_board_holds():
+    """``x K210``: the working memory over what the K210 itself holds for the model — the file
+    and main-memory scratch ``kpu.load`` keeps in general RAM, plus the KPU RAM its maps take —
+    the same numbers ``maixemu info`` gives for the board."""
+    from conftest import shared_path
+
+    from maixemu.kmodel.inspect import fit_report
+
+    path = shared_path("models", "v3", "mnist.kmodel")
+    m = load_kmodel(path)
+    mem = m.memory
+    # (mnist: 203.2 KiB file, 13.8 KiB main-memory scratch, 8.8 KiB of KPU RAM: ``maixemu info``)
+    assert bench.k210_bytes(m) == path.stat().st_size + mem.main_memory_bytes + mem.kpu_ram_bytes
+    assert bench.k210_bytes(m) == fit_report(m).load_bytes + fit_report(m).kpu_ram_bytes
+    r = bench.BenchResult("m", 0.1, 3.1, 10_010_000, 20.0, memory=3 << 20, file_bytes=1 << 19, k210_bytes=1 << 20)
+    header, row = bench.format_results([r]).splitlines()
+    assert "x K210" in header and row.split()[-1] == "3.0" and row.split()[-2] == "1.0" and row.split()[-3] == "6.0"

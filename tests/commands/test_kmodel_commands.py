@@ -74,7 +74,7 @@ def test_bench_reports_ratio(capsys):
     assert "edge_filters" in out and "ratio" in out and "GMAC/s" in out
     assert "1 KPU layers; paths: " in out  # the path of the one conv layer
     assert out.startswith("CPU: ") and "\nint8 products: " in out and "\nBLAS: " in out  # the machine
-    assert "CPU ms/run" in out and "memory MiB" in out and "x file" in out
+    assert "CPU ms/run" in out and "memory MiB" in out and "x file" in out and "x K210" in out
 
 
 def test_bench_compare_and_layers(capsys):
