@@ -555,8 +555,13 @@ def _dw_f32_fill(x, y, pad, dst):
     n = w * ch
     src = x[y].reshape(-1)
     d = dst[ch : ch + n]
+    # (in float32 from the byte: ``np.int32(v) - 128`` is int64 arithmetic in numba — 128 is an
+    # int64 — which LLVM vectorised 8 lanes wide through 64-bit integers; this is 16 lanes of
+    # uint8 → float32 and one subtraction, the same exact values: 2.5x faster, 20-30 % of a
+    # depthwise layer)
+    c128 = np.float32(128.0)
     for i in range(n):
-        d[i] = np.float32(np.int32(src[i]) - 128)
+        d[i] = np.float32(src[i]) - c128
 
 
 @njit(**_NOGIL)
