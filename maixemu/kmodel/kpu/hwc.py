@@ -461,6 +461,10 @@ class HwcPath:
         step = max(1, grid_rows // max(s, 1))  # output rows per tile
         if parts > 1:
             step = min(step, max(1, -(-oh // parts)))
+        # tiles of one size (the same count, none larger): a short last tile paid its calls' fixed
+        # costs for a few rows, and its other shape rebound onnxruntime's output twice a run
+        # (face's camera layer: 7 tiles of 17 output rows and one of 1 -> 8 of 15, 3-5 % faster)
+        step = -(-oh // -(-oh // step))
         tiles = []
         for o0 in range(0, oh, step):
             o1 = min(oh, o0 + step)
