@@ -121,9 +121,29 @@ def _missing(requests: list) -> list:
             disp = resolve(req.module, req.name)
         except Exception:
             continue  # a kernel of another maixemu version
+        if not _takes(disp, len(req.argtypes)):
+            continue  # recorded for an earlier signature of the kernel: no run asks for it now
         if not is_compiled(disp, req.argtypes):
             out.append(req)
     return out
+
+
+def _takes(dispatcher, count: int) -> bool:
+    """Whether the kernel behind ``dispatcher`` takes ``count`` arguments (a request recorded
+    before its parameters changed would fail to compile at every ``--compile`` and stay counted
+    as missing forever)."""
+    import inspect
+
+    fn = getattr(dispatcher, "py_func", None)
+    if fn is None:
+        return True
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return True
+    return len(params) == count
 
 
 # --- --compile -----------------------------------------------------------------------------------

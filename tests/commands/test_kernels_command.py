@@ -214,3 +214,28 @@ def test_ctrl_c_keeps_what_is_compiled(tmp_path):
     assert list((tmp_path / "numba").rglob("*.nbi"))
     report = _maixemu(tmp_path)
     assert report.returncode == 0 and "KPU kernels: 0 of" not in report.stdout, report.stdout
+
+
+@needs_numba
+def test_a_request_for_an_earlier_signature_is_not_counted_missing(tmp_path):
+    """A run recorded ``planes_of_565(pix, t5, t6, out)``; the kernel now takes ``(pix, out)``: the
+    old line names an importable kernel but can never compile, so neither the report nor
+    ``--compile`` counts it (the current signature's request still does)."""
+    from numba import types
+
+    from maixemu.commands import kernels
+    from maixemu.kmodel.kpu import kernel_cache
+
+    u16, u8 = types.Array(types.uint16, 1, "C"), types.Array(types.uint8, 1, "C")
+    module = "maixemu.firmware.image._color_kernels"
+    kernel_cache.record(tmp_path, module, "planes_of_565", (u16, u8, u8, types.Array(types.uint8, 2, "C")))
+    kernel_cache.record(tmp_path, module, "planes_of_565", (u16, types.Array(types.uint8, 2, "C")))
+    requests = kernel_cache.recorded(tmp_path)
+    assert len(requests) == 2
+    from maixemu.kmodel.kpu.compile_worker import resolve
+
+    lengths = [len(r.argtypes) for r in kernels._missing(requests)]
+    assert 4 not in lengths
+    current = next(r for r in requests if len(r.argtypes) == 2)
+    # (missing unless this machine's cache already holds it)
+    assert (2 in lengths) != kernel_cache.is_compiled(resolve(module, "planes_of_565"), current.argtypes)

@@ -74,7 +74,7 @@ def rgb565_to_planes(p: np.ndarray) -> np.ndarray:
     p = np.asarray(p, dtype=np.uint16)
     out = np.empty((3,) + p.shape, dtype=np.uint8)
     if p.size >= _KERNEL_MIN_PIXELS and _color_kernels.planes_of_565.attempt(
-            np.ascontiguousarray(p).reshape(-1), T5TO8, T6TO8, out.reshape(3, -1)) is not NOT_SERVED:
+            np.ascontiguousarray(p).reshape(-1), out.reshape(3, -1)) is not NOT_SERVED:
         return out
     index = p.astype(np.intp)
     for c in range(3):
