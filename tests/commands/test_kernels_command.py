@@ -239,3 +239,32 @@ def test_a_request_for_an_earlier_signature_is_not_counted_missing(tmp_path):
     current = next(r for r in requests if len(r.argtypes) == 2)
     # (missing unless this machine's cache already holds it)
     assert (2 in lengths) != kernel_cache.is_compiled(resolve(module, "planes_of_565"), current.argtypes)
+
+
+_RECORDED_WHEN_ASKED = r"""
+import sys, threading
+import numpy as np
+from maixemu.kmodel.kpu import fast, kernel_cache, warmup
+stuck = threading.Event()
+warmup._loader = stuck.wait          # a loader thread that never takes a job (a busy machine, at worst)
+import numba  # noqa: F401
+warmup.install_guard()
+warmup._active = True                # (what the loader says once numba is in)
+from maixemu.firmware.image import _color_kernels
+from maixemu.firmware.image._jit import NOT_SERVED
+out = np.empty((3, 8), np.uint8)
+assert _color_kernels.planes_of_565.attempt(np.zeros(8, np.uint16), out) is NOT_SERVED
+print(len(warmup._jobs), [r.name for r in kernel_cache.recorded(fast.cache_dir())])
+"""
+
+
+@needs_numba
+def test_a_kernel_is_recorded_when_a_run_asks_for_it(tmp_path):
+    """A run that ends with jobs still queued (its loader thread had not handed them to the
+    compile worker yet) has still recorded every kernel it asked for, so ``--compile`` builds
+    them: seen in CI on a busy machine, where a later run then asked the worker for a blob
+    kernel the first run had used."""
+    proc = subprocess.run([sys.executable, "-c", _RECORDED_WHEN_ASKED], env=_env(tmp_path), capture_output=True,
+                          text=True, timeout=HANG_S, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "['planes_of_565']"], proc.stdout

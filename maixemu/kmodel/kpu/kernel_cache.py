@@ -58,6 +58,7 @@ def record(folder: Path, module: str, name: str, argtypes: tuple) -> None:
     try:
         line = req.line()
         with _RECORD_LOCK:
+            folder.mkdir(parents=True, exist_ok=True)  # (a first request can come before any compile)
             path = folder / REQUESTS_NAME
             known = path.read_text(encoding="utf-8").splitlines(keepends=True) if path.exists() else []
             if line in known or len(known) >= MAX_REQUESTS:

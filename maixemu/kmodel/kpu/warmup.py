@@ -319,12 +319,32 @@ def metered() -> _Metered:
 
 
 def compile_later(miss: NotCached, on_ready: Callable[[], None]) -> None:
-    """Have the kernel of ``miss`` compiled (worker) and loaded here; then call ``on_ready``."""
+    """Have the kernel of ``miss`` compiled (worker) and loaded here; then call ``on_ready``.
+
+    The request is recorded in the cache folder now (``kernel_cache.record``), not only when the
+    loader thread hands it to the worker: a short run on a busy machine ended with jobs still
+    queued, whose kernels ``maixemu kernels --compile`` then never heard of (the next run asked
+    the worker for them again)."""
     dispatcher, args = miss.dispatcher, miss.args
+    named = request_name(dispatcher)
+    if named is not None:
+        from .kernel_cache import record
+
+        record(fast.cache_dir(), *named, args)
     job = schedule(lambda: dispatcher.compile(args), key=("compile", id(dispatcher), args), holds_helpers=False)
     job.when_ready(on_ready)
     if not _started:
         start()
+
+
+def request_name(dispatcher: Any) -> tuple[str, str] | None:
+    """The module and name by which the compile worker finds ``dispatcher``'s kernel, or None for
+    a function it cannot import (a closure, a lambda)."""
+    fn = getattr(dispatcher, "py_func", None)
+    module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not module or "<" in name:
+        return None
+    return module, name
 
 
 def idle() -> bool:
@@ -554,10 +574,10 @@ class _Worker:
         cannot be sent (a kernel not reachable by module and name, the worker gone)."""
         from .compile_worker import request_line
 
-        fn = getattr(miss.dispatcher, "py_func", None)
-        module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
-        if not module or "<" in name:
+        named = request_name(miss.dispatcher)
+        if named is None:
             return None
+        module, name = named
         try:
             key = (module, name, miss.args)
             hash(key)
