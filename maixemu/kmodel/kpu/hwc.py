@@ -464,7 +464,8 @@ class HwcPath:
         # tiles of one size (the same count, none larger): a short last tile paid its calls' fixed
         # costs for a few rows, and its other shape rebound onnxruntime's output twice a run
         # (face's camera layer: 7 tiles of 17 output rows and one of 1 -> 8 of 15, 3-5 % faster)
-        step = -(-oh // -(-oh // step))
+        count = -(-oh // step)
+        step = -(-oh // count)
         tiles = []
         for o0 in range(0, oh, step):
             o1 = min(oh, o0 + step)
